@@ -1,0 +1,323 @@
+/* common.c - data calls and information getters shared by all opens. */
+#define _FILE_OFFSET_BITS 64
+#include "registry.h"
+#include "../core/error.h"
+#include "sion.h"
+#include <stdint.h>
+#include <string.h>
+
+#define LOOKUP(sid, call, errval)                      \
+    core_clear_error();                                \
+    core_container *c = api_lookup((sid), (call));     \
+    if (!c) {                                          \
+        core_report_error(-1);                         \
+        return (errval);                               \
+    }
+
+/* Report the recorded error and return errval. */
+#define FAIL(errval) do { core_report_error(-1); return (errval); } while (0)
+
+size_t sion_fwrite(const void *data, size_t size, size_t nitems, int sid)
+{
+    LOOKUP(sid, "sion_fwrite", 0);
+    if (size == 0 || nitems == 0)
+        return 0;
+    if (!data) {
+        core_fail(SHEAF_E_ARG, "%s: sion_fwrite with a NULL buffer", c->name);
+        FAIL(0);
+    }
+    if (nitems > SIZE_MAX / size) {
+        core_fail(SHEAF_E_ARG, "%s: sion_fwrite size overflow (%zu x %zu)", c->name, size, nitems);
+        FAIL(0);
+    }
+    if (core_write(c, data, (uint64_t)size * nitems))
+        FAIL(0);
+    return nitems;
+}
+
+size_t sion_fread(void *data, size_t size, size_t nitems, int sid)
+{
+    LOOKUP(sid, "sion_fread", 0);
+    if (size == 0 || nitems == 0)
+        return 0;
+    if (!data) {
+        core_fail(SHEAF_E_ARG, "%s: sion_fread with a NULL buffer", c->name);
+        FAIL(0);
+    }
+    if (nitems > SIZE_MAX / size) {
+        core_fail(SHEAF_E_ARG, "%s: sion_fread size overflow (%zu x %zu)", c->name, size, nitems);
+        FAIL(0);
+    }
+    uint64_t got = 0;
+    if (core_read(c, data, (uint64_t)size * nitems, &got))
+        FAIL(0);
+    return (size_t)(got / size);
+}
+
+int sion_feof(int sid)
+{
+    LOOKUP(sid, "sion_feof", -1);
+    int r = core_eof(c);
+    if (r < 0)
+        FAIL(-1);
+    return r;
+}
+
+int sion_ensure_free_space(int sid, sion_int64 bytes)
+{
+    LOOKUP(sid, "sion_ensure_free_space", SION_NOT_SUCCESS);
+    if (core_ensure_space(c, bytes))
+        FAIL(SION_NOT_SUCCESS);
+    return SION_SUCCESS;
+}
+
+sion_int64 sion_bytes_avail_in_block(int sid)
+{
+    LOOKUP(sid, "sion_bytes_avail_in_block", SION_SIZE_NOT_VALID);
+    return core_avail_in_block(c);
+}
+
+sion_int64 sion_bytes_avail_in_chunk(int sid) { return sion_bytes_avail_in_block(sid); }
+
+int sion_seek(int sid, int rank, int blocknr, sion_int64 posinblk)
+{
+    LOOKUP(sid, "sion_seek", SION_NOT_SUCCESS);
+    if (core_seek(c, rank, blocknr, posinblk))
+        FAIL(SION_NOT_SUCCESS);
+    return SION_SUCCESS;
+}
+
+int sion_seek_fp(int sid, int rank, int blocknr, sion_int64 posinblk, FILE **fileptr)
+{
+    int rc = sion_seek(sid, rank, blocknr, posinblk);
+    if (rc == SION_SUCCESS && fileptr) {
+        core_container *c = api_lookup(sid, "sion_seek_fp");
+        *fileptr = c->files[c->tasks[c->cur].file].f.fp;
+    }
+    return rc;
+}
+
+int sion_flush(int sid)
+{
+    LOOKUP(sid, "sion_flush", SION_NOT_SUCCESS);
+    if (core_flush(c))
+        FAIL(SION_NOT_SUCCESS);
+    return SION_SUCCESS;
+}
+
+sion_int64 sion_get_position(int sid)
+{
+    LOOKUP(sid, "sion_get_position", SION_SIZE_NOT_VALID);
+    int64_t pos;
+    if (core_position(c, &pos))
+        FAIL(SION_SIZE_NOT_VALID);
+    return pos;
+}
+
+int sion_get_locations(int sid, int *ntasks, int *maxchunks, sion_int64 *globalskip,
+                       sion_int64 *start_of_varheader, sion_int64 **chunksizes, sion_int64 **globalranks,
+                       sion_int64 **blockcount, sion_int64 **blocksizes)
+{
+    LOOKUP(sid, "sion_get_locations", SION_NOT_SUCCESS);
+    if (c->mode.write && core_sync(c))
+        FAIL(SION_NOT_SUCCESS);
+    if (core_export_locations(c))
+        FAIL(SION_NOT_SUCCESS);
+    core_meta *m0 = &c->files[0].m;
+    if (ntasks) *ntasks = c->ntasks;
+    if (maxchunks) *maxchunks = c->x_maxchunks;
+    if (globalskip) *globalskip = m0->globalskip;
+    if (start_of_varheader)
+        *start_of_varheader = c->mode.write ? m0->data_start + (int64_t)c->x_maxchunks * m0->globalskip
+                                            : m0->start_of_varheader;
+    /* int64_t and sion_int64 have the same size and representation on every
+     * supported platform (checked in CMake); hand out the internal arrays. */
+    if (chunksizes) *chunksizes = (sion_int64 *)(void *)c->x_chunks;
+    if (globalranks) *globalranks = (sion_int64 *)(void *)c->x_granks;
+    if (blockcount) *blockcount = (sion_int64 *)(void *)c->x_bcount;
+    if (blocksizes) *blocksizes = (sion_int64 *)(void *)c->x_bsizes;
+    return SION_SUCCESS;
+}
+
+int sion_get_current_location(int sid, int *currentblocknr, sion_int64 *currentpos, int *maxchunks,
+                              sion_int64 **chunksizes)
+{
+    LOOKUP(sid, "sion_get_current_location", SION_NOT_SUCCESS);
+    if (c->mode.write && core_sync(c))
+        FAIL(SION_NOT_SUCCESS);
+    core_task *t = &c->tasks[c->cur];
+    if (currentblocknr) *currentblocknr = (int)t->cur_block;
+    if (currentpos) *currentpos = t->cur_pos;
+    if (maxchunks) *maxchunks = (int)t->nblocks;
+    if (chunksizes) *chunksizes = (sion_int64 *)(void *)t->bsize;
+    return SION_SUCCESS;
+}
+
+int sion_get_current_locations(int sid, int *ntasks, sion_int64 **currentpos, sion_int64 **currentblocknr)
+{
+    LOOKUP(sid, "sion_get_current_locations", SION_NOT_SUCCESS);
+    if ((c->mode.write && core_sync(c)) || core_export_locations(c))
+        FAIL(SION_NOT_SUCCESS);
+    if (ntasks) *ntasks = c->ntasks;
+    if (currentpos) *currentpos = (sion_int64 *)(void *)c->x_curpos;
+    if (currentblocknr) *currentblocknr = (sion_int64 *)(void *)c->x_curblk;
+    return SION_SUCCESS;
+}
+
+int sion_get_mapping(int sid, int *mapping_size, sion_int32 **mapping, int *numfiles)
+{
+    LOOKUP(sid, "sion_get_mapping", SION_NOT_SUCCESS);
+    if (mapping_size) *mapping_size = c->mapping ? c->ntasks : -1;
+    if (mapping) *mapping = c->mapping;
+    if (numfiles) *numfiles = c->files[0].m.nfiles;
+    return SION_SUCCESS;
+}
+
+int sion_get_number_of_files(int sid)
+{
+    LOOKUP(sid, "sion_get_number_of_files", SION_NOT_SUCCESS);
+    return c->files[0].m.nfiles;
+}
+
+int sion_get_filenumber(int sid)
+{
+    LOOKUP(sid, "sion_get_filenumber", -1);
+    return c->tasks[c->cur].file;
+}
+
+int sion_is_serial_opened(int sid)
+{
+    LOOKUP(sid, "sion_is_serial_opened", SION_NOT_SUCCESS);
+    return 1;
+}
+
+int sion_using_hints(int sid)
+{
+    LOOKUP(sid, "sion_using_hints", SION_NOT_SUCCESS);
+    return 0;
+}
+
+int sion_get_file_endianness(int sid)
+{
+    LOOKUP(sid, "sion_get_file_endianness", -1);
+    return c->data_big;
+}
+
+int sion_endianness_swap_needed(int sid)
+{
+    LOOKUP(sid, "sion_endianness_swap_needed", -1);
+    return c->data_big != sion_get_endianness();
+}
+
+sion_int64 sion_get_bytes_written(int sid)
+{
+    LOOKUP(sid, "sion_get_bytes_written", SION_SIZE_NOT_VALID);
+    if (!c->mode.write || core_sync(c))
+        return SION_SIZE_NOT_VALID;
+    return core_task_total(&c->tasks[c->cur]);
+}
+
+sion_int64 sion_get_bytes_read(int sid)
+{
+    LOOKUP(sid, "sion_get_bytes_read", SION_SIZE_NOT_VALID);
+    return c->mode.write ? SION_SIZE_NOT_VALID : c->bytes_read;
+}
+
+int sion_get_version(int *main_version, int *sub_version, int *patch_level, int *fileformat_version)
+{
+    if (main_version) *main_version = SION_MAIN_VERSION;
+    if (sub_version) *sub_version = SION_SUB_VERSION;
+    if (patch_level) *patch_level = SION_VERSION_PATCHLEVEL;
+    if (fileformat_version) *fileformat_version = SION_FILEFORMAT_VERSION;
+    return SION_SUCCESS;
+}
+
+int sion_is_thread_safe(void) { return 1; }
+
+int sion_get_sizeof(int sid, int *numbytes, int *numfds)
+{
+    LOOKUP(sid, "sion_get_sizeof", SION_NOT_SUCCESS);
+    size_t n = sizeof *c + (size_t)c->nfiles * sizeof *c->files + (size_t)c->ntasks * sizeof *c->tasks;
+    for (int32_t t = 0; t < c->ntasks; t++)
+        n += (size_t)c->tasks[t].cap * 8;
+    if (numbytes) *numbytes = n > INT32_MAX ? INT32_MAX : (int)n;
+    if (numfds) *numfds = c->nfiles;
+    return SION_SUCCESS;
+}
+
+int sion_get_keyval_mode(int sid)
+{
+    LOOKUP(sid, "sion_get_keyval_mode", SION_KEYVAL_UNKNOWN);
+    return c->keyval;
+}
+
+char *sion_keyval_type_to_str(int type)
+{
+    switch (type) {
+    case SION_KEYVAL_NONE: return "SION_KEYVAL_NONE";
+    case SION_KEYVAL_INLINE: return "SION_KEYVAL_INLINE";
+    case SION_KEYVAL_META: return "SION_KEYVAL_META";
+    case SION_KEYVAL_HASH: return "SION_KEYVAL_HASH";
+    case SION_KEYVAL_UNKNOWN: return "SION_KEYVAL_UNKNOWN";
+    case SION_KEYVAL_NOTSET: return "SION_KEYVAL_NOTSET";
+    default: return "unknown";
+    }
+}
+
+FILE *sion_get_fp(int sid)
+{
+    LOOKUP(sid, "sion_get_fp", NULL);
+    return c->files[c->tasks[c->cur].file].f.fp;
+}
+
+int sion_get_fd(int sid)
+{
+    LOOKUP(sid, "sion_get_fd", -1);
+    return c->files[c->tasks[c->cur].file].f.fd;
+}
+
+/* The FILE* stays owned by sheaf; these SIONlib hooks for compression layers
+ * are accepted for source compatibility but have no effect. */
+int sion_set_fp_closed(int sid)
+{
+    LOOKUP(sid, "sion_set_fp_closed", SION_NOT_SUCCESS);
+    return SION_SUCCESS;
+}
+
+int sion_set_second_fp(int sid, FILE *fileptr)
+{
+    LOOKUP(sid, "sion_set_second_fp", SION_NOT_SUCCESS);
+    (void)fileptr;
+    core_fail(SHEAF_E_ARG, "%s: sion_set_second_fp is not supported by sheaf", c->name);
+    FAIL(SION_NOT_SUCCESS);
+}
+
+int sion_unset_second_fp(int sid)
+{
+    LOOKUP(sid, "sion_unset_second_fp", SION_NOT_SUCCESS);
+    return SION_SUCCESS;
+}
+
+int sion_optimize_fp_buffer(int sid)
+{
+    LOOKUP(sid, "sion_optimize_fp_buffer", SION_NOT_SUCCESS);
+    /* setvbuf is only allowed before the first I/O on a stream: a no-op here */
+    return SION_SUCCESS;
+}
+
+static int (*g_lock_cb)(void *), (*g_unlock_cb)(void *);
+static void *g_lock_data;
+
+int sion_lock_register_lock_callbacks(int lock(void *), int unlock(void *), void *lock_data)
+{
+    g_lock_cb = lock;
+    g_unlock_cb = unlock;
+    g_lock_data = lock_data;
+    return SION_SUCCESS;
+}
+
+int sion_lock_user_callbacks_defined(void) { return g_lock_cb != NULL && g_unlock_cb != NULL; }
+
+sion_io_stat_t *sion_get_io_info(int sid) { (void)sid; return NULL; }
+sion_io_stat_t *sion_get_io_info_by_spec(int sid, int roles, int flag) { (void)sid; (void)roles; (void)flag; return NULL; }
+int sion_free_io_info(sion_io_stat_t *p) { (void)p; return SION_SUCCESS; }

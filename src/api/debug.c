@@ -1,0 +1,56 @@
+/* debug.c - SIONlib's debug interface: mask-filtered messages to a file. */
+#include "sion_debug.h"
+#include <stdarg.h>
+#include <string.h>
+
+static FILE *g_dfile;
+static int g_mask;
+
+int sion_debug_on(int mask, const char *filename)
+{
+    sion_dclose();
+    g_mask = mask;
+    if (!filename || !strcmp(filename, "stderr"))
+        g_dfile = stderr;
+    else if (!strcmp(filename, "stdout"))
+        g_dfile = stdout;
+    else
+        g_dfile = fopen(filename, "a");
+    return g_dfile != NULL;
+}
+
+int sion_debug_off(void) { return sion_dclose(); }
+int sion_isdebug(void) { return g_dfile != NULL; }
+FILE *sion_get_dfile(void) { return g_dfile; }
+
+int sion_dclose(void)
+{
+    if (g_dfile && g_dfile != stderr && g_dfile != stdout)
+        fclose(g_dfile);
+    g_dfile = NULL;
+    g_mask = 0;
+    return 1;
+}
+
+int sion_dprintf(int mask, const char *format, ...)
+{
+    if (!g_dfile || !(mask & g_mask))
+        return 0;
+    va_list ap;
+    va_start(ap, format);
+    int n = vfprintf(g_dfile, format, ap);
+    va_end(ap);
+    return n;
+}
+
+int sion_dprintfp(int mask, const char *callingfunction, int rank, const char *format, ...)
+{
+    if (!g_dfile || !(mask & g_mask))
+        return 0;
+    int n = fprintf(g_dfile, "SION[%2d][%s] ", rank, callingfunction);
+    va_list ap;
+    va_start(ap, format);
+    n += vfprintf(g_dfile, format, ap);
+    va_end(ap);
+    return n;
+}

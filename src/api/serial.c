@@ -1,0 +1,144 @@
+/* serial.c - sion_open, sion_open_rank, sion_close. */
+#include "registry.h"
+#include "../core/error.h"
+#include "sion.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int fail_id(void)
+{
+    core_report_error(-1);
+    return SION_ID_UNDEF;
+}
+
+static FILE *export_fp(core_container *c) { return c->files[0].f.fp; }
+
+int sion_open(char *fname, const char *file_mode, int *ntasks, int *nfiles, sion_int64 **chunksizes,
+              sion_int32 *fsblksize, int **globalranks, FILE **fileptr)
+{
+    core_clear_error();
+    core_mode mode;
+    if (core_mode_parse(file_mode, &mode))
+        return fail_id();
+    core_container *c = NULL;
+    if (mode.write) {
+        if (!ntasks || !chunksizes || !*chunksizes) {
+            core_fail(SHEAF_E_ARG, "%s: sion_open for writing needs ntasks and chunksizes", fname ? fname : "(null)");
+            return fail_id();
+        }
+        if (nfiles && *nfiles > 1) {
+            core_fail(SHEAF_E_ARG, "%s: the serial API writes one physical file (nfiles=%d requested); "
+                      "use a parallel open for multi-file sets", fname, *nfiles);
+            return fail_id();
+        }
+        int n = *ntasks > 0 ? *ntasks : 0;
+        int64_t *gr = NULL, *cs = malloc((size_t)(n ? n : 1) * sizeof *cs);
+        if (cs && globalranks && *globalranks)
+            gr = malloc((size_t)(n ? n : 1) * sizeof *gr);
+        if (!cs || (globalranks && *globalranks && !gr)) {
+            free(cs);
+            core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+            return fail_id();
+        }
+        for (int t = 0; t < n; t++) {
+            cs[t] = (*chunksizes)[t];
+            if (gr)
+                gr[t] = (*globalranks)[t];
+        }
+        int rc = core_create(&c, fname, &mode, *ntasks, cs, gr, fsblksize);
+        free(gr);
+        free(cs);
+        if (rc)
+            return fail_id();
+        if (nfiles)
+            *nfiles = 1;
+        /* SIONlib writes the aligned chunk sizes back */
+        for (int t = 0; t < *ntasks; t++)
+            (*chunksizes)[t] = c->tasks[t].chunksize;
+    } else {
+        if (core_open_read(&c, fname, &mode))
+            return fail_id();
+        if (mode.keyval != SION_KEYVAL_NOTSET && mode.keyval != SION_KEYVAL_UNKNOWN && mode.keyval != c->keyval) {
+            core_fail(SHEAF_E_ARG, "%s: mode asks for key-value mode %s but the file has %s", fname,
+                      sion_keyval_type_to_str(mode.keyval), sion_keyval_type_to_str(c->keyval));
+            core_close(c);
+            return fail_id();
+        }
+        if (ntasks) *ntasks = c->ntasks;
+        if (nfiles) *nfiles = c->nfiles;
+        if (fsblksize) *fsblksize = c->fsblksize;
+        if (chunksizes) {
+            if (!*chunksizes)
+                *chunksizes = malloc((size_t)c->ntasks * sizeof **chunksizes);
+            if (*chunksizes)
+                for (int t = 0; t < c->ntasks; t++)
+                    (*chunksizes)[t] = c->tasks[t].chunksize;
+        }
+        if (globalranks) {
+            if (!*globalranks)
+                *globalranks = malloc((size_t)c->ntasks * sizeof **globalranks);
+            if (*globalranks)
+                for (int t = 0; t < c->ntasks; t++)
+                    (*globalranks)[t] = (int)c->tasks[t].globalrank;
+        }
+        if ((chunksizes && !*chunksizes) || (globalranks && !*globalranks)) {
+            core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+            core_close(c);
+            return fail_id();
+        }
+    }
+    if (fileptr)
+        *fileptr = export_fp(c);
+    int sid = api_register(c);
+    if (sid < 0) {
+        core_close(c);
+        return fail_id();
+    }
+    return sid;
+}
+
+int sion_open_rank(char *fname, const char *file_mode, sion_int64 *chunksize, sion_int32 *fsblksize,
+                   int *rank, FILE **fileptr)
+{
+    core_clear_error();
+    core_mode mode;
+    if (core_mode_parse(file_mode, &mode))
+        return fail_id();
+    if (mode.write) {
+        core_fail(SHEAF_E_ARG, "%s: sion_open_rank opens for reading only", fname ? fname : "(null)");
+        return fail_id();
+    }
+    if (!rank) {
+        core_fail(SHEAF_E_ARG, "%s: sion_open_rank needs a rank", fname ? fname : "(null)");
+        return fail_id();
+    }
+    core_container *c = NULL;
+    if (core_open_read_rank(&c, fname, &mode, *rank))
+        return fail_id();
+    core_task *t = &c->tasks[*rank];
+    if (chunksize) *chunksize = t->chunksize;
+    if (fsblksize) *fsblksize = c->fsblksize;
+    if (fileptr) *fileptr = c->files[t->file].f.fp;
+    int sid = api_register(c);
+    if (sid < 0) {
+        core_close(c);
+        return fail_id();
+    }
+    return sid;
+}
+
+int sion_close(int sid)
+{
+    core_clear_error();
+    core_container *c = api_release(sid);
+    if (!c) {
+        core_fail(SHEAF_E_ARG, "sion_close: invalid sid %d (not an open container)", sid);
+        core_report_error(-1);
+        return SION_NOT_SUCCESS;
+    }
+    if (core_close(c)) {
+        core_report_error(-1);
+        return SION_NOT_SUCCESS;
+    }
+    return SION_SUCCESS;
+}

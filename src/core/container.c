@@ -1,0 +1,457 @@
+/* container.c - create, open (single and multi-file sets) and close containers. */
+#define _FILE_OFFSET_BITS 64
+#include "container.h"
+#include "endian.h"
+#include "error.h"
+#include "sion_const.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int file_src_pread(void *ctx, void *buf, size_t n, int64_t off)
+{
+    return core_file_pread(ctx, buf, n, off);
+}
+
+static int meta_from_file(core_pfile *pf, int require_closed)
+{
+    core_src src;
+    int rc = core_file_size(&pf->f, &src.size);
+    if (rc)
+        return rc;
+    src.ctx = &pf->f;
+    src.name = pf->f.name;
+    src.pread = file_src_pread;
+    rc = core_meta_read_header(&src, &pf->m, require_closed);
+    if (!rc && pf->m.start_of_varheader != 0)
+        rc = core_meta_read_blocks(&src, &pf->m);
+    return rc;
+}
+
+static void free_container(core_container *c)
+{
+    if (!c)
+        return;
+    for (int32_t i = 0; i < c->nfiles && c->files; i++) {
+        if (c->files[i].f.name)
+            core_file_close(&c->files[i].f);
+        core_meta_free(&c->files[i].m);
+    }
+    for (int32_t t = 0; t < c->ntasks && c->tasks; t++)
+        free(c->tasks[t].bsize);
+    free(c->files);
+    free(c->tasks);
+    free(c->mapping);
+    free(c->name);
+    free(c->x_chunks); free(c->x_granks); free(c->x_bcount);
+    free(c->x_bsizes); free(c->x_curpos); free(c->x_curblk);
+    free(c);
+}
+
+static core_container *new_container(const char *name, const core_mode *mode)
+{
+    core_container *c = calloc(1, sizeof *c);
+    if (!c || !(c->name = strdup(name))) {
+        free(c);
+        core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
+        return NULL;
+    }
+    c->mode = *mode;
+    c->only_task = -1;
+    return c;
+}
+
+static int task_reserve(core_task *t, int64_t n, const char *name)
+{
+    if (n <= t->cap)
+        return 0;
+    int64_t ncap = t->cap ? t->cap : MAXCHUNKS;
+    while (ncap < n)
+        ncap *= 2;
+    int64_t *nb = realloc(t->bsize, (size_t)ncap * sizeof *nb);
+    if (!nb)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory growing the block table", name);
+    memset(nb + t->cap, 0, (size_t)(ncap - t->cap) * sizeof *nb);
+    t->bsize = nb;
+    t->cap = ncap;
+    return 0;
+}
+
+/* ---- write ------------------------------------------------------------- */
+
+static int write_header(core_container *c, core_pfile *pf)
+{
+    size_t hs = (size_t)core_meta1_size(pf->m.ntasks);
+    unsigned char *buf = malloc(hs);
+    if (!buf)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", c->name);
+    core_meta_encode_header(&pf->m, buf);
+    int rc = core_file_seek(&pf->f, 0);
+    if (!rc)
+        rc = core_file_write(&pf->f, buf, hs);
+    free(buf);
+    return rc;
+}
+
+int core_create(core_container **out, const char *name, const core_mode *mode, int32_t ntasks,
+                const int64_t *chunksizes, const int64_t *globalranks, int32_t *fsblksize)
+{
+    *out = NULL;
+    if (!name || !*name)
+        return core_fail(SHEAF_E_ARG, "no file name given");
+    if (strlen(name) >= SION_FILENAME_LENGTH)
+        return core_fail(SHEAF_E_ARG, "%.64s...: file name longer than %d bytes", name, SION_FILENAME_LENGTH - 1);
+    if (ntasks <= 0 || ntasks > INT32_MAX / 32)
+        return core_fail(SHEAF_E_ARG, "%s: invalid number of tasks %d", name, ntasks);
+    if (!chunksizes)
+        return core_fail(SHEAF_E_ARG, "%s: no chunk sizes given", name);
+    for (int32_t t = 0; t < ntasks; t++)
+        if (chunksizes[t] < 0)
+            return core_fail(SHEAF_E_ARG, "%s: task %d has negative chunk size %lld", name, t, (long long)chunksizes[t]);
+    if (fsblksize && *fsblksize > (1 << 30))
+        return core_fail(SHEAF_E_ARG, "%s: file system block size %d too large", name, *fsblksize);
+
+    core_container *c = new_container(name, mode);
+    if (!c)
+        return SHEAF_E_NOMEM;
+    int rc = SHEAF_E_NOMEM;
+    c->files = calloc(1, sizeof *c->files);
+    c->tasks = calloc((size_t)ntasks, sizeof *c->tasks);
+    if (!c->files || !c->tasks)
+        goto fail;
+    c->nfiles = 1;
+    core_pfile *pf = &c->files[0];
+    pf->m.mapping_size = -1;
+    if ((rc = core_file_open(&pf->f, name, 1, mode->posix)))
+        goto fail;
+    int32_t bs = fsblksize ? *fsblksize : -1;
+    if (bs <= 0) {
+        int64_t d = core_file_fs_blksize(&pf->f);
+        bs = (d <= 0) ? SION_DEFAULT_FSBLOCKSIZE : (d > SION_MAX_FSBLOCKSIZE ? SION_DEFAULT_FSBLOCKSIZE : (int32_t)d);
+        if (fsblksize)
+            *fsblksize = bs;
+    }
+    core_meta *m = &pf->m;
+    m->meta_big = core_host_is_big();
+    m->data_big = mode->data_big >= 0 ? mode->data_big : m->meta_big;
+    m->version = CORE_LIB_VERSION;
+    m->patch = CORE_LIB_PATCH;
+    m->format = 5;
+    m->fsblksize = bs;
+    m->ntasks = ntasks;
+    m->nfiles = 1;
+    m->filenumber = 1; /* what SIONlib 1.7's serial writer stores; readers ignore it for single files */
+    c->keyval = (mode->keyval == SION_KEYVAL_NOTSET) ? SION_KEYVAL_NONE : mode->keyval;
+    m->flag1 = (int64_t)c->keyval << 32;
+    snprintf(m->prefix, sizeof m->prefix, "%s", name);
+    m->globalranks = malloc((size_t)ntasks * 8);
+    m->chunksizes = malloc((size_t)ntasks * 8);
+    if (!m->globalranks || !m->chunksizes) {
+        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
+        goto fail;
+    }
+    for (int32_t t = 0; t < ntasks; t++) {
+        int64_t cs = chunksizes[t];
+        if (cs % bs)
+            cs = (cs / bs + 1) * bs;
+        m->chunksizes[t] = cs;
+        m->globalranks[t] = globalranks ? globalranks[t] : t;
+    }
+    if ((rc = core_meta_layout(m, name)))
+        goto fail;
+    c->nfiles = 1;
+    c->ntasks = ntasks;
+    c->fsblksize = bs;
+    c->data_big = m->data_big;
+    for (int32_t t = 0; t < ntasks; t++) {
+        core_task *tk = &c->tasks[t];
+        tk->chunksize = m->chunksizes[t];
+        tk->globalrank = m->globalranks[t];
+        tk->start = m->starts[t];
+        tk->lrank = t;
+        tk->nblocks = 1;
+        if ((rc = task_reserve(tk, 1, name)))
+            goto fail;
+    }
+    if ((rc = write_header(c, pf)) || (rc = core_place(c)))
+        goto fail;
+    *out = c;
+    return 0;
+fail:
+    free_container(c);
+    return rc;
+}
+
+static int finish_write(core_container *c)
+{
+    int rc = core_sync(c);
+    if (rc)
+        return rc;
+    core_pfile *pf = &c->files[0];
+    core_meta *m = &pf->m;
+    int64_t maxb = 1;
+    for (int32_t t = 0; t < c->ntasks; t++)
+        if (c->tasks[t].nblocks > maxb)
+            maxb = c->tasks[t].nblocks;
+    if (maxb > INT32_MAX)
+        return core_fail(SHEAF_E_ARG, "%s: more than %d blocks in one task", c->name, INT32_MAX);
+    m->maxchunks = (int32_t)maxb;
+    m->start_of_varheader = m->data_start + maxb * m->globalskip;
+    free(m->blockcount);
+    free(m->blocksizes);
+    m->blockcount = malloc((size_t)c->ntasks * 8);
+    m->blocksizes = calloc((size_t)(c->ntasks * maxb), 8);
+    size_t m2 = 8 * (size_t)c->ntasks * (size_t)(1 + maxb) + 4;
+    unsigned char *buf = malloc(m2);
+    if (!m->blockcount || !m->blocksizes || !buf) {
+        free(buf);
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory writing the block table", c->name);
+    }
+    for (int32_t t = 0; t < c->ntasks; t++) {
+        core_task *tk = &c->tasks[t];
+        m->blockcount[t] = tk->nblocks;
+        for (int64_t b = 0; b < tk->nblocks; b++)
+            m->blocksizes[b * c->ntasks + t] = tk->bsize[b];
+    }
+    core_meta_encode_blocks(m, buf);
+    m->mapping_size = -1; /* serial close writes a zero mapping size */
+    core_meta_encode_mapping(m, buf + m2 - 4);
+    /* META2 first, header last: a crash in between leaves start_of_varheader 0 */
+    rc = core_file_seek(&pf->f, m->start_of_varheader);
+    if (!rc)
+        rc = core_file_write(&pf->f, buf, m2);
+    free(buf);
+    if (!rc)
+        rc = write_header(c, pf);
+    if (!rc)
+        rc = core_file_flush(&pf->f);
+    return rc;
+}
+
+int core_close(core_container *c)
+{
+    if (!c)
+        return core_fail(SHEAF_E_ARG, "close of a container that is not open");
+    int rc = 0;
+    if (c->mode.write)
+        rc = finish_write(c);
+    for (int32_t i = 0; i < c->nfiles; i++) {
+        if (c->files[i].f.name) {
+            int r2 = core_file_close(&c->files[i].f);
+            if (!rc)
+                rc = r2;
+        }
+    }
+    free_container(c);
+    return rc;
+}
+
+/* ---- read --------------------------------------------------------------- */
+
+static int open_member(core_container *c, int32_t k)
+{
+    core_pfile *pf = &c->files[k];
+    pf->m.mapping_size = -1;
+    char *nm = NULL;
+    if (k == 0) {
+        nm = strdup(c->name);
+    } else {
+        size_t l = strlen(c->name) + 16;
+        nm = malloc(l);
+        if (nm)
+            snprintf(nm, l, "%s.%06d", c->name, k);
+    }
+    if (!nm)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", c->name);
+    int rc = core_file_open(&pf->f, nm, 0, c->mode.posix);
+    if (rc == SHEAF_E_NOTFOUND && k > 0)
+        rc = core_fail(SHEAF_E_NOTFOUND, "%s: member %d of the multi-file set is missing (%s not found)",
+                       c->name, k, nm);
+    free(nm);
+    if (rc)
+        return rc;
+    return meta_from_file(pf, 1);
+}
+
+static int init_task_from_meta(core_container *c, core_task *tk, int32_t file, int32_t lrank)
+{
+    core_meta *m = &c->files[file].m;
+    tk->file = file;
+    tk->lrank = lrank;
+    tk->chunksize = core_meta_capacity(m, lrank);
+    tk->globalrank = m->globalranks[lrank];
+    tk->start = m->starts[lrank];
+    tk->nblocks = m->blockcount[lrank] > 0 ? m->blockcount[lrank] : 1;
+    int rc = task_reserve(tk, tk->nblocks, c->name);
+    if (rc)
+        return rc;
+    for (int64_t b = 0; b < m->blockcount[lrank]; b++)
+        tk->bsize[b] = m->blocksizes[b * m->ntasks + lrank];
+    return 0;
+}
+
+static int check_member(core_container *c, int32_t k)
+{
+    core_meta *m0 = &c->files[0].m, *mk = &c->files[k].m;
+    if (mk->nfiles != m0->nfiles || mk->filenumber != k)
+        return core_fail(SHEAF_E_FORMAT, "%s.%06d: says it is file %d of %d, expected file %d of %d",
+                         c->name, k, mk->filenumber, mk->nfiles, k, m0->nfiles);
+    if (mk->swap != m0->swap)
+        return core_fail(SHEAF_E_FORMAT, "%s.%06d: byte order differs from file 0 of the set", c->name, k);
+    return 0;
+}
+
+static int build_tasks(core_container *c)
+{
+    core_meta *m0 = &c->files[0].m;
+    if (c->nfiles == 1) {
+        c->ntasks = m0->ntasks;
+        c->tasks = calloc((size_t)c->ntasks, sizeof *c->tasks);
+        if (!c->tasks)
+            return core_fail(SHEAF_E_NOMEM, "%s: out of memory", c->name);
+        for (int32_t t = 0; t < c->ntasks; t++) {
+            int rc = init_task_from_meta(c, &c->tasks[t], 0, t);
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
+    int64_t total = 0;
+    for (int32_t k = 0; k < c->nfiles; k++)
+        total += c->files[k].m.ntasks;
+    if (total != m0->mapping_size)
+        return core_fail(SHEAF_E_FORMAT, "%s: mapping lists %d tasks but the %d files hold %lld",
+                         c->name, m0->mapping_size, c->nfiles, (long long)total);
+    c->ntasks = m0->mapping_size;
+    c->tasks = calloc((size_t)c->ntasks, sizeof *c->tasks);
+    c->mapping = malloc((size_t)c->ntasks * 8);
+    /* seen[k] marks local tasks of file k already mapped: catches duplicates */
+    unsigned char *seen = calloc((size_t)total, 1);
+    int64_t *base = calloc((size_t)c->nfiles, 8);
+    int rc = 0;
+    if (!c->tasks || !c->mapping || !seen || !base) {
+        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", c->name);
+        goto out;
+    }
+    for (int32_t k = 1; k < c->nfiles; k++)
+        base[k] = base[k - 1] + c->files[k - 1].m.ntasks;
+    memcpy(c->mapping, m0->mapping, (size_t)c->ntasks * 8);
+    for (int32_t g = 0; g < c->ntasks && !rc; g++) {
+        int32_t fno = m0->mapping[2 * g], lr = m0->mapping[2 * g + 1];
+        if (lr >= c->files[fno].m.ntasks || seen[base[fno] + lr]) {
+            rc = core_fail(SHEAF_E_FORMAT, "%s: mapping entry %d (file %d, task %d) is out of range or repeated",
+                           c->name, g, fno, lr);
+            break;
+        }
+        seen[base[fno] + lr] = 1;
+        rc = init_task_from_meta(c, &c->tasks[g], fno, lr);
+    }
+out:
+    free(seen);
+    free(base);
+    return rc;
+}
+
+int core_open_read(core_container **out, const char *name, const core_mode *mode)
+{
+    *out = NULL;
+    if (!name || !*name)
+        return core_fail(SHEAF_E_ARG, "no file name given");
+    core_container *c = new_container(name, mode);
+    if (!c)
+        return SHEAF_E_NOMEM;
+    int rc;
+    c->files = calloc(1, sizeof *c->files);
+    if (!c->files) {
+        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
+        goto fail;
+    }
+    c->nfiles = 1;
+    if ((rc = open_member(c, 0)))
+        goto fail;
+    core_meta *m0 = &c->files[0].m;
+    if (m0->nfiles > 1 && m0->filenumber == 0) {
+        /* each member needs a file (and its header): bound by the mapping size */
+        if (m0->nfiles > m0->mapping_size) {
+            rc = core_fail(SHEAF_E_FORMAT, "%s: %d files for only %d tasks", name, m0->nfiles, m0->mapping_size);
+            goto fail;
+        }
+        core_pfile *nf = realloc(c->files, (size_t)m0->nfiles * sizeof *nf);
+        if (!nf) {
+            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
+            goto fail;
+        }
+        c->files = nf;
+        memset(c->files + 1, 0, (size_t)(m0->nfiles - 1) * sizeof *nf);
+        for (int32_t k = 1; k < c->files[0].m.nfiles; k++) {
+            c->nfiles = k + 1;
+            if ((rc = open_member(c, k)) || (rc = check_member(c, k)))
+                goto fail;
+        }
+    }
+    m0 = &c->files[0].m;
+    c->fsblksize = m0->fsblksize;
+    c->data_big = m0->data_big;
+    c->keyval = (int)(m0->format >= 5 ? (m0->flag1 >> 32) : 0);
+    if (c->keyval == 0)
+        c->keyval = SION_KEYVAL_NONE;
+    if ((rc = build_tasks(c)))
+        goto fail;
+    c->cur = 0;
+    if ((rc = core_place(c)))
+        goto fail;
+    *out = c;
+    return 0;
+fail:
+    free_container(c);
+    return rc;
+}
+
+int core_open_read_rank(core_container **out, const char *name, const core_mode *mode, int32_t rank)
+{
+    int rc = core_open_read(out, name, mode);
+    if (rc)
+        return rc;
+    core_container *c = *out;
+    if (rank < 0 || rank >= c->ntasks) {
+        rc = core_fail(SHEAF_E_ARG, "%s: task %d does not exist (the container holds %d tasks)", name, rank, c->ntasks);
+        free_container(c);
+        *out = NULL;
+        return rc;
+    }
+    c->only_task = rank;
+    c->cur = rank;
+    return core_place(c);
+}
+
+int core_export_locations(core_container *c)
+{
+    int64_t n = c->ntasks, maxb = 1;
+    for (int64_t t = 0; t < n; t++)
+        if (c->tasks[t].nblocks > maxb)
+            maxb = c->tasks[t].nblocks;
+    free(c->x_chunks); free(c->x_granks); free(c->x_bcount); free(c->x_bsizes);
+    free(c->x_curpos); free(c->x_curblk);
+    c->x_chunks = malloc((size_t)n * 8);
+    c->x_granks = malloc((size_t)n * 8);
+    c->x_bcount = malloc((size_t)n * 8);
+    c->x_curpos = malloc((size_t)n * 8);
+    c->x_curblk = malloc((size_t)n * 8);
+    c->x_bsizes = calloc((size_t)(n * maxb), 8);
+    if (!c->x_chunks || !c->x_granks || !c->x_bcount || !c->x_bsizes || !c->x_curpos || !c->x_curblk)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", c->name);
+    for (int64_t t = 0; t < n; t++) {
+        core_task *tk = &c->tasks[t];
+        c->x_chunks[t] = tk->chunksize;
+        c->x_granks[t] = tk->globalrank;
+        c->x_bcount[t] = tk->nblocks;
+        c->x_curpos[t] = tk->cur_pos;
+        c->x_curblk[t] = tk->cur_block;
+        for (int64_t b = 0; b < tk->nblocks; b++)
+            c->x_bsizes[b * n + t] = tk->bsize[b];
+    }
+    c->x_maxchunks = (int32_t)maxb;
+    return 0;
+}
+
+int core_task_grow(core_task *t, int64_t n, const char *name) { return task_reserve(t, n, name); }

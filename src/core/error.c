@@ -1,0 +1,69 @@
+/* error.c - thread-local last-error record and SIONlib-style printing. */
+#include "error.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local char tl_msg[1536];
+static _Thread_local int tl_code;
+static int g_print = -1; /* -1: not decided yet (read SION_ERROR_MSG) */
+
+static void vrecord(int code, const char *fmt, va_list ap)
+{
+    tl_code = code;
+    vsnprintf(tl_msg, sizeof tl_msg, fmt, ap);
+}
+
+int core_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vrecord(code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int core_fail_errno(int code, int errnum, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vrecord(code, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(tl_msg);
+    if (n < sizeof tl_msg - 1)
+        snprintf(tl_msg + n, sizeof tl_msg - n, ": %s", strerror(errnum));
+    return code;
+}
+
+void core_clear_error(void)
+{
+    tl_code = 0;
+    tl_msg[0] = '\0';
+}
+
+const char *sheaf_last_error(void) { return tl_msg; }
+int sheaf_last_error_code(void) { return tl_code; }
+
+static int print_enabled(void)
+{
+    if (g_print < 0) {
+        const char *e = getenv("SION_ERROR_MSG");
+        g_print = !(e && strcmp(e, "0") == 0);
+    }
+    return g_print;
+}
+
+int sheaf_set_error_printing(int on)
+{
+    int old = print_enabled();
+    g_print = on ? 1 : 0;
+    return old;
+}
+
+void core_report_error(int rank)
+{
+    if (!print_enabled() || tl_code == 0)
+        return;
+    fprintf(stderr, "SION_ERROR_RETURN on rank %d, rc=%d: %s\n", rank, tl_code, tl_msg);
+}

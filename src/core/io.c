@@ -1,0 +1,190 @@
+/* io.c - ANSI and POSIX file backends with full error reporting. */
+#define _FILE_OFFSET_BITS 64
+#define _POSIX_C_SOURCE 200809L
+#include "io.h"
+#include "error.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+int core_file_open(core_file *f, const char *name, int write, int posix)
+{
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    f->posix = posix;
+    f->name = strdup(name);
+    if (!f->name)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
+    int flags = write ? (O_RDWR | O_CREAT | O_TRUNC) : O_RDONLY;
+    int fd;
+    do {
+        fd = open(name, flags | O_CLOEXEC, 0666);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        int e = errno;
+        free(f->name);
+        f->name = NULL;
+        return core_fail_errno(e == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO, e,
+                               "cannot %s %s", write ? "create" : "open", name);
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        free(f->name);
+        f->name = NULL;
+        return core_fail(SHEAF_E_ARG, "%s is a directory, not a container file", name);
+    }
+    f->fd = fd;
+    if (!posix) {
+        f->fp = fdopen(fd, write ? "w+b" : "rb");
+        if (!f->fp) {
+            int e = errno;
+            close(fd);
+            free(f->name);
+            f->name = NULL;
+            return core_fail_errno(SHEAF_E_IO, e, "cannot open stream on %s", name);
+        }
+    }
+    return 0;
+}
+
+int core_file_close(core_file *f)
+{
+    int rc = 0;
+    if (f->fp) {
+        if (fclose(f->fp) != 0)
+            rc = core_fail_errno(SHEAF_E_IO, errno, "%s: error while closing", f->name);
+    } else if (f->fd >= 0) {
+        if (close(f->fd) != 0 && errno != EINTR)
+            rc = core_fail_errno(SHEAF_E_IO, errno, "%s: error while closing", f->name);
+    }
+    f->fp = NULL;
+    f->fd = -1;
+    free(f->name);
+    f->name = NULL;
+    return rc;
+}
+
+int core_file_seek(core_file *f, int64_t off)
+{
+    if (off < 0)
+        return core_fail(SHEAF_E_ARG, "%s: negative file offset %lld", f->name, (long long)off);
+    if (f->fp) {
+        if (fseeko(f->fp, (off_t)off, SEEK_SET) != 0)
+            return core_fail_errno(SHEAF_E_IO, errno, "%s: cannot seek to %lld", f->name, (long long)off);
+    } else if (lseek(f->fd, (off_t)off, SEEK_SET) < 0) {
+        return core_fail_errno(SHEAF_E_IO, errno, "%s: cannot seek to %lld", f->name, (long long)off);
+    }
+    return 0;
+}
+
+int core_file_tell(core_file *f, int64_t *off)
+{
+    off_t o = f->fp ? ftello(f->fp) : lseek(f->fd, 0, SEEK_CUR);
+    if (o < 0)
+        return core_fail_errno(SHEAF_E_IO, errno, "%s: cannot get file position", f->name);
+    *off = (int64_t)o;
+    return 0;
+}
+
+int core_file_write(core_file *f, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+        if (f->fp) {
+            size_t w = fwrite(p, 1, chunk, f->fp);
+            if (w == 0) {
+                int e = errno ? errno : EIO;
+                if (e == EINTR) { clearerr(f->fp); continue; }
+                return core_fail_errno(SHEAF_E_IO, e, "%s: write of %zu bytes failed", f->name, n);
+            }
+            p += w;
+            n -= w;
+        } else {
+            ssize_t w = write(f->fd, p, chunk);
+            if (w < 0) {
+                if (errno == EINTR)
+                    continue;
+                return core_fail_errno(SHEAF_E_IO, errno, "%s: write of %zu bytes failed", f->name, n);
+            }
+            if (w == 0)
+                return core_fail(SHEAF_E_IO, "%s: write returned 0 (no space?)", f->name);
+            p += w;
+            n -= (size_t)w;
+        }
+    }
+    return 0;
+}
+
+int core_file_read(core_file *f, void *buf, size_t n)
+{
+    char *p = buf;
+    while (n > 0) {
+        size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+        if (f->fp) {
+            size_t r = fread(p, 1, chunk, f->fp);
+            if (r == 0) {
+                if (ferror(f->fp)) {
+                    int e = errno ? errno : EIO;
+                    if (e == EINTR) { clearerr(f->fp); continue; }
+                    return core_fail_errno(SHEAF_E_IO, e, "%s: read failed", f->name);
+                }
+                return core_fail(SHEAF_E_FORMAT, "%s: unexpected end of file", f->name);
+            }
+            p += r;
+            n -= r;
+        } else {
+            ssize_t r = read(f->fd, p, chunk);
+            if (r < 0) {
+                if (errno == EINTR)
+                    continue;
+                return core_fail_errno(SHEAF_E_IO, errno, "%s: read failed", f->name);
+            }
+            if (r == 0)
+                return core_fail(SHEAF_E_FORMAT, "%s: unexpected end of file", f->name);
+            p += r;
+            n -= (size_t)r;
+        }
+    }
+    return 0;
+}
+
+int core_file_pread(core_file *f, void *buf, size_t n, int64_t off)
+{
+    int rc = core_file_seek(f, off);
+    return rc ? rc : core_file_read(f, buf, n);
+}
+
+int core_file_flush(core_file *f)
+{
+    if (f->fp && fflush(f->fp) != 0)
+        return core_fail_errno(SHEAF_E_IO, errno, "%s: flush failed", f->name);
+    return 0;
+}
+
+int core_file_size(core_file *f, int64_t *size)
+{
+    struct stat st;
+    if (f->fp)
+        fflush(f->fp);
+    if (fstat(f->fd, &st) != 0)
+        return core_fail_errno(SHEAF_E_IO, errno, "%s: cannot stat", f->name);
+    *size = (int64_t)st.st_size;
+    return 0;
+}
+
+int64_t core_file_fs_blksize(core_file *f)
+{
+    struct statvfs vs;
+    if (fstatvfs(f->fd, &vs) == 0 && vs.f_bsize > 0)
+        return (int64_t)vs.f_bsize;
+    struct stat st;
+    if (fstat(f->fd, &st) == 0 && st.st_blksize > 0)
+        return (int64_t)st.st_blksize;
+    return 0;
+}

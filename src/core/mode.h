@@ -1,0 +1,22 @@
+/* mode.h - the SIONlib file_mode string ("bw,posix,keyval=inline,...").
+ * Thread-safe (pure). */
+#ifndef CORE_MODE_H
+#define CORE_MODE_H
+
+typedef struct core_mode {
+    int write;        /* 1: w/wb/bw; 0: read */
+    int explicit_rw;  /* a read or write key was present */
+    int posix;        /* 1: file descriptors; 0: ANSI FILE* (default) */
+    int keyval;       /* SION_KEYVAL_* ; SION_KEYVAL_NOTSET when absent */
+    int data_big;     /* declared user data order: -1 host, 0 little, 1 big */
+    int collective;   /* 'collective' present */
+    int collsize;     /* collsize=N, -1 if absent */
+    int cmerge;       /* collectivemerge / cmerge */
+    int buddy;        /* buddy levels, 0 if absent */
+} core_mode;
+
+/* Parse `mode` (NULL counts as ""). Unknown keys are ignored, as in SIONlib.
+ * Fails only on a value that cannot be meant (e.g. endianness=middle):
+ * returns SHEAF_E_ARG with a message. */
+int core_mode_parse(const char *mode, core_mode *out);
+#endif
