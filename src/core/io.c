@@ -180,11 +180,12 @@ int core_file_size(core_file *f, int64_t *size)
 
 int64_t core_file_fs_blksize(core_file *f)
 {
-    struct statvfs vs;
-    if (fstatvfs(f->fd, &vs) == 0 && vs.f_bsize > 0)
-        return (int64_t)vs.f_bsize;
+    /* st_blksize first, as SIONlib does; statvfs as the fallback */
     struct stat st;
     if (fstat(f->fd, &st) == 0 && st.st_blksize > 0)
         return (int64_t)st.st_blksize;
+    struct statvfs vs;
+    if (fstatvfs(f->fd, &vs) == 0 && vs.f_bsize > 0)
+        return (int64_t)vs.f_bsize;
     return 0;
 }

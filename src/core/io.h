@@ -31,6 +31,6 @@ int core_file_flush(core_file *f);
 int core_file_size(core_file *f, int64_t *size);
 /* Positioned read used for metadata (moves the current position). */
 int core_file_pread(core_file *f, void *buf, size_t n, int64_t off);
-/* File system block size for this file (st_blksize / statvfs), 0 if unknown. */
+/* File system block size for this file (st_blksize, else statvfs f_bsize), 0 if unknown. */
 int64_t core_file_fs_blksize(core_file *f);
 #endif
