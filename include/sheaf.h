@@ -27,6 +27,41 @@ int sheaf_set_error_printing(int on);
 #define SHEAF_E_UNCLOSED -5  /* container was never closed (crash) */
 #define SHEAF_E_NOTFOUND -6  /* file or multi-file member missing */
 
+/* ---- container inspection (used by the sheaf/sion* command-line tools) ----
+ * Header fields of one physical file of a container opened for reading with
+ * sion_open/sion_open_rank. filenr: 0 .. nfiles_open-1 (nfiles_open is the same
+ * in every file's info; ask for file 0 first). The tools use it for siondump
+ * and `sheaf dump/verify`; it is a sheaf extension, not in SIONlib.
+ * Returns SION_SUCCESS (1) and fills *info, or SION_NOT_SUCCESS (0) with a
+ * message (bad sid, filenr out of range, NULL info). Strings point into the
+ * sid's state and stay valid until sion_close. Thread-safety: as other calls
+ * on a sid. */
+typedef struct sheaf_file_info {
+    const char *name;            /* path of this physical file */
+    const char *prefix;          /* stored prefix (1024 bytes on disk, NUL-terminated here) */
+    int        format_version;   /* file format version (2..5) */
+    int        lib_version;      /* writer's SIONlib version, 1000*main+sub (e.g. 1007) */
+    int        lib_patch;        /* writer's SIONlib patch level */
+    int        fsblksize;
+    int        ntasks;           /* tasks stored in this physical file */
+    int        nfiles;           /* physical files in the set (as stored) */
+    int        nfiles_open;      /* physical files this sid has open: nfiles when
+                                    file 0 of a set (or a single file) was opened,
+                                    1 when one member of a set was opened alone */
+    int        filenumber;       /* index of this file in the set */
+    int        maxchunks;        /* blocks of the busiest task in this file */
+    int        meta_big;         /* metadata byte order: 1 big-endian */
+    int        data_big;         /* declared user-data order: 1 big-endian */
+    int        keyval;           /* SION_KEYVAL_* of the container */
+    int        mapping_size;     /* entries of the mapping stored here, -1 if none */
+    sion_int64 flag1, flag2;     /* raw header flags */
+    sion_int64 start_of_varheader;
+    sion_int64 header_size;      /* size of META1 */
+    sion_int64 data_start;       /* first chunk offset (header rounded up) */
+    sion_int64 globalskip;       /* distance between the blocks of a task */
+} sheaf_file_info;
+int sheaf_get_file_info(int sid, int filenr, sheaf_file_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,428 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the sheaf command-line tools (standard library only).
+
+Every assertion checks a real outcome: bytes against the vectors' MANIFEST
+sha256 sums, JSON numbers against the manifest, files written by split,
+containers written by defrag read back, and exit codes of verify on good and
+deliberately damaged copies. No tool may die from a signal on any input.
+"""
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+
+FAILS = []
+CHECKS = 0
+
+
+def check(cond, what):
+    global CHECKS
+    CHECKS += 1
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def sha(b):
+    return hashlib.sha256(b).hexdigest()
+
+
+class Tools:
+    def __init__(self, bindir):
+        self.bindir = bindir
+
+    def run(self, tool, *args, stdin=None):
+        exe = os.path.join(self.bindir, tool)
+        p = subprocess.run([exe] + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           stdin=subprocess.DEVNULL, timeout=120)
+        check(p.returncode >= 0, "%s %s: killed by signal %d" % (tool, " ".join(map(str, args)), -p.returncode))
+        err = p.stderr.decode(errors="replace")
+        check("Sanitizer" not in err and "runtime error:" not in err,
+              "%s %s: sanitizer report: %s" % (tool, " ".join(map(str, args)), err[:2000]))
+        return p
+
+
+def dump_json(T, path):
+    p = T.run("sheaf", "dump", "--json", path)
+    check(p.returncode == 0, "dump --json %s exit %d: %s" % (path, p.returncode, p.stderr.decode()))
+    try:
+        return json.loads(p.stdout.decode())
+    except ValueError as e:
+        check(False, "dump --json %s: invalid JSON: %s" % (path, e))
+        return None
+
+
+def task_bytes(T, tool, path, t):
+    p = T.run(tool, "-t", t, path) if tool == "sioncat" else T.run("sheaf", "cat", "-t", t, path)
+    check(p.returncode == 0, "%s -t %d %s exit %d: %s" % (tool, t, path, p.returncode, p.stderr.decode()))
+    return p.stdout
+
+
+def test_vectors(T, vdir, manifest, work):
+    for name, v in sorted(manifest["vectors"].items()):
+        if name in ("unclosed4", "keyval3"):
+            continue
+        path = os.path.join(vdir, v["files"][0])
+        tasks = v["tasks"]
+        # dump --json against the manifest
+        d = dump_json(T, path)
+        if d is None:
+            continue
+        check(d["ntasks"] == v["ntasks"], "%s: dump ntasks %s != %s" % (name, d["ntasks"], v["ntasks"]))
+        check(d["nfiles"] == v["nfiles"], "%s: dump nfiles %s != %s" % (name, d["nfiles"], v["nfiles"]))
+        check(len(d["files"]) == v["nfiles"], "%s: dump lists %d files" % (name, len(d["files"])))
+        check(d["fsblksize"] > 0 and d["globalskip"] > 0 and d["start_of_varheader"] > 0,
+              "%s: dump layout numbers not positive" % name)
+        if v["nfiles"] > 1:
+            check(isinstance(d["mapping"], list) and len(d["mapping"]) == v["ntasks"], "%s: mapping missing" % name)
+        for t in tasks:
+            jt = d["tasks"][t["task"]]
+            check(jt["bytes"] == t["bytes"], "%s task %d: dump bytes %d != %d" % (name, t["task"], jt["bytes"], t["bytes"]))
+            check(sum(jt["blocksizes"]) == t["bytes"], "%s task %d: blocksizes do not sum to bytes" % (name, t["task"]))
+            check(jt["blockcount"] == len(jt["blocksizes"]), "%s task %d: blockcount mismatch" % (name, t["task"]))
+        # cat per task, both front ends
+        allb = b""
+        for t in tasks:
+            for tool in ("sheaf", "sioncat"):
+                b = task_bytes(T, tool, path, t["task"])
+                check(len(b) == t["bytes"] and sha(b) == t["sha256"],
+                      "%s %s -t %d: %d bytes, sha mismatch" % (name, tool, t["task"], len(b)))
+            allb += b
+            # block selection equals the slice from the dump
+            jt = d["tasks"][t["task"]]
+            off = 0
+            for bi, bs in enumerate(jt["blocksizes"]):
+                p = T.run("sheaf", "cat", "-t", t["task"], "-b", bi, path)
+                check(p.returncode == 0 and p.stdout == b[off:off + bs],
+                      "%s task %d block %d: wrong bytes (%d, want %d)" % (name, t["task"], bi, len(p.stdout), bs))
+                off += bs
+        p = T.run("sheaf", "cat", path)
+        check(p.returncode == 0 and p.stdout == allb, "%s: cat all != concatenation of tasks" % name)
+        # -o writes the same bytes
+        out = os.path.join(work, name + ".cat")
+        p = T.run("sioncat", "-o", out, path)
+        check(p.returncode == 0 and open(out, "rb").read() == allb, "%s: sioncat -o differs" % name)
+        # block 0 of every task, concatenated
+        p = T.run("sheaf", "cat", "-b", 0, path)
+        want = b"".join(task_bytes(T, "sheaf", path, t["task"])[:d["tasks"][t["task"]]["blocksizes"][0]]
+                        if d["tasks"][t["task"]]["blocksizes"] else b"" for t in tasks)
+        check(p.returncode == 0 and p.stdout == want, "%s: cat -b 0 (all tasks) wrong" % name)
+        # siondump runs and names the tasks
+        p = T.run("siondump", "-a", "-l", "-m", "-M", "-S", path)
+        check(p.returncode == 0 and ("number of tasks:          %d" % v["ntasks"]) in p.stdout.decode(),
+              "%s: siondump output wrong" % name)
+        # verify healthy
+        p = T.run("sheaf", "verify", path)
+        check(p.returncode == 0, "%s: verify exit %d on a good vector: %s" % (name, p.returncode, p.stderr.decode()))
+        test_split(T, name, path, v, d, work)
+        test_defrag(T, name, path, v, work)
+
+
+def test_split(T, name, path, v, d, work):
+    out = os.path.join(work, "split_" + name)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    p = T.run("sheaf", "split", "-d", 3, path, out + "/part_")
+    check(p.returncode == 0, "%s: split exit %d: %s" % (name, p.returncode, p.stderr.decode()))
+    want = {"part_%03d" % t["task"]: t for t in v["tasks"]}
+    check(sorted(os.listdir(out)) == sorted(want), "%s: split names %s" % (name, sorted(os.listdir(out))))
+    for fn, t in want.items():
+        fp = os.path.join(out, fn)
+        if os.path.exists(fp):
+            check(sha(open(fp, "rb").read()) == t["sha256"], "%s: split %s wrong bytes" % (name, fn))
+    # sionsplit -g: global ranks, default 5 digits
+    out2 = out + "_g"
+    shutil.rmtree(out2, ignore_errors=True)
+    os.makedirs(out2)
+    p = T.run("sionsplit", "-g", path, out2 + "/r")
+    check(p.returncode == 0, "%s: sionsplit -g exit %d: %s" % (name, p.returncode, p.stderr.decode()))
+    for jt in d["tasks"]:
+        g = jt["globalrank"]
+        fn = ("r%05d" % g) if g >= 0 else ("rn%05d" % -g)
+        fp = os.path.join(out2, fn)
+        check(os.path.isfile(fp) and os.path.getsize(fp) == jt["bytes"], "%s: sionsplit -g %s missing/size" % (name, fn))
+    # refusing to overwrite, and never following a symlink
+    out3 = out + "_link"
+    shutil.rmtree(out3, ignore_errors=True)
+    os.makedirs(out3)
+    victim = os.path.join(work, "victim_" + name)
+    with open(victim, "wb") as f:
+        f.write(b"precious")
+    os.symlink(victim, os.path.join(out3, "00000"))
+    for force in ([], ["--force"]):
+        p = T.run("sheaf", "split", *force, path, out3)
+        check(p.returncode != 0, "%s: split %s through a symlink succeeded" % (name, force))
+        check(open(victim, "rb").read() == b"precious", "%s: symlink target modified (%s)" % (name, force))
+        check(os.path.islink(os.path.join(out3, "00000")), "%s: symlink replaced" % name)
+    p = T.run("sionsplit", path, out3 + "/")
+    check(p.returncode != 0 and open(victim, "rb").read() == b"precious", "%s: sionsplit followed symlink" % name)
+    # existing regular file: refused without --force, replaced with it
+    out4 = out + "_exist"
+    shutil.rmtree(out4, ignore_errors=True)
+    os.makedirs(out4)
+    with open(os.path.join(out4, "00000"), "wb") as f:
+        f.write(b"old")
+    p = T.run("sheaf", "split", path, out4)
+    check(p.returncode != 0 and open(os.path.join(out4, "00000"), "rb").read() == b"old",
+          "%s: split overwrote an existing file without --force" % name)
+    p = T.run("sheaf", "split", "--force", path, out4)
+    check(p.returncode == 0 and sha(open(os.path.join(out4, "00000"), "rb").read()) == v["tasks"][0]["sha256"],
+          "%s: split --force did not replace the file" % name)
+    # a FIFO under an output name: refused at once, even with --force (no hang)
+    out5 = out + "_fifo"
+    shutil.rmtree(out5, ignore_errors=True)
+    os.makedirs(out5)
+    os.mkfifo(os.path.join(out5, "00000"))
+    p = T.run("sheaf", "split", "--force", path, out5)
+    check(p.returncode == 1, "%s: split --force onto a FIFO: exit %d" % (name, p.returncode))
+    # prefixes escaping with '..' are refused
+    p = T.run("sheaf", "split", path, out + "/../escape_")
+    check(p.returncode != 0 and not any(x.startswith("escape_") for x in os.listdir(work)),
+          "%s: split accepted a '..' prefix" % name)
+
+
+def test_defrag(T, name, path, v, work):
+    out = os.path.join(work, "defrag_" + name + ".sion")
+    if os.path.exists(out):
+        os.unlink(out)
+    p = T.run("sheaf", "defrag", path, out)
+    check(p.returncode == 0, "%s: defrag exit %d: %s" % (name, p.returncode, p.stderr.decode()))
+    d = dump_json(T, out)
+    if d is None:
+        return
+    check(d["nfiles"] == 1 and d["ntasks"] == v["ntasks"], "%s: defrag output ntasks/nfiles" % name)
+    src = dump_json(T, path)
+    for t in v["tasks"]:
+        jt = d["tasks"][t["task"]]
+        check(jt["blockcount"] == 1, "%s: defrag task %d has %d blocks" % (name, t["task"], jt["blockcount"]))
+        check(jt["globalrank"] == src["tasks"][t["task"]]["globalrank"], "%s: defrag lost global rank" % name)
+        b = task_bytes(T, "sheaf", out, t["task"])
+        check(sha(b) == t["sha256"], "%s: defrag task %d reads back different" % (name, t["task"]))
+    check(d["data_endianness"] == src["data_endianness"], "%s: defrag changed data endianness" % name)
+    check(d["keyval"] == src["keyval"], "%s: defrag changed keyval mode" % name)
+    p = T.run("sheaf", "verify", out)
+    check(p.returncode == 0, "%s: verify on defrag output exit %d: %s" % (name, p.returncode, p.stderr.decode()))
+    out2 = out + ".q"
+    if os.path.exists(out2):
+        os.unlink(out2)
+    p = T.run("siondefrag", "-q", 8192, path, out2)
+    d2 = dump_json(T, out2) if p.returncode == 0 else None
+    check(d2 is not None and d2["fsblksize"] == 8192, "%s: siondefrag -q 8192" % name)
+
+
+def test_keyval_defrag(T, vdir, manifest, work):
+    v = manifest["vectors"]["keyval3"]
+    path = os.path.join(vdir, v["files"][0])
+    out = os.path.join(work, "defrag_keyval3.sion")
+    if os.path.exists(out):
+        os.unlink(out)
+    p = T.run("sheaf", "defrag", path, out)
+    check(p.returncode == 0, "keyval3: defrag exit %d: %s" % (p.returncode, p.stderr.decode()))
+    a, b = dump_json(T, path), dump_json(T, out)
+    if a and b:
+        check(b["keyval"] == a["keyval"] == "inline", "keyval3: keyval mode %s -> %s" % (a["keyval"], b["keyval"]))
+        for t in range(v["ntasks"]):
+            check(task_bytes(T, "sheaf", path, t) == task_bytes(T, "sheaf", out, t), "keyval3: raw task %d differs" % t)
+
+
+def test_member_alone(T, vdir, manifest):
+    """A member of a multi-file set opened on its own: its tasks, not damage."""
+    v = manifest["vectors"]["multi6"]
+    path = os.path.join(vdir, "multi6.sion.000001")
+    d = dump_json(T, path)
+    if d:
+        check(d["nfiles"] == 3 and d["nfiles_open"] == 1 and len(d["files"]) == 1 and d["ntasks"] == 2,
+              "member alone: dump nfiles %s open %s" % (d["nfiles"], d["nfiles_open"]))
+    p = T.run("sheaf", "verify", path)
+    check(p.returncode == 0, "member alone: verify exit %d: %s" % (p.returncode, p.stderr.decode()))
+    # mapping of multi6: tasks 2,3 live in file 1 as local tasks 0,1
+    check(sha(task_bytes(T, "sheaf", path, 0)) == v["tasks"][2]["sha256"], "member alone: task 0 bytes")
+
+
+def copy_vec(vdir, v, work, tag):
+    d = os.path.join(work, "dmg_" + tag)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    for f in v["files"]:
+        shutil.copy(os.path.join(vdir, f), d)
+    return os.path.join(d, v["files"][0])
+
+
+def patch(path, off, data):
+    with open(path, "r+b") as f:
+        f.seek(off)
+        f.write(data)
+
+
+def all_tools_survive(T, path, what):
+    """Every tool on a damaged input: non-zero or zero exit, but never a signal."""
+    out = os.path.join(os.path.dirname(path), "o")
+    for args in (("sheaf", "dump", path), ("sheaf", "dump", "--json", path), ("sheaf", "cat", path),
+                 ("sheaf", "verify", path), ("siondump", "-a", "-m", "-M", path), ("sioncat", "-t", 0, path)):
+        T.run(*args)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    T.run("sheaf", "split", path, out)
+    T.run("sheaf", "defrag", path, out + "/x.sion")
+
+
+def test_damage(T, vdir, manifest, work):
+    vs = manifest["vectors"]
+    # unclosed
+    p = T.run("sheaf", "verify", os.path.join(vdir, "unclosed4.sion"))
+    check(p.returncode == 1 and "never closed" in p.stderr.decode(),
+          "unclosed4: verify exit %d, stderr %r" % (p.returncode, p.stderr.decode()))
+    all_tools_survive(T, copy_vec(vdir, vs["unclosed4"], work, "unclosed"), "unclosed")
+    cases = []
+    # truncated
+    pth = copy_vec(vdir, vs["serial5"], work, "trunc")
+    os.truncate(pth, os.path.getsize(pth) - 100)
+    cases.append(("truncate", pth))
+    pth = copy_vec(vdir, vs["par4"], work, "trunc_data")
+    os.truncate(pth, 6000)
+    cases.append(("truncate into data", pth))
+    # magic
+    pth = copy_vec(vdir, vs["serial5"], work, "magic")
+    patch(pth, 0, b"xion")
+    cases.append(("magic", pth))
+    # a blocksize in META2 made larger than its chunk
+    pth = copy_vec(vdir, vs["serial5"], work, "blocksize")
+    d = dump_json(T, pth)
+    n = d["ntasks"]
+    patch(pth, d["start_of_varheader"] + 8 * n + 8 * 1, struct.pack("<q", 1 << 40))
+    cases.append(("blocksize", pth))
+    # a missing multi-file member
+    pth = copy_vec(vdir, vs["multi6"], work, "member")
+    os.unlink(os.path.join(os.path.dirname(pth), "multi6.sion.000002"))
+    cases.append(("missing member", pth))
+    for what, pth in cases:
+        p = T.run("sheaf", "verify", pth)
+        err = p.stderr.decode()
+        check(p.returncode == 1, "verify on %s: exit %d (want 1): %s" % (what, p.returncode, err))
+        check(os.path.basename(pth) in err or "multi6.sion.000002" in err, "verify on %s: message names no file: %r" % (what, err))
+        all_tools_survive(T, pth, what)
+    # random corruption of metadata and data: no tool may crash
+    rnd = random.Random(1234)
+    for name in ("serial5", "multi6", "par4", "bigendian2"):
+        for i in range(12):
+            pth = copy_vec(vdir, vs[name], work, "fuzz_%s_%d" % (name, i))
+            size = os.path.getsize(pth)
+            for _ in range(4):
+                where = rnd.choice([rnd.randrange(0, min(size, 1200)), rnd.randrange(max(0, size - 400), size)])
+                patch(pth, where, bytes([rnd.randrange(256)]))
+            all_tools_survive(T, pth, "fuzz %s %d" % (name, i))
+    # negative and huge global ranks: names stay plain numbers inside the directory
+    pth = copy_vec(vdir, vs["serial5"], work, "negrank")
+    patch(pth, 1076, struct.pack("<q", -7))
+    patch(pth, 1076 + 8, struct.pack("<q", -(1 << 63)))
+    patch(pth, 1076 + 16, struct.pack("<q", (1 << 63) - 1))
+    out = os.path.join(work, "split_negrank")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    p = T.run("sionsplit", "-g", "-d", 2, pth, out + "/")
+    names = sorted(os.listdir(out))
+    check(p.returncode == 0 and names == sorted(["n07", "n9223372036854775808", "9223372036854775807", "103", "104"]),
+          "split of negative ranks: exit %d names %s %s" % (p.returncode, names, p.stderr.decode()))
+    check(all(os.path.isfile(os.path.join(out, n)) for n in names), "split negative ranks: not regular files")
+    # duplicate global ranks with -g: refused, nothing silently overwritten
+    pth = copy_vec(vdir, vs["serial5"], work, "duprank")
+    patch(pth, 1076 + 8, struct.pack("<q", 100))
+    out = os.path.join(work, "split_duprank")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    p = T.run("sheaf", "split", "-g", "--force", pth, out)
+    check(p.returncode == 1 and "more than once" in p.stderr.decode() and os.listdir(out) == [],
+          "split -g with duplicate ranks: exit %d %r %s" % (p.returncode, p.stderr.decode(), os.listdir(out)))
+    # output onto the input container itself is refused and leaves it intact
+    pth = copy_vec(vdir, vs["multi6"], work, "selfout")
+    member = os.path.join(os.path.dirname(pth), "multi6.sion.000002")
+    before = open(member, "rb").read()
+    check(T.run("sheaf", "defrag", pth, member).returncode == 1, "defrag onto an input member accepted")
+    check(T.run("sheaf", "cat", "-o", pth, pth).returncode == 1, "cat -o onto the input accepted")
+    check(open(member, "rb").read() == before and T.run("sheaf", "verify", pth).returncode == 0,
+          "input container damaged by a refused self-overwrite")
+    # usage errors
+    check(T.run("sheaf", "verify").returncode == 2, "verify without file: exit != 2")
+    check(T.run("sheaf", "frobnicate").returncode != 0, "unknown command accepted")
+
+
+def test_misc(T, vdir):
+    p = T.run("sionversion")
+    out = p.stdout.decode()
+    check(p.returncode == 0 and "SIONlib Version 1.7.6 (git_rev sheaf), fileformat version 5 (" in out
+          and "sheaf" in out.splitlines()[1], "sionversion output %r" % out)
+    for tool in ("siondump", "sioncat", "sionsplit", "siondefrag"):
+        p = T.run(tool, "-V")
+        check(p.returncode == 1 and ("SIONlib utility " in p.stderr.decode())
+              and "(Version 1.7p6, fileformat version 5)" in p.stderr.decode(), "%s -V: %r" % (tool, p.stderr))
+        p = T.run(tool, "-h")
+        check(p.returncode == 0 and tool in p.stdout.decode(), "%s -h" % tool)
+    for sub in ("dump", "cat", "split", "defrag", "verify"):
+        p = T.run("sheaf", sub, "--help")
+        check(p.returncode == 0 and ("sheaf " + sub) in p.stdout.decode(), "sheaf %s --help" % sub)
+    p = T.run("sheaf", "version")
+    check(p.returncode == 0 and "sheaf" in p.stdout.decode(), "sheaf version")
+    p = T.run("sheaf", "cat", os.path.join(vdir, "does-not-exist.sion"))
+    check(p.returncode != 0 and "does-not-exist.sion" in p.stderr.decode(), "cat on missing file: %r" % p.stderr)
+    p = T.run("siondump", "-k", os.path.join(vdir, "keyval3.sion"))
+    check(p.returncode == 0 and "not yet supported" in p.stdout.decode(), "siondump -k")
+    p = T.run("siondefrag", "-n", 2, os.path.join(vdir, "serial5.sion"), "/nonexistent/x")
+    check(p.returncode != 0, "siondefrag -n 2 accepted")
+
+
+def test_progress(T, vdir, work):
+    """Progress goes to stderr only when it is a terminal."""
+    path = os.path.join(vdir, "bigblk2.sion")
+    out = os.path.join(work, "progress.out")
+    p = T.run("sheaf", "cat", "-o", out, path)
+    check(p.returncode == 0 and p.stderr == b"", "progress shown on a non-terminal stderr: %r" % p.stderr)
+    try:
+        import pty
+        master, slave = pty.openpty()
+    except (ImportError, OSError):
+        return
+    try:
+        p = subprocess.run([os.path.join(T.bindir, "sheaf"), "cat", "-o", out, path], stdout=subprocess.DEVNULL,
+                           stderr=slave, stdin=subprocess.DEVNULL, timeout=60)
+        os.close(slave)
+        data = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            data += chunk
+        check(p.returncode == 0 and b"612345 / 612345 bytes (100%)" in data, "no progress on a terminal: %r" % data)
+    finally:
+        os.close(master)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bindir", required=True)
+    ap.add_argument("--vectors", required=True)
+    ap.add_argument("--workdir", required=True)
+    a = ap.parse_args()
+    os.makedirs(a.workdir, exist_ok=True)
+    work = os.path.abspath(a.workdir)
+    manifest = json.load(open(os.path.join(a.vectors, "MANIFEST.json")))
+    T = Tools(os.path.abspath(a.bindir))
+    test_misc(T, a.vectors)
+    test_vectors(T, a.vectors, manifest, work)
+    test_keyval_defrag(T, a.vectors, manifest, work)
+    test_member_alone(T, a.vectors, manifest)
+    test_progress(T, a.vectors, work)
+    test_damage(T, a.vectors, manifest, work)
+    print("%d checks, %d failures" % (CHECKS, len(FAILS)))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+/* cmd_cat.c - `sheaf cat`: raw payload of one task or all (in task order),
+ * one block or all blocks. */
+#include "common.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int do_cat(const char *file, int task, int block, const char *out, int verbose)
+{
+    tool_in in;
+    if (tool_open(file, &in))
+        return TOOL_FAIL;
+    int rc = TOOL_OK;
+    if (task >= in.ntasks) {
+        tool_err("%s: task %d out of range (container has tasks 0..%d)", file, task, in.ntasks - 1);
+        tool_close(&in);
+        return TOOL_FAIL;
+    }
+    int fd = STDOUT_FILENO;
+    if (out) {
+        fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            tool_err("%s: cannot create: %s", out, strerror(errno));
+            tool_close(&in);
+            return TOOL_FAIL;
+        }
+        /* never truncate one of the container's own files */
+        struct stat so = {0};
+        int same = 0;
+        if (fstat(fd, &so) == 0)
+            for (int f = 0; f < in.nfiles_open && !same; f++) {
+                sheaf_file_info fi;
+                struct stat si;
+                same = sheaf_get_file_info(in.sid, f, &fi) == SION_SUCCESS && stat(fi.name, &si) == 0 &&
+                       si.st_dev == so.st_dev && si.st_ino == so.st_ino;
+            }
+        if (same || (S_ISREG(so.st_mode) && ftruncate(fd, 0) != 0)) {
+            tool_err("%s: %s", out, same ? "is a file of the input container; refusing to overwrite it"
+                                          : strerror(errno));
+            close(fd);
+            tool_close(&in);
+            return TOOL_FAIL;
+        }
+    }
+    int t0 = task < 0 ? 0 : task, t1 = task < 0 ? in.ntasks : task + 1;
+    sion_int64 total = 0;
+    for (int t = t0; t < t1; t++)
+        total += block < 0 ? tool_task_bytes(&in, t) : tool_block_bytes(&in, t, block);
+    if (out)
+        progress_start("cat", total);
+    for (int t = t0; t < t1 && rc == TOOL_OK; t++) {
+        if (verbose)
+            fprintf(stderr, "%s: task %d (global rank %lld): %lld bytes\n", tool_prog, t, (long long)in.granks[t],
+                    (long long)(block < 0 ? tool_task_bytes(&in, t) : tool_block_bytes(&in, t, block)));
+        if (tool_copy_task(&in, t, block, tool_sink_fd, &fd))
+            rc = TOOL_FAIL;
+    }
+    if (out)
+        progress_end();
+    if (out && close(fd) != 0 && rc == TOOL_OK) {
+        tool_err("%s: write error: %s", out, strerror(errno));
+        rc = TOOL_FAIL;
+    }
+    tool_close(&in);
+    return rc;
+}
+
+static void usage(FILE *o)
+{
+    fprintf(o, "usage: sheaf cat [-t TASK] [-b BLOCK] [-o OUT] [-v] FILE\n"
+               "  -t TASK   only this task (index 0..ntasks-1); default all, in task order\n"
+               "  -b BLOCK  only this block of each selected task; default all blocks\n"
+               "  -o OUT    write to OUT instead of standard output\n");
+}
+
+int cmd_cat(int argc, char **argv)
+{
+    long long task = -1, block = -1;
+    const char *out = NULL, *file = NULL;
+    int verbose = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return TOOL_OK;
+        } else if ((!strcmp(a, "-t") || !strcmp(a, "-b") || !strcmp(a, "-o")) && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (a[1] == 'o')
+                out = v;
+            else if (tool_parse_i64(v, a[1] == 't' ? &task : &block) || (a[1] == 't' ? task : block) < 0 ||
+                     (a[1] == 't' ? task : block) > 0x7fffffff) {
+                tool_err("invalid %s value '%s'", a, v);
+                return TOOL_USAGE;
+            }
+        } else if (!strcmp(a, "-v")) {
+            verbose = 1;
+        } else if (a[0] == '-' && a[1]) {
+            tool_err("unknown or incomplete option '%s'", a);
+            usage(stderr);
+            return TOOL_USAGE;
+        } else if (!file) {
+            file = a;
+        } else {
+            tool_err("too many arguments");
+            usage(stderr);
+            return TOOL_USAGE;
+        }
+    }
+    if (!file) {
+        usage(stderr);
+        return TOOL_USAGE;
+    }
+    return do_cat(file, (int)task, (int)block, out, verbose);
+}

@@ -1,0 +1,136 @@
+/* cmd_defrag.c - `sheaf defrag`: rewrite a container (single or multi-file)
+ * as one physical file with one block per task (chunk size = the task's
+ * total bytes), keeping global ranks, declared data endianness and the
+ * key-value mode. Uses the serial write API (sion_open "wb"). */
+#include "common.h"
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct { int sid; } out_ctx;
+
+static int sink_sion(void *ctx, const void *buf, size_t n)
+{
+    out_ctx *o = ctx;
+    return sion_fwrite(buf, 1, n, o->sid) == n ? 0 : -1;
+}
+
+int do_defrag(const char *inpath, const char *outpath, sion_int64 fsblk, int verbose)
+{
+    tool_in in;
+    if (tool_open(inpath, &in))
+        return TOOL_FAIL;
+    int rc = TOOL_OK;
+    struct stat so;
+    if (stat(outpath, &so) == 0)
+        for (int f = 0; f < in.nfiles_open; f++) {
+            sheaf_file_info fi;
+            struct stat si;
+            if (sheaf_get_file_info(in.sid, f, &fi) == SION_SUCCESS && stat(fi.name, &si) == 0 &&
+                si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+                tool_err("%s: is a file of the input container; refusing to overwrite it", outpath);
+                tool_close(&in);
+                return TOOL_FAIL;
+            }
+        }
+    int n = in.ntasks;
+    sion_int64 *cs = malloc((size_t)n * sizeof *cs);
+    int *gr = malloc((size_t)n * sizeof *gr);
+    if (!cs || !gr) {
+        tool_err("out of memory");
+        free(cs);
+        free(gr);
+        tool_close(&in);
+        return TOOL_FAIL;
+    }
+    for (int t = 0; t < n; t++) {
+        cs[t] = tool_task_bytes(&in, t);
+        gr[t] = (int)in.granks[t];
+    }
+    char mode[128];
+    int kv = sion_get_keyval_mode(in.sid);
+    const char *kvs = kv == SION_KEYVAL_INLINE ? ",keyval=inline"
+                      : kv == SION_KEYVAL_META ? ",keyval=meta"
+                      : kv == SION_KEYVAL_HASH ? ",keyval=hash" : "";
+    snprintf(mode, sizeof mode, "wb,posix,endianness=%s%s", sion_get_file_endianness(in.sid) ? "big" : "little", kvs);
+    sion_int32 blk = fsblk > 0 ? (sion_int32)fsblk : in.fsblksize;
+    int ntasks = n, nfiles = 1;
+    FILE *fp = NULL;
+    int osid = sion_open((char *)outpath, mode, &ntasks, &nfiles, &cs, &blk, &gr, &fp);
+    if (osid < 0) {
+        tool_err("%s", sheaf_last_error());
+        rc = TOOL_FAIL;
+        goto out;
+    }
+    if (verbose)
+        fprintf(stderr, "%s: %s -> %s: %d tasks, fs block size %d, mode \"%s\"\n", tool_prog, inpath, outpath, n,
+                (int)blk, mode);
+    out_ctx o = {osid};
+    progress_start("defrag", tool_all_bytes(&in));
+    for (int t = 0; t < n && rc == TOOL_OK; t++) {
+        if (sion_seek(osid, t, SION_CURRENT_BLK, SION_CURRENT_POS) != SION_SUCCESS) {
+            tool_err("%s: %s", outpath, sheaf_last_error());
+            rc = TOOL_FAIL;
+            break;
+        }
+        if (tool_copy_task(&in, t, -1, sink_sion, &o)) {
+            const char *m = sheaf_last_error();
+            if (m && *m)
+                tool_err("%s", m);
+            rc = TOOL_FAIL;
+        }
+    }
+    progress_end();
+    if (sion_close(osid) != SION_SUCCESS && rc == TOOL_OK) {
+        tool_err("%s", sheaf_last_error());
+        rc = TOOL_FAIL;
+    }
+out:
+    free(cs);
+    free(gr);
+    tool_close(&in);
+    return rc;
+}
+
+static void usage(FILE *o)
+{
+    fprintf(o, "usage: sheaf defrag [-q BYTES] [-v] FILE OUT\n"
+               "  Rewrites FILE (single or multi-file set) as the single file OUT with one\n"
+               "  block per task, keeping global ranks, data endianness and key-value mode.\n"
+               "  -q BYTES  file system block size of OUT (default: the input's)\n");
+}
+
+int cmd_defrag(int argc, char **argv)
+{
+    long long q = -1;
+    int verbose = 0, na = 0;
+    const char *args[2];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return TOOL_OK;
+        } else if (!strcmp(a, "-q") && i + 1 < argc) {
+            if (tool_parse_i64(argv[++i], &q) || q <= 0 || q > SION_MAX_FSBLOCKSIZE) {
+                tool_err("invalid -q value '%s' (1..%d)", argv[i], SION_MAX_FSBLOCKSIZE);
+                return TOOL_USAGE;
+            }
+        } else if (!strcmp(a, "-v")) {
+            verbose = 1;
+        } else if (a[0] == '-' && a[1]) {
+            tool_err("unknown or incomplete option '%s'", a);
+            usage(stderr);
+            return TOOL_USAGE;
+        } else if (na < 2) {
+            args[na++] = a;
+        } else {
+            tool_err("too many arguments");
+            return TOOL_USAGE;
+        }
+    }
+    if (na != 2) {
+        usage(stderr);
+        return TOOL_USAGE;
+    }
+    return do_defrag(args[0], args[1], q, verbose);
+}

@@ -1,0 +1,181 @@
+/* cmd_dump.c - `sheaf dump`: metadata as a human-readable table or JSON. */
+#include "common.h"
+#include <string.h>
+
+static void json_str(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(o, "\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f)
+            fprintf(o, "\\u%04x", *p); /* bytes >= 0x7f shown as code points: always valid JSON */
+        else
+            fputc(*p, o);
+    }
+    fputc('"', o);
+}
+
+static const char *kvname(int kv)
+{
+    switch (kv) {
+    case SION_KEYVAL_NONE: return "none";
+    case SION_KEYVAL_INLINE: return "inline";
+    case SION_KEYVAL_META: return "meta";
+    case SION_KEYVAL_HASH: return "hash";
+    default: return "unknown";
+    }
+}
+
+static void dump_json(tool_in *in, FILE *o)
+{
+    int nf = in->nfiles_open;
+    sheaf_file_info f0;
+    int have0 = sheaf_get_file_info(in->sid, 0, &f0) == SION_SUCCESS;
+    fprintf(o, "{\n  \"file\": ");
+    json_str(o, in->path);
+    fprintf(o, ",\n  \"ntasks\": %d,\n  \"nfiles\": %d,\n  \"nfiles_open\": %d,\n  \"fsblksize\": %d,\n", in->ntasks,
+            sion_get_number_of_files(in->sid), nf, (int)in->fsblksize);
+    fprintf(o, "  \"globalskip\": %lld,\n  \"start_of_varheader\": %lld,\n  \"maxchunks\": %d,\n",
+            (long long)in->globalskip, (long long)in->start_of_varheader, in->maxchunks);
+    fprintf(o, "  \"data_endianness\": \"%s\",\n", sion_get_file_endianness(in->sid) ? "big" : "little");
+    fprintf(o, "  \"keyval\": \"%s\",\n", kvname(sion_get_keyval_mode(in->sid)));
+    if (have0)
+        fprintf(o, "  \"format_version\": %d,\n  \"lib_version\": \"%d.%d.%d\",\n", f0.format_version,
+                f0.lib_version / 1000, f0.lib_version % 1000, f0.lib_patch);
+    fprintf(o, "  \"total_bytes\": %lld,\n  \"files\": [", (long long)tool_all_bytes(in));
+    for (int f = 0; f < nf; f++) {
+        sheaf_file_info fi;
+        if (sheaf_get_file_info(in->sid, f, &fi) != SION_SUCCESS)
+            continue;
+        fprintf(o, "%s\n    {\"filenumber\": %d, \"name\": ", f ? "," : "", fi.filenumber);
+        json_str(o, fi.name);
+        fprintf(o, ", \"prefix\": ");
+        json_str(o, fi.prefix);
+        fprintf(o, ", \"ntasks\": %d, \"fsblksize\": %d, \"maxchunks\": %d, \"globalskip\": %lld, "
+                   "\"start_of_varheader\": %lld, \"header_size\": %lld, \"data_start\": %lld, "
+                   "\"metadata_endianness\": \"%s\", \"flag1\": %lld, \"flag2\": %lld, \"format_version\": %d, "
+                   "\"lib_version\": \"%d.%d.%d\", \"mapping_size\": %d}",
+                fi.ntasks, fi.fsblksize, fi.maxchunks, (long long)fi.globalskip, (long long)fi.start_of_varheader,
+                (long long)fi.header_size, (long long)fi.data_start, fi.meta_big ? "big" : "little",
+                (long long)fi.flag1, (long long)fi.flag2, fi.format_version, fi.lib_version / 1000,
+                fi.lib_version % 1000, fi.lib_patch, fi.mapping_size);
+    }
+    fprintf(o, "\n  ],\n");
+    int msize = -1, mfiles = 0;
+    sion_int32 *map = NULL;
+    if (sion_get_mapping(in->sid, &msize, &map, &mfiles) == SION_SUCCESS && msize > 0 && map) {
+        fprintf(o, "  \"mapping\": [");
+        for (int t = 0; t < msize; t++)
+            fprintf(o, "%s{\"task\": %d, \"file\": %d, \"local_task\": %d}", t ? ", " : "", t, (int)map[2 * t],
+                    (int)map[2 * t + 1]);
+        fprintf(o, "],\n");
+    } else {
+        fprintf(o, "  \"mapping\": null,\n");
+    }
+    fprintf(o, "  \"tasks\": [");
+    for (int t = 0; t < in->ntasks; t++) {
+        fprintf(o, "%s\n    {\"task\": %d, \"globalrank\": %lld, \"chunksize\": %lld, \"blockcount\": %lld, "
+                   "\"bytes\": %lld, \"blocksizes\": [",
+                t ? "," : "", t, (long long)in->granks[t], (long long)in->chunks[t], (long long)in->bcount[t],
+                (long long)tool_task_bytes(in, t));
+        for (int b = 0; b < in->bcount[t] && b < in->maxchunks; b++)
+            fprintf(o, "%s%lld", b ? ", " : "", (long long)tool_block_bytes(in, t, b));
+        fprintf(o, "]}");
+    }
+    fprintf(o, "\n  ]\n}\n");
+}
+
+static void dump_text(tool_in *in, int all_blocks, FILE *o)
+{
+    int nf = in->nfiles_open;
+    sheaf_file_info f0;
+    memset(&f0, 0, sizeof f0);
+    sheaf_get_file_info(in->sid, 0, &f0);
+    fprintf(o, "container:        %s\n", in->path);
+    fprintf(o, "tasks:            %d\n", in->ntasks);
+    if (nf < sion_get_number_of_files(in->sid))
+        fprintf(o, "physical files:   %d (this member opened alone: %d of them shown)\n",
+                sion_get_number_of_files(in->sid), nf);
+    else
+        fprintf(o, "physical files:   %d\n", nf);
+    fprintf(o, "fs block size:    %d\n", (int)in->fsblksize);
+    fprintf(o, "data endianness:  %s (host %s)\n", sion_get_file_endianness(in->sid) ? "big" : "little",
+            sion_get_endianness() ? "big" : "little");
+    fprintf(o, "metadata order:   %s\n", f0.meta_big ? "big" : "little");
+    fprintf(o, "key-value mode:   %s\n", kvname(sion_get_keyval_mode(in->sid)));
+    fprintf(o, "file format:      %d (written by SIONlib %d.%d.%d)\n", f0.format_version, f0.lib_version / 1000,
+            f0.lib_version % 1000, f0.lib_patch);
+    fprintf(o, "max blocks/task:  %d\n", in->maxchunks);
+    for (int f = 0; f < nf; f++) {
+        sheaf_file_info fi;
+        if (sheaf_get_file_info(in->sid, f, &fi) == SION_SUCCESS)
+            fprintf(o, "file %d: %s: %d tasks, globalskip %lld, data at %lld, metadata at %lld\n", f, fi.name,
+                    fi.ntasks, (long long)fi.globalskip, (long long)fi.data_start, (long long)fi.start_of_varheader);
+    }
+    fprintf(o, "\n%8s %12s %14s %8s %16s\n", "task", "global rank", "chunk size", "blocks", "bytes");
+    sion_int64 used = 0, cap = 0;
+    for (int t = 0; t < in->ntasks; t++) {
+        sion_int64 b = tool_task_bytes(in, t);
+        used += b;
+        cap += in->chunks[t] * (in->bcount[t] > 0 ? in->bcount[t] : 1);
+        fprintf(o, "%8d %12lld %14lld %8lld %16lld\n", t, (long long)in->granks[t], (long long)in->chunks[t],
+                (long long)in->bcount[t], (long long)b);
+        if (all_blocks)
+            for (int k = 0; k < in->bcount[t] && k < in->maxchunks; k++)
+                fprintf(o, "%8s   block %-6d %16lld\n", "", k, (long long)tool_block_bytes(in, t, k));
+    }
+    fprintf(o, "%8s %12s %14lld %8s %16lld\n", "total", "", (long long)cap, "", (long long)used);
+    fprintf(o, "file usage:       %.2f%% of allocated chunk space holds data\n",
+            cap > 0 ? 100.0 * (double)used / (double)cap : 0.0);
+}
+
+static void usage(FILE *o)
+{
+    fprintf(o, "usage: sheaf dump [--json] [-a|--all-blocks] FILE\n"
+               "  --json            machine-readable output\n"
+               "  -a, --all-blocks  list the size of every block of every task\n");
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    int json = 0, all = 0;
+    const char *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return TOOL_OK;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "-a") || !strcmp(a, "--all-blocks")) {
+            all = 1;
+        } else if (a[0] == '-' && a[1]) {
+            tool_err("unknown option '%s'", a);
+            usage(stderr);
+            return TOOL_USAGE;
+        } else if (!file) {
+            file = a;
+        } else {
+            tool_err("too many arguments");
+            return TOOL_USAGE;
+        }
+    }
+    if (!file) {
+        usage(stderr);
+        return TOOL_USAGE;
+    }
+    tool_in in;
+    if (tool_open(file, &in))
+        return TOOL_FAIL;
+    if (json)
+        dump_json(&in, stdout);
+    else
+        dump_text(&in, all, stdout);
+    tool_close(&in);
+    if (fflush(stdout) != 0) {
+        tool_err("write error on standard output");
+        return TOOL_FAIL;
+    }
+    return TOOL_OK;
+}

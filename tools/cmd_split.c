@@ -1,0 +1,230 @@
+/* cmd_split.c - `sheaf split`: one output file per task.
+ *
+ * Safety: output names are built only from the user-given prefix and numbers;
+ * the container's contents never contribute to a path. Files are created with
+ * openat() relative to the target directory, O_CREAT|O_EXCL|O_NOFOLLOW (with
+ * --force: O_CREAT|O_TRUNC|O_NOFOLLOW), so an existing file is never
+ * overwritten without --force and a symlink is never followed. A prefix whose
+ * directory part contains a ".." component is refused. */
+#include "common.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Split prefix into directory and name part; refuse ".." components. */
+static int split_prefix(const char *prefix, char **dir, char **name)
+{
+    struct stat st;
+    size_t len = strlen(prefix);
+    char *d, *n;
+    if (len > 0 && (prefix[len - 1] == '/' || (stat(prefix, &st) == 0 && S_ISDIR(st.st_mode)))) {
+        d = strdup(prefix);
+        n = strdup("");
+    } else {
+        const char *s = strrchr(prefix, '/');
+        d = s ? strndup(prefix, (size_t)(s - prefix) + 1) : strdup(".");
+        n = strdup(s ? s + 1 : prefix);
+    }
+    if (!d || !n) {
+        free(d);
+        free(n);
+        tool_err("out of memory");
+        return -1;
+    }
+    /* check every component of the directory part */
+    for (const char *p = d; *p;) {
+        const char *e = strchr(p, '/');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == 2 && p[0] == '.' && p[1] == '.') {
+            tool_err("%s: refusing an output prefix with a '..' component", prefix);
+            free(d);
+            free(n);
+            return -1;
+        }
+        p += l;
+        while (*p == '/')
+            p++;
+    }
+    if (!strcmp(n, ".") || !strcmp(n, "..")) {
+        /* "dir/.." + digits would be a plain name, but keep it simple and clear */
+        tool_err("%s: refusing an output prefix ending in '%s'", prefix, n);
+        free(d);
+        free(n);
+        return -1;
+    }
+    *dir = d;
+    *name = n;
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    sion_int64 x = *(const sion_int64 *)a, y = *(const sion_int64 *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* With -g two tasks with the same stored global rank would write one file. */
+static int check_unique(const tool_in *in)
+{
+    sion_int64 *r = malloc((size_t)(in->ntasks ? in->ntasks : 1) * sizeof *r);
+    if (!r) {
+        tool_err("out of memory");
+        return -1;
+    }
+    memcpy(r, in->granks, (size_t)in->ntasks * sizeof *r);
+    qsort(r, (size_t)in->ntasks, sizeof *r, cmp_i64);
+    for (int t = 1; t < in->ntasks; t++)
+        if (r[t] == r[t - 1]) {
+            tool_err("%s: global rank %lld occurs more than once; split by task index (without -g)", in->path,
+                     (long long)r[t]);
+            free(r);
+            return -1;
+        }
+    free(r);
+    return 0;
+}
+
+int do_split(const char *file, const char *prefix, int digits, int use_grank, int force, int verbose)
+{
+    if (digits < 1 || digits > 30) {
+        tool_err("digits must be 1..30, got %d", digits);
+        return TOOL_USAGE;
+    }
+    char *dir, *name;
+    if (split_prefix(prefix, &dir, &name))
+        return TOOL_USAGE;
+    tool_in in;
+    if (tool_open(file, &in)) {
+        free(dir);
+        free(name);
+        return TOOL_FAIL;
+    }
+    int rc = TOOL_OK;
+    int kv = sion_get_keyval_mode(in.sid);
+    if (kv == SION_KEYVAL_INLINE || kv == SION_KEYVAL_META || kv == SION_KEYVAL_HASH)
+        fprintf(stderr, "%s: note: %s is a key-value container; splitting per key is not yet supported, "
+                        "each output holds the task's raw key-value records\n", tool_prog, file);
+    if (use_grank && check_unique(&in)) {
+        tool_close(&in);
+        free(dir);
+        free(name);
+        return TOOL_FAIL;
+    }
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) {
+        tool_err("%s: cannot open output directory: %s", dir, strerror(errno));
+        rc = TOOL_FAIL;
+    }
+    progress_start("split", tool_all_bytes(&in));
+    for (int t = 0; t < in.ntasks && rc == TOOL_OK; t++) {
+        long long r = use_grank ? (long long)in.granks[t] : t;
+        char fn[128 + 1024];
+        /* numbers only: a negative rank becomes "n" + digits, never a path */
+        if (r < 0)
+            snprintf(fn, sizeof fn, "%sn%0*llu", name, digits, 0ULL - (unsigned long long)r);
+        else
+            snprintf(fn, sizeof fn, "%s%0*lld", name, digits, r);
+        if (strchr(fn, '/') || strlen(fn) >= 1024) {
+            tool_err("%s: bad output name", fn);
+            rc = TOOL_FAIL;
+            break;
+        }
+        /* O_NONBLOCK: a FIFO planted under an output name must not hang us;
+         * no O_TRUNC until we know it is a regular file */
+        int fl = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (force ? 0 : O_EXCL);
+        int fd = openat(dfd, fn, fl, 0666);
+        if (fd < 0) {
+            int e = errno;
+            struct stat ls;
+            int islink = fstatat(dfd, fn, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode);
+            tool_err("%s/%s: cannot create: %s%s", dir, fn, islink ? "it is a symbolic link" : strerror(e),
+                     islink ? " (never followed, not even with --force)"
+                     : e == EEXIST ? " (use --force to overwrite)" : "");
+            rc = TOOL_FAIL;
+            break;
+        }
+        struct stat st;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            tool_err("%s/%s: exists and is not a regular file; refusing to write to it", dir, fn);
+            close(fd);
+            rc = TOOL_FAIL;
+            break;
+        }
+        if ((force && ftruncate(fd, 0) != 0) || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+            tool_err("%s/%s: %s", dir, fn, strerror(errno));
+            close(fd);
+            rc = TOOL_FAIL;
+            break;
+        }
+        if (verbose)
+            fprintf(stderr, "%s: task %d -> %s/%s (%lld bytes)\n", tool_prog, t, dir, fn,
+                    (long long)tool_task_bytes(&in, t));
+        if (rc == TOOL_OK && tool_copy_task(&in, t, -1, tool_sink_fd, &fd))
+            rc = TOOL_FAIL;
+        if (close(fd) != 0 && rc == TOOL_OK) {
+            tool_err("%s/%s: write error: %s", dir, fn, strerror(errno));
+            rc = TOOL_FAIL;
+        }
+    }
+    progress_end();
+    if (dfd >= 0)
+        close(dfd);
+    tool_close(&in);
+    free(dir);
+    free(name);
+    return rc;
+}
+
+static void usage(FILE *o)
+{
+    fprintf(o, "usage: sheaf split [-d DIGITS] [-g] [--force] [-v] FILE OUTDIR_OR_PREFIX\n"
+               "  Writes one file per task, named <prefix><task zero-padded>. If the second\n"
+               "  argument is a directory (or ends in '/'), files are named DIR/<number>.\n"
+               "  -d DIGITS  zero padding (default 5)\n"
+               "  -g         number by the stored global rank instead of the task index\n"
+               "             (a negative rank is written as 'n' followed by its digits)\n"
+               "  --force    overwrite existing regular files (symlinks are never followed)\n");
+}
+
+int cmd_split(int argc, char **argv)
+{
+    long long digits = 5;
+    int grank = 0, force = 0, verbose = 0;
+    const char *args[2];
+    int na = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return TOOL_OK;
+        } else if (!strcmp(a, "-d") && i + 1 < argc) {
+            if (tool_parse_i64(argv[++i], &digits) || digits < 1 || digits > 30) {
+                tool_err("invalid -d value '%s' (1..30)", argv[i]);
+                return TOOL_USAGE;
+            }
+        } else if (!strcmp(a, "-g")) {
+            grank = 1;
+        } else if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
+            force = 1;
+        } else if (!strcmp(a, "-v")) {
+            verbose = 1;
+        } else if (a[0] == '-' && a[1]) {
+            tool_err("unknown or incomplete option '%s'", a);
+            usage(stderr);
+            return TOOL_USAGE;
+        } else if (na < 2) {
+            args[na++] = a;
+        } else {
+            tool_err("too many arguments");
+            return TOOL_USAGE;
+        }
+    }
+    if (na != 2) {
+        usage(stderr);
+        return TOOL_USAGE;
+    }
+    return do_split(args[0], args[1], (int)digits, grank, force, verbose);
+}

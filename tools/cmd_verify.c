@@ -1,0 +1,134 @@
+/* cmd_verify.c - `sheaf verify`: structural health check of a container.
+ * Exit 0 healthy, 1 damaged (or unreadable), 2 usage error.
+ * Checks: the open itself (metadata within bounds, closed, all multi-file
+ * members present), per physical file its size against start_of_varheader
+ * and the block extents, block sizes against chunk sizes, and reads every
+ * task's data completely. */
+#include "common.h"
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int problems;
+
+static void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: DAMAGED: ", tool_prog);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    problems++;
+}
+
+static int sink_null(void *ctx, const void *buf, size_t n)
+{
+    (void)ctx;
+    (void)buf;
+    (void)n;
+    return 0;
+}
+
+static int verify(const char *file, int quiet)
+{
+    problems = 0;
+    tool_in in;
+    sheaf_set_error_printing(0);
+    if (tool_open(file, &in)) {
+        int code = sheaf_last_error_code();
+        fprintf(stderr, "%s: DAMAGED: %s: %s\n", tool_prog, file,
+                code == SHEAF_E_UNCLOSED   ? "container was never closed (writer crashed or did not call close)"
+                : code == SHEAF_E_NOTFOUND ? "file or multi-file member missing"
+                : code == SHEAF_E_IO       ? "cannot be read"
+                                           : "metadata is corrupt or inconsistent");
+        return TOOL_FAIL;
+    }
+    int nf = in.nfiles_open;
+    if (nf < sion_get_number_of_files(in.sid) && !quiet)
+        printf("%s: note: member of a %d-file set opened alone; checking this member only "
+               "(give the first file to check the whole set)\n", file, sion_get_number_of_files(in.sid));
+    for (int f = 0; f < nf; f++) {
+        sheaf_file_info fi;
+        if (sheaf_get_file_info(in.sid, f, &fi) != SION_SUCCESS) {
+            bad("%s: cannot get header of file %d", file, f);
+            continue;
+        }
+        struct stat st;
+        if (stat(fi.name, &st) != 0) {
+            bad("%s: member file %d of the set is missing", fi.name, f);
+            continue;
+        }
+        if (fi.start_of_varheader <= 0)
+            bad("%s: never closed (start_of_varheader %lld)", fi.name, (long long)fi.start_of_varheader);
+        else if ((long long)st.st_size < fi.start_of_varheader)
+            bad("%s: truncated: size %lld < start_of_varheader %lld", fi.name, (long long)st.st_size,
+                (long long)fi.start_of_varheader);
+        if (fi.format_version < 1 || fi.format_version > 5)
+            bad("%s: unknown file format version %d", fi.name, fi.format_version);
+        if (fi.data_start < fi.header_size)
+            bad("%s: data starts at %lld inside the header (%lld bytes)", fi.name, (long long)fi.data_start,
+                (long long)fi.header_size);
+    }
+    sion_int64 total = tool_all_bytes(&in);
+    for (int t = 0; t < in.ntasks; t++) {
+        if (in.bcount[t] < 0 || in.bcount[t] > in.maxchunks)
+            bad("%s: task %d: block count %lld outside 0..%d", file, t, (long long)in.bcount[t], in.maxchunks);
+        for (int b = 0; b < in.bcount[t] && b < in.maxchunks; b++) {
+            sion_int64 s = tool_block_bytes(&in, t, b);
+            if (s < 0 || s > in.chunks[t])
+                bad("%s: task %d: block size %lld larger than the chunk size %lld", file, t, (long long)s,
+                    (long long)in.chunks[t]);
+        }
+    }
+    if (problems == 0) {
+        if (!quiet)
+            progress_start("verify", total);
+        for (int t = 0; t < in.ntasks; t++)
+            if (tool_copy_task(&in, t, -1, sink_null, NULL))
+                bad("%s: task %d: data cannot be read completely", file, t);
+        progress_end();
+    }
+    if (problems == 0 && !quiet)
+        printf("%s: OK: %d tasks in %d file(s), %lld bytes of data\n", file, in.ntasks, nf, (long long)total);
+    tool_close(&in);
+    return problems ? TOOL_FAIL : TOOL_OK;
+}
+
+static void usage(FILE *o)
+{
+    fprintf(o, "usage: sheaf verify [-q] FILE...\n"
+               "  Checks metadata, file sizes, multi-file members and reads all data.\n"
+               "  Exit status: 0 healthy, 1 damaged or unreadable, 2 usage error.\n"
+               "  -q  print nothing when healthy\n");
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    int quiet = 0, nfiles = 0, rc = TOOL_OK;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return TOOL_OK;
+        } else if (!strcmp(argv[i], "-q")) {
+            quiet = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            tool_err("unknown option '%s'", argv[i]);
+            usage(stderr);
+            return TOOL_USAGE;
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1])
+            continue;
+        nfiles++;
+        if (verify(argv[i], quiet) != TOOL_OK)
+            rc = TOOL_FAIL;
+    }
+    if (!nfiles) {
+        usage(stderr);
+        return TOOL_USAGE;
+    }
+    return rc;
+}

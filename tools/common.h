@@ -1,0 +1,68 @@
+/* common.h - shared helpers of the sheaf command-line tools. The tools use
+ * only the public API (sion.h, sheaf.h), exactly as a user program would. */
+#ifndef SHEAF_TOOLS_COMMON_H
+#define SHEAF_TOOLS_COMMON_H
+#include "sion.h"
+#include "sheaf.h"
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes */
+#define TOOL_OK 0
+#define TOOL_FAIL 1
+#define TOOL_USAGE 2
+
+/* An input container opened for reading, with its block tables. */
+typedef struct tool_in {
+    const char *path;
+    int sid;
+    int ntasks, nfiles, maxchunks;
+    int nfiles_open;              /* physical files opened (1 for a lone set member) */
+    sion_int32 fsblksize;
+    sion_int64 globalskip, start_of_varheader;
+    sion_int64 *chunks, *granks, *bcount, *bsizes; /* owned by the sid */
+} tool_in;
+
+/* Program name used in messages. */
+extern const char *tool_prog;
+
+void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Open `path` read-only ("rb,posix"); on failure print "<prog>: <cause>" and
+ * return -1 (the library's message names the file and the cause). */
+int tool_open(const char *path, tool_in *in);
+void tool_close(tool_in *in);
+/* Total payload bytes of task t; size of block b of task t (0 if absent). */
+sion_int64 tool_task_bytes(const tool_in *in, int t);
+sion_int64 tool_block_bytes(const tool_in *in, int t, int b);
+sion_int64 tool_all_bytes(const tool_in *in);
+
+/* Copy task t (block b, or all blocks when b < 0) to fd/FILE via callback.
+ * Returns 0, or -1 after printing a message (read error, short data, write
+ * error). Bytes are counted into *progress_done if progress is active. */
+typedef int (*tool_sink)(void *ctx, const void *buf, size_t n);
+int tool_copy_task(tool_in *in, int t, int b, tool_sink sink, void *ctx);
+int tool_sink_fd(void *ctx, const void *buf, size_t n); /* ctx = int* fd */
+
+/* Parse a non-negative / any integer; return 0 on success, -1 if malformed. */
+int tool_parse_i64(const char *s, long long *out);
+
+/* Progress line on stderr, only when stderr is a terminal. */
+void progress_start(const char *what, sion_int64 total);
+void progress_add(sion_int64 n);
+void progress_end(void);
+
+/* Commands: argc/argv start at the command's own arguments (argv[0] = name). */
+int cmd_dump(int argc, char **argv);
+int cmd_cat(int argc, char **argv);
+int cmd_split(int argc, char **argv);
+int cmd_defrag(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+/* Core operations shared with the sion* compat front ends. */
+int do_cat(const char *file, int task, int block, const char *out, int verbose);
+int do_split(const char *file, const char *prefix, int digits, int use_grank, int force, int verbose);
+int do_defrag(const char *in, const char *out, sion_int64 fsblk, int verbose);
+/* siondump-style text output. */
+int do_siondump(const char *file, int all, int bytes, int multi, int maptab, int keystat,
+                int keylist, int sizes, int verbose);
+int compat_main(const char *name, int argc, char **argv); /* -1 if not a compat name */
+#endif

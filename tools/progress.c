@@ -1,0 +1,51 @@
+/* progress.c - a single self-overwriting progress line on stderr, shown only
+ * when stderr is a terminal (never in pipes, logs or tests). */
+#include "common.h"
+#include <time.h>
+#include <unistd.h>
+
+static int active;
+static const char *label;
+static sion_int64 total, done;
+static time_t last;
+
+static void draw(int force)
+{
+    time_t now = time(NULL);
+    if (!force && now == last)
+        return;
+    last = now;
+    if (total > 0)
+        fprintf(stderr, "\r%s: %lld / %lld bytes (%3d%%)", label, (long long)done, (long long)total,
+                (int)(done * 100 / total));
+    else
+        fprintf(stderr, "\r%s: %lld bytes", label, (long long)done);
+    fflush(stderr);
+}
+
+void progress_start(const char *what, sion_int64 t)
+{
+    active = isatty(STDERR_FILENO);
+    label = what;
+    total = t;
+    done = 0;
+    last = 0;
+    if (active)
+        draw(1);
+}
+
+void progress_add(sion_int64 n)
+{
+    done += n;
+    if (active)
+        draw(0);
+}
+
+void progress_end(void)
+{
+    if (active) {
+        draw(1);
+        fputc('\n', stderr);
+    }
+    active = 0;
+}
