@@ -376,13 +376,15 @@ int core_open_read(core_container **out, const char *name, const core_mode *mode
             rc = core_fail(SHEAF_E_FORMAT, "%s: %d files for only %d tasks", name, m0->nfiles, m0->mapping_size);
             goto fail;
         }
-        core_pfile *nf = realloc(c->files, (size_t)m0->nfiles * sizeof *nf);
+        int32_t nfl = m0->nfiles; /* m0 points into c->files: invalid after the realloc */
+        core_pfile *nf = realloc(c->files, (size_t)nfl * sizeof *nf);
         if (!nf) {
             rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
             goto fail;
         }
         c->files = nf;
-        memset(c->files + 1, 0, (size_t)(m0->nfiles - 1) * sizeof *nf);
+        m0 = &c->files[0].m;
+        memset(c->files + 1, 0, (size_t)(nfl - 1) * sizeof *nf);
         for (int32_t k = 1; k < c->files[0].m.nfiles; k++) {
             c->nfiles = k + 1;
             if ((rc = open_member(c, k)) || (rc = check_member(c, k)))
@@ -421,7 +423,11 @@ int core_open_read_rank(core_container **out, const char *name, const core_mode 
     }
     c->only_task = rank;
     c->cur = rank;
-    return core_place(c);
+    if ((rc = core_place(c))) { /* the caller gets no container on failure: free it */
+        free_container(c);
+        *out = NULL;
+    }
+    return rc;
 }
 
 int core_export_locations(core_container *c)
