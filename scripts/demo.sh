@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# demo.sh - sheaf in one go: install missing packages, build, then turn a
+# directory of 64 task-local files into one container and back.
+#   1. write 64 files of varied sizes, as 64 tasks of an application would
+#   2. pack them into one container        (examples/pack_dir.c)
+#   3. list the container                  (sheaf dump, sheaf verify)
+#   4. extract it twice and compare bytes  (pack_dir unpack; sheaf split)
+# Works from any directory. Files go to $SHEAF_BUILD/demo (kept for a look).
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+"$SHEAF_ROOT/scripts/install-deps.sh"
+
+echo "== build ($SHEAF_BUILD)"
+sheaf_configure >/dev/null
+targets=(pack_dir)
+if cmake --build "$SHEAF_BUILD" --target help 2>/dev/null | grep -q 'sheaf_cli'; then
+    targets+=(sheaf_cli)
+fi
+cmake --build "$SHEAF_BUILD" -j "$SHEAF_JOBS" --target "${targets[@]}"
+pack_dir=$SHEAF_BUILD/examples/pack_dir
+sheaf=$SHEAF_BUILD/tools/sheaf
+[ -x "$sheaf" ] || sheaf=""
+
+work=$SHEAF_BUILD/demo
+rm -rf "$work"
+mkdir -p "$work/tasks"
+ntasks=64
+
+echo
+echo "== 1. $ntasks task-local files in $work/tasks"
+# Sizes from 0 bytes to ~1.2 MiB, deterministic; contents random.
+total=0
+for ((i = 0; i < ntasks; i++)); do
+    size=$(( (i * i * 7919 + i * 104729) % 300000 ))
+    [ $i -eq 7 ] && size=0
+    [ $i -eq 42 ] && size=$((1200 * 1024 + 17))
+    head -c "$size" /dev/urandom >"$work/tasks/$(printf 'out.%05d' "$i")"
+    total=$((total + size))
+done
+echo "   $ntasks files, $total bytes (out.00000 ... out.00063)"
+
+echo
+echo "== 2. pack into one container"
+"$pack_dir" pack "$work/tasks" "$work/tasks.sion" | sed 's/^/   /'
+echo "   container: $work/tasks.sion, $(stat -c %s "$work/tasks.sion") bytes" \
+     "(one task per file, plus task $ntasks: the list of file names)"
+
+echo
+echo "== 3. list the container"
+if [ -n "$sheaf" ]; then
+    # the per-task table is long: show its start and its end
+    "$sheaf" dump "$work/tasks.sion" | awk '{ line[NR] = $0 }
+        END { for (i = 1; i <= NR; i++)
+                  if (i <= 18 || i > NR - 3) print "   " line[i];
+                  else if (i == 19) print "   ..." }'
+    "$sheaf" verify "$work/tasks.sion" | sed 's/^/   /'
+else
+    echo "   ($SHEAF_BUILD/tools/sheaf not built; using pack_dir list)"
+fi
+"$pack_dir" list "$work/tasks.sion" | awk 'NR <= 6 { print "   " $0 }'
+echo "   ..."
+
+status=0
+echo
+echo "== 4a. extract with pack_dir unpack and compare"
+"$pack_dir" unpack "$work/tasks.sion" "$work/unpacked" | sed 's/^/   /'
+if diff -r "$work/tasks" "$work/unpacked" >/dev/null; then
+    echo "   OK: all $ntasks files identical to the originals"
+else
+    echo "   FAIL: extracted files differ:"; diff -rq "$work/tasks" "$work/unpacked" || true
+    status=1
+fi
+
+if [ -n "$sheaf" ]; then
+    echo
+    echo "== 4b. extract with sheaf split (one file per task, named by task number)"
+    mkdir "$work/split"
+    "$sheaf" split "$work/tasks.sion" "$work/split/" | sed 's/^/   /'
+    bad=0
+    for ((i = 0; i < ntasks; i++)); do
+        cmp -s "$work/tasks/$(printf 'out.%05d' "$i")" "$work/split/$(printf '%05d' "$i")" || bad=$((bad + 1))
+    done
+    if [ $bad -eq 0 ] && [ "$(cat "$work/split/$(printf '%05d' "$ntasks")")" = \
+                             "$(cd "$work/tasks" && LC_ALL=C ls)" ]; then
+        echo "   OK: split task i == i-th original file for all $ntasks; task $ntasks == the file list"
+    else
+        echo "   FAIL: $bad split files differ from the originals (or the file list differs)"
+        status=1
+    fi
+fi
+
+echo
+if [ $status -eq 0 ]; then echo "demo: OK"; else echo "demo: FAIL"; fi
+exit $status

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# test_install.sh - install the current build into a temporary prefix and use
+# it the way a downstream project would: sionconfig, pkg-config and
+# find_package(sheaf). Run by ctest (test "install"):
+#   test_install.sh <build-dir> <source-dir> <c-compiler> [extra compiler/linker flags]
+# The extra flags are those of a sanitizer build (the library needs them too).
+set -euo pipefail
+
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+cc=$3
+extra=${4:-}
+cmake=${CMAKE_COMMAND:-cmake}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sheaf-install-test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+step() { echo "--- $*"; }
+die() { echo "FAIL: $*" >&2; exit 1; }
+
+step "cmake --install into $prefix"
+"$cmake" --install "$build" --prefix "$prefix" >"$tmp/install.log" || {
+    cat "$tmp/install.log" >&2; die "cmake --install failed"; }
+
+step "installed files"
+for h in sion.h sheaf.h sion_const.h sion_common.h sion_datatypes.h sion_platform.h \
+         sion_serial.h sion_generic.h sion_libversion_rep.h sion_debug.h; do
+    [ -f "$prefix/include/$h" ] || die "header $h not installed"
+done
+libdir=$(dirname "$(find "$prefix" -name 'libsheaf.a' | head -n 1)")
+[ -n "$libdir" ] && [ "$libdir" != . ] || die "libsheaf.a not installed"
+[ -e "$libdir/libsheaf.so" ] || die "libsheaf.so not installed in $libdir"
+[ -f "$libdir/pkgconfig/sheaf.pc" ] || die "sheaf.pc not installed in $libdir/pkgconfig"
+for f in sheafConfig.cmake sheafConfigVersion.cmake sheafTargets.cmake; do
+    [ -f "$libdir/cmake/sheaf/$f" ] || die "$f not installed in $libdir/cmake/sheaf"
+done
+sionconfig=$prefix/bin/sionconfig
+[ -x "$sionconfig" ] || die "sionconfig not installed in $prefix/bin"
+
+if [ -e "$prefix/bin/sheaf" ]; then
+    for t in siondump sioncat sionsplit siondefrag sionversion; do
+        [ -x "$prefix/bin/$t" ] || die "tool $t not installed in $prefix/bin (next to sheaf)"
+    done
+fi
+
+step "sionconfig options"
+if "$sionconfig" >/dev/null 2>&1; then die "sionconfig without arguments must exit 1"; fi
+"$sionconfig" >/dev/null 2>&1 || [ $? -eq 1 ] || die "sionconfig without arguments: exit code is not 1"
+[ "$("$sionconfig" --path)" = "$prefix" ] || die "sionconfig --path: $("$sionconfig" --path)"
+[ "$("$sionconfig" --mpi --cflags)" = "-I$prefix/include -D_SION_LINUX -DSION_MPI" ] ||
+    die "sionconfig --mpi --cflags: $("$sionconfig" --mpi --cflags)"
+case " $("$sionconfig" --cflags --omp) " in *" -DSION_OMP "*) ;; *) die "--omp --cflags" ;; esac
+case " $("$sionconfig" -cflags -ompi) " in *" -DSION_OMPI "*) ;; *) die "-ompi -cflags" ;; esac
+case " $("$sionconfig" --cflags --ser) " in *"-DSION_"*) die "--ser --cflags has -DSION_*" ;; esac
+[ "$("$sionconfig" --libs --ser --64 --be --gcc --threadsafe)" = \
+  "-L$libdir -Wl,-rpath,$libdir -lsheaf -lpthread" ] || die "sionconfig --libs: $("$sionconfig" --libs --ser)"
+[ "$("$sionconfig" --libs --mpi)" = "$("$sionconfig" --libs --sequential)" ] || die "--mpi --libs"
+"$sionconfig" --help | grep -q -- --cflags || die "sionconfig --help"
+"$sionconfig" -V >/dev/null || die "sionconfig -V"
+if "$sionconfig" --cflags --f90 >/dev/null 2>&1; then die "--f90 must fail (no Fortran interface)"; fi
+if "$sionconfig" --bogus >/dev/null 2>&1; then die "an unknown option must fail"; fi
+
+step "compile examples/sion_convert.c with sionconfig --cflags/--libs --ser"
+# shellcheck disable=SC2046  # word splitting of the flags is intended
+"$cc" $extra $("$sionconfig" --cflags --ser) -o "$tmp/sion_convert" "$src/examples/sion_convert.c" \
+    $("$sionconfig" --libs --ser) || die "compiling sion_convert.c with sionconfig flags"
+
+step "round trip of generated files through sion_convert"
+mkdir "$tmp/in"
+inputs=()
+i=0
+for size in 0 1 100 4095 4096 4097 65536 100003 1048577 3000000; do
+    f=$tmp/in/task$i
+    head -c "$size" /dev/urandom >"$f"
+    inputs+=("$f")
+    i=$((i + 1))
+done
+for chunk in "" "-c 65536" "-c 4096 -q 4096"; do
+    outputs=()
+    for f in "${inputs[@]}"; do outputs+=("$f.out"); done
+    # shellcheck disable=SC2086
+    "$tmp/sion_convert" $chunk -w "$tmp/c.sion" "${inputs[@]}" || die "sion_convert $chunk -w"
+    "$tmp/sion_convert" -r "$tmp/c.sion" "${outputs[@]}" || die "sion_convert -r (after $chunk)"
+    for f in "${inputs[@]}"; do cmp "$f" "$f.out" || die "round trip with '$chunk' changed $f"; done
+    rm -f "$tmp/c.sion" "${outputs[@]}"
+done
+if "$tmp/sion_convert" -r "$tmp/missing.sion" "$tmp/x" 2>/dev/null; then
+    die "reading a missing container must fail"
+fi
+
+step "find_package(sheaf) consumer (shared and static)"
+"$cmake" -S "$src/tests/install/consumer" -B "$tmp/consumer" -DCMAKE_C_COMPILER="$cc" \
+    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" >"$tmp/consumer.log" 2>&1 || {
+    cat "$tmp/consumer.log" >&2; die "configuring the find_package consumer"; }
+"$cmake" --build "$tmp/consumer" >>"$tmp/consumer.log" 2>&1 || {
+    cat "$tmp/consumer.log" >&2; die "building the find_package consumer"; }
+# The container stores the name it was created with: same name, separate directories.
+mkdir "$tmp/shared" "$tmp/static" "$tmp/pc"
+(cd "$tmp/shared" && "$tmp/consumer/consumer_shared" c.sion) || die "consumer_shared"
+(cd "$tmp/static" && "$tmp/consumer/consumer_static" c.sion) || die "consumer_static"
+cmp "$tmp/shared/c.sion" "$tmp/static/c.sion" || die "shared and static library wrote different containers"
+
+step "pkg-config consumer"
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+[ "$(pkg-config --modversion sheaf)" = "$(sed -n 's/^Version: //p' "$libdir/pkgconfig/sheaf.pc")" ] ||
+    die "pkg-config --modversion"
+pkg-config --static --libs sheaf | grep -q -- -lpthread || die "pkg-config --static --libs lacks -lpthread"
+# shellcheck disable=SC2046
+"$cc" $extra $(pkg-config --cflags sheaf) -o "$tmp/consumer_pc" "$src/tests/install/consumer/consumer.c" \
+    $(pkg-config --libs sheaf) -Wl,-rpath,"$libdir" || die "compiling with pkg-config flags"
+(cd "$tmp/pc" && "$tmp/consumer_pc" c.sion) || die "consumer built with pkg-config"
+cmp "$tmp/shared/c.sion" "$tmp/pc/c.sion" || die "pkg-config consumer wrote a different container"
+
+step "installed headers are self-contained (C99, and C++ if available)"
+for h in sion.h sheaf.h; do
+    echo "#include <$h>" | "$cc" -std=c99 -Wall -Werror -I"$prefix/include" -fsyntax-only -x c - ||
+        die "$h does not compile alone as C99"
+done
+if command -v c++ >/dev/null 2>&1; then
+    echo '#include <sion.h>
+int main() { int a, b, c, d; return sion_get_version(&a, &b, &c, &d) ? 0 : 1; }' |
+        c++ -Wall -Werror -I"$prefix/include" -fsyntax-only -x c++ - || die "sion.h does not compile as C++"
+fi
+
+step "DESTDIR staging keeps the final prefix in sheaf.pc and sionconfig"
+DESTDIR=$tmp/stage "$cmake" --install "$build" --prefix /opt/sheaf-test >/dev/null || die "DESTDIR install"
+[ "$("$tmp/stage/opt/sheaf-test/bin/sionconfig" --path)" = /opt/sheaf-test ] || die "sionconfig under DESTDIR"
+grep -q '^prefix=/opt/sheaf-test$' "$(find "$tmp/stage" -name sheaf.pc)" || die "sheaf.pc under DESTDIR"
+
+echo "install test: OK"
