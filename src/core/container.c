@@ -65,7 +65,9 @@ static int task_reserve(core_task *t, int64_t n, const char *name)
 {
     if (n <= t->cap)
         return 0;
-    int64_t ncap = t->cap ? t->cap : MAXCHUNKS;
+    /* start small (a reader sizes each table exactly): MAXCHUNKS (100) entries
+     * per task made opening 1M tasks cost 800 MB of block tables */
+    int64_t ncap = t->cap ? t->cap : (n < 4 ? 4 : n);
     while (ncap < n)
         ncap *= 2;
     int64_t *nb = realloc(t->bsize, (size_t)ncap * sizeof *nb);
@@ -170,7 +172,7 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
         tk->start = m->starts[t];
         tk->lrank = t;
         tk->nblocks = 1;
-        if ((rc = task_reserve(tk, 1, name)))
+        if ((rc = task_reserve(tk, 1, name))) /* grows by doubling as blocks are added */
             goto fail;
     }
     if ((rc = write_header(c, pf)) || (rc = core_place(c)))
@@ -376,16 +378,21 @@ int core_open_read(core_container **out, const char *name, const core_mode *mode
             rc = core_fail(SHEAF_E_FORMAT, "%s: %d files for only %d tasks", name, m0->nfiles, m0->mapping_size);
             goto fail;
         }
-        int32_t nfl = m0->nfiles; /* m0 points into c->files: invalid after the realloc */
-        core_pfile *nf = realloc(c->files, (size_t)nfl * sizeof *nf);
-        if (!nf) {
-            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
-            goto fail;
-        }
-        c->files = nf;
-        m0 = &c->files[0].m;
-        memset(c->files + 1, 0, (size_t)(nfl - 1) * sizeof *nf);
-        for (int32_t k = 1; k < c->files[0].m.nfiles; k++) {
+        /* m0 points into c->files: invalid after a realloc. The table grows one
+         * member at a time (doubling), so a header claiming a huge number of
+         * files costs memory only for members that really exist. */
+        int32_t nfl = m0->nfiles, cap = 1;
+        for (int32_t k = 1; k < nfl; k++) {
+            if (k >= cap) {
+                cap = cap > nfl / 2 ? nfl : 2 * cap;
+                core_pfile *nf = realloc(c->files, (size_t)cap * sizeof *nf);
+                if (!nf) {
+                    rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
+                    goto fail;
+                }
+                c->files = nf;
+            }
+            memset(&c->files[k], 0, sizeof c->files[k]);
             c->nfiles = k + 1;
             if ((rc = open_member(c, k)) || (rc = check_member(c, k)))
                 goto fail;

@@ -77,6 +77,8 @@ int core_meta_layout(core_meta *m, const char *name)
         int64_t c = m->chunksizes[t];
         if (c < 0)
             return core_fail(SHEAF_E_FORMAT, "%s: task %d has a negative chunk size (%lld)", name, t, (long long)c);
+        if (c > INT64_MAX / 4 - skip) /* before rounding: (c/bs+1)*bs must not overflow */
+            return core_fail(SHEAF_E_FORMAT, "%s: chunk sizes add up beyond the largest file offset", name);
         if (m->format <= 3 && c % bs)
             c = (c / bs + 1) * bs; /* old files store unaligned sizes */
         if (c > INT64_MAX / 4 - skip)
