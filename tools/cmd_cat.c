@@ -1,6 +1,7 @@
 /* cmd_cat.c - `sheaf cat`: raw payload of one task or all (in task order),
  * one block or all blocks. */
 #include "common.h"
+#include <getopt.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -75,42 +76,31 @@ static void usage(FILE *o)
                "  -o OUT    write to OUT instead of standard output\n");
 }
 
-int cmd_cat(int argc, char **argv)
+struct cat_opts { long long task, block; const char *out; int verbose; };
+
+static int cat_opt(int opt, const char *arg, void *ctx)
 {
-    long long task = -1, block = -1;
-    const char *out = NULL, *file = NULL;
-    int verbose = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return TOOL_OK;
-        } else if ((!strcmp(a, "-t") || !strcmp(a, "-b") || !strcmp(a, "-o")) && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (a[1] == 'o')
-                out = v;
-            else if (tool_parse_i64(v, a[1] == 't' ? &task : &block) || (a[1] == 't' ? task : block) < 0 ||
-                     (a[1] == 't' ? task : block) > 0x7fffffff) {
-                tool_err("invalid %s value '%s'", a, v);
-                return TOOL_USAGE;
-            }
-        } else if (!strcmp(a, "-v")) {
-            verbose = 1;
-        } else if (a[0] == '-' && a[1]) {
-            tool_err("unknown or incomplete option '%s'", a);
-            usage(stderr);
-            return TOOL_USAGE;
-        } else if (!file) {
-            file = a;
-        } else {
-            tool_err("too many arguments");
-            usage(stderr);
+    struct cat_opts *o = ctx;
+    if (opt == 'o') {
+        o->out = arg;
+    } else if (opt == 'v') {
+        o->verbose = 1;
+    } else {
+        long long *v = opt == 't' ? &o->task : &o->block;
+        if (tool_parse_i64(arg, v) || *v < 0 || *v > 0x7fffffff) {
+            tool_err("invalid -%c value '%s'", opt, arg);
             return TOOL_USAGE;
         }
     }
-    if (!file) {
-        usage(stderr);
-        return TOOL_USAGE;
-    }
-    return do_cat(file, (int)task, (int)block, out, verbose);
+    return 0;
+}
+
+int cmd_cat(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    struct cat_opts o = {-1, -1, NULL, 0};
+    int first, rc = tool_getopt(argc, argv, "t:b:o:vh", longopts, cat_opt, &o, usage, 1, 1, &first);
+    if (rc)
+        return rc < 0 ? TOOL_OK : rc;
+    return do_cat(argv[first], (int)o.task, (int)o.block, o.out, o.verbose);
 }

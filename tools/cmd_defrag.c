@@ -3,6 +3,7 @@
  * total bytes), keeping global ranks, declared data endianness and the
  * key-value mode. Uses the serial write API (sion_open "wb"). */
 #include "common.h"
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -100,37 +101,26 @@ static void usage(FILE *o)
                "  -q BYTES  file system block size of OUT (default: the input's)\n");
 }
 
-int cmd_defrag(int argc, char **argv)
+struct defrag_opts { long long q; int verbose; };
+
+static int defrag_opt(int opt, const char *arg, void *ctx)
 {
-    long long q = -1;
-    int verbose = 0, na = 0;
-    const char *args[2];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return TOOL_OK;
-        } else if (!strcmp(a, "-q") && i + 1 < argc) {
-            if (tool_parse_i64(argv[++i], &q) || q <= 0 || q > SION_MAX_FSBLOCKSIZE) {
-                tool_err("invalid -q value '%s' (1..%d)", argv[i], SION_MAX_FSBLOCKSIZE);
-                return TOOL_USAGE;
-            }
-        } else if (!strcmp(a, "-v")) {
-            verbose = 1;
-        } else if (a[0] == '-' && a[1]) {
-            tool_err("unknown or incomplete option '%s'", a);
-            usage(stderr);
-            return TOOL_USAGE;
-        } else if (na < 2) {
-            args[na++] = a;
-        } else {
-            tool_err("too many arguments");
-            return TOOL_USAGE;
-        }
-    }
-    if (na != 2) {
-        usage(stderr);
+    struct defrag_opts *o = ctx;
+    if (opt == 'v') {
+        o->verbose = 1;
+    } else if (tool_parse_i64(arg, &o->q) || o->q <= 0 || o->q > SION_MAX_FSBLOCKSIZE) {
+        tool_err("invalid -q value '%s' (1..%d)", arg, SION_MAX_FSBLOCKSIZE);
         return TOOL_USAGE;
     }
-    return do_defrag(args[0], args[1], q, verbose);
+    return 0;
+}
+
+int cmd_defrag(int argc, char **argv)
+{
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    struct defrag_opts o = {-1, 0};
+    int first, rc = tool_getopt(argc, argv, "q:vh", longopts, defrag_opt, &o, usage, 2, 2, &first);
+    if (rc)
+        return rc < 0 ? TOOL_OK : rc;
+    return do_defrag(argv[first], argv[first + 1], o.q, o.verbose);
 }

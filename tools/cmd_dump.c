@@ -1,5 +1,6 @@
 /* cmd_dump.c - `sheaf dump`: metadata as a human-readable table or JSON. */
 #include "common.h"
+#include <getopt.h>
 #include <string.h>
 
 static void json_str(FILE *o, const char *s)
@@ -137,41 +138,35 @@ static void usage(FILE *o)
                "  -a, --all-blocks  list the size of every block of every task\n");
 }
 
+struct dump_opts { int json, all; };
+
+static int dump_opt(int opt, const char *arg, void *ctx)
+{
+    struct dump_opts *o = ctx;
+    (void)arg;
+    if (opt == 'j')
+        o->json = 1;
+    else
+        o->all = 1;
+    return 0;
+}
+
 int cmd_dump(int argc, char **argv)
 {
-    int json = 0, all = 0;
-    const char *file = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return TOOL_OK;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "-a") || !strcmp(a, "--all-blocks")) {
-            all = 1;
-        } else if (a[0] == '-' && a[1]) {
-            tool_err("unknown option '%s'", a);
-            usage(stderr);
-            return TOOL_USAGE;
-        } else if (!file) {
-            file = a;
-        } else {
-            tool_err("too many arguments");
-            return TOOL_USAGE;
-        }
-    }
-    if (!file) {
-        usage(stderr);
-        return TOOL_USAGE;
-    }
+    static const struct option longopts[] = {
+        {"json", no_argument, NULL, 'j'}, {"all-blocks", no_argument, NULL, 'a'},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    struct dump_opts o = {0, 0};
+    int first, rc = tool_getopt(argc, argv, "ah", longopts, dump_opt, &o, usage, 1, 1, &first);
+    if (rc)
+        return rc < 0 ? TOOL_OK : rc;
     tool_in in;
-    if (tool_open(file, &in))
+    if (tool_open(argv[first], &in))
         return TOOL_FAIL;
-    if (json)
+    if (o.json)
         dump_json(&in, stdout);
     else
-        dump_text(&in, all, stdout);
+        dump_text(&in, o.all, stdout);
     tool_close(&in);
     if (fflush(stdout) != 0) {
         tool_err("write error on standard output");

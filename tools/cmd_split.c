@@ -7,6 +7,7 @@
  * overwritten without --force and a symlink is never followed. A prefix whose
  * directory part contains a ".." component is refused. */
 #include "common.h"
+#include <getopt.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -189,42 +190,32 @@ static void usage(FILE *o)
                "  --force    overwrite existing regular files (symlinks are never followed)\n");
 }
 
-int cmd_split(int argc, char **argv)
+struct split_opts { long long digits; int grank, force, verbose; };
+
+static int split_opt(int opt, const char *arg, void *ctx)
 {
-    long long digits = 5;
-    int grank = 0, force = 0, verbose = 0;
-    const char *args[2];
-    int na = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return TOOL_OK;
-        } else if (!strcmp(a, "-d") && i + 1 < argc) {
-            if (tool_parse_i64(argv[++i], &digits) || digits < 1 || digits > 30) {
-                tool_err("invalid -d value '%s' (1..30)", argv[i]);
-                return TOOL_USAGE;
-            }
-        } else if (!strcmp(a, "-g")) {
-            grank = 1;
-        } else if (!strcmp(a, "--force") || !strcmp(a, "-f")) {
-            force = 1;
-        } else if (!strcmp(a, "-v")) {
-            verbose = 1;
-        } else if (a[0] == '-' && a[1]) {
-            tool_err("unknown or incomplete option '%s'", a);
-            usage(stderr);
-            return TOOL_USAGE;
-        } else if (na < 2) {
-            args[na++] = a;
-        } else {
-            tool_err("too many arguments");
+    struct split_opts *o = ctx;
+    switch (opt) {
+    case 'd':
+        if (tool_parse_i64(arg, &o->digits) || o->digits < 1 || o->digits > 30) {
+            tool_err("invalid -d value '%s' (1..30)", arg);
             return TOOL_USAGE;
         }
+        break;
+    case 'g': o->grank = 1; break;
+    case 'f': o->force = 1; break;
+    default: o->verbose = 1; break;
     }
-    if (na != 2) {
-        usage(stderr);
-        return TOOL_USAGE;
-    }
-    return do_split(args[0], args[1], (int)digits, grank, force, verbose);
+    return 0;
+}
+
+int cmd_split(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"force", no_argument, NULL, 'f'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    struct split_opts o = {5, 0, 0, 0};
+    int first, rc = tool_getopt(argc, argv, "d:gfvh", longopts, split_opt, &o, usage, 2, 2, &first);
+    if (rc)
+        return rc < 0 ? TOOL_OK : rc;
+    return do_split(argv[first], argv[first + 1], (int)o.digits, o.grank, o.force, o.verbose);
 }

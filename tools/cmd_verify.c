@@ -5,6 +5,7 @@
  * and the block extents, block sizes against chunk sizes, and reads every
  * task's data completely. */
 #include "common.h"
+#include <getopt.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -104,31 +105,22 @@ static void usage(FILE *o)
                "  -q  print nothing when healthy\n");
 }
 
+static int verify_opt(int opt, const char *arg, void *ctx)
+{
+    (void)opt;
+    (void)arg;
+    *(int *)ctx = 1; /* -q */
+    return 0;
+}
+
 int cmd_verify(int argc, char **argv)
 {
-    int quiet = 0, nfiles = 0, rc = TOOL_OK;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return TOOL_OK;
-        } else if (!strcmp(argv[i], "-q")) {
-            quiet = 1;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            tool_err("unknown option '%s'", argv[i]);
-            usage(stderr);
-            return TOOL_USAGE;
-        }
-    }
-    for (int i = 1; i < argc; i++) {
-        if (argv[i][0] == '-' && argv[i][1])
-            continue;
-        nfiles++;
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int quiet = 0, first, rc = tool_getopt(argc, argv, "qh", longopts, verify_opt, &quiet, usage, 1, -1, &first);
+    if (rc)
+        return rc < 0 ? TOOL_OK : rc;
+    for (int i = first; i < argc; i++)
         if (verify(argv[i], quiet) != TOOL_OK)
             rc = TOOL_FAIL;
-    }
-    if (!nfiles) {
-        usage(stderr);
-        return TOOL_USAGE;
-    }
     return rc;
 }

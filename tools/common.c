@@ -1,6 +1,7 @@
 /* common.c - opening inputs, copying task data, messages. */
 #include "common.h"
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,4 +140,36 @@ int tool_parse_i64(const char *s, long long *out)
         return -1;
     *out = v;
     return 0;
+}
+
+int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+                int (*on_opt)(int opt, const char *arg, void *ctx), void *ctx,
+                void (*usage)(FILE *o), int min_pos, int max_pos, int *first)
+{
+    optind = 0; /* full reinitialisation (glibc): each command parses once */
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+        if (opt == 'h') {
+            usage(stdout);
+            return -1;
+        }
+        if (opt == '?' || opt == ':') {
+            const char *bad = argv[optind - 1 < argc ? optind - 1 : argc - 1];
+            tool_err("unknown or incomplete option '%s'", bad);
+            usage(stderr);
+            return TOOL_USAGE;
+        }
+        if (on_opt(opt, optarg, ctx) != 0)
+            return TOOL_USAGE;
+    }
+    int npos = argc - optind;
+    if (npos < min_pos || (max_pos >= 0 && npos > max_pos)) {
+        if (npos > 0 && max_pos >= 0 && npos > max_pos)
+            tool_err("too many arguments");
+        usage(stderr);
+        return TOOL_USAGE;
+    }
+    *first = optind;
+    return TOOL_OK;
 }

@@ -43,6 +43,18 @@ typedef int (*tool_sink)(void *ctx, const void *buf, size_t n);
 int tool_copy_task(tool_in *in, int t, int b, tool_sink sink, void *ctx);
 int tool_sink_fd(void *ctx, const void *buf, size_t n); /* ctx = int* fd */
 
+/* Option parsing shared by the sheaf subcommands: getopt_long over argv
+ * (argv[0] = command name) with `shortopts`/`longopts`; 'h' and --help print
+ * usage to stdout. Every other option goes to on_opt(opt, optarg, ctx), which
+ * returns 0 or TOOL_USAGE after printing why. Then the number of positional
+ * arguments must lie in [min_pos, max_pos] (max_pos < 0: no limit).
+ * Returns TOOL_OK with *first = index of the first positional argument,
+ * TOOL_USAGE after printing usage, or -1 when help was printed. */
+struct option;
+int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
+                int (*on_opt)(int opt, const char *arg, void *ctx), void *ctx,
+                void (*usage)(FILE *o), int min_pos, int max_pos, int *first);
+
 /* Parse a non-negative / any integer; return 0 on success, -1 if malformed. */
 int tool_parse_i64(const char *s, long long *out);
 
