@@ -105,7 +105,7 @@ static void dump_text(tool_in *in, int all_blocks, FILE *o)
             sion_get_endianness() ? "big" : "little");
     fprintf(o, "metadata order:   %s\n", f0.meta_big ? "big" : "little");
     fprintf(o, "key-value mode:   %s\n", kvname(sion_get_keyval_mode(in->sid)));
-    fprintf(o, "file format:      %d (written by SIONlib %d.%d.%d)\n", f0.format_version, f0.lib_version / 1000,
+    fprintf(o, "file format:      %d (library version field %d.%d.%d; sheaf stores 1.7.6 too)\n", f0.format_version, f0.lib_version / 1000,
             f0.lib_version % 1000, f0.lib_patch);
     fprintf(o, "max blocks/task:  %d\n", in->maxchunks);
     for (int f = 0; f < nf; f++) {
