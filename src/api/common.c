@@ -143,7 +143,7 @@ int sion_get_current_location(int sid, int *currentblocknr, sion_int64 *currentp
                               sion_int64 **chunksizes)
 {
     LOOKUP(sid, "sion_get_current_location", SION_NOT_SUCCESS);
-    if (c->mode.write && core_sync(c))
+    if (core_sync(c))
         FAIL(SION_NOT_SUCCESS);
     core_task *t = &c->tasks[c->cur];
     if (currentblocknr) *currentblocknr = (int)t->cur_block;
@@ -156,7 +156,7 @@ int sion_get_current_location(int sid, int *currentblocknr, sion_int64 *currentp
 int sion_get_current_locations(int sid, int *ntasks, sion_int64 **currentpos, sion_int64 **currentblocknr)
 {
     LOOKUP(sid, "sion_get_current_locations", SION_NOT_SUCCESS);
-    if ((c->mode.write && core_sync(c)) || core_export_locations(c))
+    if (core_sync(c) || core_export_locations(c))
         FAIL(SION_NOT_SUCCESS);
     if (ntasks) *ntasks = c->ntasks;
     if (currentpos) *currentpos = (sion_int64 *)(void *)c->x_curpos;
@@ -182,6 +182,9 @@ int sion_get_number_of_files(int sid)
 int sion_get_filenumber(int sid)
 {
     LOOKUP(sid, "sion_get_filenumber", -1);
+    /* a member of a set opened on its own is still file k of the set */
+    if (c->nfiles == 1 && c->files[0].m.nfiles > 1)
+        return c->files[0].m.filenumber;
     return c->tasks[c->cur].file;
 }
 

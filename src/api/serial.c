@@ -21,14 +21,15 @@ int sion_open(char *fname, const char *file_mode, int *ntasks, int *nfiles, sion
     if (core_mode_parse(file_mode, &mode))
         return fail_id();
     core_container *c = NULL;
+    const char *shown = fname ? fname : "(null)";
     if (mode.write) {
         if (!ntasks || !chunksizes || !*chunksizes) {
-            core_fail(SHEAF_E_ARG, "%s: sion_open for writing needs ntasks and chunksizes", fname ? fname : "(null)");
+            core_fail(SHEAF_E_ARG, "%s: sion_open for writing needs ntasks and chunksizes", shown);
             return fail_id();
         }
         if (nfiles && *nfiles > 1) {
             core_fail(SHEAF_E_ARG, "%s: the serial API writes one physical file (nfiles=%d requested); "
-                      "use a parallel open for multi-file sets", fname, *nfiles);
+                      "use a parallel open for multi-file sets", shown, *nfiles);
             return fail_id();
         }
         int n = *ntasks > 0 ? *ntasks : 0;
@@ -67,22 +68,31 @@ int sion_open(char *fname, const char *file_mode, int *ntasks, int *nfiles, sion
         if (ntasks) *ntasks = c->ntasks;
         if (nfiles) *nfiles = c->nfiles;
         if (fsblksize) *fsblksize = c->fsblksize;
+        /* arrays the library allocates here are the caller's only on success */
+        sion_int64 *own_cs = NULL;
+        int *own_gr = NULL;
         if (chunksizes) {
             if (!*chunksizes)
-                *chunksizes = malloc((size_t)c->ntasks * sizeof **chunksizes);
+                *chunksizes = own_cs = malloc((size_t)c->ntasks * sizeof **chunksizes);
             if (*chunksizes)
                 for (int t = 0; t < c->ntasks; t++)
                     (*chunksizes)[t] = c->tasks[t].chunksize;
         }
         if (globalranks) {
             if (!*globalranks)
-                *globalranks = malloc((size_t)c->ntasks * sizeof **globalranks);
+                *globalranks = own_gr = malloc((size_t)c->ntasks * sizeof **globalranks);
             if (*globalranks)
                 for (int t = 0; t < c->ntasks; t++)
                     (*globalranks)[t] = (int)c->tasks[t].globalrank;
         }
         if ((chunksizes && !*chunksizes) || (globalranks && !*globalranks)) {
             core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+            if (own_cs)
+                *chunksizes = NULL;
+            if (own_gr)
+                *globalranks = NULL;
+            free(own_cs);
+            free(own_gr);
             core_close(c);
             return fail_id();
         }

@@ -110,6 +110,9 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
     for (int32_t t = 0; t < ntasks; t++)
         if (chunksizes[t] < 0)
             return core_fail(SHEAF_E_ARG, "%s: task %d has negative chunk size %lld", name, t, (long long)chunksizes[t]);
+        else if (chunksizes[t] > INT64_MAX / 4) /* rounding up to fsblksize must not overflow */
+            return core_fail(SHEAF_E_ARG, "%s: task %d has chunk size %lld, larger than any file can be",
+                             name, t, (long long)chunksizes[t]);
     if (fsblksize && *fsblksize > (1 << 30))
         return core_fail(SHEAF_E_ARG, "%s: file system block size %d too large", name, *fsblksize);
 

@@ -29,11 +29,31 @@ int core_place(core_container *c)
     return core_file_seek(task_file(c, t), block_offset(c, t, t->cur_block) + t->cur_pos);
 }
 
-/* Learn what the application wrote through the exported FILE* or fd. */
+/* Read mode: learn what the application read through the exported FILE* or
+ * fd. SIONlib takes the cursor from the file position, which is what makes its
+ * documented loop "n = sion_bytes_avail_in_block(sid); fread(buf, 1, n, fp);
+ * ... while (!sion_feof(sid))" work. The library itself always leaves the file
+ * at the cursor, so this changes nothing unless the application moved it. A
+ * position outside the current block's chunk is not ours to interpret. */
+static int read_sync(core_container *c)
+{
+    core_task *t = cur_task(c);
+    int64_t pos;
+    int rc = core_file_tell(task_file(c, t), &pos);
+    if (rc)
+        return rc;
+    int64_t rel = pos - block_offset(c, t, t->cur_block);
+    if (rel >= 0 && rel <= t->chunksize)
+        t->cur_pos = rel < t->bsize[t->cur_block] ? rel : t->bsize[t->cur_block];
+    return 0;
+}
+
+/* Learn what the application wrote (write mode) or read (read mode) through
+ * the exported FILE* or fd. */
 int core_sync(core_container *c)
 {
     if (!c->mode.write)
-        return 0;
+        return read_sync(c);
     core_task *t = cur_task(c);
     int64_t pos;
     int rc = core_file_tell(task_file(c, t), &pos);
@@ -123,6 +143,9 @@ int core_read(core_container *c, void *buf, uint64_t n, uint64_t *got)
     core_task *t = cur_task(c);
     core_file *f = task_file(c, t);
     char *p = buf;
+    int rc = read_sync(c), moved = 0;
+    if (rc)
+        return rc;
     while (n > 0) {
         int64_t avail = t->bsize[t->cur_block] - t->cur_pos;
         if (avail <= 0) {
@@ -130,10 +153,12 @@ int core_read(core_container *c, void *buf, uint64_t n, uint64_t *got)
                 break;
             t->cur_block++;
             t->cur_pos = 0;
+            moved = 1;
             continue;
         }
+        moved = 0;
         int64_t want = (uint64_t)avail < n ? avail : (int64_t)n;
-        int rc = core_file_pread(f, p, (size_t)want, block_offset(c, t, t->cur_block) + t->cur_pos);
+        rc = core_file_pread(f, p, (size_t)want, block_offset(c, t, t->cur_block) + t->cur_pos);
         if (rc)
             return rc;
         t->cur_pos += want;
@@ -142,7 +167,8 @@ int core_read(core_container *c, void *buf, uint64_t n, uint64_t *got)
         p += want;
         n -= (uint64_t)want;
     }
-    return 0;
+    /* stopped behind skipped (empty) blocks: keep the file at the cursor */
+    return moved ? core_place(c) : 0;
 }
 
 int core_eof(core_container *c)
@@ -150,6 +176,9 @@ int core_eof(core_container *c)
     core_task *t = cur_task(c);
     if (c->mode.write)
         return 0;
+    int rc0 = read_sync(c);
+    if (rc0)
+        return rc0;
     while (t->cur_pos >= t->bsize[t->cur_block]) {
         if (t->cur_block + 1 >= t->nblocks)
             return 1;
@@ -170,17 +199,17 @@ int64_t core_avail_in_block(core_container *c)
             return SION_SIZE_NOT_VALID;
         return t->chunksize - t->bsize[t->cur_block];
     }
+    if (read_sync(c))
+        return SION_SIZE_NOT_VALID;
     return t->bsize[t->cur_block] - t->cur_pos;
 }
 
 int core_position(core_container *c, int64_t *pos)
 {
     core_task *t = cur_task(c);
-    if (c->mode.write) {
-        int rc = core_sync(c);
-        if (rc)
-            return rc;
-    }
+    int rc = core_sync(c);
+    if (rc)
+        return rc;
     *pos = block_offset(c, t, t->cur_block) + t->cur_pos;
     return 0;
 }
@@ -228,6 +257,8 @@ int core_seek(core_container *c, int32_t rank, int64_t blocknr, int64_t pos)
             c->cur = rank;
         return core_place(c);
     }
+    if ((rc = read_sync(c))) /* keep what was read through the FILE* of the task left */
+        return rc;
     int32_t prev = c->cur;
     if (rank != SION_CURRENT_RANK)
         c->cur = rank;
