@@ -127,6 +127,86 @@ int sion_get_sizeof(int sid, int *numbytes, int *numfds);
 int   sion_get_keyval_mode(int sid);
 char *sion_keyval_type_to_str(int type);
 
+/* ---- key-value records (mode "keyval" / "keyval=inline") -------------------
+ * In a key-value container each task's stream is a sequence of records
+ * (key: uint64, length: int64, payload), written in the writer's byte order;
+ * records may straddle blocks. Keys are local to a task; a key may occur in
+ * many records, and reading a key concatenates its records in file order.
+ * All calls work on the *current task* (change it with sion_seek(sid, rank,
+ * SION_CURRENT_BLK, SION_CURRENT_POS) on a serial open).
+ *
+ * Reading builds a per-task index lazily: the stream is scanned only as far
+ * as a call needs, and found records are cached, so look-ups never rescan.
+ * A record whose length is negative or runs past the end of the task's
+ * stream (corrupt or truncated file) makes the call fail with a message
+ * naming the file, the task and the stream offset; nothing is read past the
+ * task's data. Key-value calls move the task's raw cursor (sion_fread after
+ * them continues at an unspecified position of the raw stream); plain
+ * sion_fread / sion_seek still see the raw stream including record headers.
+ *
+ * Every call fails (returning the value given below, with a message, see
+ * sheaf_last_error()) on an invalid sid, or on a container that is not in
+ * inline key-value mode. Reading calls fail on a write handle and vice versa.
+ * Thread-safety: as every call on a sid: different sids may be used
+ * concurrently, the same sid from one thread at a time. Parallel opens are
+ * not supported yet (serial sion_open / sion_open_rank only). */
+
+/* Write mode: append one record with `key` and size*nitems payload bytes to
+ * the current task. The record (header and payload) fills the current block
+ * up to its chunk size and continues in the next block.
+ * Returns nitems; 0 on error (read handle, not key-value, I/O error, bad sid,
+ * NULL data) or when size*nitems is 0 (nothing is written then). */
+size_t sion_fwrite_key(const void *data, uint64_t key, size_t size, size_t nitems, int sid);
+
+/* Read mode: read up to nitems items of `size` bytes from the next unread
+ * bytes of `key` in the current task. One call never crosses from one record
+ * of the key into the next: it returns fewer whole items at a record's end;
+ * the next call continues with the key's next record. Returns the number of
+ * items read; 0 when all data of the key has been read (no error), or on
+ * error: the key does not occur in the task, fewer than `size` bytes remain in
+ * the current record (items never span records), corrupt record, bad sid. */
+size_t sion_fread_key(void *data, uint64_t key, size_t size, size_t nitems, int sid);
+
+/* Read mode: restart the record iterator of the current task at the first
+ * record. SION_SUCCESS, or SION_NOT_SUCCESS on error. */
+int sion_fread_key_iterator_reset(int sid);
+/* Read mode: advance to the next record in file order; *key and *size receive
+ * its key and payload length, and that key's read cursor is placed at the
+ * start of this record (so sion_fread_key(.., *key, ..) reads it).
+ * SION_SUCCESS, or SION_NOT_SUCCESS after the last record (no message) or on
+ * error (corrupt record: message). */
+int sion_fread_key_iterator_next(int sid, uint64_t *key, size_t *size);
+
+/* Read mode: place the read cursor of `key`:
+ *   entrynum >= 0: record number entrynum of the key (0 = first occurrence),
+ *                  posinentry = offset in it (0..length);
+ *   SION_CURRENT_BLOCK: the key's current record; posinentry an offset in it
+ *                  or SION_CURRENT_POS (no move; SION_CURRENT_POS is allowed
+ *                  only with SION_CURRENT_BLOCK);
+ *   SION_ABSOLUTE_POS: posinentry counts over all records of the key
+ *                  (0..total bytes of the key).
+ * SION_SUCCESS, or SION_NOT_SUCCESS (key absent, entry or position out of
+ * range, corrupt record). */
+int sion_seek_key(int sid, uint64_t key, int entrynum, sion_int64 posinentry);
+
+/* Read mode: scan (and index) the whole stream of the current task.
+ * SION_SUCCESS, or SION_NOT_SUCCESS on a corrupt/truncated record. */
+int sion_key_full_scan(int sid);
+
+/* Read mode: iterate over the distinct keys of the current task in the order
+ * of their first occurrence. reset scans the whole stream first.
+ * next: SION_SUCCESS with *key set, SION_NOT_SUCCESS after the last key (no
+ * message) or on error. */
+int sion_key_list_iterator_reset(int sid);
+int sion_key_list_iterator_next(int sid, uint64_t *key);
+
+/* Read mode: statistics of `key` in the current task (scans the whole
+ * stream): stat->key, stat->num_blocks = number of records with that key,
+ * stat->total_size = their payload bytes. A key that does not occur yields
+ * 0 / 0 and SION_SUCCESS. SION_NOT_SUCCESS on error (NULL stat, corrupt
+ * record, bad sid). */
+int sion_key_get_stat(int sid, uint64_t key, sion_key_stat_t *stat);
+
 /* ---- low-level file access ------------------------------------------------ */
 FILE *sion_get_fp(int sid);       /* NULL in posix mode */
 int   sion_get_fd(int sid);       /* -1 on error */

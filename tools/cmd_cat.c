@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -70,13 +71,15 @@ int do_cat(const char *file, int task, int block, const char *out, int verbose)
 
 static void usage(FILE *o)
 {
-    fprintf(o, "usage: sheaf cat [-t TASK] [-b BLOCK] [-o OUT] [-v] FILE\n"
+    fprintf(o, "usage: sheaf cat [-t TASK] [-b BLOCK | -k KEY] [-o OUT] [-v] FILE\n"
                "  -t TASK   only this task (index 0..ntasks-1); default all, in task order\n"
                "  -b BLOCK  only this block of each selected task; default all blocks\n"
+               "  -k KEY    key-value container: only the payload of records with KEY\n"
+               "            (concatenated in file order, per selected task)\n"
                "  -o OUT    write to OUT instead of standard output\n");
 }
 
-struct cat_opts { long long task, block; const char *out; int verbose; };
+struct cat_opts { long long task, block; const char *out; int verbose, has_key; unsigned long long key; };
 
 static int cat_opt(int opt, const char *arg, void *ctx)
 {
@@ -85,6 +88,15 @@ static int cat_opt(int opt, const char *arg, void *ctx)
         o->out = arg;
     } else if (opt == 'v') {
         o->verbose = 1;
+    } else if (opt == 'k') {
+        char *end = NULL;
+        errno = 0;
+        o->key = strtoull(arg, &end, 0);
+        if (!*arg || *arg == '-' || !end || *end || errno) {
+            tool_err("invalid -k value '%s' (an unsigned 64-bit key)", arg);
+            return TOOL_USAGE;
+        }
+        o->has_key = 1;
     } else {
         long long *v = opt == 't' ? &o->task : &o->block;
         if (tool_parse_i64(arg, v) || *v < 0 || *v > 0x7fffffff) {
@@ -98,9 +110,16 @@ static int cat_opt(int opt, const char *arg, void *ctx)
 int cmd_cat(int argc, char **argv)
 {
     static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    struct cat_opts o = {-1, -1, NULL, 0};
-    int first, rc = tool_getopt(argc, argv, "t:b:o:vh", longopts, cat_opt, &o, usage, 1, 1, &first);
+    struct cat_opts o = {-1, -1, NULL, 0, 0, 0};
+    int first, rc = tool_getopt(argc, argv, "t:b:k:o:vh", longopts, cat_opt, &o, usage, 1, 1, &first);
     if (rc)
         return rc < 0 ? TOOL_OK : rc;
+    if (o.has_key) {
+        if (o.block >= 0) {
+            tool_err("-b and -k cannot be combined");
+            return TOOL_USAGE;
+        }
+        return do_cat_key(argv[first], (int)o.task, o.key, o.out, o.verbose);
+    }
     return do_cat(argv[first], (int)o.task, (int)o.block, o.out, o.verbose);
 }

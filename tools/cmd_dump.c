@@ -28,8 +28,43 @@ static const char *kvname(int kv)
     }
 }
 
-static void dump_json(tool_in *in, FILE *o)
+/* per-key statistics of keyval containers */
+struct keyout { FILE *o; int json, n; sion_int64 keys, recs, bytes; };
+
+static void key_out(void *ctx, int t, const sion_key_stat_t *st)
 {
+    struct keyout *k = ctx;
+    (void)t;
+    if (k->json)
+        fprintf(k->o, "%s{\"key\": %llu, \"records\": %lld, \"bytes\": %lld}", k->n ? ", " : "",
+                (unsigned long long)st->key, (long long)st->num_blocks, (long long)st->total_size);
+    else
+        fprintf(k->o, "%8s   key %-20llu %8lld records %16lld\n", "", (unsigned long long)st->key,
+                (long long)st->num_blocks, (long long)st->total_size);
+    k->n++;
+    k->keys++;
+    k->recs += st->num_blocks;
+    k->bytes += st->total_size;
+}
+
+static int keys_text(tool_in *in, FILE *o)
+{
+    fprintf(o, "\nkey-value records per task (key, records, payload bytes):\n");
+    for (int t = 0; t < in->ntasks; t++) {
+        struct keyout k = {o, 0, 0, 0, 0, 0};
+        fprintf(o, "%8d\n", t);
+        if (tool_task_keys(in, t, key_out, &k))
+            return -1;
+        fprintf(o, "%8s   %lld keys, %lld records, %lld payload bytes\n", "", (long long)k.keys, (long long)k.recs,
+                (long long)k.bytes);
+    }
+    return 0;
+}
+
+static int dump_json(tool_in *in, FILE *o)
+{
+    int rc = 0;
+    int kv = tool_is_keyval(in);
     int nf = in->nfiles_open;
     sheaf_file_info f0;
     int have0 = sheaf_get_file_info(in->sid, 0, &f0) == SION_SUCCESS;
@@ -82,9 +117,18 @@ static void dump_json(tool_in *in, FILE *o)
                 (long long)tool_task_bytes(in, t));
         for (int b = 0; b < in->bcount[t] && b < in->maxchunks; b++)
             fprintf(o, "%s%lld", b ? ", " : "", (long long)tool_block_bytes(in, t, b));
-        fprintf(o, "]}");
+        fprintf(o, "]");
+        if (kv) {
+            struct keyout k = {o, 1, 0, 0, 0, 0};
+            fprintf(o, ", \"keys\": [");
+            if (tool_task_keys(in, t, key_out, &k))
+                rc = -1;
+            fprintf(o, "]");
+        }
+        fprintf(o, "}");
     }
     fprintf(o, "\n  ]\n}\n");
+    return rc;
 }
 
 static void dump_text(tool_in *in, int all_blocks, FILE *o)
@@ -163,11 +207,19 @@ int cmd_dump(int argc, char **argv)
     tool_in in;
     if (tool_open(argv[first], &in))
         return TOOL_FAIL;
-    if (o.json)
-        dump_json(&in, stdout);
-    else
+    int krc = 0;
+    if (o.json) {
+        krc = dump_json(&in, stdout);
+    } else {
         dump_text(&in, o.all, stdout);
+        if (tool_is_keyval(&in))
+            krc = keys_text(&in, stdout);
+    }
     tool_close(&in);
+    if (krc) {
+        fflush(stdout);
+        return TOOL_FAIL;
+    }
     if (fflush(stdout) != 0) {
         tool_err("write error on standard output");
         return TOOL_FAIL;

@@ -77,4 +77,13 @@ int do_defrag(const char *in, const char *out, sion_int64 fsblk, int verbose);
 int do_siondump(const char *file, int all, int bytes, int multi, int maptab, int keystat,
                 int keylist, int sizes, int verbose);
 int compat_main(const char *name, int argc, char **argv); /* -1 if not a compat name */
+
+/* Key-value containers (keyval.c). */
+int tool_is_keyval(const tool_in *in);  /* 1 for an inline key-value container */
+/* Call fn for every distinct key of task t (order of first occurrence) with its
+ * statistics; 0, or -1 after printing a message (corrupt records). */
+typedef void (*tool_keyfn)(void *ctx, int t, const sion_key_stat_t *st);
+int tool_task_keys(tool_in *in, int t, tool_keyfn fn, void *ctx);
+/* Payload of `key` of one task (task >= 0) or of every task in order. */
+int do_cat_key(const char *file, int task, uint64_t key, const char *out, int verbose);
 #endif

@@ -14,6 +14,47 @@ static void print_size(int bytes, sion_int64 v)
         printf(" %10.4fMB", (double)v / MB);
 }
 
+/* -k: per task the number of keys, records and bytes, then one line per key;
+ * -K: per task the list of keys. */
+struct keysum { sion_int64 keys, recs, bytes; int list, stat; };
+
+static void key_line(void *ctx, int t, const sion_key_stat_t *st)
+{
+    struct keysum *k = ctx;
+    k->keys++;
+    k->recs += st->num_blocks;
+    k->bytes += st->total_size;
+    if (k->stat)
+        printf(P "  task %6d key %20llu: %8lld records %14lld bytes\n", t, (unsigned long long)st->key,
+               (long long)st->num_blocks, (long long)st->total_size);
+    else if (k->list)
+        printf(" %llu", (unsigned long long)st->key);
+}
+
+static int dump_keys(tool_in *in, int keystat, int keylist)
+{
+    if (!tool_is_keyval(in)) {
+        printf(P "key-value statistics: not a key-value container (keyval %s)\n",
+               sion_keyval_type_to_str(sion_get_keyval_mode(in->sid)));
+        return 0;
+    }
+    printf(P "key-value %s per task:\n", keystat ? "statistics" : "key list");
+    for (int t = 0; t < in->ntasks; t++) {
+        struct keysum k = {0, 0, 0, keylist && !keystat, keystat};
+        if (!keystat)
+            printf(P "task %6d keys:", t);
+        int rc = tool_task_keys(in, t, key_line, &k);
+        if (!keystat)
+            printf("\n");
+        if (rc)
+            return -1;
+        if (keystat)
+            printf(P "task %6d: %lld keys, %lld records, %lld bytes\n", t, (long long)k.keys, (long long)k.recs,
+                   (long long)k.bytes);
+    }
+    return 0;
+}
+
 int do_siondump(const char *file, int all, int bytes, int multi, int maptab, int keystat, int keylist, int sizes,
                 int verbose)
 {
@@ -121,8 +162,10 @@ int do_siondump(const char *file, int all, int bytes, int multi, int maptab, int
             printf(P "mapping: none (single file)\n");
         }
     }
-    if (keystat || keylist)
-        printf(P "key-value statistics: not yet supported (sheaf has no key-value reader yet)\n");
+    if ((keystat || keylist) && dump_keys(&in, keystat, keylist)) {
+        tool_close(&in);
+        return 1;
+    }
     if (sizes) {
         int nb = 0, nfd = 0;
         sion_get_sizeof(in.sid, &nb, &nfd);

@@ -32,6 +32,7 @@ static void free_container(core_container *c)
 {
     if (!c)
         return;
+    core_kv_free(c);
     for (int32_t i = 0; i < c->nfiles && c->files; i++) {
         if (c->files[i].f.name)
             core_file_close(&c->files[i].f);

@@ -33,6 +33,8 @@ typedef struct core_pfile {
     core_meta m;
 } core_pfile;
 
+typedef struct core_kv core_kv; /* key-value index, keyval.c */
+
 typedef struct core_container {
     char *name;          /* name given to open (physical file 0) */
     core_mode mode;
@@ -50,6 +52,7 @@ typedef struct core_container {
     /* arrays handed out by the information getters (built on demand) */
     int64_t *x_chunks, *x_granks, *x_bcount, *x_bsizes, *x_curpos, *x_curblk;
     int32_t x_maxchunks;
+    core_kv *kv;         /* inline key-value index (keyval.c), NULL until used */
 } core_container;
 
 /* Create a single-file container for writing (serial API). chunksizes are
@@ -66,6 +69,9 @@ int core_open_read_rank(core_container **out, const char *name, const core_mode 
 
 /* Write mode: finish metadata and close all files. Read: close. Always frees c. */
 int core_close(core_container *c);
+
+/* Release the key-value index (keyval.c); called when c is freed. */
+void core_kv_free(core_container *c);
 
 /* Fill x_* arrays for the information getters. */
 int core_export_locations(core_container *c);

@@ -230,6 +230,63 @@ def test_keyval_defrag(T, vdir, manifest, work):
             check(task_bytes(T, "sheaf", path, t) == task_bytes(T, "sheaf", out, t), "keyval3: raw task %d differs" % t)
 
 
+def test_keyval_tools(T, vdir, manifest, work):
+    """Per-key statistics (sheaf dump, siondump -k/-K) and sheaf cat -k against the manifest."""
+    v = manifest["vectors"]["keyval3"]
+    path = os.path.join(vdir, v["files"][0])
+    d = dump_json(T, path)
+    p = T.run("siondump", "-k", path)
+    k_out = p.stdout.decode()
+    check(p.returncode == 0, "siondump -k keyval3 exit %d: %s" % (p.returncode, p.stderr.decode()))
+    p = T.run("siondump", "-K", path)
+    K_out = p.stdout.decode()
+    check(p.returncode == 0, "siondump -K keyval3 exit %d" % p.returncode)
+    p = T.run("sheaf", "dump", path)
+    text = p.stdout.decode()
+    check(p.returncode == 0 and "key-value records per task" in text, "sheaf dump keyval3 text")
+    for t in v["tasks"]:
+        tn = t["task"]
+        order = []
+        for r in t["records_in_write_order"]:
+            if r["key"] not in order:
+                order.append(r["key"])
+        if d:
+            keys = d["tasks"][tn].get("keys")
+            want = [{"key": pk["key"], "records": sum(1 for r in t["records_in_write_order"] if r["key"] == pk["key"]),
+                     "bytes": pk["bytes"]} for pk in sorted(t["per_key"], key=lambda x: order.index(x["key"]))]
+            check(keys == want, "keyval3: dump --json task %d keys %r, expected %r" % (tn, keys, want))
+        check(("siondump: task %6d keys: %s\n" % (tn, " ".join(map(str, order)))) in K_out,
+              "siondump -K task %d: %r" % (tn, K_out[-400:]))
+        nrec = len(t["records_in_write_order"])
+        total = sum(pk["bytes"] for pk in t["per_key"])
+        check(("siondump: task %6d: %d keys, %d records, %d bytes" % (tn, len(order), nrec, total)) in k_out,
+              "siondump -k task %d" % tn)
+        for pk in t["per_key"]:
+            p = T.run("sheaf", "cat", "-t", tn, "-k", pk["key"], path)
+            check(p.returncode == 0 and len(p.stdout) == pk["bytes"] and sha(p.stdout) == pk["sha256"],
+                  "keyval3: cat -t %d -k %d (exit %d, %d bytes)" % (tn, pk["key"], p.returncode, len(p.stdout)))
+    # all tasks, to a file
+    out = os.path.join(work, "cat_k3.out")
+    p = T.run("sheaf", "cat", "-k", 3, "-o", out, path)
+    want = sum(pk["bytes"] for t in v["tasks"] for pk in t["per_key"] if pk["key"] == 3)
+    check(p.returncode == 0 and os.path.getsize(out) == want, "keyval3: cat -k 3 -o")
+    p = T.run("sheaf", "cat", "-k", 3, os.path.join(vdir, "serial5.sion"))
+    check(p.returncode == 1 and "not a key-value container" in p.stderr.decode(), "cat -k on a plain file")
+    p = T.run("sheaf", "cat", "-k", "x", path)
+    check(p.returncode == 2, "cat -k x accepted")
+    # a corrupt record length: clear error naming task and stream offset, exit 1
+    data = bytearray(open(path, "rb").read())
+    struct.pack_into("<q", data, 4096 + 4096 + 37 + 8, 1 << 40)
+    bad = os.path.join(work, "kv_badlen.sion")
+    open(bad, "wb").write(bytes(data))
+    for args in (("sheaf", "dump", bad), ("sheaf", "dump", "--json", bad), ("siondump", "-k", bad),
+                 ("sheaf", "cat", "-t", 1, "-k", 2, bad)):
+        p = T.run(*args)
+        err = p.stderr.decode()
+        check(p.returncode == 1 and "task 1" in err and "stream offset 37" in err,
+              "%s on a corrupt record length: exit %d, %r" % (" ".join(map(str, args)), p.returncode, err))
+
+
 def test_member_alone(T, vdir, manifest):
     """A member of a multi-file set opened on its own: its tasks, not damage."""
     v = manifest["vectors"]["multi6"]
@@ -369,8 +426,8 @@ def test_misc(T, vdir):
     check(p.returncode == 0 and "sheaf" in p.stdout.decode(), "sheaf version")
     p = T.run("sheaf", "cat", os.path.join(vdir, "does-not-exist.sion"))
     check(p.returncode != 0 and "does-not-exist.sion" in p.stderr.decode(), "cat on missing file: %r" % p.stderr)
-    p = T.run("siondump", "-k", os.path.join(vdir, "keyval3.sion"))
-    check(p.returncode == 0 and "not yet supported" in p.stdout.decode(), "siondump -k")
+    p = T.run("siondump", "-k", os.path.join(vdir, "serial5.sion"))
+    check(p.returncode == 0 and "not a key-value container" in p.stdout.decode(), "siondump -k on a plain file")
     p = T.run("siondefrag", "-n", 2, os.path.join(vdir, "serial5.sion"), "/nonexistent/x")
     check(p.returncode != 0, "siondefrag -n 2 accepted")
 
@@ -417,6 +474,7 @@ def main():
     test_misc(T, a.vectors)
     test_vectors(T, a.vectors, manifest, work)
     test_keyval_defrag(T, a.vectors, manifest, work)
+    test_keyval_tools(T, a.vectors, manifest, work)
     test_member_alone(T, a.vectors, manifest)
     test_progress(T, a.vectors, work)
     test_damage(T, a.vectors, manifest, work)
