@@ -6,16 +6,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#define LOOKUP(sid, call, errval)                      \
-    core_clear_error();                                \
-    core_container *c = api_lookup((sid), (call));     \
-    if (!c) {                                          \
-        core_report_error(-1);                         \
-        return (errval);                               \
-    }
-
-/* Report the recorded error and return errval. */
-#define FAIL(errval) do { core_report_error(-1); return (errval); } while (0)
 
 size_t sion_fwrite(const void *data, size_t size, size_t nitems, int sid)
 {

@@ -6,15 +6,6 @@
 #include "sion.h"
 #include <stdint.h>
 
-#define LOOKUP(sid, call, errval)                      \
-    core_clear_error();                                \
-    core_container *c = api_lookup((sid), (call));     \
-    if (!c) {                                          \
-        core_report_error(-1);                         \
-        return (errval);                               \
-    }
-
-#define FAIL(errval) do { core_report_error(-1); return (errval); } while (0)
 
 size_t sion_fwrite_key(const void *data, uint64_t key, size_t size, size_t nitems, int sid)
 {

@@ -35,14 +35,23 @@ int core_place(core_container *c)
  * ... while (!sion_feof(sid))" work. The library itself always leaves the file
  * at the cursor, so this changes nothing unless the application moved it. A
  * position outside the current block's chunk is not ours to interpret. */
+/* Offset of the physical file's position from the start of the current block. */
+static int pos_in_block(core_container *c, core_task *t, int64_t *rel)
+{
+    int64_t pos;
+    int rc = core_file_tell(task_file(c, t), &pos);
+    if (!rc)
+        *rel = pos - block_offset(c, t, t->cur_block);
+    return rc;
+}
+
 static int read_sync(core_container *c)
 {
     core_task *t = cur_task(c);
-    int64_t pos;
-    int rc = core_file_tell(task_file(c, t), &pos);
+    int64_t rel;
+    int rc = pos_in_block(c, t, &rel);
     if (rc)
         return rc;
-    int64_t rel = pos - block_offset(c, t, t->cur_block);
     if (rel >= 0 && rel <= t->chunksize)
         t->cur_pos = rel < t->bsize[t->cur_block] ? rel : t->bsize[t->cur_block];
     return 0;
@@ -55,11 +64,10 @@ int core_sync(core_container *c)
     if (!c->mode.write)
         return read_sync(c);
     core_task *t = cur_task(c);
-    int64_t pos;
-    int rc = core_file_tell(task_file(c, t), &pos);
+    int64_t rel;
+    int rc = pos_in_block(c, t, &rel);
     if (rc)
         return rc;
-    int64_t rel = pos - block_offset(c, t, t->cur_block);
     if (rel > t->chunksize)
         rel = t->chunksize; /* wrote past its chunk through the raw handle */
     if (rel > t->bsize[t->cur_block]) {
