@@ -88,6 +88,110 @@ static int check_unique(const tool_in *in)
     return 0;
 }
 
+/* Create output `fn` in directory dfd: never through a symlink, never over an
+ * existing file without force, only ever a regular file. Returns fd or -1. */
+static int open_output(int dfd, const char *dir, const char *fn, int force)
+{
+    if (strchr(fn, '/') || strlen(fn) >= 1024) {
+        tool_err("%s: bad output name", fn);
+        return -1;
+    }
+    /* O_NONBLOCK: a FIFO planted under an output name must not hang us;
+     * no O_TRUNC until we know it is a regular file */
+    int fl = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (force ? 0 : O_EXCL);
+    int fd = openat(dfd, fn, fl, 0666);
+    if (fd < 0) {
+        int e = errno;
+        struct stat ls;
+        int islink = fstatat(dfd, fn, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode);
+        tool_err("%s/%s: cannot create: %s%s", dir, fn, islink ? "it is a symbolic link" : strerror(e),
+                 islink ? " (never followed, not even with --force)"
+                 : e == EEXIST ? " (use --force to overwrite)" : "");
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        tool_err("%s/%s: exists and is not a regular file; refusing to write to it", dir, fn);
+        close(fd);
+        return -1;
+    }
+    if ((force && ftruncate(fd, 0) != 0) || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        tool_err("%s/%s: %s", dir, fn, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Output name for rank r: numbers only, a negative rank becomes "n" + digits. */
+static void rank_name(char *fn, size_t len, const char *name, int digits, long long r)
+{
+    if (r < 0)
+        snprintf(fn, len, "%sn%0*llu", name, digits, 0ULL - (unsigned long long)r);
+    else
+        snprintf(fn, len, "%s%0*lld", name, digits, r);
+}
+
+struct split_job {
+    tool_in *in;
+    int dfd, force, verbose;
+    const char *dir;
+};
+
+/* Write one output file: all of task t (key_sel == 0) or one key of it. */
+static int split_one(struct split_job *j, int t, const char *fn, int by_key, uint64_t key)
+{
+    int fd = open_output(j->dfd, j->dir, fn, j->force);
+    if (fd < 0)
+        return -1;
+    if (j->verbose)
+        fprintf(stderr, "%s: task %d%s -> %s/%s\n", tool_prog, t, by_key ? " (one key)" : "", j->dir, fn);
+    int rc = by_key ? tool_copy_key(j->in, t, key, tool_sink_fd, &fd) : tool_copy_task(j->in, t, -1, tool_sink_fd, &fd);
+    if (close(fd) != 0 && rc == 0) {
+        tool_err("%s/%s: write error: %s", j->dir, fn, strerror(errno));
+        rc = -1;
+    }
+    return rc;
+}
+
+/* Key-value container: one file per task and key, <prefix><rank>_<key %012>. */
+static int split_keys(struct split_job *j, int t, const char *base)
+{
+    if (sion_seek(j->in->sid, t, SION_CURRENT_BLK, SION_CURRENT_POS) != SION_SUCCESS ||
+        sion_key_list_iterator_reset(j->in->sid) != SION_SUCCESS) {
+        tool_err("%s: task %d: %s", j->in->path, t, sheaf_last_error());
+        return -1;
+    }
+    /* collect first: copying a key moves the key-list iterator's task cursor */
+    size_t n = 0, cap = 16;
+    uint64_t *keys = malloc(cap * sizeof *keys), key;
+    while (keys && sion_key_list_iterator_next(j->in->sid, &key) == SION_SUCCESS) {
+        if (n == cap) {
+            uint64_t *k2 = realloc(keys, 2 * cap * sizeof *keys);
+            if (!k2) {
+                free(keys);
+                keys = NULL;
+                break;
+            }
+            keys = k2;
+            cap *= 2;
+        }
+        keys[n++] = key;
+    }
+    if (!keys) {
+        tool_err("out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char fn[128 + 1024 + 32]; /* base is < 128 + 1024; open_output rejects >= 1024 */
+        snprintf(fn, sizeof fn, "%s_%012llu", base, (unsigned long long)keys[i]);
+        rc = split_one(j, t, fn, 1, keys[i]);
+    }
+    free(keys);
+    return rc;
+}
+
 int do_split(const char *file, const char *prefix, int digits, int use_grank, int force, int verbose)
 {
     if (digits < 1 || digits > 30) {
@@ -103,76 +207,24 @@ int do_split(const char *file, const char *prefix, int digits, int use_grank, in
         free(name);
         return TOOL_FAIL;
     }
-    int rc = TOOL_OK;
-    int kv = sion_get_keyval_mode(in.sid);
-    if (kv == SION_KEYVAL_INLINE || kv == SION_KEYVAL_META || kv == SION_KEYVAL_HASH)
-        fprintf(stderr, "%s: note: %s is a key-value container; splitting per key is not yet supported, "
-                        "each output holds the task's raw key-value records\n", tool_prog, file);
-    if (use_grank && check_unique(&in)) {
-        tool_close(&in);
-        free(dir);
-        free(name);
-        return TOOL_FAIL;
-    }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) {
+    int rc = TOOL_OK, by_key = tool_is_keyval(&in);
+    if (use_grank && check_unique(&in))
+        rc = TOOL_FAIL;
+    struct split_job j = {&in, -1, force, verbose, dir};
+    if (rc == TOOL_OK && (j.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
         tool_err("%s: cannot open output directory: %s", dir, strerror(errno));
         rc = TOOL_FAIL;
     }
     progress_start("split", tool_all_bytes(&in));
     for (int t = 0; t < in.ntasks && rc == TOOL_OK; t++) {
-        long long r = use_grank ? (long long)in.granks[t] : t;
         char fn[128 + 1024];
-        /* numbers only: a negative rank becomes "n" + digits, never a path */
-        if (r < 0)
-            snprintf(fn, sizeof fn, "%sn%0*llu", name, digits, 0ULL - (unsigned long long)r);
-        else
-            snprintf(fn, sizeof fn, "%s%0*lld", name, digits, r);
-        if (strchr(fn, '/') || strlen(fn) >= 1024) {
-            tool_err("%s: bad output name", fn);
+        rank_name(fn, sizeof fn, name, digits, use_grank ? (long long)in.granks[t] : t);
+        if (by_key ? split_keys(&j, t, fn) : split_one(&j, t, fn, 0, 0))
             rc = TOOL_FAIL;
-            break;
-        }
-        /* O_NONBLOCK: a FIFO planted under an output name must not hang us;
-         * no O_TRUNC until we know it is a regular file */
-        int fl = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | (force ? 0 : O_EXCL);
-        int fd = openat(dfd, fn, fl, 0666);
-        if (fd < 0) {
-            int e = errno;
-            struct stat ls;
-            int islink = fstatat(dfd, fn, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode);
-            tool_err("%s/%s: cannot create: %s%s", dir, fn, islink ? "it is a symbolic link" : strerror(e),
-                     islink ? " (never followed, not even with --force)"
-                     : e == EEXIST ? " (use --force to overwrite)" : "");
-            rc = TOOL_FAIL;
-            break;
-        }
-        struct stat st;
-        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            tool_err("%s/%s: exists and is not a regular file; refusing to write to it", dir, fn);
-            close(fd);
-            rc = TOOL_FAIL;
-            break;
-        }
-        if ((force && ftruncate(fd, 0) != 0) || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
-            tool_err("%s/%s: %s", dir, fn, strerror(errno));
-            close(fd);
-            rc = TOOL_FAIL;
-            break;
-        }
-        if (verbose)
-            fprintf(stderr, "%s: task %d -> %s/%s (%lld bytes)\n", tool_prog, t, dir, fn,
-                    (long long)tool_task_bytes(&in, t));
-        if (rc == TOOL_OK && tool_copy_task(&in, t, -1, tool_sink_fd, &fd))
-            rc = TOOL_FAIL;
-        if (close(fd) != 0 && rc == TOOL_OK) {
-            tool_err("%s/%s: write error: %s", dir, fn, strerror(errno));
-            rc = TOOL_FAIL;
-        }
     }
     progress_end();
-    if (dfd >= 0)
-        close(dfd);
+    if (j.dfd >= 0)
+        close(j.dfd);
     tool_close(&in);
     free(dir);
     free(name);
@@ -187,7 +239,8 @@ static void usage(FILE *o)
                "  -d DIGITS  zero padding (default 5)\n"
                "  -g         number by the stored global rank instead of the task index\n"
                "             (a negative rank is written as 'n' followed by its digits)\n"
-               "  --force    overwrite existing regular files (symlinks are never followed)\n");
+               "  --force    overwrite existing regular files (symlinks are never followed)\n"
+               "  Key-value containers give one file per task and key: <prefix><task>_<key, 12 digits>.\n");
 }
 
 struct split_opts { long long digits; int grank, force, verbose; };

@@ -84,6 +84,10 @@ int tool_is_keyval(const tool_in *in);  /* 1 for an inline key-value container *
  * statistics; 0, or -1 after printing a message (corrupt records). */
 typedef void (*tool_keyfn)(void *ctx, int t, const sion_key_stat_t *st);
 int tool_task_keys(tool_in *in, int t, tool_keyfn fn, void *ctx);
+/* Copy all payload of `key` of task t, in record order, to sink. A key the
+ * task does not have copies nothing. Returns 0, or -1 after a message. */
+int tool_copy_key(tool_in *in, int t, uint64_t key, tool_sink sink, void *ctx);
+int tool_sink_file(void *ctx, const void *buf, size_t n); /* ctx = FILE* */
 /* Payload of `key` of one task (task >= 0) or of every task in order. */
 int do_cat_key(const char *file, int task, uint64_t key, const char *out, int verbose);
 #endif

@@ -30,6 +30,53 @@ int tool_task_keys(tool_in *in, int t, tool_keyfn fn, void *ctx)
     return 0;
 }
 
+int tool_sink_file(void *ctx, const void *buf, size_t n)
+{
+    if (fwrite(buf, 1, n, (FILE *)ctx) != n) {
+        tool_err("write error: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int tool_copy_key(tool_in *in, int t, uint64_t key, tool_sink sink, void *ctx)
+{
+    sion_key_stat_t st;
+    if (sion_seek(in->sid, t, SION_CURRENT_BLK, SION_CURRENT_POS) != SION_SUCCESS ||
+        sion_key_get_stat(in->sid, key, &st) != SION_SUCCESS) {
+        tool_err("%s: task %d: %s", in->path, t, sheaf_last_error());
+        return -1;
+    }
+    if (st.num_blocks == 0)
+        return 0;
+    if (sion_seek_key(in->sid, key, SION_ABSOLUTE_POS, 0) != SION_SUCCESS) {
+        tool_err("%s: task %d: %s", in->path, t, sheaf_last_error());
+        return -1;
+    }
+    enum { BUF = 1 << 20 };
+    char *buf = malloc(BUF);
+    if (!buf) {
+        tool_err("out of memory");
+        return -1;
+    }
+    sion_int64 done = 0;
+    size_t n;
+    int rc = 0;
+    while (rc == 0 && (n = sion_fread_key(buf, key, 1, BUF, in->sid)) > 0) {
+        rc = sink(ctx, buf, n);
+        done += (sion_int64)n;
+        progress_add((sion_int64)n);
+    }
+    free(buf);
+    if (rc == 0 && done != st.total_size) {
+        const char *m = sheaf_last_error();
+        tool_err("%s: task %d key %llu: read %lld of %lld bytes%s%s", in->path, t, (unsigned long long)key,
+                 (long long)done, (long long)st.total_size, m && *m ? ": " : "", m && *m ? m : "");
+        rc = -1;
+    }
+    return rc;
+}
+
 int do_cat_key(const char *file, int task, uint64_t key, const char *out, int verbose)
 {
     tool_in in;
@@ -73,49 +120,13 @@ int do_cat_key(const char *file, int task, uint64_t key, const char *out, int ve
             return TOOL_FAIL;
         }
     }
-    enum { BUF = 1 << 20 };
-    char *buf = malloc(BUF);
-    if (!buf) {
-        tool_err("out of memory");
-        rc = TOOL_FAIL;
-    }
     int t0 = task < 0 ? 0 : task, t1 = task < 0 ? in.ntasks : task + 1;
     for (int t = t0; t < t1 && rc == TOOL_OK; t++) {
-        sion_key_stat_t st;
-        if (sion_seek(in.sid, t, SION_CURRENT_BLK, SION_CURRENT_POS) != SION_SUCCESS ||
-            sion_key_get_stat(in.sid, key, &st) != SION_SUCCESS) {
-            tool_err("%s: task %d: %s", file, t, sheaf_last_error());
-            rc = TOOL_FAIL;
-            break;
-        }
         if (verbose)
-            fprintf(stderr, "%s: task %d key %llu: %lld records, %lld bytes\n", tool_prog, t,
-                    (unsigned long long)key, (long long)st.num_blocks, (long long)st.total_size);
-        if (st.num_blocks == 0)
-            continue;
-        if (sion_seek_key(in.sid, key, SION_ABSOLUTE_POS, 0) != SION_SUCCESS) {
-            tool_err("%s: task %d: %s", file, t, sheaf_last_error());
+            fprintf(stderr, "%s: task %d key %llu\n", tool_prog, t, (unsigned long long)key);
+        if (tool_copy_key(&in, t, key, tool_sink_file, o))
             rc = TOOL_FAIL;
-            break;
-        }
-        sion_int64 done = 0;
-        size_t n;
-        while ((n = sion_fread_key(buf, key, 1, BUF, in.sid)) > 0) {
-            if (fwrite(buf, 1, n, o) != n) {
-                tool_err("write error: %s", strerror(errno));
-                rc = TOOL_FAIL;
-                break;
-            }
-            done += (sion_int64)n;
-        }
-        if (rc == TOOL_OK && done != st.total_size) {
-            const char *m = sheaf_last_error();
-            tool_err("%s: task %d key %llu: read %lld of %lld bytes%s%s", file, t, (unsigned long long)key,
-                     (long long)done, (long long)st.total_size, m && *m ? ": " : "", m && *m ? m : "");
-            rc = TOOL_FAIL;
-        }
     }
-    free(buf);
     if (fflush(o) != 0 && rc == TOOL_OK) {
         tool_err("write error: %s", strerror(errno));
         rc = TOOL_FAIL;

@@ -287,6 +287,25 @@ def test_keyval_tools(T, vdir, manifest, work):
               "%s on a corrupt record length: exit %d, %r" % (" ".join(map(str, args)), p.returncode, err))
 
 
+def test_keyval_split(T, vdir, manifest, work):
+    """split and sionsplit of a key-value container: one file per task and key, SIONlib's names."""
+    v = manifest["vectors"]["keyval3"]
+    path = os.path.join(vdir, v["files"][0])
+    for tool, args, pfx in (("sheaf", ("split",), "kvsplit/"), ("sionsplit", (), "kvsplit2/p")):
+        out = os.path.join(work, pfx)
+        d = os.path.dirname(out)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        p = T.run(tool, *args, path, out)
+        check(p.returncode == 0, "%s keyval3: exit %d: %s" % (tool, p.returncode, p.stderr.decode()))
+        want = {}
+        for t in v["tasks"]:
+            for pk in t["per_key"]:
+                want["%s%05d_%012d" % (os.path.basename(out), t["task"], pk["key"])] = pk["sha256"]
+        got = {f: sha(open(os.path.join(d, f), "rb").read()) for f in os.listdir(d)}
+        check(got == want, "%s keyval3: files/sha256 %r, expected %r" % (tool, sorted(got), sorted(want)))
+
+
 def test_member_alone(T, vdir, manifest):
     """A member of a multi-file set opened on its own: its tasks, not damage."""
     v = manifest["vectors"]["multi6"]
@@ -475,6 +494,7 @@ def main():
     test_vectors(T, a.vectors, manifest, work)
     test_keyval_defrag(T, a.vectors, manifest, work)
     test_keyval_tools(T, a.vectors, manifest, work)
+    test_keyval_split(T, a.vectors, manifest, work)
     test_member_alone(T, a.vectors, manifest)
     test_progress(T, a.vectors, work)
     test_damage(T, a.vectors, manifest, work)
