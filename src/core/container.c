@@ -28,7 +28,7 @@ static int meta_from_file(core_pfile *pf, int require_closed)
     return rc;
 }
 
-static void free_container(core_container *c)
+void core_container_free(core_container *c)
 {
     if (!c)
         return;
@@ -49,7 +49,7 @@ static void free_container(core_container *c)
     free(c);
 }
 
-static core_container *new_container(const char *name, const core_mode *mode)
+core_container *core_container_new(const char *name, const core_mode *mode)
 {
     core_container *c = calloc(1, sizeof *c);
     if (!c || !(c->name = strdup(name))) {
@@ -82,24 +82,22 @@ static int task_reserve(core_task *t, int64_t n, const char *name)
 
 /* ---- write ------------------------------------------------------------- */
 
-static int write_header(core_container *c, core_pfile *pf)
+int core_meta_write_header(core_file *f, const core_meta *m)
 {
-    size_t hs = (size_t)core_meta1_size(pf->m.ntasks);
+    size_t hs = (size_t)core_meta1_size(m->ntasks);
     unsigned char *buf = malloc(hs);
     if (!buf)
-        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", c->name);
-    core_meta_encode_header(&pf->m, buf);
-    int rc = core_file_seek(&pf->f, 0);
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", f->name);
+    core_meta_encode_header(m, buf);
+    int rc = core_file_seek(f, 0);
     if (!rc)
-        rc = core_file_write(&pf->f, buf, hs);
+        rc = core_file_write(f, buf, hs);
     free(buf);
     return rc;
 }
 
-int core_create(core_container **out, const char *name, const core_mode *mode, int32_t ntasks,
-                const int64_t *chunksizes, const int64_t *globalranks, int32_t *fsblksize)
+int core_create_check(const char *name, int32_t ntasks, const int64_t *chunksizes, int32_t fsblksize)
 {
-    *out = NULL;
     if (!name || !*name)
         return core_fail(SHEAF_E_ARG, "no file name given");
     if (strlen(name) >= SION_FILENAME_LENGTH)
@@ -114,10 +112,50 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
         else if (chunksizes[t] > INT64_MAX / 4) /* rounding up to fsblksize must not overflow */
             return core_fail(SHEAF_E_ARG, "%s: task %d has chunk size %lld, larger than any file can be",
                              name, t, (long long)chunksizes[t]);
-    if (fsblksize && *fsblksize > (1 << 30))
-        return core_fail(SHEAF_E_ARG, "%s: file system block size %d too large", name, *fsblksize);
+    if (fsblksize > (1 << 30))
+        return core_fail(SHEAF_E_ARG, "%s: file system block size %d too large", name, fsblksize);
+    return 0;
+}
 
-    core_container *c = new_container(name, mode);
+int core_meta_init_write(core_meta *m, const char *prefix, const core_mode *mode, int32_t ntasks,
+                         const int64_t *chunksizes, const int64_t *globalranks, int32_t bs)
+{
+    m->mapping_size = -1;
+    m->meta_big = core_host_is_big();
+    m->data_big = mode->data_big >= 0 ? mode->data_big : m->meta_big;
+    m->version = CORE_LIB_VERSION;
+    m->patch = CORE_LIB_PATCH;
+    m->format = 5;
+    m->fsblksize = bs;
+    m->ntasks = ntasks;
+    m->nfiles = 1;
+    m->filenumber = 1; /* what SIONlib 1.7's serial writer stores; readers ignore it for single files */
+    int kv = (mode->keyval == SION_KEYVAL_NOTSET) ? SION_KEYVAL_NONE : mode->keyval;
+    m->flag1 = (int64_t)kv << 32;
+    snprintf(m->prefix, sizeof m->prefix, "%s", prefix);
+    m->globalranks = malloc((size_t)ntasks * 8);
+    m->chunksizes = malloc((size_t)ntasks * 8);
+    if (!m->globalranks || !m->chunksizes)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", prefix);
+    for (int32_t t = 0; t < ntasks; t++) {
+        int64_t cs = chunksizes[t];
+        if (cs % bs)
+            cs = (cs / bs + 1) * bs;
+        m->chunksizes[t] = cs;
+        m->globalranks[t] = globalranks ? globalranks[t] : t;
+    }
+    return core_meta_layout(m, prefix);
+}
+
+int core_create(core_container **out, const char *name, const core_mode *mode, int32_t ntasks,
+                const int64_t *chunksizes, const int64_t *globalranks, int32_t *fsblksize)
+{
+    *out = NULL;
+    int rc0 = core_create_check(name, ntasks, chunksizes, fsblksize ? *fsblksize : 0);
+    if (rc0)
+        return rc0;
+
+    core_container *c = core_container_new(name, mode);
     if (!c)
         return SHEAF_E_NOMEM;
     int rc = SHEAF_E_NOMEM;
@@ -138,33 +176,9 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
             *fsblksize = bs;
     }
     core_meta *m = &pf->m;
-    m->meta_big = core_host_is_big();
-    m->data_big = mode->data_big >= 0 ? mode->data_big : m->meta_big;
-    m->version = CORE_LIB_VERSION;
-    m->patch = CORE_LIB_PATCH;
-    m->format = 5;
-    m->fsblksize = bs;
-    m->ntasks = ntasks;
-    m->nfiles = 1;
-    m->filenumber = 1; /* what SIONlib 1.7's serial writer stores; readers ignore it for single files */
-    c->keyval = (mode->keyval == SION_KEYVAL_NOTSET) ? SION_KEYVAL_NONE : mode->keyval;
-    m->flag1 = (int64_t)c->keyval << 32;
-    snprintf(m->prefix, sizeof m->prefix, "%s", name);
-    m->globalranks = malloc((size_t)ntasks * 8);
-    m->chunksizes = malloc((size_t)ntasks * 8);
-    if (!m->globalranks || !m->chunksizes) {
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
+    if ((rc = core_meta_init_write(m, name, mode, ntasks, chunksizes, globalranks, bs)))
         goto fail;
-    }
-    for (int32_t t = 0; t < ntasks; t++) {
-        int64_t cs = chunksizes[t];
-        if (cs % bs)
-            cs = (cs / bs + 1) * bs;
-        m->chunksizes[t] = cs;
-        m->globalranks[t] = globalranks ? globalranks[t] : t;
-    }
-    if ((rc = core_meta_layout(m, name)))
-        goto fail;
+    c->keyval = (int)(m->flag1 >> 32);
     c->nfiles = 1;
     c->ntasks = ntasks;
     c->fsblksize = bs;
@@ -179,12 +193,65 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
         if ((rc = task_reserve(tk, 1, name))) /* grows by doubling as blocks are added */
             goto fail;
     }
-    if ((rc = write_header(c, pf)) || (rc = core_place(c)))
+    if ((rc = core_meta_write_header(&pf->f, m)) || (rc = core_place(c)))
         goto fail;
     *out = c;
     return 0;
 fail:
-    free_container(c);
+    core_container_free(c);
+    return rc;
+}
+
+int core_meta_alloc_blocks(core_meta *m, const int64_t *blockcount, const char *name)
+{
+    int64_t maxb = 1;
+    for (int32_t t = 0; t < m->ntasks; t++) {
+        if (blockcount[t] < 0)
+            return core_fail(SHEAF_E_ARG, "%s: task %d has a negative block count %lld", name, t, (long long)blockcount[t]);
+        if (blockcount[t] > maxb)
+            maxb = blockcount[t];
+    }
+    if (maxb > INT32_MAX || maxb > INT64_MAX / 8 / (1 + (int64_t)m->ntasks))
+        return core_fail(SHEAF_E_ARG, "%s: %lld blocks in one task, too many", name, (long long)maxb);
+    free(m->blockcount);
+    free(m->blocksizes);
+    m->maxchunks = (int32_t)maxb;
+    m->blockcount = malloc((size_t)m->ntasks * 8);
+    m->blocksizes = calloc((size_t)m->ntasks * (size_t)maxb, 8);
+    if (!m->blockcount || !m->blocksizes)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory for the block table", name);
+    memcpy(m->blockcount, blockcount, (size_t)m->ntasks * 8);
+    return 0;
+}
+
+int core_meta_write_tail(core_file *f, core_meta *m, int serial)
+{
+    int64_t maxb = m->maxchunks;
+    m->start_of_varheader = m->data_start + maxb * m->globalskip;
+    int mapped = !serial && m->nfiles > 1 && m->filenumber == 0;
+    if (!serial && !mapped)
+        m->mapping_size = -1; /* parallel close: nothing after the block sizes */
+    size_t mb = 8 * (size_t)m->ntasks * (size_t)(1 + maxb);
+    size_t m2 = mb + (serial ? 4 : mapped ? 4 + 8 * (size_t)m->mapping_size : 0);
+    unsigned char *buf = malloc(m2);
+    if (!buf)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory writing the block table", f->name);
+    core_meta_encode_blocks(m, buf);
+    if (serial) {
+        m->mapping_size = -1; /* serial close writes a zero mapping size */
+        core_meta_encode_mapping(m, buf + mb);
+    } else if (mapped) {
+        core_meta_encode_mapping(m, buf + mb);
+    }
+    /* META2 first, header last: a crash in between leaves start_of_varheader 0 */
+    int rc = core_file_seek(f, m->start_of_varheader);
+    if (!rc)
+        rc = core_file_write(f, buf, m2);
+    free(buf);
+    if (!rc)
+        rc = core_meta_write_header(f, m);
+    if (!rc)
+        rc = core_file_flush(f);
     return rc;
 }
 
@@ -195,43 +262,21 @@ static int finish_write(core_container *c)
         return rc;
     core_pfile *pf = &c->files[0];
     core_meta *m = &pf->m;
-    int64_t maxb = 1;
-    for (int32_t t = 0; t < c->ntasks; t++)
-        if (c->tasks[t].nblocks > maxb)
-            maxb = c->tasks[t].nblocks;
-    if (maxb > INT32_MAX)
-        return core_fail(SHEAF_E_ARG, "%s: more than %d blocks in one task", c->name, INT32_MAX);
-    m->maxchunks = (int32_t)maxb;
-    m->start_of_varheader = m->data_start + maxb * m->globalskip;
-    free(m->blockcount);
-    free(m->blocksizes);
-    m->blockcount = malloc((size_t)c->ntasks * 8);
-    m->blocksizes = calloc((size_t)(c->ntasks * maxb), 8);
-    size_t m2 = 8 * (size_t)c->ntasks * (size_t)(1 + maxb) + 4;
-    unsigned char *buf = malloc(m2);
-    if (!m->blockcount || !m->blocksizes || !buf) {
-        free(buf);
+    int64_t *bc = malloc((size_t)c->ntasks * 8);
+    if (!bc)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory writing the block table", c->name);
-    }
+    for (int32_t t = 0; t < c->ntasks; t++)
+        bc[t] = c->tasks[t].nblocks;
+    rc = core_meta_alloc_blocks(m, bc, c->name);
+    free(bc);
+    if (rc)
+        return rc;
     for (int32_t t = 0; t < c->ntasks; t++) {
         core_task *tk = &c->tasks[t];
-        m->blockcount[t] = tk->nblocks;
         for (int64_t b = 0; b < tk->nblocks; b++)
             m->blocksizes[b * c->ntasks + t] = tk->bsize[b];
     }
-    core_meta_encode_blocks(m, buf);
-    m->mapping_size = -1; /* serial close writes a zero mapping size */
-    core_meta_encode_mapping(m, buf + m2 - 4);
-    /* META2 first, header last: a crash in between leaves start_of_varheader 0 */
-    rc = core_file_seek(&pf->f, m->start_of_varheader);
-    if (!rc)
-        rc = core_file_write(&pf->f, buf, m2);
-    free(buf);
-    if (!rc)
-        rc = write_header(c, pf);
-    if (!rc)
-        rc = core_file_flush(&pf->f);
-    return rc;
+    return core_meta_write_tail(&pf->f, m, 1);
 }
 
 int core_close(core_container *c)
@@ -239,7 +284,7 @@ int core_close(core_container *c)
     if (!c)
         return core_fail(SHEAF_E_ARG, "close of a container that is not open");
     int rc = 0;
-    if (c->mode.write)
+    if (c->mode.write && !c->attached) /* an attached task leaves the metadata to its master */
         rc = finish_write(c);
     for (int32_t i = 0; i < c->nfiles; i++) {
         if (c->files[i].f.name) {
@@ -248,25 +293,30 @@ int core_close(core_container *c)
                 rc = r2;
         }
     }
-    free_container(c);
+    core_container_free(c);
     return rc;
 }
 
 /* ---- read --------------------------------------------------------------- */
 
+char *core_member_name(const char *base, int32_t k)
+{
+    size_t l = strlen(base) + 16;
+    char *nm = malloc(l);
+    if (nm) {
+        if (k == 0)
+            snprintf(nm, l, "%s", base);
+        else
+            snprintf(nm, l, "%s.%06d", base, k);
+    }
+    return nm;
+}
+
 static int open_member(core_container *c, int32_t k)
 {
     core_pfile *pf = &c->files[k];
     pf->m.mapping_size = -1;
-    char *nm = NULL;
-    if (k == 0) {
-        nm = strdup(c->name);
-    } else {
-        size_t l = strlen(c->name) + 16;
-        nm = malloc(l);
-        if (nm)
-            snprintf(nm, l, "%s.%06d", c->name, k);
-    }
+    char *nm = core_member_name(c->name, k);
     if (!nm)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory", c->name);
     int rc = core_file_open(&pf->f, nm, 0, c->mode.posix);
@@ -363,7 +413,7 @@ int core_open_read(core_container **out, const char *name, const core_mode *mode
     *out = NULL;
     if (!name || !*name)
         return core_fail(SHEAF_E_ARG, "no file name given");
-    core_container *c = new_container(name, mode);
+    core_container *c = core_container_new(name, mode);
     if (!c)
         return SHEAF_E_NOMEM;
     int rc;
@@ -416,7 +466,7 @@ int core_open_read(core_container **out, const char *name, const core_mode *mode
     *out = c;
     return 0;
 fail:
-    free_container(c);
+    core_container_free(c);
     return rc;
 }
 
@@ -428,14 +478,14 @@ int core_open_read_rank(core_container **out, const char *name, const core_mode 
     core_container *c = *out;
     if (rank < 0 || rank >= c->ntasks) {
         rc = core_fail(SHEAF_E_ARG, "%s: task %d does not exist (the container holds %d tasks)", name, rank, c->ntasks);
-        free_container(c);
+        core_container_free(c);
         *out = NULL;
         return rc;
     }
     c->only_task = rank;
     c->cur = rank;
     if ((rc = core_place(c))) { /* the caller gets no container on failure: free it */
-        free_container(c);
+        core_container_free(c);
         *out = NULL;
     }
     return rc;

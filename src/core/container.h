@@ -53,6 +53,8 @@ typedef struct core_container {
     int64_t *x_chunks, *x_granks, *x_bcount, *x_bsizes, *x_curpos, *x_curblk;
     int32_t x_maxchunks;
     core_kv *kv;         /* inline key-value index (keyval.c), NULL until used */
+    int attached;        /* one task attached to a file written in parallel (partask.c):
+                          * closing it never writes metadata, its master does */
 } core_container;
 
 /* Create a single-file container for writing (serial API). chunksizes are
@@ -72,6 +74,32 @@ int core_close(core_container *c);
 
 /* Release the key-value index (keyval.c); called when c is freed. */
 void core_kv_free(core_container *c);
+
+/* ---- building blocks shared with the parallel primitives (partask.c) ---- */
+/* Allocate an empty container / free one (closing its files, no metadata written). */
+core_container *core_container_new(const char *name, const core_mode *mode);
+void core_container_free(core_container *c);
+/* Validate the arguments of a create (name, ntasks, chunk sizes, fsblksize <= 1 GiB). */
+int core_create_check(const char *name, int32_t ntasks, const int64_t *chunksizes, int32_t fsblksize);
+/* Fill a META1 for writing (format 5, host order, keyval from mode, filenumber 1 and
+ * nfiles 1 as the serial writer stores them): chunk sizes rounded up to multiples of
+ * bs (> 0), globalranks NULL means 0..ntasks-1; computes starts[]/globalskip. */
+int core_meta_init_write(core_meta *m, const char *prefix, const core_mode *mode, int32_t ntasks,
+                         const int64_t *chunksizes, const int64_t *globalranks, int32_t bs);
+/* Encode m's header and write it at offset 0 of f. */
+int core_meta_write_header(core_file *f, const core_meta *m);
+/* Set m->maxchunks = max(1, blockcount[]) and allocate m->blockcount (a copy of
+ * blockcount) and a zeroed m->blocksizes[maxchunks*ntasks] for the caller to fill. */
+int core_meta_alloc_blocks(core_meta *m, const int64_t *blockcount, const char *name);
+/* Write META2 at start_of_varheader (derived from maxchunks), then what follows
+ * it, then the header (maxchunks, start_of_varheader) last, and flush.
+ * serial: a 4-byte zero mapping size follows (serial sion_close). Otherwise (parallel
+ * close): file 0 of a multi-file set gets m->mapping_size + m->mapping, every other
+ * file nothing. */
+int core_meta_write_tail(core_file *f, core_meta *m, int serial);
+/* Physical file k of the set named base: base itself for k = 0, else base.%06d.
+ * malloc'd, NULL when out of memory. */
+char *core_member_name(const char *base, int32_t k);
 
 /* Fill x_* arrays for the information getters. */
 int core_export_locations(core_container *c);

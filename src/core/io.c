@@ -11,7 +11,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-int core_file_open(core_file *f, const char *name, int write, int posix)
+/* how: 0 read, 1 create/truncate for writing, 2 existing file for reading and writing */
+static int file_open(core_file *f, const char *name, int how, int posix)
 {
     memset(f, 0, sizeof *f);
     f->fd = -1;
@@ -19,7 +20,7 @@ int core_file_open(core_file *f, const char *name, int write, int posix)
     f->name = strdup(name);
     if (!f->name)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
-    int flags = write ? (O_RDWR | O_CREAT | O_TRUNC) : O_RDONLY;
+    int flags = how == 1 ? (O_RDWR | O_CREAT | O_TRUNC) : how == 2 ? O_RDWR : O_RDONLY;
     int fd;
     do {
         fd = open(name, flags | O_CLOEXEC, 0666);
@@ -29,7 +30,7 @@ int core_file_open(core_file *f, const char *name, int write, int posix)
         free(f->name);
         f->name = NULL;
         return core_fail_errno(e == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO, e,
-                               "cannot %s %s", write ? "create" : "open", name);
+                               "cannot %s %s", how == 1 ? "create" : "open", name);
     }
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -40,7 +41,7 @@ int core_file_open(core_file *f, const char *name, int write, int posix)
     }
     f->fd = fd;
     if (!posix) {
-        f->fp = fdopen(fd, write ? "w+b" : "rb");
+        f->fp = fdopen(fd, how == 1 ? "w+b" : how == 2 ? "r+b" : "rb");
         if (!f->fp) {
             int e = errno;
             close(fd);
@@ -50,6 +51,16 @@ int core_file_open(core_file *f, const char *name, int write, int posix)
         }
     }
     return 0;
+}
+
+int core_file_open(core_file *f, const char *name, int write, int posix)
+{
+    return file_open(f, name, write ? 1 : 0, posix);
+}
+
+int core_file_open_rw(core_file *f, const char *name, int posix)
+{
+    return file_open(f, name, 2, posix);
 }
 
 int core_file_close(core_file *f)

@@ -21,6 +21,9 @@ typedef struct core_file {
 
 /* Open for reading, or create/truncate for writing (mode 0666 & ~umask). */
 int core_file_open(core_file *f, const char *name, int write, int posix);
+/* Open an existing file for reading and writing, without creating or truncating it
+ * (the parallel layer: tasks write their chunks into a file their master created). */
+int core_file_open_rw(core_file *f, const char *name, int posix);
 int core_file_close(core_file *f);          /* flushes; reports write-back errors */
 int core_file_seek(core_file *f, int64_t off);
 int core_file_tell(core_file *f, int64_t *off);

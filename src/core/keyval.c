@@ -346,7 +346,7 @@ static int read_mode(core_container *c, const char *call)
 int core_kv_read(core_container *c, uint64_t key, void *buf, uint64_t size, uint64_t nitems, uint64_t *items)
 {
     *items = 0;
-    kv_task *kt;
+    kv_task *kt = NULL;
     int rc = read_mode(c, "sion_fread_key");
     if (rc || (rc = get_task(c, &kt)))
         return rc;
@@ -395,7 +395,7 @@ int core_kv_read(core_container *c, uint64_t key, void *buf, uint64_t size, uint
 
 int core_kv_iter_reset(core_container *c)
 {
-    kv_task *kt;
+    kv_task *kt = NULL;
     int rc = read_mode(c, "sion_fread_key_iterator_reset");
     if (rc || (rc = get_task(c, &kt)))
         return rc;
@@ -405,7 +405,7 @@ int core_kv_iter_reset(core_container *c)
 
 int core_kv_iter_next(core_container *c, uint64_t *key, uint64_t *len)
 {
-    kv_task *kt;
+    kv_task *kt = NULL;
     int rc = read_mode(c, "sion_fread_key_iterator_next");
     if (rc || (rc = get_task(c, &kt)))
         return rc;
@@ -425,7 +425,7 @@ int core_kv_iter_next(core_container *c, uint64_t *key, uint64_t *len)
 
 int core_kv_seek(core_container *c, uint64_t key, int64_t entry, int64_t pos)
 {
-    kv_task *kt;
+    kv_task *kt = NULL;
     int rc = read_mode(c, "sion_seek_key");
     if (rc || (rc = get_task(c, &kt)))
         return rc;
@@ -508,7 +508,7 @@ static int full_scan(core_container *c, kv_task *kt)
 
 int core_kv_full_scan(core_container *c)
 {
-    kv_task *kt;
+    kv_task *kt = NULL;
     int rc = read_mode(c, "sion_key_full_scan");
     if (rc || (rc = get_task(c, &kt)))
         return rc;
@@ -517,7 +517,7 @@ int core_kv_full_scan(core_container *c)
 
 int core_kv_keylist_reset(core_container *c)
 {
-    kv_task *kt;
+    kv_task *kt = NULL;
     int rc = read_mode(c, "sion_key_list_iterator_reset");
     if (rc || (rc = get_task(c, &kt)) || (rc = full_scan(c, kt)))
         return rc;
@@ -527,7 +527,7 @@ int core_kv_keylist_reset(core_container *c)
 
 int core_kv_keylist_next(core_container *c, uint64_t *key)
 {
-    kv_task *kt;
+    kv_task *kt = NULL;
     int rc = read_mode(c, "sion_key_list_iterator_next");
     if (rc || (rc = get_task(c, &kt)))
         return rc;
@@ -541,7 +541,7 @@ int core_kv_keylist_next(core_container *c, uint64_t *key)
 
 int core_kv_stat(core_container *c, uint64_t key, int64_t *nrec, int64_t *total)
 {
-    kv_task *kt;
+    kv_task *kt = NULL;
     int rc = read_mode(c, "sion_key_get_stat");
     if (rc || (rc = get_task(c, &kt)) || (rc = full_scan(c, kt)))
         return rc;
@@ -553,7 +553,7 @@ int core_kv_stat(core_container *c, uint64_t key, int64_t *nrec, int64_t *total)
 
 int core_kv_nkeys(core_container *c, int64_t *nkeys)
 {
-    kv_task *kt;
+    kv_task *kt = NULL;
     int rc = read_mode(c, "key statistics");
     if (rc || (rc = get_task(c, &kt)) || (rc = full_scan(c, kt)))
         return rc;

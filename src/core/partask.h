@@ -1,0 +1,60 @@
+/* partask.h - serial building blocks of the parallel layer (doc/parallel-plan.md,
+ * "What the core still needs"). No MPI, no threads: a parallel layer runs the
+ * master steps on each physical file's master task and the task steps on every
+ * task, exchanging the arguments itself.
+ *
+ * Write sequence for one physical file with n tasks:
+ *   master: core_par_create_file()        -> META1 on disk, starts[]/globalskip in meta
+ *   (the file now exists; scatter start, chunksize, globalskip)
+ *   task t: core_attach_task(write=1), core_write()..., core_detach_task()
+ *   (gather block counts and block sizes)
+ *   master: core_par_write_tail()         -> META2 (+ mapping on file 0), header last
+ *
+ * Files are named as SIONlib names them: `name` is the name the set was opened
+ * with; physical file k is core_member_name(name, k) (name, name.000001, ...),
+ * and every file's prefix field holds `name`. The result is byte-identical to
+ * what SIONlib 1.7's parallel close writes (filenumber = k, no trailing mapping
+ * word in a single-file set). */
+#ifndef CORE_PARTASK_H
+#define CORE_PARTASK_H
+#include "container.h"
+#include <stdint.h>
+
+/* Master: create/truncate physical file `filenumber` of the set `name` (nfiles
+ * files), write its META1 (start_of_varheader 0: "not closed") and close it.
+ * chunksizes are rounded up to multiples of fsblksize (which must be decided
+ * already, > 0), globalranks NULL means 0..ntasks-1. out_meta receives the
+ * header and the layout (starts[], globalskip, chunksizes as stored); it is
+ * the caller's, release it with core_meta_free() after core_par_write_tail(). */
+int core_par_create_file(const char *name, const core_mode *mode, int32_t ntasks, const int64_t *chunksizes,
+                         const int64_t *globalranks, int32_t fsblksize, int32_t filenumber, int32_t nfiles,
+                         core_meta *out_meta);
+
+/* Master: finish physical file m->filenumber of the set `name` (opened without
+ * truncation). blockcount[t] (>= 0) is the number of blocks of local task t;
+ * blocksizes is the flat concatenation of the tasks' block tables in task
+ * order (what a gatherv delivers): task t's entries start at
+ * sum(blockcount[0..t-1]). mapping (2*mapping_size int32: file, local task,
+ * indexed by global task) is required for file 0 of a multi-file set and must
+ * be NULL otherwise. Writes META2, the mapping, then the header; m gets the
+ * block table and the mapping. */
+int core_par_write_tail(const char *name, core_meta *m, const int64_t *blockcount, const int64_t *blocksizes,
+                        const int32_t *mapping, int32_t mapping_size);
+
+/* Task: a container holding exactly one task over the existing physical file
+ * `name` (the member's own path), opened without truncation (write: O_RDWR;
+ * read: read-only), positioned at the task's chunk. core_write, core_read,
+ * core_seek, core_eof, core_flush work on it unchanged. Read mode takes the
+ * task's block table (nblocks entries; both ignored in write mode). The
+ * keyval mode is mode->keyval (NOTSET -> none), the data order mode->data_big. */
+int core_attach_task(core_container **out, const char *name, const core_mode *mode, int write, int64_t start,
+                     int64_t chunksize, int64_t globalskip, int64_t globalrank, int64_t nblocks,
+                     const int64_t *blocksizes);
+
+/* Task: sync, hand back the task's block table (*blocksizes malloc'd, *nblocks
+ * entries; either pointer may be NULL to drop it) and close and free c
+ * without writing any metadata. Always frees an attached c (a container not
+ * made by core_attach_task is refused and left alone); on failure nothing is
+ * handed back. (core_close on an attached container also writes no metadata.) */
+int core_detach_task(core_container *c, int64_t *nblocks, int64_t **blocksizes);
+#endif
