@@ -20,31 +20,10 @@ int do_cat(const char *file, int task, int block, const char *out, int verbose)
         tool_close(&in);
         return TOOL_FAIL;
     }
-    int fd = STDOUT_FILENO;
-    if (out) {
-        fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-        if (fd < 0) {
-            tool_err("%s: cannot create: %s", out, strerror(errno));
-            tool_close(&in);
-            return TOOL_FAIL;
-        }
-        /* never truncate one of the container's own files */
-        struct stat so = {0};
-        int same = 0;
-        if (fstat(fd, &so) == 0)
-            for (int f = 0; f < in.nfiles_open && !same; f++) {
-                sheaf_file_info fi;
-                struct stat si;
-                same = sheaf_get_file_info(in.sid, f, &fi) == SION_SUCCESS && stat(fi.name, &si) == 0 &&
-                       si.st_dev == so.st_dev && si.st_ino == so.st_ino;
-            }
-        if (same || (S_ISREG(so.st_mode) && ftruncate(fd, 0) != 0)) {
-            tool_err("%s: %s", out, same ? "is a file of the input container; refusing to overwrite it"
-                                          : strerror(errno));
-            close(fd);
-            tool_close(&in);
-            return TOOL_FAIL;
-        }
+    int fd = out ? tool_open_output(&in, out) : STDOUT_FILENO;
+    if (fd < 0) {
+        tool_close(&in);
+        return TOOL_FAIL;
     }
     int t0 = task < 0 ? 0 : task, t1 = task < 0 ? in.ntasks : task + 1;
     sion_int64 total = 0;

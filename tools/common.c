@@ -1,6 +1,8 @@
 /* common.c - opening inputs, copying task data, messages. */
 #include "common.h"
 #include <errno.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -172,4 +174,29 @@ int tool_getopt(int argc, char **argv, const char *shortopts, const struct optio
     }
     *first = optind;
     return TOOL_OK;
+}
+
+int tool_open_output(tool_in *in, const char *out)
+{
+    int fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        tool_err("%s: cannot create: %s", out, strerror(errno));
+        return -1;
+    }
+    /* never truncate one of the container's own files */
+    struct stat so = {0};
+    int same = 0;
+    if (fstat(fd, &so) == 0)
+        for (int f = 0; f < in->nfiles_open && !same; f++) {
+            sheaf_file_info fi;
+            struct stat si;
+            same = sheaf_get_file_info(in->sid, f, &fi) == SION_SUCCESS && stat(fi.name, &si) == 0 &&
+                   si.st_dev == so.st_dev && si.st_ino == so.st_ino;
+        }
+    if (same || (S_ISREG(so.st_mode) && ftruncate(fd, 0) != 0)) {
+        tool_err("%s: %s", out, same ? "is a file of the input container; refusing to overwrite it" : strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
 }

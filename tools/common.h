@@ -55,6 +55,11 @@ int tool_getopt(int argc, char **argv, const char *shortopts, const struct optio
                 int (*on_opt)(int opt, const char *arg, void *ctx), void *ctx,
                 void (*usage)(FILE *o), int min_pos, int max_pos, int *first);
 
+/* Create (or truncate) the -o output file `out` for writing, refusing to
+ * truncate any physical file of the open input container. fd, or -1 after a
+ * message. */
+int tool_open_output(tool_in *in, const char *out);
+
 /* Parse a non-negative / any integer; return 0 on success, -1 if malformed. */
 int tool_parse_i64(const char *s, long long *out);
 

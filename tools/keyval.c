@@ -96,26 +96,12 @@ int do_cat_key(const char *file, int task, uint64_t key, const char *out, int ve
     }
     FILE *o = stdout;
     if (out) {
-        int fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-        if (fd < 0) {
-            tool_err("%s: cannot create: %s", out, strerror(errno));
-            tool_close(&in);
-            return TOOL_FAIL;
-        }
-        /* never truncate one of the container's own files */
-        struct stat so = {0};
-        int same = 0;
-        if (fstat(fd, &so) == 0)
-            for (int f = 0; f < in.nfiles_open && !same; f++) {
-                sheaf_file_info fi;
-                struct stat si;
-                same = sheaf_get_file_info(in.sid, f, &fi) == SION_SUCCESS && stat(fi.name, &si) == 0 &&
-                       si.st_dev == so.st_dev && si.st_ino == so.st_ino;
+        int fd = tool_open_output(&in, out);
+        if (fd < 0 || !(o = fdopen(fd, "wb"))) {
+            if (fd >= 0) {
+                tool_err("%s: %s", out, strerror(errno));
+                close(fd);
             }
-        if (same || (S_ISREG(so.st_mode) && ftruncate(fd, 0) != 0) || !(o = fdopen(fd, "wb"))) {
-            tool_err("%s: %s", out, same ? "is a file of the input container; refusing to overwrite it"
-                                          : strerror(errno));
-            close(fd);
             tool_close(&in);
             return TOOL_FAIL;
         }
