@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../helpers/vecpath.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -728,14 +729,6 @@ static void test_block_rules(void **st)
     free(dir);
 }
 
-static const char *vec_path(const char *name, char *buf, size_t n)
-{
-    const char *vdir = getenv("SHEAF_VECTORS_DIR");
-    snprintf(buf, n, "%s/%s", vdir ? vdir : "../shared/vectors/sionlib-1.7.6", name);
-    if (access(buf, R_OK) != 0)
-        fail_msg("vector %s not readable (set SHEAF_VECTORS_DIR)", buf);
-    return buf;
-}
 
 /* Information calls on SIONlib-written files. */
 static void test_vector_info(void **st)

@@ -6,18 +6,11 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../helpers/vecpath.h"
 #include "sion.h"
 #include "sheaf.h"
 #include "../helpers/testutil.h"
 
-static const char *vec_path(const char *name, char *buf, size_t n)
-{
-    const char *vdir = getenv("SHEAF_VECTORS_DIR");
-    snprintf(buf, n, "%s/%s", vdir ? vdir : "../shared/vectors/sionlib-1.7.6", name);
-    if (access(buf, R_OK) != 0)
-        fail_msg("vector %s not readable (set SHEAF_VECTORS_DIR)", buf);
-    return buf;
-}
 
 /* keyval3 (MANIFEST.json): 3 tasks; keys 1,2,3,1000000007 interleaved, 5
  * rounds; record r of key index j on task t holds 10 + 11t + 37j + 100r bytes. */

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../helpers/vecpath.h"
 #include "sion.h"
 #include "sheaf.h"
 #include "partask.h"
@@ -29,14 +30,6 @@ static int64_t fsize(const char *path)
     return (int64_t)st.st_size;
 }
 
-static const char *vec_path(const char *name, char *buf, size_t n)
-{
-    const char *vdir = getenv("SHEAF_VECTORS_DIR");
-    snprintf(buf, n, "%s/%s", vdir ? vdir : "../shared/vectors/sionlib-1.7.6", name);
-    if (access(buf, R_OK) != 0)
-        fail_msg("vector %s not readable (set SHEAF_VECTORS_DIR)", buf);
-    return buf;
-}
 
 /* Copy a read-only vector into dir (the copy is what gets opened). */
 static void copy_vector(const char *name, const char *dir)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "../helpers/vecpath.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -25,14 +26,6 @@ static int setup(void **st)
     return 0;
 }
 
-static const char *vec_path(const char *name, char *buf, size_t n)
-{
-    const char *vdir = getenv("SHEAF_VECTORS_DIR");
-    snprintf(buf, n, "%s/%s", vdir ? vdir : "../shared/vectors/sionlib-1.7.6", name);
-    if (access(buf, R_OK) != 0)
-        fail_msg("vector %s not readable (set SHEAF_VECTORS_DIR)", buf);
-    return buf;
-}
 
 static void expect_error_mentions(const char *a, const char *b)
 {
