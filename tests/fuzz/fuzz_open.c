@@ -40,6 +40,26 @@ static const uint8_t *find_sep(const uint8_t *d, size_t n)
     return NULL;
 }
 
+/* Key-value containers: walk the record parser of the current task. */
+static void read_keys(int sid)
+{
+    static unsigned char kbuf[4096];
+    if (sion_get_keyval_mode(sid) != SION_KEYVAL_INLINE)
+        return;
+    uint64_t key;
+    size_t len;
+    if (sion_fread_key_iterator_reset(sid) == SION_SUCCESS)
+        for (int guard = 0; guard < 10000 && sion_fread_key_iterator_next(sid, &key, &len) == SION_SUCCESS; guard++)
+            (void)sion_fread_key(kbuf, key, 1, sizeof kbuf, sid);
+    if (sion_key_list_iterator_reset(sid) == SION_SUCCESS)
+        for (int guard = 0; guard < 10000 && sion_key_list_iterator_next(sid, &key) == SION_SUCCESS; guard++) {
+            sion_key_stat_t st;
+            (void)sion_key_get_stat(sid, key, &st);
+            if (sion_seek_key(sid, key, SION_ABSOLUTE_POS, 0) == SION_SUCCESS)
+                (void)sion_fread_key(kbuf, key, 1, sizeof kbuf, sid);
+        }
+}
+
 static void read_task(int sid, int t, int seek)
 {
     static unsigned char buf[65536];
@@ -57,6 +77,7 @@ static void read_task(int sid, int t, int seek)
     (void)sion_fread(buf, 1, 16, sid);
     (void)sion_bytes_avail_in_block(sid);
     (void)sion_get_position(sid);
+    read_keys(sid);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
