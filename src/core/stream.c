@@ -59,22 +59,26 @@ static int read_sync(core_container *c)
 
 /* Learn what the application wrote (write mode) or read (read mode) through
  * the exported FILE* or fd. */
-int core_sync(core_container *c)
+/* Write mode: take what the application wrote through the raw handle into
+ * the block table; *rel receives the file position relative to the block. */
+static int write_sync(core_container *c, int64_t *rel)
 {
-    if (!c->mode.write)
-        return read_sync(c);
     core_task *t = cur_task(c);
-    int64_t rel;
-    int rc = pos_in_block(c, t, &rel);
+    int rc = pos_in_block(c, t, rel);
     if (rc)
         return rc;
-    if (rel > t->chunksize)
-        rel = t->chunksize; /* wrote past its chunk through the raw handle */
-    if (rel > t->bsize[t->cur_block]) {
-        t->bsize[t->cur_block] = rel;
-        t->cur_pos = rel;
+    int64_t used = *rel > t->chunksize ? t->chunksize : *rel; /* wrote past its chunk through the raw handle */
+    if (used > t->bsize[t->cur_block]) {
+        t->bsize[t->cur_block] = used;
+        t->cur_pos = used;
     }
     return 0;
+}
+
+int core_sync(core_container *c)
+{
+    int64_t rel;
+    return c->mode.write ? write_sync(c, &rel) : read_sync(c);
 }
 
 static int new_block(core_container *c, core_task *t)
@@ -114,11 +118,18 @@ int core_write(core_container *c, const void *buf, uint64_t n)
         return 0;
     if (t->chunksize == 0)
         return core_fail(SHEAF_E_ARG, "%s: task %d has chunk size 0, nothing can be written", c->name, c->cur);
-    int rc = core_sync(c);
+    int64_t rel;
+    int rc = write_sync(c, &rel);
     if (rc)
         return rc;
-    /* keep a record that fits in one chunk in one piece, as SIONlib does */
-    if (n <= (uint64_t)t->chunksize && (rc = core_ensure_space(c, (int64_t)n)))
+    /* keep a record that fits in one chunk in one piece, as SIONlib does;
+     * otherwise continue at the end of the current block. One position
+     * query per call: from here on the file is at the end of the block. */
+    if (n <= (uint64_t)t->chunksize && t->bsize[t->cur_block] + (int64_t)n > t->chunksize)
+        rc = new_block(c, t);
+    else if (rel != t->bsize[t->cur_block])
+        rc = core_place(c);
+    if (rc)
         return rc;
     const char *p = buf;
     core_file *f = task_file(c, t);
@@ -130,9 +141,6 @@ int core_write(core_container *c, const void *buf, uint64_t n)
             continue;
         }
         int64_t want = (uint64_t)room < n ? room : (int64_t)n;
-        int64_t here, at = block_offset(c, t, t->cur_block) + t->bsize[t->cur_block];
-        if ((rc = core_file_tell(f, &here)) || (here != at && (rc = core_file_seek(f, at))))
-            return rc;
         if ((rc = core_file_write(f, p, (size_t)want)))
             return rc;
         t->bsize[t->cur_block] += want;
