@@ -224,6 +224,20 @@ sion_io_stat_t *sion_get_io_info(int sid);
 sion_io_stat_t *sion_get_io_info_by_spec(int sid, int roles, int flag);
 int sion_free_io_info(sion_io_stat_t *p);
 
+/* dup / dedup (read mode of a parallel or mapped open): a copy of the sid with
+ * file handles of its own, so that several threads read the same container
+ * at once (one sid per thread). mode: SION_DUP_ALL (all tasks of the sid),
+ * SION_DUP_RANK (only global task `rank`), SION_DUP_RANK_KEY (only task
+ * `rank`, and of its key-value records only those with `key`). The copy is
+ * positioned at the start of its (first) task. Collective calls
+ * (sion_parclose_*, sion_parreinit_*, sion_coll_*) are refused on a copy;
+ * release it with sion_dedup. Returns the new sid, or -1 (serial or write
+ * opens, unknown task). Thread-safe with respect to other sids; the sid being
+ * duplicated must not be used by another thread during the call. */
+int sion_dup(int sid, int mode, int rank, uint64_t key);
+/* Release a duplicate: SION_SUCCESS, or SION_NOT_SUCCESS for a sid that is not one. */
+int sion_dedup(int sid);
+
 #ifdef __cplusplus
 }
 #endif

@@ -173,6 +173,8 @@ int sion_get_filenumber(int sid)
 {
     LOOKUP(sid, "sion_get_filenumber", -1);
     /* a member of a set opened on its own is still file k of the set */
+    if (c->attached) /* a parallel handle: its files carry their number in the set */
+        return c->files[c->tasks[c->cur].file].m.filenumber;
     if (c->nfiles == 1 && c->files[0].m.nfiles > 1)
         return c->files[0].m.filenumber;
     return c->tasks[c->cur].file;
@@ -181,7 +183,7 @@ int sion_get_filenumber(int sid)
 int sion_is_serial_opened(int sid)
 {
     LOOKUP(sid, "sion_is_serial_opened", SION_NOT_SUCCESS);
-    return 1;
+    return c->attached ? 0 : 1; /* parallel opens and their duplicates are attached tasks */
 }
 
 int sion_using_hints(int sid)

@@ -140,9 +140,16 @@ int sion_open_rank(char *fname, const char *file_mode, sion_int64 *chunksize, si
 int sion_close(int sid)
 {
     core_clear_error();
-    core_container *c = api_release(sid);
+    core_container *c = api_lookup(sid, "sion_close");
+    if (c && (c->par || c->dup)) {
+        core_fail(SHEAF_E_ARG, "%s: sion_close: sid %d %s", c->name, sid,
+                  c->dup ? "is a duplicate: release it with sion_dedup"
+                         : "was opened in parallel: close it collectively with the matching sion_parclose_* call");
+        c = NULL;
+    } else if (c) {
+        c = api_release(sid);
+    }
     if (!c) {
-        core_fail(SHEAF_E_ARG, "sion_close: invalid sid %d (not an open container)", sid);
         core_report_error(-1);
         return SION_NOT_SUCCESS;
     }

@@ -329,6 +329,24 @@ static int open_member(core_container *c, int32_t k)
     return meta_from_file(pf, 1);
 }
 
+int core_read_member_meta(core_container *c, const char *path)
+{
+    if (!c->files) {
+        c->files = calloc(1, sizeof *c->files);
+        if (!c->files)
+            return core_fail(SHEAF_E_NOMEM, "%s: out of memory", path);
+        c->nfiles = 1;
+    }
+    core_pfile *pf = &c->files[0];
+    pf->m.mapping_size = -1;
+    int rc = core_file_open(&pf->f, path, 0, 1);
+    if (rc)
+        return rc;
+    rc = meta_from_file(pf, 1);
+    int r2 = core_file_close(&pf->f);
+    return rc ? rc : r2;
+}
+
 static int init_task_from_meta(core_container *c, core_task *tk, int32_t file, int32_t lrank)
 {
     core_meta *m = &c->files[file].m;

@@ -53,6 +53,10 @@ typedef struct core_container {
     int64_t *x_chunks, *x_granks, *x_bcount, *x_bsizes, *x_curpos, *x_curblk;
     int32_t x_maxchunks;
     core_kv *kv;         /* inline key-value index (keyval.c), NULL until used */
+    void *par;           /* state of a parallel open (src/par), NULL for serial opens */
+    int dup;             /* made by sion_dup: released with sion_dedup */
+    uint64_t only_key;   /* dup with SION_DUP_RANK_KEY: the one key readable */
+    int key_only;
     int attached;        /* one task attached to a file written in parallel (partask.c):
                           * closing it never writes metadata, its master does */
 } core_container;
@@ -100,6 +104,10 @@ int core_meta_write_tail(core_file *f, core_meta *m, int serial);
 /* Physical file k of the set named base: base itself for k = 0, else base.%06d.
  * malloc'd, NULL when out of memory. */
 char *core_member_name(const char *base, int32_t k);
+
+/* Read the closed metadata of one physical file into c->files[0].m (c->files
+ * allocated if needed; the file is closed again). */
+int core_read_member_meta(core_container *c, const char *path);
 
 /* Fill x_* arrays for the information getters. */
 int core_export_locations(core_container *c);

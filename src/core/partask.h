@@ -29,6 +29,11 @@
 int core_par_create_file(const char *name, const core_mode *mode, int32_t ntasks, const int64_t *chunksizes,
                          const int64_t *globalranks, int32_t fsblksize, int32_t filenumber, int32_t nfiles,
                          core_meta *out_meta);
+/* The same with the physical file's path given (a generic API's own naming);
+ * `name` is still the set name stored in the prefix field. */
+int core_par_create_file_at(const char *path, const char *name, const core_mode *mode, int32_t ntasks,
+                            const int64_t *chunksizes, const int64_t *globalranks, int32_t fsblksize,
+                            int32_t filenumber, int32_t nfiles, core_meta *out_meta);
 
 /* Master: finish physical file m->filenumber of the set `name` (opened without
  * truncation). blockcount[t] (>= 0) is the number of blocks of local task t;
@@ -40,6 +45,17 @@ int core_par_create_file(const char *name, const core_mode *mode, int32_t ntasks
  * block table and the mapping. */
 int core_par_write_tail(const char *name, core_meta *m, const int64_t *blockcount, const int64_t *blocksizes,
                         const int32_t *mapping, int32_t mapping_size);
+/* The same with the physical file's path given (NULL: the default member name). */
+int core_par_write_tail_at(const char *path, const char *name, core_meta *m, const int64_t *blockcount,
+                           const int64_t *blocksizes, const int32_t *mapping, int32_t mapping_size);
+
+/* Read the metadata of one closed physical file (header, block table, mapping). */
+int core_meta_read_path(const char *path, core_meta *m);
+
+/* File system block size to use for a new file at path: st_blksize of the
+ * file if it exists, else of its directory (statvfs as fallback); values
+ * <= 0 or above SION_MAX_FSBLOCKSIZE give SION_DEFAULT_FSBLOCKSIZE. */
+int32_t core_fsblksize_for(const char *path);
 
 /* Task: a container holding exactly one task over the existing physical file
  * `name` (the member's own path), opened without truncation (write: O_RDWR;
@@ -50,6 +66,23 @@ int core_par_write_tail(const char *name, core_meta *m, const int64_t *blockcoun
 int core_attach_task(core_container **out, const char *name, const core_mode *mode, int write, int64_t start,
                      int64_t chunksize, int64_t globalskip, int64_t globalrank, int64_t nblocks,
                      const int64_t *blocksizes);
+
+/* Several tasks at once (a mapped open: one process, several logical tasks,
+ * possibly in different physical files). Tasks with the same path share one
+ * open file. The container's tasks are in spec order; core_seek takes their
+ * global ranks. */
+typedef struct core_attach_spec {
+    const char *path;       /* physical file holding the task */
+    int64_t start, chunksize, globalskip, globalrank;
+    int64_t nblocks;        /* read mode: the task's block table */
+    const int64_t *blocksizes;
+} core_attach_spec;
+int core_attach_tasks(core_container **out, const char *name, const core_mode *mode, int write, int32_t n,
+                      const core_attach_spec *spec);
+
+/* A read-only copy of an attached read container with file handles of its
+ * own (sion_dup): all its tasks, or only global task only_grank (>= 0). */
+int core_dup(core_container **out, core_container *c, int64_t only_grank);
 
 /* Task: sync, hand back the task's block table (*blocksizes malloc'd, *nblocks
  * entries; either pointer may be NULL to drop it) and close and free c

@@ -258,6 +258,20 @@ static int seek_absolute(core_container *c, core_task *t, int64_t off)
 
 int core_seek(core_container *c, int32_t rank, int64_t blocknr, int64_t pos)
 {
+    if (c->attached && rank != SION_CURRENT_RANK) {
+        /* a parallel handle: rank is a global task number, held by this handle or not */
+        int32_t i = 0;
+        while (i < c->ntasks && c->tasks[i].globalrank != rank)
+            i++;
+        if (i == c->ntasks) {
+            if (c->ntasks == 1)
+                return core_fail(SHEAF_E_ARG, "%s: this parallel handle holds task %lld only, cannot seek to task %d",
+                                 c->name, (long long)c->tasks[0].globalrank, rank);
+            return core_fail(SHEAF_E_ARG, "%s: task %d is not one of the %d tasks of this handle", c->name, rank,
+                             c->ntasks);
+        }
+        rank = i;
+    }
     if (rank != SION_CURRENT_RANK && (rank < 0 || rank >= c->ntasks))
         return core_fail(SHEAF_E_ARG, "%s: seek to task %d, the container has tasks 0..%d", c->name, rank, c->ntasks - 1);
     if (c->only_task >= 0 && rank != SION_CURRENT_RANK && rank != c->only_task)

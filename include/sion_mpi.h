@@ -1,0 +1,69 @@
+/* sion_mpi.h - the MPI layer (libsheaf_mpi): open containers collectively over
+ * an MPI communicator. Include <mpi.h> before sion.h (or compile with
+ * -DSION_MPI, as `sionconfig --cflags --mpi` does) to get these calls.
+ *
+ * Built on the generic API (sion_generic.h): the MPI layer registers MPI
+ * callbacks (MPI_Gather, MPI_Scatterv, MPI_Bcast, ...) once and forwards to
+ * sion_generic_paropen; the collective counts and the error agreement stated
+ * there hold here. All calls are collective over gComm and must be called by
+ * every rank of gComm; a failure on one rank is a failure on all.
+ * Thread-safety: call from one thread per process (MPI_THREAD_FUNNELED is
+ * enough); different sids may then be used from different threads. */
+#ifndef SION_MPI_H
+#define SION_MPI_H
+#include <mpi.h>
+#include <stdio.h>
+#include "sion_datatypes.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Open a container over gComm.
+ * Write: *numFiles > 0 cuts gComm into numFiles contiguous rank ranges of
+ *   size/numFiles ranks (the remainder joins the last file); *numFiles <= 0
+ *   uses *lComm (a partition of gComm; one physical file per local
+ *   communicator, numbered in the order their rank-0 tasks appear in gComm)
+ *   and sets *numFiles. *chunksize >= 0 per rank (written back rounded up to
+ *   the block size); *fsblksize -1 = detected once by rank 0 and broadcast.
+ * Read: *numFiles, *chunksize, *fsblksize are outputs; the size of gComm must
+ *   equal the number of tasks that wrote the container (otherwise the call
+ *   fails on all ranks, naming both counts: use sion_paropen_mapped_mpi).
+ * Both: *globalrank is overwritten with the rank in gComm; *fileptr gets the
+ *   FILE* in ansi mode (NULL in posix mode); *newfname (if newfname != NULL)
+ *   a malloc'd name of this rank's physical file.
+ * Returns a sid, or -1 on all ranks with a message naming the file and cause. */
+int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
+                     const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,
+                     FILE **fileptr, char **newfname);
+/* Collective close: write mode gathers the block tables to each file's
+ * master, which writes them (file 0 also the multi-file mapping).
+ * SION_SUCCESS on all ranks, or SION_NOT_SUCCESS on all ranks. */
+int sion_parclose_mpi(int sid);
+/* Write mode: restart with a new chunk size (data written so far are dropped). */
+int sion_parreinit_mpi(int sid, sion_int64 chunksize);
+
+/* One rank handles several logical tasks (see sion_generic_paropen_mapped). */
+int sion_paropen_mapped_mpi(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
+                            int *nlocaltasks, int **globalranks, sion_int64 **chunksizes,
+                            int **mapping_filenrs, int **mapping_lranks, sion_int32 *fsblksize,
+                            FILE **fileptr);
+int sion_parclose_mapped_mpi(int sid);
+
+/* Old names of sion_coll_fwrite / sion_coll_fread. */
+size_t sion_coll_fwrite_mpi(const void *data, size_t size, size_t nitems, int sid);
+size_t sion_coll_fread_mpi(void *data, size_t size, size_t nitems, int sid);
+
+/* Deprecated (SIONlib 1.x): _comms sets *numFiles = 0 and uses lComm;
+ * _multi forwards unchanged. newfname, if not NULL, receives the physical
+ * file name (at most SION_FILENAME_LENGTH bytes including the NUL). */
+int sion_paropen_comms_mpi(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm, MPI_Comm lComm,
+                           sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank, FILE **fileptr,
+                           char *newfname);
+int sion_paropen_multi_mpi(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm, MPI_Comm *lComm,
+                           sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank, FILE **fileptr,
+                           char *newfname);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

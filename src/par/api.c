@@ -1,0 +1,206 @@
+/* api.c - generic API objects: sion_generic_create_api, the register_*_cb
+ * calls, and the lookup the parallel opens use. A mutex guards the table, so
+ * API objects may be created and looked up from several threads. */
+#include "par.h"
+#include "../core/error.h"
+#include "sion.h"
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static par_api **g_apis;
+static int g_nap;
+
+int sion_generic_create_api(char *name)
+{
+    if (!name) {
+        core_fail(SHEAF_E_ARG, "sion_generic_create_api: no name given");
+        core_report_error(-1);
+        return -1;
+    }
+    par_api *a = calloc(1, sizeof *a);
+    if (!a || !(a->name = strdup(name))) {
+        free(a);
+        core_fail(SHEAF_E_NOMEM, "sion_generic_create_api(%s): out of memory", name);
+        core_report_error(-1);
+        return -1;
+    }
+    pthread_mutex_lock(&g_lock);
+    int aid = -1;
+    for (int i = 0; i < g_nap; i++)
+        if (!g_apis[i]) { aid = i; break; }
+    if (aid < 0) {
+        int ncap = g_nap ? 2 * g_nap : 8;
+        par_api **nt = realloc(g_apis, (size_t)ncap * sizeof *nt);
+        if (nt) {
+            for (int i = g_nap; i < ncap; i++)
+                nt[i] = NULL;
+            aid = g_nap;
+            g_apis = nt;
+            g_nap = ncap;
+        }
+    }
+    if (aid >= 0)
+        g_apis[aid] = a;
+    pthread_mutex_unlock(&g_lock);
+    if (aid < 0) {
+        free(a->name);
+        free(a);
+        core_fail(SHEAF_E_NOMEM, "sion_generic_create_api(%s): out of memory", name);
+        core_report_error(-1);
+    }
+    return aid;
+}
+
+int sion_generic_free_api(int aid)
+{
+    par_api *a = NULL;
+    pthread_mutex_lock(&g_lock);
+    if (aid >= 0 && aid < g_nap) {
+        a = g_apis[aid];
+        g_apis[aid] = NULL;
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (!a) {
+        core_fail(SHEAF_E_ARG, "sion_generic_free_api: unknown api id %d", aid);
+        core_report_error(-1);
+        return SION_NOT_SUCCESS;
+    }
+    free(a->name);
+    free(a);
+    return SION_SUCCESS;
+}
+
+/* Store one callback: field is the member of par_api to set. */
+#define REGISTER(field, call)                                                      \
+    do {                                                                           \
+        int ok = 0;                                                                \
+        pthread_mutex_lock(&g_lock);                                               \
+        if (aid >= 0 && aid < g_nap && g_apis[aid] && cb) {                        \
+            g_apis[aid]->field = cb;                                               \
+            ok = 1;                                                                \
+        }                                                                          \
+        pthread_mutex_unlock(&g_lock);                                             \
+        if (ok)                                                                    \
+            return SION_SUCCESS;                                                   \
+        core_fail(SHEAF_E_ARG, "%s: %s", call, cb ? "unknown api id" : "no callback given"); \
+        core_report_error(-1);                                                     \
+        return SION_NOT_SUCCESS;                                                   \
+    } while (0)
+
+int sion_generic_register_create_local_commgroup_cb(int aid, sion_generic_create_lcg_cb cb)
+{ REGISTER(create_lcg, "sion_generic_register_create_local_commgroup_cb"); }
+int sion_generic_register_free_local_commgroup_cb(int aid, sion_generic_free_lcg_cb cb)
+{ REGISTER(free_lcg, "sion_generic_register_free_local_commgroup_cb"); }
+int sion_generic_register_barrier_cb(int aid, sion_generic_barrier_cb cb)
+{ REGISTER(barrier, "sion_generic_register_barrier_cb"); }
+int sion_generic_register_bcastr_cb(int aid, sion_generic_bcastr_cb cb)
+{ REGISTER(bcast, "sion_generic_register_bcastr_cb"); }
+int sion_generic_register_gatherr_cb(int aid, sion_generic_gatherr_cb cb)
+{ REGISTER(gather, "sion_generic_register_gatherr_cb"); }
+int sion_generic_register_gathervr_cb(int aid, sion_generic_gathervr_cb cb)
+{ REGISTER(gatherv, "sion_generic_register_gathervr_cb"); }
+int sion_generic_register_scatterr_cb(int aid, sion_generic_scatterr_cb cb)
+{ REGISTER(scatter, "sion_generic_register_scatterr_cb"); }
+int sion_generic_register_scattervr_cb(int aid, sion_generic_scattervr_cb cb)
+{ REGISTER(scatterv, "sion_generic_register_scattervr_cb"); }
+int sion_generic_register_get_multi_filename_cb(int aid, sion_generic_multi_filename_cb cb)
+{ REGISTER(filename, "sion_generic_register_get_multi_filename_cb"); }
+int sion_generic_register_gather_and_execute_cb(int aid, sion_generic_gather_execute_cb cb)
+{ REGISTER(gather_exec, "sion_generic_register_gather_and_execute_cb"); }
+int sion_generic_register_execute_and_scatter_cb(int aid, sion_generic_execute_scatter_cb cb)
+{ REGISTER(exec_scatter, "sion_generic_register_execute_and_scatter_cb"); }
+int sion_generic_register_get_capability_cb(int aid, sion_generic_capability_cb cb)
+{ REGISTER(capability, "sion_generic_register_get_capability_cb"); }
+
+int par_api_get(int aid, par_api *out, const char *fname)
+{
+    int found = 0;
+    pthread_mutex_lock(&g_lock);
+    if (aid >= 0 && aid < g_nap && g_apis[aid]) {
+        *out = *g_apis[aid];
+        out->name = NULL; /* not ours: the object may be freed while a sid is open */
+        found = 1;
+    }
+    pthread_mutex_unlock(&g_lock);
+    if (!found)
+        return core_fail(SHEAF_E_ARG, "%s: unknown generic api id %d", fname, aid);
+    const char *missing = !out->create_lcg ? "create_local_commgroup" : !out->free_lcg ? "free_local_commgroup"
+                          : !out->barrier  ? "barrier" : !out->bcast ? "bcastr" : !out->gather ? "gatherr"
+                          : !out->gatherv  ? "gathervr" : !out->scatter ? "scatterr" : !out->scatterv ? "scattervr"
+                                           : NULL;
+    if (missing)
+        return core_fail(SHEAF_E_ARG, "%s: generic api %d has no %s callback registered", fname, aid, missing);
+    return 0;
+}
+
+char *par_member_path(const par_api *api, const char *fname, int k)
+{
+    char *p = NULL;
+    if (api->filename) {
+        char *u = api->filename(fname, k);
+        p = u ? strdup(u) : NULL; /* the callback's memory: SIONlib callers malloc it */
+        free(u);
+        if (!u) {
+            core_fail(SHEAF_E_ARG, "%s: the multi-file name callback gave no name for file %d", fname, k);
+            return NULL;
+        }
+    } else {
+        p = core_member_name(fname, k);
+    }
+    if (!p)
+        core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+    return p;
+}
+
+void par_label_task(core_container *c, int i, int filenumber, int lrank, int nfiles)
+{
+    core_task *t = &c->tasks[i];
+    t->lrank = lrank;
+    c->files[t->file].m.filenumber = filenumber;
+    c->files[t->file].m.nfiles = nfiles;
+}
+
+void par_state_free(par_state *p)
+{
+    if (!p)
+        return;
+    core_meta_free(&p->meta);
+    free(p->fname);
+    free(p);
+}
+
+int par_agree(const par_api *api, void *group, int grank, int gsize, int rc, const char *fname, const char *call)
+{
+    int64_t mine = rc, res[2] = {0, -1};
+    int64_t *all = NULL;
+    int cbfail = 0;
+    if (grank == 0) {
+        all = malloc((size_t)(gsize > 0 ? gsize : 1) * sizeof *all);
+        if (!all) /* still take part in the collectives; report the failure */
+            cbfail = 1;
+    }
+    int64_t dummy[1];
+    if (api->gather(&mine, all ? all : dummy, group, _SION_INT64, 1, 0))
+        cbfail = 1;
+    if (grank == 0 && all && !cbfail) {
+        for (int i = 0; i < gsize; i++)
+            if (all[i]) { res[0] = all[i]; res[1] = i; break; }
+    }
+    if (grank == 0 && cbfail) {
+        res[0] = SHEAF_E_IO;
+        res[1] = -1;
+    }
+    free(all);
+    if (api->bcast(res, group, _SION_INT64, 2, 0))
+        return core_fail(SHEAF_E_IO, "%s: %s: the gather/bcast callback failed", fname, call);
+    if (res[0] == 0)
+        return 0;
+    if (rc) /* this task's own message stays */
+        return rc;
+    if (res[1] >= 0)
+        return core_fail((int)res[0], "%s: %s failed on task %lld (see its message)", fname, call, (long long)res[1]);
+    return core_fail((int)res[0], "%s: %s: a collective callback failed", fname, call);
+}

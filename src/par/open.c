@@ -1,0 +1,776 @@
+/* open.c - sion_generic_paropen / parclose / parreinit: one task per caller.
+ *
+ * The protocol (collectives in order; doc/parallel.md has the table):
+ *   write open : G gather split -> G bcast verdict -> create local group ->
+ *                L gather chunk sizes -> master creates the file (META1) ->
+ *                L scatter layout -> tasks attach -> G agree (gather + bcast)
+ *   read open  : task 0 reads file 0 -> G bcast header facts -> G scatter
+ *                (file, lrank, lsize) -> create local group -> master reads its
+ *                file -> L scatter task layout -> L scatterv block tables ->
+ *                tasks attach -> G agree
+ *   write close: tasks detach -> L gather block counts -> L gatherv block
+ *                sizes -> (multi-file) G gather mapping to file 0's master ->
+ *                masters write META2 (+ mapping) and the header -> G agree
+ *   read close : detach -> G agree
+ * Every task takes part in every collective even after a local failure, so
+ * a failure never leaves another task waiting; G agree turns it into a
+ * failure of the call on all tasks. */
+#include "par.h"
+#include "../api/registry.h"
+#include "../core/endian.h"
+#include "../core/error.h"
+#include "../core/partask.h"
+#include "sion.h"
+#include <stdlib.h>
+#include <string.h>
+
+#define LOCAL_LAYOUT 4   /* status, start, chunk size, global skip */
+#define READ_LAYOUT 8    /* status, start, chunk size, global skip, global rank, nblocks, keyval, data_big */
+
+static const char *shown(const char *fname) { return fname ? fname : "(null)"; }
+
+/* Reasons task 0 gives for refusing a write split (bcast with the verdict). */
+enum { SPLIT_OK, SPLIT_TASK, SPLIT_NUMFILES, SPLIT_LSIZE, SPLIT_LRANK, SPLIT_EMPTYFILE, SPLIT_NOMEM, SPLIT_FSBLK };
+
+static int split_message(int reason, int64_t who, const char *fname)
+{
+    switch (reason) {
+    case SPLIT_TASK:
+        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld was given invalid arguments (see its message)",
+                         fname, (long long)who);
+    case SPLIT_NUMFILES:
+        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld gives a different number of files than task 0",
+                         fname, (long long)who);
+    case SPLIT_LSIZE:
+        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld gives a local size that does not match "
+                         "the number of tasks in its file", fname, (long long)who);
+    case SPLIT_LRANK:
+        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld gives a local rank that is out of range "
+                         "or taken by another task of its file", fname, (long long)who);
+    case SPLIT_EMPTYFILE:
+        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: physical file %lld has no tasks", fname, (long long)who);
+    case SPLIT_FSBLK:
+        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: invalid file system block size %lld", fname,
+                         (long long)who);
+    default:
+        return core_fail(SHEAF_E_NOMEM, "%s: sion_generic_paropen: task 0 ran out of memory checking the split", fname);
+    }
+}
+
+/* Task 0: check the split gathered as 6 int64 per task (filenumber, numfiles,
+ * lrank, lsize, local status, fsblksize). O(P) memory, here only. */
+static int check_split(const int64_t *all, int gsize, int64_t *who, int64_t *file0master)
+{
+    int64_t nf = all[1];
+    for (int g = 0; g < gsize; g++) {
+        const int64_t *e = all + 6 * g;
+        if (e[4]) { *who = g; return SPLIT_TASK; }
+        if (e[1] != nf) { *who = g; return SPLIT_NUMFILES; }
+    }
+    int64_t *lsz = calloc((size_t)nf, sizeof *lsz), *cnt = calloc((size_t)nf, sizeof *cnt);
+    int64_t *base = calloc((size_t)nf + 1, sizeof *base);
+    unsigned char *seen = calloc((size_t)gsize, 1);
+    int reason = SPLIT_OK;
+    if (!lsz || !cnt || !base || !seen) {
+        reason = SPLIT_NOMEM;
+        goto out;
+    }
+    for (int g = 0; g < gsize && !reason; g++) {
+        const int64_t *e = all + 6 * g;
+        if (cnt[e[0]]++ == 0)
+            lsz[e[0]] = e[3];
+        else if (lsz[e[0]] != e[3]) { *who = g; reason = SPLIT_LSIZE; }
+    }
+    for (int64_t k = 0; k < nf && !reason; k++) {
+        if (cnt[k] == 0) { *who = k; reason = SPLIT_EMPTYFILE; }
+        else if (cnt[k] != lsz[k]) {
+            for (int g = 0; g < gsize; g++)
+                if (all[6 * g] == k) { *who = g; break; }
+            reason = SPLIT_LSIZE;
+        }
+        base[k + 1] = base[k] + cnt[k];
+    }
+    for (int g = 0; g < gsize && !reason; g++) {
+        const int64_t *e = all + 6 * g;
+        int64_t slot = base[e[0]] + e[2]; /* lrank < lsize == cnt checked by the caller */
+        if (seen[slot]) { *who = g; reason = SPLIT_LRANK; }
+        seen[slot] = 1;
+        if (e[0] == 0 && e[2] == 0)
+            *file0master = g;
+    }
+out:
+    free(lsz); free(cnt); free(base); free(seen);
+    return reason;
+}
+
+static int valid_rw_mode(const char *mode, core_mode *md, const char *fname)
+{
+    int rc = core_mode_parse(mode, md);
+    if (rc)
+        return rc;
+    if (!md->explicit_rw)
+        return core_fail(SHEAF_E_ARG, "%s: file mode \"%s\" says neither write (w, wb, bw) nor read (r, rb, br)",
+                         fname, mode ? mode : "(null)");
+    return 0;
+}
+
+static par_state *state_new(const par_api *api, const char *fname, void *gcomm, int grank, int gsize)
+{
+    par_state *p = calloc(1, sizeof *p);
+    if (!p || !(p->fname = strdup(fname))) {
+        free(p);
+        core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+        return NULL;
+    }
+    p->api = *api;
+    p->gcomm = gcomm;
+    p->grank = grank;
+    p->gsize = gsize;
+    p->meta.mapping_size = -1;
+    p->file0master = -1;
+    return p;
+}
+
+/* Finish a failed or closing open: free the local group and the state. */
+static void state_drop(par_state *p)
+{
+    if (!p)
+        return;
+    if (p->lcomm)
+        p->api.free_lcg(p->lcomm);
+    par_state_free(p);
+}
+
+static int export_and_register(core_container *c, par_state *p, const char *path, FILE **fileptr, char **newfname,
+                               int *sid_out)
+{
+    c->par = p;
+    if (newfname) {
+        *newfname = strdup(path);
+        if (!*newfname)
+            return core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
+    }
+    if (fileptr)
+        *fileptr = c->files[0].f.fp;
+    int sid = api_register(c);
+    if (sid < 0) {
+        if (newfname) { free(*newfname); *newfname = NULL; }
+        return sid;
+    }
+    *sid_out = sid;
+    return 0;
+}
+
+/* ---- write open ---------------------------------------------------------- */
+static int open_write(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
+                      sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
+                      const int *lrank, const int *lsize, FILE **fileptr, char **newfname)
+{
+    int rc = mode_rc;
+    if (!rc && (!chunksize || !filenumber || !numfiles || !lrank || !lsize))
+        rc = core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen for writing needs chunksize, filenumber, numfiles, "
+                       "lrank and lsize", fname);
+    if (!rc && *chunksize < 0)
+        rc = core_fail(SHEAF_E_ARG, "%s: negative chunk size %lld on task %d", fname, (long long)*chunksize, grank);
+    if (!rc && *chunksize > INT64_MAX / 4)
+        rc = core_fail(SHEAF_E_ARG, "%s: chunk size %lld on task %d too large", fname, (long long)*chunksize, grank);
+    if (!rc && (*numfiles < 1 || *filenumber < 0 || *filenumber >= *numfiles || *numfiles > gsize))
+        rc = core_fail(SHEAF_E_ARG, "%s: task %d: file %d of %d files is not possible with %d tasks", fname, grank,
+                       *filenumber, *numfiles, gsize);
+    if (!rc && (*lsize < 1 || *lrank < 0 || *lrank >= *lsize || *lsize > gsize))
+        rc = core_fail(SHEAF_E_ARG, "%s: task %d: local rank %d of %d is not possible", fname, grank, *lrank, *lsize);
+
+    /* G1: the split, checked by task 0 */
+    int64_t mine[6] = {rc ? 0 : *filenumber, rc ? 1 : *numfiles, rc ? 0 : *lrank, rc ? 1 : *lsize, rc ? 1 : 0,
+                       fsblksize ? *fsblksize : -1};
+    int64_t *all = NULL, dummy[6];
+    int64_t verdict[5] = {SPLIT_OK, 0, -1, 0, 0}; /* reason, fsblksize, file0master, who, callback failure */
+    if (grank == 0 && !(all = malloc((size_t)gsize * sizeof mine)))
+        verdict[0] = SPLIT_NOMEM;
+    if (api->gather(mine, all ? all : dummy, gcomm, _SION_INT64, 6, 0))
+        verdict[4] = 1;
+    if (grank == 0 && all && !verdict[4]) {
+        verdict[0] = check_split(all, gsize, &verdict[3], &verdict[2]);
+        int64_t fsb = all[5];
+        if (!verdict[0] && fsb <= 0) {
+            char *p0 = par_member_path(api, fname, 0);
+            fsb = p0 ? core_fsblksize_for(p0) : -1;
+            free(p0);
+        }
+        if (!verdict[0] && (fsb <= 0 || fsb > (1 << 30))) {
+            verdict[0] = SPLIT_FSBLK;
+            verdict[3] = fsb;
+        }
+        verdict[1] = fsb;
+    }
+    free(all);
+    /* G2: the verdict */
+    if (api->bcast(verdict, gcomm, _SION_INT64, 5, 0) || verdict[4])
+        return core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed", fname);
+    if (verdict[0])
+        return rc ? rc : split_message((int)verdict[0], verdict[3], fname);
+
+    par_state *p = state_new(api, fname, gcomm, grank, gsize);
+    int32_t fsb = (int32_t)verdict[1];
+    int lr = *lrank, ls = *lsize, fn = *filenumber, nf = *numfiles;
+    if (p) {
+        p->write = 1;
+        p->lrank = lr; p->lsize = ls; p->filenumber = fn; p->nfiles = nf;
+        p->file0master = (int)verdict[2];
+        p->fsblksize = fsb;
+        p->mode = *md;
+    } else {
+        rc = SHEAF_E_NOMEM; /* still take part in the collectives below */
+    }
+    void *lcomm = NULL;
+    if (api->create_lcg(&lcomm, gcomm, grank, gsize, lr, ls, fn, nf)) {
+        state_drop(p);
+        return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", fname, grank);
+    }
+    if (p)
+        p->lcomm = lcomm;
+
+    /* L1: chunk sizes to the master */
+    int64_t req[2] = {rc ? 0 : *chunksize, grank}, *reqs = NULL, ldummy[LOCAL_LAYOUT];
+    int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0};
+    int cbfail = 0, mrc = 0;
+    char *path = par_member_path(api, fname, fn);
+    if (!path && !rc)
+        rc = SHEAF_E_NOMEM;
+    if (lr == 0) {
+        reqs = malloc((size_t)ls * sizeof req);
+        lay = malloc((size_t)ls * sizeof mylay);
+        if (!reqs || !lay)
+            mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", fname, fn);
+    }
+    if (api->gather(req, reqs ? reqs : ldummy, lcomm, _SION_INT64, 2, 0))
+        cbfail = 1;
+    if (lr == 0 && lay) {
+        int64_t *cs = NULL, *gr = NULL;
+        if (!mrc && !cbfail && path) {
+            cs = malloc((size_t)ls * sizeof *cs);
+            gr = malloc((size_t)ls * sizeof *gr);
+            if (!cs || !gr)
+                mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", fname, fn);
+        }
+        if (!mrc && !cbfail && path && p) {
+            for (int t = 0; t < ls; t++) {
+                cs[t] = reqs[2 * t];
+                gr[t] = reqs[2 * t + 1];
+            }
+            mrc = core_par_create_file_at(path, fname, md, ls, cs, gr, fsb, fn, nf, &p->meta);
+            if (!mrc)
+                p->have_meta = 1;
+        } else if (!mrc) {
+            mrc = SHEAF_E_IO;
+        }
+        free(cs);
+        free(gr);
+        for (int t = 0; t < ls; t++) {
+            int64_t *e = lay + LOCAL_LAYOUT * t;
+            e[0] = mrc;
+            e[1] = mrc ? 0 : p->meta.starts[t];
+            e[2] = mrc ? 0 : p->meta.chunksizes[t];
+            e[3] = mrc ? 0 : p->meta.globalskip;
+        }
+    }
+    free(reqs);
+    /* L2: the layout back (the file exists once this arrives) */
+    if (api->scatter(mylay, lay ? lay : ldummy, lcomm, _SION_INT64, LOCAL_LAYOUT, 0))
+        cbfail = 1;
+    free(lay);
+    if (!rc && cbfail)
+        rc = core_fail(SHEAF_E_IO, "%s: a collective callback of the local group failed on task %d", fname, grank);
+    if (!rc && mylay[0])
+        rc = mrc ? mrc : core_fail((int)mylay[0], "%s: the master of file %d could not create it (see its message)",
+                                   fname, fn);
+    core_container *c = NULL;
+    int sid = -1;
+    if (!rc)
+        rc = core_attach_task(&c, path, md, 1, mylay[1], mylay[2], mylay[3], grank, 0, NULL);
+    if (!rc) {
+        c->fsblksize = fsb;
+        par_label_task(c, 0, fn, lr, nf);
+        rc = export_and_register(c, p, path, fileptr, newfname, &sid);
+    }
+    /* G3 + G4: agree */
+    int arc = par_agree(api, gcomm, grank, gsize, rc, fname, "sion_generic_paropen");
+    if (arc) {
+        if (sid >= 0) {
+            api_release(sid);
+            if (newfname) { free(*newfname); *newfname = NULL; }
+        }
+        if (c) {
+            c->par = NULL;
+            core_detach_task(c, NULL, NULL);
+        }
+        state_drop(p);
+        free(path);
+        return arc;
+    }
+    free(path);
+    *chunksize = mylay[2];
+    if (fsblksize)
+        *fsblksize = fsb;
+    return sid;
+}
+
+/* ---- read open ----------------------------------------------------------- */
+static int open_read(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
+                     sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
+                     int *lrank_out, int *lsize_out, FILE **fileptr, char **newfname)
+{
+    int rc = mode_rc;
+    /* B1: task 0 reads file 0: status, nfiles, tasks, fsblksize */
+    int64_t head[4] = {0, 0, 0, 0};
+    core_meta m0;
+    memset(&m0, 0, sizeof m0);
+    m0.mapping_size = -1;
+    if (grank == 0) {
+        char *p0 = par_member_path(api, fname, 0);
+        int r0 = p0 ? core_meta_read_path(p0, &m0) : SHEAF_E_NOMEM;
+        if (!r0 && m0.filenumber != 0 && m0.nfiles > 1)
+            r0 = core_fail(SHEAF_E_ARG, "%s: is file %d of a %d-file set; open the set by its first file", p0,
+                           m0.filenumber, m0.nfiles);
+        if (!r0 && m0.nfiles > 1 && m0.mapping_size < m0.nfiles)
+            r0 = core_fail(SHEAF_E_FORMAT, "%s: multi-file set of %d files without a task mapping", p0, m0.nfiles);
+        free(p0);
+        head[0] = r0;
+        head[1] = m0.nfiles > 1 ? m0.nfiles : 1;
+        head[2] = m0.nfiles > 1 ? m0.mapping_size : m0.ntasks;
+        head[3] = m0.fsblksize;
+    }
+    if (api->bcast(head, gcomm, _SION_INT64, 4, 0)) {
+        core_meta_free(&m0);
+        return core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the bcast callback failed", fname);
+    }
+    if (head[0]) {
+        core_meta_free(&m0);
+        if (grank == 0)
+            return (int)head[0];
+        return core_fail((int)head[0], "%s: task 0 could not read the container's first file (see its message)",
+                         fname);
+    }
+    if (head[2] != gsize) {
+        core_meta_free(&m0);
+        return core_fail(SHEAF_E_ARG, "%s: the container holds %lld tasks but is opened by %d; "
+                         "to read it with a different number of tasks use a mapped open "
+                         "(sion_paropen_mapped_mpi / sion_generic_paropen_mapped)", fname, (long long)head[2], gsize);
+    }
+    int nf = (int)head[1];
+    /* S1: (status, file, lrank, lsize) of each task from the mapping */
+    int32_t *map = NULL, gdummy[4], mine[4] = {0, 0, grank, gsize};
+    if (grank == 0) {
+        map = malloc((size_t)gsize * sizeof mine);
+        int32_t *lsz = nf > 1 ? calloc((size_t)nf, sizeof *lsz) : NULL;
+        int bad = !map || (nf > 1 && !lsz);
+        for (int g = 0; g < gsize && !bad && nf > 1; g++) {
+            int32_t f = m0.mapping[2 * g], l = m0.mapping[2 * g + 1];
+            if (f < 0 || f >= nf || l < 0 || l >= gsize)
+                bad = 1;
+            else
+                lsz[f]++;
+        }
+        for (int g = 0; g < gsize && map; g++) {
+            int32_t *e = map + 4 * g;
+            e[0] = bad ? SHEAF_E_FORMAT : 0;
+            e[1] = bad || nf == 1 ? 0 : m0.mapping[2 * g];
+            e[2] = bad || nf == 1 ? g : m0.mapping[2 * g + 1];
+            e[3] = bad ? 1 : nf == 1 ? gsize : lsz[e[1]];
+        }
+        free(lsz);
+    }
+    core_meta_free(&m0);
+    int cb = api->scatter(mine, map ? map : gdummy, gcomm, _SION_INT32, 4, 0);
+    free(map);
+    if (cb)
+        return core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the scatter callback failed", fname);
+    if (mine[0]) /* same verdict on every task */
+        return core_fail(SHEAF_E_FORMAT, "%s: the task mapping in the first file is inconsistent", fname);
+    int fn = mine[1], lr = mine[2], ls = mine[3];
+
+    par_state *p = state_new(api, fname, gcomm, grank, gsize);
+    if (p) {
+        p->lrank = lr; p->lsize = ls; p->filenumber = fn; p->nfiles = nf;
+        p->fsblksize = (int32_t)head[3];
+        p->mode = *md;
+    } else if (!rc) {
+        rc = SHEAF_E_NOMEM;
+    }
+    void *lcomm = NULL;
+    if (api->create_lcg(&lcomm, gcomm, grank, gsize, lr, ls, fn, nf)) {
+        state_drop(p);
+        return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", fname, grank);
+    }
+    if (p)
+        p->lcomm = lcomm;
+    char *path = par_member_path(api, fname, fn);
+    if (!path && !rc)
+        rc = SHEAF_E_NOMEM;
+
+    /* master: its file's metadata -> L1 layout, L2 block tables */
+    int64_t *lay = NULL, mylay[READ_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, 0, 0, 0, 0}, ldummy[READ_LAYOUT];
+    int64_t *flat = NULL;
+    int *counts = NULL;
+    int mrc = 0, cbfail = 0;
+    core_meta m;
+    memset(&m, 0, sizeof m);
+    m.mapping_size = -1;
+    if (lr == 0) {
+        lay = malloc((size_t)ls * sizeof mylay);
+        counts = calloc((size_t)ls, sizeof *counts);
+        if (!lay || !counts)
+            mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", fname, fn);
+        if (!mrc)
+            mrc = path ? core_meta_read_path(path, &m) : SHEAF_E_NOMEM;
+        if (!mrc && (m.ntasks != ls || (nf > 1 && (m.nfiles != nf || m.filenumber != fn))))
+            mrc = core_fail(SHEAF_E_FORMAT, "%s: holds %d tasks as file %d of %d, the set's mapping expects %d tasks "
+                            "as file %d of %d", path, m.ntasks, m.filenumber, m.nfiles, ls, fn, nf);
+        int64_t total = 0;
+        for (int t = 0; t < ls && !mrc; t++) {
+            if (m.blockcount[t] > INT32_MAX || total > INT64_MAX / 16)
+                mrc = core_fail(SHEAF_E_FORMAT, "%s: block table too large", path);
+            total += m.blockcount[t];
+        }
+        if (!mrc && total > INT32_MAX)
+            mrc = core_fail(SHEAF_E_FORMAT, "%s: block table too large to distribute", path);
+        if (!mrc && !(flat = malloc((size_t)(total ? total : 1) * sizeof *flat)))
+            mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", path);
+        int kv = (int)(m.format >= 5 ? (m.flag1 >> 32) : 0);
+        int64_t k = 0;
+        for (int t = 0; t < ls && lay; t++) {
+            int64_t *e = lay + READ_LAYOUT * t;
+            memset(e, 0, sizeof mylay);
+            e[0] = mrc;
+            if (mrc)
+                continue;
+            e[1] = m.starts[t];
+            e[2] = core_meta_capacity(&m, t);
+            e[3] = m.globalskip;
+            e[4] = m.globalranks[t];
+            e[5] = m.blockcount[t];
+            e[6] = kv ? kv : SION_KEYVAL_NONE;
+            e[7] = m.data_big;
+            counts[t] = (int)m.blockcount[t];
+            for (int64_t b = 0; b < m.blockcount[t]; b++)
+                flat[k++] = m.blocksizes[b * m.ntasks + t];
+        }
+    }
+    if (api->scatter(mylay, lay ? lay : ldummy, lcomm, _SION_INT64, READ_LAYOUT, 0))
+        cbfail = 1;
+    free(lay);
+    int64_t nb = (!cbfail && !mylay[0]) ? mylay[5] : 0;
+    int64_t *mine_b = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *mine_b);
+    if (!mine_b && !rc)
+        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+    if (lr == 0 && (mrc || cbfail))
+        for (int t = 0; t < ls && counts; t++)
+            counts[t] = 0;
+    if (api->scatterv(mine_b ? mine_b : ldummy, flat ? flat : ldummy, lcomm, _SION_INT64, counts,
+                      mine_b ? (int)nb : 0, 0))
+        cbfail = 1;
+    free(flat);
+    free(counts);
+    core_meta_free(&m);
+    if (!rc && cbfail)
+        rc = core_fail(SHEAF_E_IO, "%s: a collective callback of the local group failed on task %d", fname, grank);
+    if (!rc && mylay[0])
+        rc = mrc ? mrc : core_fail((int)mylay[0], "%s: the master of file %d could not read it (see its message)",
+                                   fname, fn);
+    if (!rc && md->keyval != SION_KEYVAL_NOTSET && md->keyval != SION_KEYVAL_UNKNOWN && md->keyval != mylay[6])
+        rc = core_fail(SHEAF_E_ARG, "%s: mode asks for key-value mode %s but the file has %s", fname,
+                       sion_keyval_type_to_str(md->keyval), sion_keyval_type_to_str((int)mylay[6]));
+    core_container *c = NULL;
+    int sid = -1;
+    if (!rc)
+        rc = core_attach_task(&c, path, md, 0, mylay[1], mylay[2], mylay[3], mylay[4], nb, mine_b);
+    free(mine_b);
+    if (!rc) {
+        c->keyval = (int)mylay[6];
+        c->data_big = (int)mylay[7];
+        c->fsblksize = (int32_t)head[3];
+        par_label_task(c, 0, fn, lr, nf);
+        rc = export_and_register(c, p, path, fileptr, newfname, &sid);
+    }
+    int arc = par_agree(api, gcomm, grank, gsize, rc, fname, "sion_generic_paropen");
+    if (arc) {
+        if (sid >= 0) {
+            api_release(sid);
+            if (newfname) { free(*newfname); *newfname = NULL; }
+        }
+        if (c) {
+            c->par = NULL;
+            core_close(c);
+        }
+        state_drop(p);
+        free(path);
+        return arc;
+    }
+    free(path);
+    if (chunksize) *chunksize = mylay[2];
+    if (fsblksize) *fsblksize = (int32_t)head[3];
+    if (filenumber) *filenumber = fn;
+    if (numfiles) *numfiles = nf;
+    if (lrank_out) *lrank_out = lr;
+    if (lsize_out) *lsize_out = ls;
+    return sid;
+}
+
+int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int64 *chunksize, sion_int32 *fsblksize,
+                         void *gcommgroup, int grank, int gsize, int *filenumber, int *numfiles, const int *lrank,
+                         const int *lsize, FILE **fileptr, char **newfname)
+{
+    core_clear_error();
+    par_api api;
+    const char *nm = shown(fname);
+    if (par_api_get(aid, &api, nm))
+        goto fail;
+    if (gsize < 1 || grank < 0 || grank >= gsize) {
+        core_fail(SHEAF_E_ARG, "%s: task %d of %d tasks is not possible", nm, grank, gsize);
+        goto fail;
+    }
+    core_mode md;
+    int mrc = fname && *fname ? valid_rw_mode(mode, &md, nm) : core_fail(SHEAF_E_ARG, "no file name given");
+    if (mrc)
+        memset(&md, 0, sizeof md);
+    /* a mode every task parses the same way decides the path; a task whose
+     * mode fails still follows its w/r so that it meets the others */
+    int write = mrc ? (mode && strchr(mode, 'w') != NULL) : md.write;
+    int sid;
+    if (write)
+        sid = open_write(&api, nm, &md, mrc, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber, numfiles,
+                         lrank, lsize, fileptr, newfname);
+    else /* SIONlib hands lrank/lsize back in read mode through these pointers */
+        sid = open_read(&api, nm, &md, mrc, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber, numfiles,
+                        (int *)(uintptr_t)lrank, (int *)(uintptr_t)lsize, fileptr, newfname);
+    if (sid >= 0)
+        return sid;
+fail:
+    core_report_error(grank);
+    return SION_ID_UNDEF;
+}
+
+/* ---- close --------------------------------------------------------------- */
+
+/* Look up a parallel (non-mapped) sid; NULL with a message otherwise. */
+static core_container *par_lookup(int sid, const char *call, int mapped)
+{
+    core_container *c = api_lookup(sid, call);
+    if (!c)
+        return NULL;
+    par_state *p = c->par;
+    if (c->dup) {
+        core_fail(SHEAF_E_ARG, "%s: sid %d is a duplicate (sion_dup); release it with sion_dedup", call, sid);
+        return NULL;
+    }
+    if (!p) {
+        core_fail(SHEAF_E_ARG, "%s: sid %d was opened with the serial API; close it with sion_close", call, sid);
+        return NULL;
+    }
+    if (p->mapped != mapped) {
+        core_fail(SHEAF_E_ARG, "%s: sid %d was opened with %s", call, sid,
+                  p->mapped ? "a mapped open: use the mapped close" : "a non-mapped open: use the non-mapped close");
+        return NULL;
+    }
+    return c;
+}
+
+int sion_generic_parclose(int sid)
+{
+    core_clear_error();
+    core_container *c = par_lookup(sid, "sion_generic_parclose", 0);
+    if (!c) {
+        core_report_error(-1);
+        return SION_NOT_SUCCESS;
+    }
+    par_state *p = c->par;
+    const par_api *api = &p->api;
+    api_release(sid);
+    c->par = NULL;
+    int rc = 0;
+    if (p->write) {
+        /* the task's data and block table */
+        rc = core_sync(c);
+        int64_t nb = c->tasks[0].nblocks;
+        int64_t *bs = malloc((size_t)nb * sizeof *bs);
+        if (bs)
+            memcpy(bs, c->tasks[0].bsize, (size_t)nb * sizeof *bs);
+        else if (!rc)
+            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
+        int r2 = core_detach_task(c, NULL, NULL);
+        if (!rc)
+            rc = r2;
+        if (!bs)
+            nb = 0;
+        /* L1 + L2: block counts and sizes to the master */
+        int64_t mine[2] = {nb, rc}, *cnt = NULL, dummy[2];
+        int64_t *flat = NULL;
+        int *counts = NULL, cbfail = 0, mrc = 0;
+        if (p->lrank == 0) {
+            cnt = malloc((size_t)p->lsize * sizeof mine);
+            counts = malloc((size_t)p->lsize * sizeof *counts);
+            if (!cnt || !counts)
+                mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", p->fname, p->filenumber);
+        }
+        if (nb > INT32_MAX)
+            nb = 0;
+        if (api->gather(mine, cnt ? cnt : dummy, p->lcomm, _SION_INT64, 2, 0))
+            cbfail = 1;
+        int64_t total = 0, *bcount = NULL;
+        if (p->lrank == 0 && cnt && counts) {
+            bcount = malloc((size_t)p->lsize * sizeof *bcount);
+            for (int t = 0; t < p->lsize; t++) {
+                counts[t] = cbfail ? 0 : (int)cnt[2 * t];
+                total += counts[t];
+                if (bcount)
+                    bcount[t] = counts[t];
+            }
+            flat = malloc((size_t)(total ? total : 1) * sizeof *flat);
+            if (!flat || !bcount) {
+                mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", p->fname, p->filenumber);
+                for (int t = 0; t < p->lsize; t++)
+                    counts[t] = 0;
+            }
+        }
+        if (api->gatherv(bs ? bs : dummy, flat ? flat : dummy, p->lcomm, _SION_INT64, counts, bs ? (int)nb : 0, 0))
+            cbfail = 1;
+        free(bs);
+        /* G: the mapping to the task writing file 0 (multi-file only) */
+        int32_t *map = NULL, me[2] = {p->filenumber, p->lrank}, mdummy[2];
+        if (p->nfiles > 1) {
+            if (p->grank == p->file0master && !(map = malloc((size_t)p->gsize * sizeof me)))
+                mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory for the task mapping", p->fname);
+            if (api->gather(me, map ? map : mdummy, p->gcomm, _SION_INT32, 2, p->file0master))
+                cbfail = 1;
+        }
+        if (p->lrank == 0) {
+            if (!mrc && cbfail)
+                mrc = core_fail(SHEAF_E_IO, "%s: a collective callback failed while closing", p->fname);
+            if (!mrc && p->have_meta) {
+                char *path = par_member_path(api, p->fname, p->filenumber);
+                /* the metadata is written even when a task failed: what the others
+                 * wrote stays readable */
+                mrc = path ? core_par_write_tail_at(path, p->fname, &p->meta, bcount, flat,
+                                                    p->filenumber == 0 && p->nfiles > 1 ? map : NULL, p->gsize)
+                           : SHEAF_E_NOMEM;
+                free(path);
+            }
+            for (int t = 0; t < p->lsize && cnt && !mrc; t++)
+                if (cnt[2 * t + 1] && !rc)
+                    rc = core_fail((int)cnt[2 * t + 1], "%s: task %d of file %d failed writing its data", p->fname,
+                                   t, p->filenumber);
+            if (!rc)
+                rc = mrc;
+        }
+        if (!rc && cbfail)
+            rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed while closing", p->fname);
+        free(map);
+        free(cnt);
+        free(counts);
+        free(flat);
+        free(bcount);
+    } else {
+        rc = core_close(c);
+    }
+    int arc = par_agree(api, p->gcomm, p->grank, p->gsize, rc, p->fname, "sion_generic_parclose");
+    int grank = p->grank;
+    state_drop(p);
+    if (arc) {
+        core_report_error(grank);
+        return SION_NOT_SUCCESS;
+    }
+    return SION_SUCCESS;
+}
+
+int sion_generic_parreinit(int sid, sion_int64 chunksize)
+{
+    core_clear_error();
+    core_container *c = par_lookup(sid, "sion_generic_parreinit", 0);
+    if (!c) {
+        core_report_error(-1);
+        return SION_NOT_SUCCESS;
+    }
+    par_state *p = c->par;
+    const par_api *api = &p->api;
+    int rc = 0;
+    if (!p->write)
+        rc = core_fail(SHEAF_E_ARG, "%s: sion_generic_parreinit needs a container opened for writing", p->fname);
+    else if (chunksize < 0 || chunksize > INT64_MAX / 4)
+        rc = core_fail(SHEAF_E_ARG, "%s: invalid chunk size %lld for reinit", p->fname, (long long)chunksize);
+    /* what was written so far goes out of the buffers before the master truncates */
+    if (p->write) {
+        int r2 = core_flush(c);
+        if (!rc)
+            rc = r2;
+    }
+    int64_t req[3] = {rc ? 0 : chunksize, p->grank, rc}, *reqs = NULL, dummy[LOCAL_LAYOUT];
+    int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0};
+    int mrc = 0, cbfail = 0;
+    if (p->lrank == 0) {
+        reqs = malloc((size_t)p->lsize * sizeof req);
+        lay = malloc((size_t)p->lsize * sizeof mylay);
+        if (!reqs || !lay)
+            mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", p->fname, p->filenumber);
+    }
+    if (api->gather(req, reqs ? reqs : dummy, p->lcomm, _SION_INT64, 3, 0))
+        cbfail = 1;
+    if (p->lrank == 0 && lay) {
+        int64_t *cs = malloc((size_t)p->lsize * sizeof *cs), *gr = malloc((size_t)p->lsize * sizeof *gr);
+        if (!cs || !gr)
+            mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
+        for (int t = 0; t < p->lsize && !mrc && !cbfail; t++) {
+            cs[t] = reqs[3 * t];
+            gr[t] = reqs[3 * t + 1];
+            if (reqs[3 * t + 2])
+                mrc = (int)reqs[3 * t + 2];
+        }
+        if (!mrc && cbfail)
+            mrc = SHEAF_E_IO;
+        if (!mrc) {
+            char *path = par_member_path(api, p->fname, p->filenumber);
+            core_meta_free(&p->meta);
+            p->have_meta = 0;
+            mrc = path ? core_par_create_file_at(path, p->fname, &p->mode, p->lsize, cs, gr, p->fsblksize,
+                                                 p->filenumber, p->nfiles, &p->meta)
+                       : SHEAF_E_NOMEM;
+            free(path);
+            if (!mrc)
+                p->have_meta = 1;
+        }
+        for (int t = 0; t < p->lsize; t++) {
+            int64_t *e = lay + LOCAL_LAYOUT * t;
+            e[0] = mrc;
+            e[1] = mrc ? 0 : p->meta.starts[t];
+            e[2] = mrc ? 0 : p->meta.chunksizes[t];
+            e[3] = mrc ? 0 : p->meta.globalskip;
+        }
+        free(cs);
+        free(gr);
+    }
+    free(reqs);
+    if (api->scatter(mylay, lay ? lay : dummy, p->lcomm, _SION_INT64, LOCAL_LAYOUT, 0))
+        cbfail = 1;
+    free(lay);
+    if (!rc && cbfail)
+        rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed in sion_generic_parreinit", p->fname);
+    if (!rc && mylay[0])
+        rc = mrc ? mrc : core_fail((int)mylay[0], "%s: the master of file %d could not rewrite it (see its message)",
+                                   p->fname, p->filenumber);
+    if (!rc) {
+        /* the same handle, moved to the new chunk: nothing written is kept */
+        core_task *t = &c->tasks[0];
+        t->start = mylay[1];
+        t->chunksize = mylay[2];
+        t->nblocks = 1;
+        t->bsize[0] = 0;
+        t->cur_block = 0;
+        t->cur_pos = 0;
+        c->files[0].m.globalskip = mylay[3];
+        rc = core_place(c);
+    }
+    if (par_agree(api, p->gcomm, p->grank, p->gsize, rc, p->fname, "sion_generic_parreinit")) {
+        core_report_error(p->grank);
+        return SION_NOT_SUCCESS;
+    }
+    return SION_SUCCESS;
+}

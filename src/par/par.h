@@ -1,0 +1,61 @@
+/* par.h - the generic parallel layer (internal): API objects holding the
+ * communication callbacks, and the per-sid state of a parallel open.
+ * No MPI here; bindings (src/mpi, src/omp, src/ompi) register callbacks.
+ * The protocol of each collective call is documented in doc/parallel.md. */
+#ifndef PAR_PAR_H
+#define PAR_PAR_H
+#include "../core/container.h"
+#include "sion_generic.h"
+
+typedef struct par_api {
+    char *name;
+    sion_generic_create_lcg_cb create_lcg;
+    sion_generic_free_lcg_cb free_lcg;
+    sion_generic_barrier_cb barrier;
+    sion_generic_bcastr_cb bcast;
+    sion_generic_gatherr_cb gather;
+    sion_generic_gathervr_cb gatherv;
+    sion_generic_scatterr_cb scatter;
+    sion_generic_scattervr_cb scatterv;
+    sion_generic_multi_filename_cb filename;
+    sion_generic_gather_execute_cb gather_exec;
+    sion_generic_execute_scatter_cb exec_scatter;
+    sion_generic_capability_cb capability;
+} par_api;
+
+/* Copy of API object aid (callbacks); fails with a message naming `fname`
+ * when aid is unknown or the STD level is not registered. */
+int par_api_get(int aid, par_api *out, const char *fname);
+
+/* State of one task's parallel open, hung on core_container.par. */
+typedef struct par_state {
+    par_api api;            /* callbacks copied at open (the aid may be freed meanwhile) */
+    char *fname;            /* set name given to the open */
+    void *gcomm, *lcomm;    /* global group (caller's), local group (ours) */
+    int grank, gsize, lrank, lsize, filenumber, nfiles;
+    int write, mapped;
+    int file0master;        /* write: grank of the task writing file 0's mapping */
+    int have_meta;          /* write, local master: meta holds the file's layout */
+    core_meta meta;
+    /* mapped opens: the logical tasks this process handles */
+    int nlocal;
+    void *root;             /* mapped write, global rank 0: all tasks' records and file layouts (mapped.c) */
+    int32_t fsblksize;
+    core_mode mode;
+} par_state;
+
+/* Name of physical file k of the set (API callback or fname / fname.%06d);
+ * malloc'd or NULL (message set). */
+char *par_member_path(const par_api *api, const char *fname, int k);
+void par_state_free(par_state *p);
+/* After an attach: record task i's physical file number and local rank (and
+ * the set's file count) in c, for the information getters. */
+void par_label_task(core_container *c, int i, int filenumber, int lrank, int nfiles);
+
+/* Agree on a status over the global group: every task passes its own rc
+ * (0 = ok); returns 0 on all tasks when all passed 0, else a non-zero code
+ * on all (costs 1 gather + 1 bcast). When the callbacks themselves fail the
+ * result is SHEAF_E_IO. The message of the first failing task is kept on
+ * that task; others get "another task failed" naming the call. */
+int par_agree(const par_api *api, void *group, int grank, int gsize, int rc, const char *fname, const char *call);
+#endif
