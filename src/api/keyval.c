@@ -6,6 +6,15 @@
 #include "sion.h"
 #include <stdint.h>
 
+/* A duplicate made with SION_DUP_RANK_KEY reads one key only. */
+static int key_refused(core_container *c, uint64_t key, const char *call)
+{
+    if (!c->key_only || key == c->only_key)
+        return 0;
+    core_fail(SHEAF_E_ARG, "%s: %s: this duplicate reads key %llu only, not key %llu", c->name, call,
+              (unsigned long long)c->only_key, (unsigned long long)key);
+    return 1;
+}
 
 size_t sion_fwrite_key(const void *data, uint64_t key, size_t size, size_t nitems, int sid)
 {
@@ -30,7 +39,7 @@ size_t sion_fwrite_key(const void *data, uint64_t key, size_t size, size_t nitem
 size_t sion_fread_key(void *data, uint64_t key, size_t size, size_t nitems, int sid)
 {
     LOOKUP(sid, "sion_fread_key", 0);
-    if (core_kv_check(c, "sion_fread_key"))
+    if (key_refused(c, key, "sion_fread_key") || core_kv_check(c, "sion_fread_key"))
         FAIL(0);
     if (size == 0 || nitems == 0)
         return 0;
@@ -73,7 +82,7 @@ int sion_fread_key_iterator_next(int sid, uint64_t *key, size_t *size)
 int sion_seek_key(int sid, uint64_t key, int entrynum, sion_int64 posinentry)
 {
     LOOKUP(sid, "sion_seek_key", SION_NOT_SUCCESS);
-    if (core_kv_seek(c, key, entrynum, posinentry))
+    if (key_refused(c, key, "sion_seek_key") || core_kv_seek(c, key, entrynum, posinentry))
         FAIL(SION_NOT_SUCCESS);
     return SION_SUCCESS;
 }
@@ -111,7 +120,7 @@ int sion_key_get_stat(int sid, uint64_t key, sion_key_stat_t *stat)
         FAIL(SION_NOT_SUCCESS);
     }
     int64_t n = 0, tot = 0;
-    if (core_kv_stat(c, key, &n, &tot))
+    if (key_refused(c, key, "sion_key_get_stat") || core_kv_stat(c, key, &n, &tot))
         FAIL(SION_NOT_SUCCESS);
     stat->key = key;
     stat->num_blocks = n;
