@@ -8,7 +8,11 @@
  * there hold here. All calls are collective over gComm and must be called by
  * every rank of gComm; a failure on one rank is a failure on all.
  * Thread-safety: call from one thread per process (MPI_THREAD_FUNNELED is
- * enough); different sids may then be used from different threads. */
+ * enough); different sids may then be used from different threads.
+ * Resources: each open duplicates gComm (MPI_ERRORS_RETURN is set on the
+ * copy, gComm itself is not changed) and splits one communicator per
+ * physical file off it; the close frees both, so close every sid before
+ * MPI_Finalize. Link: -lsheaf_mpi -lsheaf (CMake: sheaf::sheaf_mpi). */
 #ifndef SION_MPI_H
 #define SION_MPI_H
 #include <mpi.h>
@@ -39,10 +43,14 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
  * master, which writes them (file 0 also the multi-file mapping).
  * SION_SUCCESS on all ranks, or SION_NOT_SUCCESS on all ranks. */
 int sion_parclose_mpi(int sid);
-/* Write mode: restart with a new chunk size (data written so far are dropped). */
+/* Write mode: restart with a new chunk size (data written so far are dropped).
+ * Collective over the gComm of the open; SION_SUCCESS or SION_NOT_SUCCESS on
+ * all ranks. */
 int sion_parreinit_mpi(int sid, sion_int64 chunksize);
 
-/* One rank handles several logical tasks (see sion_generic_paropen_mapped). */
+/* One rank handles several logical tasks (arguments and outputs as in
+ * sion_generic_paropen_mapped; gsize/grank are those of gComm). Returns a sid
+ * or -1 on all ranks; close with sion_parclose_mapped_mpi. */
 int sion_paropen_mapped_mpi(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
                             int *nlocaltasks, int **globalranks, sion_int64 **chunksizes,
                             int **mapping_filenrs, int **mapping_lranks, sion_int32 *fsblksize,

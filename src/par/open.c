@@ -371,6 +371,22 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
             else
                 lsz[f]++;
         }
+        if (!bad && nf > 1) { /* each (file, lrank) exactly once: lrank < tasks of that file, no repeats */
+            int64_t *base = calloc((size_t)nf + 1, sizeof *base);
+            unsigned char *seen = calloc((size_t)gsize, 1);
+            bad = !base || !seen;
+            for (int k = 0; k < nf && !bad; k++)
+                base[k + 1] = base[k] + lsz[k];
+            for (int g = 0; g < gsize && !bad; g++) {
+                int32_t f = m0.mapping[2 * g], l = m0.mapping[2 * g + 1];
+                if (l >= lsz[f] || seen[base[f] + l])
+                    bad = 1;
+                else
+                    seen[base[f] + l] = 1;
+            }
+            free(base);
+            free(seen);
+        }
         for (int g = 0; g < gsize && map; g++) {
             int32_t *e = map + 4 * g;
             e[0] = bad ? SHEAF_E_FORMAT : 0;

@@ -54,7 +54,15 @@ case " $("$sionconfig" -cflags -ompi) " in *" -DSION_OMPI "*) ;; *) die "-ompi -
 case " $("$sionconfig" --cflags --ser) " in *"-DSION_"*) die "--ser --cflags has -DSION_*" ;; esac
 [ "$("$sionconfig" --libs --ser --64 --be --gcc --threadsafe)" = \
   "-L$libdir -Wl,-rpath,$libdir -lsheaf -lpthread" ] || die "sionconfig --libs: $("$sionconfig" --libs --ser)"
-[ "$("$sionconfig" --libs --mpi)" = "$("$sionconfig" --libs --sequential)" ] || die "--mpi --libs"
+[ "$("$sionconfig" --libs --gen)" = "$("$sionconfig" --libs --sequential)" ] || die "--gen --libs"
+[ "$("$sionconfig" --libs --mpi)" = "-L$libdir -Wl,-rpath,$libdir -lsheaf_mpi -lsheaf -lpthread" ] ||
+    die "sionconfig --libs --mpi: $("$sionconfig" --libs --mpi)"
+[ "$("$sionconfig" -libs -omp)" = "-L$libdir -Wl,-rpath,$libdir -lsheaf_omp -lsheaf -lpthread -fopenmp" ] ||
+    die "sionconfig -libs -omp: $("$sionconfig" -libs -omp)"
+[ "$("$sionconfig" --libs --ompi)" = "-L$libdir -Wl,-rpath,$libdir -lsheaf_ompi -lsheaf -lpthread -fopenmp" ] ||
+    die "sionconfig --libs --ompi: $("$sionconfig" --libs --ompi)"
+case " $("$sionconfig" --cflags --omp) " in *" -fopenmp "*) ;; *) die "--omp --cflags lacks -fopenmp" ;; esac
+case " $("$sionconfig" --cflags --mpi) " in *"-fopenmp"*) die "--mpi --cflags has -fopenmp" ;; esac
 "$sionconfig" --help | grep -q -- --cflags || die "sionconfig --help"
 "$sionconfig" -V >/dev/null || die "sionconfig -V"
 if "$sionconfig" --cflags --f90 >/dev/null 2>&1; then die "--f90 must fail (no Fortran interface)"; fi
@@ -88,9 +96,60 @@ if "$tmp/sion_convert" -r "$tmp/missing.sion" "$tmp/x" 2>/dev/null; then
     die "reading a missing container must fail"
 fi
 
-step "find_package(sheaf) consumer (shared and static)"
+# With the MPI layer (SHEAF_TEST_MPI=1, set by ctest when libsheaf_mpi is built):
+mpi=${SHEAF_TEST_MPI:-}
+mpicc=${SHEAF_MPICC:-mpicc}
+mpiexec=${SHEAF_MPIEXEC:-mpiexec}
+if [ -n "$mpi" ] && ! { command -v "$mpicc" && command -v "$mpiexec"; } >/dev/null 2>&1; then
+    echo "--- mpicc/mpiexec not found: skipping the MPI checks"
+    mpi=""
+fi
+if [ -n "$extra" ]; then
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}   # MPI libraries keep memory until exit
+fi
+# Output of an MPI example run; fails unless it exits 0 and says OK.
+run_mpi_example() { # <dir> <binary> <container> <numFiles>
+    local out
+    out=$(cd "$1" && "$mpiexec" -n 2 "$2" "$3" "$4" 2>&1) || { echo "$out" >&2; die "mpiexec -n 2 $2 $3 $4"; }
+    case "$out" in
+        *"sion_mpi_example: OK (2 tasks, $4 file(s)"*) ;;
+        *) echo "$out" >&2; die "$2: no OK line" ;;
+    esac
+}
+
+if [ -n "$mpi" ]; then
+    step "MPI layer installed"
+    [ -f "$prefix/include/sion_mpi.h" ] || die "header sion_mpi.h not installed"
+    [ -f "$libdir/libsheaf_mpi.a" ] || die "libsheaf_mpi.a not installed in $libdir"
+    [ -e "$libdir/libsheaf_mpi.so" ] || die "libsheaf_mpi.so not installed in $libdir"
+
+    step "examples/mpi the SIONlib way: mpicc \$(sionconfig --cflags --mpi) / --libs --mpi, mpiexec -n 2"
+    mkdir "$tmp/mpi"
+    cp "$src/examples/mpi/sion_mpi_example.c" "$tmp/mpi/ex.c"
+    # shellcheck disable=SC2046
+    (cd "$tmp/mpi" && "$mpicc" $extra $("$sionconfig" --cflags --mpi) -c ex.c &&
+        "$mpicc" $extra ex.o $("$sionconfig" --libs --mpi) -o ex) || die "building ex.c with mpicc + sionconfig --mpi"
+    run_mpi_example "$tmp/mpi" ./ex c.sion 1
+    run_mpi_example "$tmp/mpi" ./ex m.sion 2
+    [ -f "$tmp/mpi/m.sion" ] && [ -f "$tmp/mpi/m.sion.000001" ] || die "numFiles=2 did not write m.sion + m.sion.000001"
+
+    step "sion.h with MPI: -DSION_MPI alone, and after <mpi.h>"
+    echo '#include <sion.h>
+int main(void) { return sion_parclose_mpi(-1) == SION_SUCCESS; }' |
+        "$mpicc" -std=c99 -Wall -Werror $("$sionconfig" --cflags --mpi) -fsyntax-only -x c - ||
+        die "sion.h with -DSION_MPI does not compile"
+    echo '#include <mpi.h>
+#include <sion.h>
+int main(void) { return sion_parclose_mpi(-1) == SION_SUCCESS; }' |
+        "$mpicc" -std=c99 -Wall -Werror -I"$prefix/include" -fsyntax-only -x c - ||
+        die "sion.h after <mpi.h> does not declare the MPI layer"
+fi
+
+step "find_package(sheaf) consumer (shared and static${mpi:+, and sheaf::sheaf_mpi})"
+mpi_consumer=()
+[ -n "$mpi" ] && mpi_consumer=(-DSHEAF_MPI_EXAMPLE="$src/examples/mpi/sion_mpi_example.c")
 "$cmake" -S "$src/tests/install/consumer" -B "$tmp/consumer" -DCMAKE_C_COMPILER="$cc" \
-    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release "${mpi_consumer[@]}" \
     -DCMAKE_C_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" >"$tmp/consumer.log" 2>&1 || {
     cat "$tmp/consumer.log" >&2; die "configuring the find_package consumer"; }
 "$cmake" --build "$tmp/consumer" >>"$tmp/consumer.log" 2>&1 || {
@@ -100,6 +159,14 @@ mkdir "$tmp/shared" "$tmp/static" "$tmp/pc"
 (cd "$tmp/shared" && "$tmp/consumer/consumer_shared" c.sion) || die "consumer_shared"
 (cd "$tmp/static" && "$tmp/consumer/consumer_static" c.sion) || die "consumer_static"
 cmp "$tmp/shared/c.sion" "$tmp/static/c.sion" || die "shared and static library wrote different containers"
+if [ -n "$mpi" ]; then
+    mkdir "$tmp/mpi_shared" "$tmp/mpi_static"
+    run_mpi_example "$tmp/mpi_shared" "$tmp/consumer/consumer_mpi_shared" c.sion 2
+    run_mpi_example "$tmp/mpi_static" "$tmp/consumer/consumer_mpi_static" c.sion 2
+    for f in c.sion c.sion.000001; do
+        cmp "$tmp/mpi_shared/$f" "$tmp/mpi_static/$f" || die "sheaf_mpi shared and static wrote different $f"
+    done
+fi
 
 step "pkg-config consumer"
 export PKG_CONFIG_PATH=$libdir/pkgconfig
