@@ -228,7 +228,8 @@ int sion_free_io_info(sion_io_stat_t *p);
  * file handles of its own, so that several threads read the same container
  * at once (one sid per thread). mode: SION_DUP_ALL (all tasks of the sid),
  * SION_DUP_RANK (only global task `rank`), SION_DUP_RANK_KEY (only task
- * `rank`, and of its key-value records only those with `key`). The copy is
+ * `rank`, and of its key-value records only those with `key`: the iterators
+ * skip other keys, reads/seeks/stats of other keys are refused). The copy is
  * positioned at the start of its (first) task. Collective calls
  * (sion_parclose_*, sion_parreinit_*, sion_coll_*) are refused on a copy;
  * release it with sion_dedup. Returns the new sid, or -1 (serial or write

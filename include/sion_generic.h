@@ -21,7 +21,7 @@
  *   sion_generic_parclose, write: local 1 gather + 1 gatherv, global 1 gather + 1 bcast
  *                                 (+ 1 global gather of the mapping for a multi-file set)
  *   sion_generic_parclose, read : global 1 gather + 1 bcast
- *   sion_generic_parreinit      : local 1 gather + 1 scatter, global 1 gather + 1 bcast
+ *   sion_generic_parreinit      : global 2 gather + 2 bcast, local 1 gather + 1 scatter
  * plus one create_local_commgroup per open and one free_local_commgroup per
  * close (reinit keeps the local group). No barrier is used.
  * The exact table, with the data each one moves, is in doc/parallel.md and

@@ -65,7 +65,10 @@ int sion_fread_key_iterator_next(int sid, uint64_t *key, size_t *size)
 {
     LOOKUP(sid, "sion_fread_key_iterator_next", SION_NOT_SUCCESS);
     uint64_t k = 0, len = 0;
-    int r = core_kv_iter_next(c, &k, &len);
+    int r;
+    do /* a SION_DUP_RANK_KEY duplicate walks the records of its key only */
+        r = core_kv_iter_next(c, &k, &len);
+    while (r > 0 && c->key_only && k != c->only_key);
     if (r < 0)
         FAIL(SION_NOT_SUCCESS);
     if (r == 0)
@@ -106,7 +109,13 @@ int sion_key_list_iterator_reset(int sid)
 int sion_key_list_iterator_next(int sid, uint64_t *key)
 {
     LOOKUP(sid, "sion_key_list_iterator_next", SION_NOT_SUCCESS);
-    int r = core_kv_keylist_next(c, key);
+    uint64_t k = 0;
+    int r;
+    do
+        r = core_kv_keylist_next(c, &k);
+    while (r > 0 && c->key_only && k != c->only_key);
+    if (r > 0 && key)
+        *key = k;
     if (r < 0)
         FAIL(SION_NOT_SUCCESS);
     return r ? SION_SUCCESS : SION_NOT_SUCCESS;

@@ -316,9 +316,9 @@ static int open_member(core_container *c, int32_t k)
 {
     core_pfile *pf = &c->files[k];
     pf->m.mapping_size = -1;
-    char *nm = core_member_name(c->name, k);
+    char *nm = c->member_name ? c->member_name(c->member_ctx, c->name, k) : core_member_name(c->name, k);
     if (!nm)
-        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", c->name);
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory (or no name for member %d)", c->name, k);
     int rc = core_file_open(&pf->f, nm, 0, c->mode.posix);
     if (rc == SHEAF_E_NOTFOUND && k > 0)
         rc = core_fail(SHEAF_E_NOTFOUND, "%s: member %d of the multi-file set is missing (%s not found)",
@@ -428,12 +428,19 @@ out:
 
 int core_open_read(core_container **out, const char *name, const core_mode *mode)
 {
+    return core_open_read_named(out, name, mode, NULL, NULL);
+}
+
+int core_open_read_named(core_container **out, const char *name, const core_mode *mode, core_name_fn fn, void *ctx)
+{
     *out = NULL;
     if (!name || !*name)
         return core_fail(SHEAF_E_ARG, "no file name given");
     core_container *c = core_container_new(name, mode);
     if (!c)
         return SHEAF_E_NOMEM;
+    c->member_name = fn;
+    c->member_ctx = ctx;
     int rc;
     c->files = calloc(1, sizeof *c->files);
     if (!c->files) {
@@ -481,6 +488,8 @@ int core_open_read(core_container **out, const char *name, const core_mode *mode
     c->cur = 0;
     if ((rc = core_place(c)))
         goto fail;
+    c->member_name = NULL;
+    c->member_ctx = NULL;
     *out = c;
     return 0;
 fail:

@@ -33,7 +33,9 @@ typedef struct core_pfile {
     core_meta m;
 } core_pfile;
 
-typedef struct core_kv core_kv; /* key-value index, keyval.c */
+typedef struct core_kv core_kv;
+/* Names member k of a set (malloc'd; NULL = failure): see core_open_read_named. */
+typedef char *(*core_name_fn)(void *ctx, const char *base, int32_t k); /* key-value index, keyval.c */
 
 typedef struct core_container {
     char *name;          /* name given to open (physical file 0) */
@@ -57,6 +59,8 @@ typedef struct core_container {
     int dup;             /* made by sion_dup: released with sion_dedup */
     uint64_t only_key;   /* dup with SION_DUP_RANK_KEY: the one key readable */
     int key_only;
+    core_name_fn member_name; /* during core_open_read_named only */
+    void *member_ctx;
     int attached;        /* one task attached to a file written in parallel (partask.c):
                           * closing it never writes metadata, its master does */
 } core_container;
@@ -69,6 +73,11 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
 
 /* Open a closed container (and, from file 0, all members of its set) for reading. */
 int core_open_read(core_container **out, const char *name, const core_mode *mode);
+
+/* The same, with the members of a multi-file set named by fn(ctx, name, k)
+ * (malloc'd result; NULL = out of memory) instead of name / name.%06d. */
+int core_open_read_named(core_container **out, const char *name, const core_mode *mode, core_name_fn fn,
+                         void *ctx);
 
 /* Open for reading but expose only global task `rank`. */
 int core_open_read_rank(core_container **out, const char *name, const core_mode *mode, int32_t rank);

@@ -1,13 +1,13 @@
 /* error.c - thread-local last-error record and SIONlib-style printing. */
 #include "error.h"
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static _Thread_local char tl_msg[1536];
 static _Thread_local int tl_code;
-static int g_print = -1; /* -1: not decided yet (read SION_ERROR_MSG) */
 
 static void vrecord(int code, const char *fmt, va_list ap)
 {
@@ -45,19 +45,27 @@ void core_clear_error(void)
 const char *sheaf_last_error(void) { return tl_msg; }
 int sheaf_last_error_code(void) { return tl_code; }
 
+/* -1: not decided yet (SION_ERROR_MSG is read on first use); atomic because
+ * tasks in different threads report errors at the same time. */
+static _Atomic int g_print = -1;
+
 static int print_enabled(void)
 {
-    if (g_print < 0) {
+    int p = atomic_load(&g_print);
+    if (p < 0) {
         const char *e = getenv("SION_ERROR_MSG");
-        g_print = !(e && strcmp(e, "0") == 0);
+        int want = !(e && strcmp(e, "0") == 0);
+        int expected = -1;
+        atomic_compare_exchange_strong(&g_print, &expected, want); /* an explicit setting wins */
+        p = atomic_load(&g_print);
     }
-    return g_print;
+    return p;
 }
 
 int sheaf_set_error_printing(int on)
 {
     int old = print_enabled();
-    g_print = on ? 1 : 0;
+    atomic_store(&g_print, on ? 1 : 0);
     return old;
 }
 

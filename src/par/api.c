@@ -172,35 +172,48 @@ void par_state_free(par_state *p)
     free(p);
 }
 
-int par_agree(const par_api *api, void *group, int grank, int gsize, int rc, const char *fname, const char *call)
+int par_vote(const par_api *api, void *group, int grank, int gsize, int rc, const char *fname, const char *call,
+             int *cbfail)
 {
     int64_t mine = rc, res[2] = {0, -1};
-    int64_t *all = NULL;
-    int cbfail = 0;
-    if (grank == 0) {
-        all = malloc((size_t)(gsize > 0 ? gsize : 1) * sizeof *all);
-        if (!all) /* still take part in the collectives; report the failure */
-            cbfail = 1;
+    int64_t *all = NULL, dummy[1];
+    int rootfail = 0;
+    *cbfail = 0;
+    if (grank == 0 && !(all = malloc((size_t)(gsize > 0 ? gsize : 1) * sizeof *all)))
+        rootfail = 1; /* still take part in the collectives; the verdict fails */
+    if (api->gather(&mine, all ? all : dummy, group, _SION_INT64, 1, 0)) {
+        if (grank == 0)
+            rootfail = 1;
+        else
+            *cbfail = 1; /* its vote was delivered or not: it fails itself below */
     }
-    int64_t dummy[1];
-    if (api->gather(&mine, all ? all : dummy, group, _SION_INT64, 1, 0))
-        cbfail = 1;
-    if (grank == 0 && all && !cbfail) {
+    if (grank == 0 && all && !rootfail) {
         for (int i = 0; i < gsize; i++)
             if (all[i]) { res[0] = all[i]; res[1] = i; break; }
     }
-    if (grank == 0 && cbfail) {
+    if (grank == 0 && rootfail) {
         res[0] = SHEAF_E_IO;
         res[1] = -1;
     }
     free(all);
     if (api->bcast(res, group, _SION_INT64, 2, 0))
-        return core_fail(SHEAF_E_IO, "%s: %s: the gather/bcast callback failed", fname, call);
+        *cbfail = 1; /* go on with what it delivered */
     if (res[0] == 0)
         return 0;
     if (rc) /* this task's own message stays */
         return rc;
     if (res[1] >= 0)
         return core_fail((int)res[0], "%s: %s failed on task %lld (see its message)", fname, call, (long long)res[1]);
-    return core_fail((int)res[0], "%s: %s: a collective callback failed", fname, call);
+    return core_fail((int)res[0], "%s: %s: a collective callback failed on task 0", fname, call);
+}
+
+int par_agree(const par_api *api, void *group, int grank, int gsize, int rc, const char *fname, const char *call)
+{
+    int cbfail;
+    int v = par_vote(api, group, grank, gsize, rc, fname, call, &cbfail);
+    if (v)
+        return v;
+    if (cbfail) /* the others may have succeeded: nothing more can be done here */
+        return core_fail(SHEAF_E_IO, "%s: %s: a collective callback failed on task %d", fname, call, grank);
+    return 0;
 }

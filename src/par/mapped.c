@@ -17,8 +17,9 @@
  * (A bcast before each gatherv makes its counts agree on all tasks even when
  * rank 0 cannot take the data.)
  *   read close : agree
- * A set named by a custom file-name callback is read through the default
- * names only in mapped reads (its members are found from file 0). */
+ * Every process needs at least one logical task (write: given by the
+ * caller; read: requested, or from the automatic distribution, which needs
+ * at least as many logical tasks as processes). */
 #include "par.h"
 #include "../api/registry.h"
 #include "../core/error.h"
@@ -151,6 +152,7 @@ static int count_phase(const par_api *api, const char *fname, void *gcomm, int g
                        int64_t *total_out)
 {
     int64_t head[2] = {count, rc}, *heads = NULL, dummy[2], verdict[2] = {0, 0};
+    int culprit = -1;
     if (grank == 0) {
         heads = malloc((size_t)gsize * sizeof head);
         *pcount = malloc((size_t)gsize * sizeof **pcount);
@@ -160,8 +162,10 @@ static int count_phase(const par_api *api, const char *fname, void *gcomm, int g
     int cbfail = api->gather(head, heads ? heads : dummy, gcomm, _SION_INT64, 2, 0) != 0;
     if (grank == 0 && !verdict[0]) {
         for (int g = 0; g < gsize; g++) {
-            if (heads[2 * g + 1] && !verdict[0])
+            if (heads[2 * g + 1] && !verdict[0]) {
                 verdict[0] = heads[2 * g + 1];
+                culprit = g;
+            }
             (*pcount)[g] = (int)heads[2 * g];           /* -1: "distribute for me" (mapped read) */
             verdict[1] += heads[2 * g] > 0 ? heads[2 * g] : 0;
         }
@@ -177,8 +181,13 @@ static int count_phase(const par_api *api, const char *fname, void *gcomm, int g
     if (api->bcast(verdict, gcomm, _SION_INT64, 2, 0))
         return core_fail(SHEAF_E_IO, "%s: the bcast callback failed", fname);
     *total_out = verdict[1];
-    if (verdict[0] && !rc && grank != 0)
-        return core_fail((int)verdict[0], "%s: a mapped call failed on another task (task 0 reports it)", fname);
+    if (verdict[0] && !rc) {
+        if (grank == 0 && culprit > 0)
+            return core_fail((int)verdict[0], "%s: the mapped call failed on task %d (see its message)", fname,
+                             culprit);
+        if (grank != 0)
+            return core_fail((int)verdict[0], "%s: a mapped call failed on another task (task 0 reports it)", fname);
+    }
     return (int)verdict[0];
 }
 
@@ -211,6 +220,8 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
         if (chunks[i] < 0)
             rc = core_fail(SHEAF_E_ARG, "%s: negative chunk size %lld for logical task %d", fname,
                            (long long)chunks[i], granks[i]);
+    if (!rc && nlocal == 0) /* refused before anything is created */
+        rc = core_fail(SHEAF_E_ARG, "%s: mapped write: every process needs at least one logical task", fname);
     int64_t *myrec = NULL, dummy[WREC];
     if (!rc && !(myrec = malloc((size_t)(nlocal ? nlocal : 1) * WREC * sizeof *myrec)))
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
@@ -268,8 +279,6 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
         rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed in the mapped open", fname);
     if (!rc && !mylay)
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-    if (!rc && nlocal == 0)
-        rc = core_fail(SHEAF_E_ARG, "%s: mapped write: every process needs at least one logical task", fname);
     core_container *c = NULL;
     par_state *p = NULL;
     int sid = -1;
@@ -513,6 +522,9 @@ static int root_assign(read_root *rr, const int *pcount, int gsize, int64_t *hea
         if (rr->want[i] < 0 || rr->want[i] >= n)
             return core_fail(SHEAF_E_ARG, "%s: task %lld requested, the container holds tasks 0..%lld", fname,
                              (long long)rr->want[i], (long long)n - 1);
+    if (nauto > n)
+        return core_fail(SHEAF_E_ARG, "%s: %lld processes ask for an automatic share of %lld logical tasks: "
+                         "more processes than tasks", fname, (long long)nauto, (long long)n);
     nrec = nwant + (nauto ? n : 0);
     if (nrec > INT32_MAX / RREC)
         return core_fail(SHEAF_E_ARG, "%s: too many tasks requested", fname);
@@ -564,12 +576,20 @@ static int root_assign(read_root *rr, const int *pcount, int gsize, int64_t *hea
     return 0;
 }
 
+static char *member_path(void *ctx, const char *base, int32_t k)
+{
+    return par_member_path(ctx, base, k);
+}
+
 static int mapped_read(const par_api *api, const char *fname, const core_mode *md, int rc, int *numFiles,
                        void *gcomm, int grank, int gsize, int *nlocaltasks, int **globalranks,
                        sion_int64 **chunksizes, int **mapping_filenrs, int **mapping_lranks, sion_int32 *fsblksize,
                        FILE **fileptr)
 {
     int nreq = rc ? 0 : *nlocaltasks;
+    if (!rc && nreq == 0)
+        rc = core_fail(SHEAF_E_ARG, "%s: mapped read: every process needs at least one logical task "
+                       "(*nlocaltasks = 0; use -1 to let sheaf distribute them)", fname);
     if (!rc && nreq > 0 && (!globalranks || !*globalranks))
         rc = core_fail(SHEAF_E_ARG, "%s: mapped read of %d tasks needs their global ranks", fname, nreq);
     if (rc)
@@ -581,13 +601,8 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
         want[i] = (*globalranks)[i];
     read_root rr = {NULL, NULL};
     int st = 0;
-    if (grank == 0) {
-        if (api->filename)
-            st = core_fail(SHEAF_E_ARG, "%s: a mapped read follows the default member names; this API names its "
-                           "files itself", fname);
-        else
-            st = core_open_read(&rr.set, fname, md);
-    }
+    if (grank == 0)
+        st = core_open_read_named(&rr.set, fname, md, member_path, (void *)api);
     int *pcount = NULL, cbfail = 0;
     int64_t got = 0;
     int cst = count_phase(api, fname, gcomm, grank, gsize, rc ? 0 : nreq, rc ? rc : st, &pcount, INT32_MAX,
@@ -675,8 +690,8 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
             rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
         for (int i = 0, k = 0; i < n && !rc; i++) {
             const int64_t *e = myrec + RREC * i;
-            if (!(paths[i] = core_member_name(fname, (int32_t)e[1])))
-                rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+            if (!(paths[i] = par_member_path(api, fname, (int)e[1])))
+                rc = SHEAF_E_NOMEM;
             sp[i] = (core_attach_spec){paths[i], e[3], e[4], e[5], e[0], e[6], myblk + k};
             k += e[6];
             og[i] = (int)e[0];

@@ -187,8 +187,13 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
     int64_t verdict[5] = {SPLIT_OK, 0, -1, 0, 0}; /* reason, fsblksize, file0master, who, callback failure */
     if (grank == 0 && !(all = malloc((size_t)gsize * sizeof mine)))
         verdict[0] = SPLIT_NOMEM;
-    if (api->gather(mine, all ? all : dummy, gcomm, _SION_INT64, 6, 0))
-        verdict[4] = 1;
+    if (api->gather(mine, all ? all : dummy, gcomm, _SION_INT64, 6, 0)) {
+        if (grank == 0)
+            verdict[4] = 1;
+        else if (!rc) /* failed after sending: go on, the agreement fails the call */
+            rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the gather callback failed on task %d", fname,
+                           grank);
+    }
     if (grank == 0 && all && !verdict[4]) {
         verdict[0] = check_split(all, gsize, &verdict[3], &verdict[2]);
         int64_t fsb = all[5];
@@ -205,8 +210,13 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
     }
     free(all);
     /* G2: the verdict */
-    if (api->bcast(verdict, gcomm, _SION_INT64, 5, 0) || verdict[4])
-        return core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed", fname);
+    /* A callback that reports failure but delivered its data marks this task
+     * failed; the protocol goes on with the data, so that no task waits for
+     * one that left early, and the agreement fails the call everywhere. */
+    if (api->bcast(verdict, gcomm, _SION_INT64, 5, 0) && !rc)
+        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the bcast callback failed on task %d", fname, grank);
+    if (verdict[4])
+        return core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the gather callback failed on task 0", fname);
     if (verdict[0])
         return rc ? rc : split_message((int)verdict[0], verdict[3], fname);
 
@@ -340,10 +350,8 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
         head[2] = m0.nfiles > 1 ? m0.mapping_size : m0.ntasks;
         head[3] = m0.fsblksize;
     }
-    if (api->bcast(head, gcomm, _SION_INT64, 4, 0)) {
-        core_meta_free(&m0);
-        return core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the bcast callback failed", fname);
-    }
+    if (api->bcast(head, gcomm, _SION_INT64, 4, 0) && !rc) /* go on with what it delivered (see open_write) */
+        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the bcast callback failed on task %d", fname, grank);
     if (head[0]) {
         core_meta_free(&m0);
         if (grank == 0)
@@ -399,8 +407,8 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
     core_meta_free(&m0);
     int cb = api->scatter(mine, map ? map : gdummy, gcomm, _SION_INT32, 4, 0);
     free(map);
-    if (cb)
-        return core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the scatter callback failed", fname);
+    if (cb && !rc)
+        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the scatter callback failed on task %d", fname, grank);
     if (mine[0]) /* same verdict on every task */
         return core_fail(SHEAF_E_FORMAT, "%s: the task mapping in the first file is inconsistent", fname);
     int fn = mine[1], lr = mine[2], ls = mine[3];
@@ -475,11 +483,11 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
     if (api->scatter(mylay, lay ? lay : ldummy, lcomm, _SION_INT64, READ_LAYOUT, 0))
         cbfail = 1;
     free(lay);
-    int64_t nb = (!cbfail && !mylay[0]) ? mylay[5] : 0;
+    int64_t nb = !mylay[0] ? mylay[5] : 0; /* as the master announced it, callback failure or not */
     int64_t *mine_b = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *mine_b);
     if (!mine_b && !rc)
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-    if (lr == 0 && (mrc || cbfail))
+    if (lr == 0 && mrc) /* the tasks know from the status they received */
         for (int t = 0; t < ls && counts; t++)
             counts[t] = 0;
     if (api->scatterv(mine_b ? mine_b : ldummy, flat ? flat : ldummy, lcomm, _SION_INT64, counts,
@@ -636,7 +644,7 @@ int sion_generic_parclose(int sid)
         if (p->lrank == 0 && cnt && counts) {
             bcount = malloc((size_t)p->lsize * sizeof *bcount);
             for (int t = 0; t < p->lsize; t++) {
-                counts[t] = cbfail ? 0 : (int)cnt[2 * t];
+                counts[t] = (int)cnt[2 * t]; /* as each task announced it */
                 total += counts[t];
                 if (bcount)
                     bcount[t] = counts[t];
@@ -719,6 +727,16 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         if (!rc)
             rc = r2;
     }
+    /* nothing changes unless every task can go on: a refused reinit leaves the
+     * container as it was */
+    int vcb = 0;
+    if (par_vote(api, p->gcomm, p->grank, p->gsize, rc, p->fname, "sion_generic_parreinit", &vcb)) {
+        core_report_error(p->grank);
+        return SION_NOT_SUCCESS;
+    }
+    if (vcb && !rc) /* only this task's callback failed: go on, its master refuses below */
+        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_parreinit: a collective callback failed on task %d", p->fname,
+                       p->grank);
     int64_t req[3] = {rc ? 0 : chunksize, p->grank, rc}, *reqs = NULL, dummy[LOCAL_LAYOUT];
     int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0};
     int mrc = 0, cbfail = 0;
@@ -738,7 +756,8 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
             cs[t] = reqs[3 * t];
             gr[t] = reqs[3 * t + 1];
             if (reqs[3 * t + 2])
-                mrc = (int)reqs[3 * t + 2];
+                mrc = core_fail((int)reqs[3 * t + 2], "%s: sion_generic_parreinit failed on task %lld (see its "
+                                "message)", p->fname, (long long)reqs[3 * t + 1]);
         }
         if (!mrc && cbfail)
             mrc = SHEAF_E_IO;

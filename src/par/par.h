@@ -57,5 +57,10 @@ void par_label_task(core_container *c, int i, int filenumber, int lrank, int nfi
  * on all (costs 1 gather + 1 bcast). When the callbacks themselves fail the
  * result is SHEAF_E_IO. The message of the first failing task is kept on
  * that task; others get "another task failed" naming the call. */
+/* The vote under par_agree: returns the group's verdict as delivered, and
+ * sets *cbfail when this task's own gather/bcast callback reported failure
+ * (the caller can then go on with the protocol and fail at its end). */
+int par_vote(const par_api *api, void *group, int grank, int gsize, int rc, const char *fname, const char *call,
+             int *cbfail);
 int par_agree(const par_api *api, void *group, int grank, int gsize, int rc, const char *fname, const char *call);
 #endif
