@@ -149,7 +149,7 @@ out:
  * (malloc'd). Returns the agreed status (0 ok) on every task. */
 static int count_phase(const par_api *api, const char *fname, void *gcomm, int grank, int gsize, int64_t count,
                        int rc, int **pcount, int64_t limit, int (*alloc)(void *ctx, int64_t total), void *ctx,
-                       int64_t *total_out)
+                       int64_t *total_out, int *cbfail_out)
 {
     int64_t head[2] = {count, rc}, *heads = NULL, dummy[2], verdict[2] = {0, 0};
     int culprit = -1;
@@ -160,6 +160,7 @@ static int count_phase(const par_api *api, const char *fname, void *gcomm, int g
             verdict[0] = core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname);
     }
     int cbfail = api->gather(head, heads ? heads : dummy, gcomm, _SION_INT64, 2, 0) != 0;
+    *cbfail_out = grank != 0 && cbfail; /* a task whose callback failed goes on and fails at the agreement */
     if (grank == 0 && !verdict[0]) {
         for (int g = 0; g < gsize; g++) {
             if (heads[2 * g + 1] && !verdict[0]) {
@@ -173,13 +174,13 @@ static int count_phase(const par_api *api, const char *fname, void *gcomm, int g
             verdict[0] = core_fail(SHEAF_E_ARG, "%s: %lld entries are too many for one mapped call", fname,
                                    (long long)verdict[1]);
         if (!verdict[0] && cbfail)
-            verdict[0] = SHEAF_E_IO;
+            verdict[0] = core_fail(SHEAF_E_IO, "%s: the gather callback failed on task 0", fname);
         if (!verdict[0])
             verdict[0] = alloc(ctx, verdict[1]);
     }
     free(heads);
     if (api->bcast(verdict, gcomm, _SION_INT64, 2, 0))
-        return core_fail(SHEAF_E_IO, "%s: the bcast callback failed", fname);
+        *cbfail_out = 1; /* go on with what it delivered */
     *total_out = verdict[1];
     if (verdict[0] && !rc) {
         if (grank == 0 && culprit > 0)
@@ -238,8 +239,11 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
     int *pcount = NULL, cbfail = 0;
     int64_t ntotal = 0;
     int st = (grank == 0 && !r) ? core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname) : 0;
+    int cbf = 0;
     int cst = count_phase(api, fname, gcomm, grank, gsize, nlocal, rc ? rc : st, &pcount, INT32_MAX / WREC,
-                          alloc_records, r, &ntotal);
+                          alloc_records, r, &ntotal, &cbf);
+    if (!cst && cbf && !rc)
+        rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed on task %d", fname, grank);
     if (r) {
         r->pcount = pcount;
         r->nfiles = *numFiles;
@@ -260,12 +264,15 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
     if (grank == 0) {
         int32_t fsb = (int32_t)verdict[1];
         lay = malloc((size_t)(ntotal ? ntotal : 1) * WLAY * sizeof *lay);
-        verdict[0] = st ? st : cbfail ? SHEAF_E_IO : !lay ? SHEAF_E_NOMEM : root_create(api, fname, md, r, &fsb, lay);
+        verdict[0] = st       ? st
+                     : cbfail ? core_fail(SHEAF_E_IO, "%s: the gatherv callback failed on task 0", fname)
+                     : !lay   ? core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname)
+                              : root_create(api, fname, md, r, &fsb, lay);
         verdict[1] = fsb;
     }
     if (api->bcast(verdict, gcomm, _SION_INT64, 4, 0))
         cbfail = 1;
-    int ok = !verdict[0] && !cbfail;
+    int ok = !verdict[0]; /* as delivered: a task whose callback failed still follows the others */
     int64_t *mylay = malloc((size_t)(nlocal ? nlocal : 1) * WLAY * sizeof *mylay);
     cnt = scaled_counts(pcount, gsize, WLAY, ok, grank);
     if (api->scatterv(mylay ? mylay : dummy, lay ? lay : dummy, gcomm, _SION_INT64, cnt, ok ? nlocal * WLAY : 0, 0))
@@ -458,15 +465,18 @@ static int close_mapped_write(core_container *c, par_state *p)
     close_ctx x = {r ? r->ntotal : 0, NULL};
     int *pc1 = NULL, *pc2 = NULL;
     int64_t got = 0, *allbs = NULL;
+    int cbf = 0;
     int st = count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, rc ? 0 : nl, rc, &pc1, INT32_MAX,
-                         alloc_blockcounts, &x, &got);
+                         alloc_blockcounts, &x, &got, &cbf);
+    cbfail |= cbf;
     if (!st) {
         int *cnt = scaled_counts(pc1, p->gsize, 1, 1, p->grank);
         if (api->gatherv(nbs, x.allnb ? x.allnb : dummy, p->gcomm, _SION_INT64, cnt, nl, 0))
             cbfail = 1;
         free(cnt);
-        st = count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, total, cbfail ? SHEAF_E_IO : 0, &pc2,
-                         INT32_MAX, alloc_blocksizes, &allbs, &got);
+        st = count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, total, 0, &pc2, INT32_MAX, alloc_blocksizes,
+                         &allbs, &got, &cbf);
+        cbfail |= cbf;
     }
     if (!st) {
         int *cnt = scaled_counts(pc2, p->gsize, 1, 1, p->grank);
@@ -495,13 +505,17 @@ static int close_mapped_write(core_container *c, par_state *p)
 typedef struct read_root {
     core_container *set;    /* the whole set, opened by rank 0 */
     int64_t *want;          /* requested global ranks, gather order */
+    int64_t *heads2;        /* per process: (tasks, blocks) it gets; zeros until assigned */
+    int gsize;
 } read_root;
 
 static int alloc_wanted(void *ctx, int64_t total)
 {
     read_root *rr = ctx;
     rr->want = malloc((size_t)(total ? total : 1) * sizeof *rr->want);
-    return rr->want ? 0 : core_fail(SHEAF_E_NOMEM, "out of memory on task 0");
+    /* the root's scatter buffer must exist whatever the verdict: allocated here, before it */
+    rr->heads2 = calloc((size_t)rr->gsize * 2, sizeof *rr->heads2);
+    return rr->want && rr->heads2 ? 0 : core_fail(SHEAF_E_NOMEM, "out of memory on task 0");
 }
 
 /* Rank 0: decide which tasks each process reads and build their records.
@@ -599,17 +613,22 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
     for (int i = 0; i < nreq && want; i++)
         want[i] = (*globalranks)[i];
-    read_root rr = {NULL, NULL};
+    read_root rr = {NULL, NULL, NULL, gsize};
     int st = 0;
     if (grank == 0)
         st = core_open_read_named(&rr.set, fname, md, member_path, (void *)api);
     int *pcount = NULL, cbfail = 0;
     int64_t got = 0;
+    int cbf = 0;
     int cst = count_phase(api, fname, gcomm, grank, gsize, rc ? 0 : nreq, rc ? rc : st, &pcount, INT32_MAX,
-                          alloc_wanted, &rr, &got);
+                          alloc_wanted, &rr, &got, &cbf);
+    if (!cst && cbf && !rc)
+        rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed on task %d", fname, grank);
     if (cst) {
         free(want);
         free(pcount);
+        free(rr.want);
+        free(rr.heads2);
         if (rr.set)
             core_close(rr.set);
         return rc ? rc : cst;
@@ -622,18 +641,20 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
     int64_t verdict[4] = {0, 0, 0, 0}; /* status, N, nfiles, fsblksize */
     int64_t *heads2 = NULL, *rec = NULL, *blk = NULL;
     if (grank == 0) {
-        heads2 = malloc((size_t)gsize * 2 * sizeof *heads2);
-        verdict[0] = cbfail ? SHEAF_E_IO : !heads2 ? SHEAF_E_NOMEM
-                   : root_assign(&rr, pcount, gsize, heads2, &rec, &blk, fname);
+        heads2 = rr.heads2;
+        verdict[0] = cbfail ? core_fail(SHEAF_E_IO, "%s: the gatherv callback failed on task 0", fname)
+                            : root_assign(&rr, pcount, gsize, heads2, &rec, &blk, fname);
+        if (verdict[0])
+            memset(heads2, 0, (size_t)gsize * 2 * sizeof *heads2);
         verdict[1] = rr.set->ntasks;
         verdict[2] = rr.set->nfiles;
         verdict[3] = rr.set->fsblksize;
     }
     if (api->bcast(verdict, gcomm, _SION_INT64, 4, 0))
         cbfail = 1;
-    int ok = !verdict[0] && !cbfail;
+    int ok = !verdict[0]; /* as delivered: a task whose callback failed still follows the others */
     int64_t mine[2] = {0, 0};
-    if (api->scatter(mine, ok && heads2 ? heads2 : dummy, gcomm, _SION_INT64, 2, 0))
+    if (api->scatter(mine, heads2 ? heads2 : dummy, gcomm, _SION_INT64, 2, 0))
         cbfail = 1;
     if (!ok)
         mine[0] = mine[1] = 0;
