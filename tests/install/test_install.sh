@@ -105,7 +105,7 @@ if [ -n "$mpi" ] && ! { command -v "$mpicc" && command -v "$mpiexec"; } >/dev/nu
     mpi=""
 fi
 if [ -n "$extra" ]; then
-    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}   # MPI libraries keep memory until exit
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"   # MPI libraries keep memory until exit (a later option wins)
 fi
 # Output of an MPI example run; fails unless it exits 0 and says OK.
 run_mpi_example() { # <dir> <binary> <container> <numFiles>
