@@ -1,0 +1,153 @@
+/* sion_omp.c - the OpenMP layer (libsheaf_omp): every thread of the current
+ * team is one task of a single-file container, on top of the generic API.
+ *
+ * One generic API object per process ("sheaf_omp", created on first use).
+ * Each open makes a team_group (teamcomm.c) that serves as both the global
+ * and the local group (one physical file), remembered per sid until the
+ * close. Collectives are shared-memory copies between omp barriers. */
+#include "sion.h"
+#include "sion_omp.h"
+#include "teamcomm.h"
+#include "../core/error.h"
+#include <omp.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+/* ---- callbacks ------------------------------------------------------------ */
+static int cb_create_lcg(void **local_group, void *global_group, int grank, int gsize, int lrank, int lsize,
+                         int filenumber, int numfiles)
+{
+    *local_group = global_group; /* one file: the team is the file's group */
+    return 0;
+}
+static int cb_free_lcg(void *local_group) { return 0; }
+static int cb_barrier(void *group) { return team_barrier(group); }
+static int cb_bcast(void *data, void *group, int datatype, int nelem, int root)
+{
+    return team_bcast(group, data, team_type_size(datatype), nelem, root);
+}
+static int cb_gather(void *in, void *out, void *group, int datatype, int nelem, int root)
+{
+    return team_gather(group, in, out, team_type_size(datatype), nelem, root);
+}
+static int cb_gatherv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
+{
+    return team_gatherv(group, in, out, team_type_size(datatype), counts, nelem, root);
+}
+static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem, int root)
+{
+    return team_scatter(group, in, out, team_type_size(datatype), nelem, root);
+}
+static int cb_scatterv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
+{
+    return team_scatterv(group, in, out, team_type_size(datatype), counts, nelem, root);
+}
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_aid = -1;
+
+static void init_api(void)
+{
+    int aid = sion_generic_create_api("sheaf_omp");
+    if (aid < 0)
+        return;
+    sion_generic_register_create_local_commgroup_cb(aid, cb_create_lcg);
+    sion_generic_register_free_local_commgroup_cb(aid, cb_free_lcg);
+    sion_generic_register_barrier_cb(aid, cb_barrier);
+    sion_generic_register_bcastr_cb(aid, cb_bcast);
+    sion_generic_register_gatherr_cb(aid, cb_gather);
+    sion_generic_register_gathervr_cb(aid, cb_gatherv);
+    sion_generic_register_scatterr_cb(aid, cb_scatter);
+    sion_generic_register_scattervr_cb(aid, cb_scatterv);
+    g_aid = aid;
+}
+
+/* ---- sid -> team group ---------------------------------------------------- */
+typedef struct open_team {
+    int sid;
+    team_group *g;
+    struct open_team *next;
+} open_team;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static open_team *g_open;
+
+static int remember(int sid, team_group *g)
+{
+    open_team *o = malloc(sizeof *o);
+    if (!o)
+        return -1;
+    o->sid = sid;
+    o->g = g;
+    pthread_mutex_lock(&g_lock);
+    o->next = g_open;
+    g_open = o;
+    pthread_mutex_unlock(&g_lock);
+    return 0;
+}
+
+static team_group *forget(int sid)
+{
+    team_group *g = NULL;
+    pthread_mutex_lock(&g_lock);
+    for (open_team **pp = &g_open; *pp; pp = &(*pp)->next)
+        if ((*pp)->sid == sid) {
+            open_team *o = *pp;
+            *pp = o->next;
+            g = o->g;
+            free(o);
+            break;
+        }
+    pthread_mutex_unlock(&g_lock);
+    return g;
+}
+
+int sion_paropen_omp(const char *fname, const char *file_mode, sion_int64 *chunksize, sion_int32 *fsblksize,
+                     int *globalrank, FILE **fileptr, char **newfname)
+{
+    pthread_once(&g_once, init_api);
+    int me = omp_get_thread_num(), n = omp_get_num_threads();
+    /* every thread makes the same decision from shared facts, so none waits alone */
+    team_group *g = g_aid >= 0 ? team_new() : NULL;
+    if (!g) {
+        core_fail(SHEAF_E_NOMEM, "%s: sion_paropen_omp: out of memory for the thread team",
+                  fname ? fname : "(null)");
+        core_report_error(me);
+        return SION_ID_UNDEF;
+    }
+    int fn = 0, nf = 1, lr = me, ls = n;
+    int sid = sion_generic_paropen(g_aid, fname, file_mode, chunksize, fsblksize, g, me, n, &fn, &nf, &lr, &ls,
+                                   fileptr, newfname);
+    /* sid >= 0 on all threads or on none (the generic layer agrees); the
+     * bookkeeping below must succeed on all threads too */
+    int failed = team_any(g, sid >= 0 && remember(sid, g) != 0);
+    if (sid >= 0 && !failed) {
+        if (globalrank)
+            *globalrank = me;
+        return sid;
+    }
+    if (sid >= 0) { /* opened, but a thread could not record it: close again */
+        forget(sid);
+        sion_generic_parclose(sid);
+        core_fail(SHEAF_E_NOMEM, "%s: sion_paropen_omp: out of memory on a thread", fname ? fname : "(null)");
+        core_report_error(me);
+    }
+    team_free(g);
+    return SION_ID_UNDEF;
+}
+
+int sion_parclose_omp(int sid)
+{
+    team_group *g = forget(sid);
+    /* an unknown sid on one thread only would leave the others waiting: the
+     * generic close refuses it on this thread; the others' closes then fail
+     * in their agreement step only if the team is complete, so the caller
+     * must pass the sid it got from sion_paropen_omp on every thread */
+    if (!g) {
+        core_fail(SHEAF_E_ARG, "sion_parclose_omp: sid %d was not opened with sion_paropen_omp", sid);
+        core_report_error(omp_get_thread_num());
+        return SION_NOT_SUCCESS;
+    }
+    int rc = sion_generic_parclose(sid);
+    team_free(g);
+    return rc;
+}

@@ -1,0 +1,36 @@
+/* teamcomm.h - collectives over the threads of one OpenMP team, for the
+ * generic API callbacks of the OpenMP and hybrid layers (internal).
+ *
+ * A team_group is shared by the threads of the team that made it. Every
+ * operation must be called by all threads of the team (it contains
+ * `omp barrier`s); data move through pointers each thread publishes in the
+ * group, so no buffer is sized in advance. Nested parallel regions are not
+ * supported: the team is the innermost enclosing one. */
+#ifndef SHEAF_TEAMCOMM_H
+#define SHEAF_TEAMCOMM_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct team_group {
+    int size;
+    void **ptr;          /* [size]: the buffer each thread publishes */
+    int *count;          /* [size]: element counts (v-collectives) */
+    int64_t *displ;      /* [size+1]: root's displacements (scatterv) */
+} team_group;
+
+/* Collective over the team: one thread allocates, all get the same group
+ * (NULL on all when out of memory). */
+team_group *team_new(void);
+/* Collective: all threads stop using g, one frees it. */
+void team_free(team_group *g);
+
+size_t team_type_size(int datatype);   /* bytes of a _SION_* element, 0 if unknown */
+int team_barrier(team_group *g);
+/* 1 on every thread when any thread passes a non-zero flag (no allocation). */
+int team_any(team_group *g, int flag);
+int team_bcast(team_group *g, void *data, size_t esize, int nelem, int root);
+int team_gather(team_group *g, const void *in, void *out, size_t esize, int nelem, int root);
+int team_gatherv(team_group *g, const void *in, void *out, size_t esize, const int *counts, int nelem, int root);
+int team_scatter(team_group *g, void *in, const void *out, size_t esize, int nelem, int root);
+int team_scatterv(team_group *g, void *in, const void *out, size_t esize, const int *counts, int nelem, int root);
+#endif
