@@ -2,6 +2,7 @@
  * calls, and the lookup the parallel opens use. A mutex guards the table, so
  * API objects may be created and looked up from several threads. */
 #include "par.h"
+#include "../api/registry.h"
 #include "../core/error.h"
 #include "sion.h"
 #include <pthread.h>
@@ -161,6 +162,14 @@ void par_label_task(core_container *c, int i, int filenumber, int lrank, int nfi
     t->lrank = lrank;
     c->files[t->file].m.filenumber = filenumber;
     c->files[t->file].m.nfiles = nfiles;
+}
+
+void *sheaf_par_global_group(int sid)
+{
+    core_container *c = api_lookup(sid, "sheaf_par_global_group");
+    if (!c || !c->par || c->dup)
+        return NULL;
+    return ((par_state *)c->par)->gcomm;
 }
 
 void par_state_free(par_state *p)

@@ -48,6 +48,10 @@ typedef struct par_state {
  * malloc'd or NULL (message set). */
 char *par_member_path(const par_api *api, const char *fname, int k);
 void par_state_free(par_state *p);
+/* The global group object a parallel sid was opened with (NULL if the sid is
+ * not a parallel open): lets a binding release its group after the close.
+ * Exported from libsheaf for sheaf's own bindings; not a public API. */
+void *sheaf_par_global_group(int sid);
 /* After an attach: record task i's physical file number and local rank (and
  * the set's file count) in c, for the information getters. */
 void par_label_task(core_container *c, int i, int filenumber, int lrank, int nfiles);

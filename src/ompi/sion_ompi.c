@@ -1,0 +1,519 @@
+/* sion_ompi.c - the hybrid layer (libsheaf_ompi): every thread of every MPI
+ * rank is a task (task = rank * nthreads + thread), on the generic API.
+ *
+ * A group (global, or one physical file's) is an MPI communicator of whole
+ * processes plus the thread team of this process. A collective first moves
+ * the threads' data to the process's master thread (thread 0) through shared
+ * memory (teamcomm.c), the master runs the MPI collective for the whole
+ * process, and the result goes back to the threads. Only thread 0 calls MPI,
+ * so MPI_THREAD_FUNNELED is enough. Task order: rank-major, so a process's
+ * threads are contiguous in every collective and one MPI call per collective
+ * suffices. Physical files are split at process granularity. */
+#include "sion.h"
+#include "sion_ompi.h"
+#include "../omp/teamcomm.h"
+#include "../par/par.h"
+#include <stdio.h>
+#include "../core/error.h"
+#include <limits.h>
+#include <omp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct hy_group {
+    MPI_Comm comm;        /* processes of the group */
+    int nprocs, prank, nthreads;
+    team_group *team;     /* this process's threads */
+    char *buf;            /* master's staging buffer */
+    size_t cap;
+    int *pc, *pd;         /* per-process counts/displacements (bytes), master of the root process */
+    int mpirc;            /* result of the master's MPI call, read by all threads */
+} hy_group;
+
+static int grow(hy_group *g, size_t n)
+{
+    if (n <= g->cap)
+        return 0;
+    char *b = realloc(g->buf, n);
+    if (!b)
+        return 1;
+    g->buf = b;
+    g->cap = n;
+    return 0;
+}
+
+/* A collective's end: every thread learns the master's result. */
+static int finish(hy_group *g)
+{
+#pragma omp barrier
+    int rc = g->mpirc != MPI_SUCCESS;
+#pragma omp barrier
+    return rc;
+}
+
+static int cb_barrier(void *group)
+{
+    hy_group *g = group;
+#pragma omp barrier
+#pragma omp master
+    g->mpirc = MPI_Barrier(g->comm);
+    return finish(g);
+}
+
+static int cb_bcast(void *data, void *group, int datatype, int nelem, int root)
+{
+    hy_group *g = group;
+    size_t n = team_type_size(datatype) * (size_t)(nelem > 0 ? nelem : 0);
+    int t = omp_get_thread_num(), rp = root / g->nthreads, rt = root % g->nthreads;
+    if (g->prank == rp && t == rt)
+        g->team->ptr[0] = data;
+#pragma omp barrier
+#pragma omp master
+    {
+        g->mpirc = n > INT_MAX || grow(g, n) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+        if (g->prank == rp && g->mpirc == MPI_SUCCESS)
+            memcpy(g->buf, g->team->ptr[0], n);
+        if (g->mpirc == MPI_SUCCESS)
+            g->mpirc = MPI_Bcast(g->buf, (int)n, MPI_BYTE, rp, g->comm);
+    }
+#pragma omp barrier
+    if (g->mpirc == MPI_SUCCESS && n)
+        memcpy(data, g->buf, n);
+    return finish(g);
+}
+
+static int cb_gather(void *in, void *out, void *group, int datatype, int nelem, int root)
+{
+    hy_group *g = group;
+    size_t e = team_type_size(datatype) * (size_t)(nelem > 0 ? nelem : 0), mine = e * (size_t)g->nthreads;
+    int t = omp_get_thread_num(), rp = root / g->nthreads, rt = root % g->nthreads;
+    g->team->ptr[t] = in;
+#pragma omp barrier
+#pragma omp master
+    {
+        size_t all = mine * (size_t)g->nprocs;
+        g->mpirc = (all > INT_MAX || grow(g, mine + (g->prank == rp ? all : 0))) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+        if (g->mpirc == MPI_SUCCESS) {
+            for (int i = 0; i < g->nthreads; i++)
+                memcpy(g->buf + (size_t)i * e, g->team->ptr[i], e);
+            g->mpirc = MPI_Gather(g->buf, (int)mine, MPI_BYTE, g->prank == rp ? g->buf + mine : NULL, (int)mine,
+                                  MPI_BYTE, rp, g->comm);
+        }
+    }
+#pragma omp barrier
+    if (g->prank == rp && t == rt && g->mpirc == MPI_SUCCESS)
+        memcpy(out, g->buf + mine, mine * (size_t)g->nprocs);
+    return finish(g);
+}
+
+static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem, int root)
+{
+    hy_group *g = group;
+    size_t e = team_type_size(datatype) * (size_t)(nelem > 0 ? nelem : 0), mine = e * (size_t)g->nthreads;
+    int t = omp_get_thread_num(), rp = root / g->nthreads, rt = root % g->nthreads;
+    if (g->prank == rp && t == rt)
+        g->team->ptr[0] = out;
+#pragma omp barrier
+#pragma omp master
+    {
+        size_t all = mine * (size_t)g->nprocs;
+        g->mpirc = (all > INT_MAX || grow(g, mine)) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+        if (g->mpirc == MPI_SUCCESS)
+            g->mpirc = MPI_Scatter(g->prank == rp ? g->team->ptr[0] : NULL, (int)mine, MPI_BYTE, g->buf, (int)mine,
+                                   MPI_BYTE, rp, g->comm);
+    }
+#pragma omp barrier
+    if (g->mpirc == MPI_SUCCESS && e)
+        memcpy(in, g->buf + (size_t)t * e, e);
+    return finish(g);
+}
+
+/* Per-process byte counts from per-task element counts (root process's master). */
+static int process_counts(hy_group *g, const int *counts, size_t es)
+{
+    free(g->pc);
+    free(g->pd);
+    g->pc = malloc((size_t)g->nprocs * sizeof *g->pc);
+    g->pd = malloc((size_t)g->nprocs * sizeof *g->pd);
+    if (!g->pc || !g->pd)
+        return 1;
+    long long off = 0;
+    for (int p = 0; p < g->nprocs; p++) {
+        long long s = 0;
+        for (int i = 0; i < g->nthreads; i++)
+            s += counts[p * g->nthreads + i] > 0 ? counts[p * g->nthreads + i] : 0;
+        s *= (long long)es;
+        if (s > INT_MAX || off > INT_MAX)
+            return 1;
+        g->pc[p] = (int)s;
+        g->pd[p] = (int)off;
+        off += s;
+    }
+    return off > INT_MAX;
+}
+
+static int cb_gatherv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
+{
+    hy_group *g = group;
+    size_t es = team_type_size(datatype);
+    int t = omp_get_thread_num(), rp = root / g->nthreads, rt = root % g->nthreads;
+    g->team->ptr[t] = in;
+    g->team->count[t] = nelem > 0 ? nelem : 0;
+    if (g->prank == rp && t == rt)
+        g->team->displ[0] = (int64_t)(intptr_t)counts; /* the root thread's counts, for its master */
+#pragma omp barrier
+#pragma omp master
+    {
+        size_t mine = 0;
+        for (int i = 0; i < g->nthreads; i++)
+            mine += (size_t)g->team->count[i] * es;
+        int bad = mine > INT_MAX || grow(g, mine);
+        if (!bad && g->prank == rp)
+            bad = process_counts(g, (const int *)(intptr_t)g->team->displ[0], es);
+        size_t off = 0;
+        for (int i = 0; !bad && i < g->nthreads; i++) {
+            memcpy(g->buf + off, g->team->ptr[i], (size_t)g->team->count[i] * es);
+            off += (size_t)g->team->count[i] * es;
+        }
+        g->team->ptr[0] = NULL;
+        g->mpirc = bad ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+        /* the root thread's out is only known to it: receive into a staging area */
+        char *recv = NULL;
+        size_t total = 0;
+        if (!bad && g->prank == rp) {
+            total = (size_t)g->pd[g->nprocs - 1] + (size_t)g->pc[g->nprocs - 1];
+            recv = malloc(total ? total : 1);
+            if (!recv)
+                g->mpirc = MPI_ERR_NO_MEM;
+        }
+        if (g->mpirc == MPI_SUCCESS)
+            g->mpirc = MPI_Gatherv(g->buf, (int)mine, MPI_BYTE, recv, g->pc, g->pd, MPI_BYTE, rp, g->comm);
+        g->team->ptr[0] = recv;
+        g->team->displ[1] = (int64_t)total;
+    }
+#pragma omp barrier
+    if (g->prank == rp && t == rt) {
+        if (g->mpirc == MPI_SUCCESS && g->team->ptr[0])
+            memcpy(out, g->team->ptr[0], (size_t)g->team->displ[1]);
+        free(g->team->ptr[0]);
+    }
+    return finish(g);
+}
+
+static int cb_scatterv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
+{
+    hy_group *g = group;
+    size_t es = team_type_size(datatype);
+    int t = omp_get_thread_num(), rp = root / g->nthreads, rt = root % g->nthreads;
+    g->team->count[t] = nelem > 0 ? nelem : 0;
+    if (g->prank == rp && t == rt) {
+        g->team->ptr[0] = out;
+        g->team->displ[0] = (int64_t)(intptr_t)counts;
+    }
+#pragma omp barrier
+#pragma omp master
+    {
+        size_t mine = 0;
+        for (int i = 0; i < g->nthreads; i++)
+            mine += (size_t)g->team->count[i] * es;
+        int bad = mine > INT_MAX || grow(g, mine);
+        if (!bad && g->prank == rp)
+            bad = process_counts(g, (const int *)(intptr_t)g->team->displ[0], es);
+        g->mpirc = bad ? MPI_ERR_NO_MEM
+                       : MPI_Scatterv(g->prank == rp ? g->team->ptr[0] : NULL, g->pc, g->pd, MPI_BYTE, g->buf,
+                                      (int)mine, MPI_BYTE, rp, g->comm);
+    }
+#pragma omp barrier
+    if (g->mpirc == MPI_SUCCESS) {
+        size_t off = 0;
+        for (int i = 0; i < t; i++)
+            off += (size_t)g->team->count[i] * es;
+        memcpy(in, g->buf + off, (size_t)g->team->count[t] * es);
+    }
+    return finish(g);
+}
+
+/* ---- groups ------------------------------------------------------------- */
+
+static hy_group *g_hand; /* master -> team hand-over of a new group */
+
+/* Collective over the threads of this process: the master wraps its comm
+ * (the others' argument is ignored) into a group all threads share. NULL on
+ * all threads when out of memory (the master then frees comm). */
+static hy_group *group_make(MPI_Comm comm, team_group *team)
+{
+    hy_group *g = NULL;
+#pragma omp barrier
+#pragma omp master
+    {
+        g = calloc(1, sizeof *g);
+        if (g) {
+            g->comm = comm;
+            g->team = team;
+            g->nthreads = omp_get_num_threads();
+            g->nprocs = 1;
+            if (comm != MPI_COMM_NULL) {
+                MPI_Comm_size(comm, &g->nprocs);
+                MPI_Comm_rank(comm, &g->prank);
+            }
+        } else if (comm != MPI_COMM_NULL) {
+            MPI_Comm_free(&comm);
+        }
+        g_hand = g;
+    }
+#pragma omp barrier
+    g = g_hand;
+#pragma omp barrier
+    return g;
+}
+
+static int cb_create_lcg(void **local_group, void *global_group, int grank, int gsize, int lrank, int lsize,
+                         int filenumber, int numfiles)
+{
+    hy_group *gg = global_group;
+    int t = omp_get_thread_num();
+    /* the threads of a process must share one file, in thread order */
+    gg->team->count[t] = filenumber;
+    gg->team->displ[t] = lrank - t;
+#pragma omp barrier
+    int consistent = gg->team->displ[0] % gg->nthreads == 0; /* the same verdict on every thread */
+    for (int i = 0; i < gg->nthreads; i++)
+        consistent &= gg->team->count[i] == gg->team->count[0] && gg->team->displ[i] == gg->team->displ[0];
+#pragma omp barrier
+    MPI_Comm lc = MPI_COMM_NULL;
+#pragma omp master
+    {
+        /* a process whose threads straddle files becomes a group of its own,
+         * so no process waits for it; the open fails in its agreement */
+        int color = consistent ? gg->team->count[0] : numfiles + gg->prank;
+        gg->mpirc = MPI_Comm_split(gg->comm, color, lrank, &lc);
+        if (gg->mpirc == MPI_SUCCESS)
+            MPI_Comm_set_errhandler(lc, MPI_ERRORS_RETURN);
+        else
+            lc = MPI_COMM_NULL;
+    }
+    int failed = finish(gg);
+    hy_group *l = group_make(lc, gg->team);
+    *local_group = l;
+    return !l || failed || !consistent;
+}
+
+/* Collective over the threads of this process: free a group (not its team). */
+static void group_drop(hy_group *g)
+{
+#pragma omp barrier
+#pragma omp master
+    {
+        if (g) {
+            if (g->comm != MPI_COMM_NULL)
+                MPI_Comm_free(&g->comm);
+            free(g->buf);
+            free(g->pc);
+            free(g->pd);
+            free(g);
+        }
+    }
+#pragma omp barrier
+}
+
+static int cb_free_lcg(void *local_group)
+{
+    group_drop(local_group);
+    return 0;
+}
+
+/* ---- the API object -------------------------------------------------------- */
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_aid = -1;
+
+static void init_api(void)
+{
+    int aid = sion_generic_create_api("sheaf_ompi");
+    if (aid < 0)
+        return;
+    sion_generic_register_create_local_commgroup_cb(aid, cb_create_lcg);
+    sion_generic_register_free_local_commgroup_cb(aid, cb_free_lcg);
+    sion_generic_register_barrier_cb(aid, cb_barrier);
+    sion_generic_register_bcastr_cb(aid, cb_bcast);
+    sion_generic_register_gatherr_cb(aid, cb_gather);
+    sion_generic_register_gathervr_cb(aid, cb_gatherv);
+    sion_generic_register_scatterr_cb(aid, cb_scatter);
+    sion_generic_register_scattervr_cb(aid, cb_scatterv);
+    g_aid = aid;
+}
+
+/* What the master thread works out before the generic open. */
+typedef struct prep {
+    int rc;
+    char msg[512];
+    MPI_Comm comm;
+    int rank, size, write, nfiles, filenumber, lprank, lpsize;
+} prep;
+static prep g_prep;
+
+static void prep_fail(prep *pr, int rc, const char *fmt, const char *fname, const char *what)
+{
+    if (pr->rc)
+        return;
+    pr->rc = rc;
+    snprintf(pr->msg, sizeof pr->msg, fmt, fname, what);
+}
+
+/* Master thread: MPI checks, the duplicated communicator, the file split
+ * (numFiles > 0: contiguous rank ranges; else lComm), all agreed over gComm. */
+static void prepare(prep *pr, const char *fname, const char *file_mode, const int *numFiles, MPI_Comm gComm,
+                    const MPI_Comm *lComm, int nthreads)
+{
+    memset(pr, 0, sizeof *pr);
+    pr->comm = MPI_COMM_NULL;
+    int init = 0, level = 0;
+    MPI_Initialized(&init);
+    if (!init) {
+        prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname, "MPI is not initialized");
+        return;
+    }
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_FUNNELED) {
+        prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
+                  "MPI must be initialized with at least MPI_THREAD_FUNNELED (MPI_Init_thread)");
+        return; /* every rank has the same level: no one goes on */
+    }
+    if (MPI_Comm_dup(gComm, &pr->comm) != MPI_SUCCESS) {
+        pr->comm = MPI_COMM_NULL;
+        prep_fail(pr, SHEAF_E_IO, "%s: sion_paropen_ompi: %s", fname, "MPI_Comm_dup(gComm) failed");
+        return;
+    }
+    MPI_Comm_set_errhandler(pr->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(pr->comm, &pr->rank);
+    MPI_Comm_size(pr->comm, &pr->size);
+    core_mode md;
+    int bad = core_mode_parse(file_mode, &md) != 0;
+    pr->write = !bad && md.explicit_rw && md.write;
+    int lrank = 0, lsize = 1, bycount = pr->write && numFiles && *numFiles > 0;
+    if (pr->write && !bycount) {
+        if (!numFiles)
+            bad = 1;
+        else if (!lComm || *lComm == MPI_COMM_NULL || MPI_Comm_rank(*lComm, &lrank) != MPI_SUCCESS ||
+                 MPI_Comm_size(*lComm, &lsize) != MPI_SUCCESS)
+            bad = 2;
+    }
+    if (bycount && *numFiles > pr->size)
+        bad = 3;
+    /* one agreement: errors, thread counts, numFiles */
+    int v[4] = {bad, nthreads, -nthreads, bycount ? *numFiles : 0}, r[4];
+    int w[4] = {0, 0, 0, 0};
+    w[0] = v[0]; w[1] = v[1]; w[2] = v[2]; w[3] = v[3];
+    if (MPI_Allreduce(w, r, 4, MPI_INT, MPI_MAX, pr->comm) != MPI_SUCCESS) {
+        prep_fail(pr, SHEAF_E_IO, "%s: sion_paropen_ompi: %s", fname, "MPI_Allreduce failed");
+        return;
+    }
+    if (r[0])
+        prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
+                  r[0] == 3 ? "numFiles is larger than the number of MPI processes"
+                  : r[0] == 2 ? "numFiles <= 0 needs a valid local communicator lComm"
+                              : "invalid file mode or missing numFiles (on some rank)");
+    else if (r[1] != -r[2])
+        prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
+                  "the MPI processes run different numbers of threads");
+    if (pr->rc || !pr->write)
+        return;
+    if (bycount) {
+        int per = pr->size / *numFiles, f = pr->rank / per;
+        if (f > *numFiles - 1)
+            f = *numFiles - 1;
+        pr->nfiles = *numFiles;
+        pr->filenumber = f;
+        pr->lprank = pr->rank - f * per;
+        pr->lpsize = f == *numFiles - 1 ? pr->size - (*numFiles - 1) * per : per;
+        return;
+    }
+    /* lComm: files numbered by the order of their rank-0 processes in gComm */
+    int isroot = lrank == 0, before = 0, nf = 0;
+    int rc = MPI_Exscan(&isroot, &before, 1, MPI_INT, MPI_SUM, pr->comm);
+    if (pr->rank == 0)
+        before = 0;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Bcast(&before, 1, MPI_INT, 0, *lComm);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Allreduce(&isroot, &nf, 1, MPI_INT, MPI_SUM, pr->comm);
+    if (rc != MPI_SUCCESS) {
+        prep_fail(pr, SHEAF_E_IO, "%s: sion_paropen_ompi: %s", fname, "numbering the files over lComm failed");
+        return;
+    }
+    pr->nfiles = nf;
+    pr->filenumber = before;
+    pr->lprank = lrank;
+    pr->lpsize = lsize;
+}
+
+int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
+                      const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,
+                      FILE **fileptr, char **newfname)
+{
+    pthread_once(&g_once, init_api);
+    core_clear_error();
+    const char *shown = fname ? fname : "(null)";
+    int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    team_group *team = team_new();
+#pragma omp master
+    {
+        if (g_aid < 0 || !team) {
+            memset(&g_prep, 0, sizeof g_prep);
+            g_prep.comm = MPI_COMM_NULL;
+            prep_fail(&g_prep, SHEAF_E_NOMEM, "%s: sion_paropen_ompi: %s", shown, "out of memory");
+        } else {
+            prepare(&g_prep, shown, file_mode, numFiles, gComm, lComm, nt);
+        }
+    }
+#pragma omp barrier
+    prep pr = g_prep;
+#pragma omp barrier
+    if (pr.rc) {
+        core_fail(pr.rc, "%s", pr.msg);
+        core_report_error(pr.rank * nt + t);
+#pragma omp master
+        {
+            if (pr.comm != MPI_COMM_NULL)
+                MPI_Comm_free(&pr.comm);
+        }
+        if (team)
+            team_free(team);
+        return SION_ID_UNDEF;
+    }
+    hy_group *g = group_make(pr.comm, team);
+    int grank = pr.rank * nt + t, gsize = pr.size * nt;
+    if (globalrank)
+        *globalrank = grank;
+    int fn = pr.filenumber, nf = pr.nfiles, lr = pr.lprank * nt + t, ls = pr.lpsize * nt;
+    int sid = g ? sion_generic_paropen(g_aid, fname, file_mode, chunksize, fsblksize, g, grank, gsize, &fn, &nf, &lr,
+                                       &ls, fileptr, newfname)
+                : SION_ID_UNDEF;
+    if (sid < 0) {
+        group_drop(g);
+        team_free(team);
+        return SION_ID_UNDEF;
+    }
+#pragma omp master
+    {
+        if (numFiles && !(pr.write && *numFiles > 0))
+            *numFiles = nf;
+    }
+#pragma omp barrier
+    return sid;
+}
+
+int sion_parclose_ompi(int sid)
+{
+    hy_group *g = sheaf_par_global_group(sid);
+    if (!g) {
+        core_fail(SHEAF_E_ARG, "sion_parclose_ompi: sid %d was not opened in parallel", sid);
+        core_report_error(-1);
+        return SION_NOT_SUCCESS;
+    }
+    team_group *team = g->team;
+    int rc = sion_generic_parclose(sid);
+    group_drop(g);
+    team_free(team);
+    return rc;
+}

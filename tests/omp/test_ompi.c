@@ -1,0 +1,140 @@
+/* test_ompi.c - the hybrid layer: every thread of every rank is a task
+ * (task = rank * nthreads + thread). Run with mpiexec -n R; nthreads from
+ * argv. Writes with numFiles 1 and 2 and with a local communicator, reads
+ * back in hybrid mode and (rank 0) with the serial API, compares bytes.
+ * Usage: test_ompi DIR NTHREADS */
+#include <mpi.h>
+#include "sion.h"
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        if (!(cond)) {                                                          \
+            _Pragma("omp critical") {                                           \
+                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);            \
+                fprintf(stderr, __VA_ARGS__);                                   \
+                fprintf(stderr, " [%s]\n", sheaf_last_error());                 \
+                failures++;                                                     \
+            }                                                                   \
+        }                                                                       \
+    } while (0)
+
+static unsigned char byte_at(int task, size_t i) { return (unsigned char)(task * 37 + i * 11 + (i >> 10)); }
+static size_t task_bytes(int task) { return task == 2 ? 0 : (size_t)(1000 + 5237 * task) % 30000 + 1; }
+
+static void run(const char *fname, int numfiles, int use_lcomm, int rank, int size, int nt)
+{
+    MPI_Comm lcomm = MPI_COMM_NULL;
+    if (use_lcomm)
+        MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &lcomm);
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), nf = use_lcomm ? 0 : numfiles, grank = -1;
+        sion_int64 chunk = 2048 + 100 * t;
+        sion_int32 fsb = 4096;
+        FILE *fp = NULL;
+        int sid = sion_paropen_ompi(fname, "bw", &nf, MPI_COMM_WORLD, use_lcomm ? &lcomm : NULL, &chunk, &fsb, &grank,
+                                    &fp, NULL);
+        CHECK(sid >= 0, "write open (rank %d thread %d)", rank, t);
+        CHECK(grank == rank * nt + t, "globalrank %d, expected %d", grank, rank * nt + t);
+        size_t n = task_bytes(grank);
+        unsigned char *buf = malloc(n + 1);
+        for (size_t i = 0; i < n; i++)
+            buf[i] = byte_at(grank, i);
+        if (sid >= 0) {
+            CHECK(sion_fwrite(buf, 1, n, sid) == n || n == 0, "write %zu bytes", n);
+            CHECK(sion_parclose_ompi(sid) == SION_SUCCESS, "write close");
+        }
+        sion_int64 rc = 0;
+        sion_int32 rf = 0;
+        int rnf = 0, rg = -1;
+        int sid2 = sion_paropen_ompi(fname, "br", &rnf, MPI_COMM_WORLD, NULL, &rc, &rf, &rg, &fp, NULL);
+        CHECK(sid2 >= 0, "read open");
+        if (sid2 >= 0) {
+            unsigned char *got = malloc(n + 1);
+            size_t have = 0;
+            while (!sion_feof(sid2) && have <= n) {
+                size_t a = (size_t)sion_bytes_avail_in_block(sid2);
+                if (have + a > n)
+                    break;
+                have += sion_fread(got + have, 1, a, sid2);
+            }
+            CHECK(have == n && memcmp(got, buf, n) == 0, "task %d: read %zu of %zu bytes or bytes differ", grank,
+                  have, n);
+            CHECK(sion_parclose_ompi(sid2) == SION_SUCCESS, "read close");
+            free(got);
+        }
+        free(buf);
+    }
+    if (lcomm != MPI_COMM_NULL)
+        MPI_Comm_free(&lcomm);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) { /* the serial API sees size*nt tasks with the right bytes */
+        int ntasks = 0, nfiles = 0;
+        sion_int32 fsb = 0;
+        sion_int64 *chunks = NULL;
+        int *granks = NULL;
+        FILE *fp = NULL;
+        int sid = sion_open((char *)fname, "rb", &ntasks, &nfiles, &chunks, &fsb, &granks, &fp);
+        CHECK(sid >= 0 && ntasks == size * nt, "serial open: %d tasks, expected %d", ntasks, size * nt);
+        for (int g = 0; sid >= 0 && g < ntasks; g++) {
+            size_t n = task_bytes(g), have = 0;
+            unsigned char *got = malloc(n + 1);
+            sion_seek(sid, g, 0, 0);
+            while (!sion_feof(sid) && have < n) {
+                size_t a = (size_t)sion_bytes_avail_in_block(sid);
+                if (a > n - have)
+                    a = n - have;
+                have += sion_fread(got + have, 1, a, sid);
+            }
+            int same = have == n;
+            for (size_t i = 0; same && i < n; i++)
+                same = got[i] == byte_at(g, i);
+            CHECK(same, "serial read of task %d", g);
+            free(got);
+        }
+        if (sid >= 0)
+            sion_close(sid);
+        free(chunks);
+        free(granks);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+int main(int argc, char **argv)
+{
+    int provided = 0, rank = 0, size = 1;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc != 3) {
+        if (rank == 0)
+            fprintf(stderr, "usage: %s DIR NTHREADS\n", argv[0]);
+        MPI_Finalize();
+        return 2;
+    }
+    sheaf_set_error_printing(0);
+    int nt = atoi(argv[2]);
+    char f[512];
+    snprintf(f, sizeof f, "%s/hyb1.sion", argv[1]);
+    run(f, 1, 0, rank, size, nt);
+    if (size >= 2) {
+        snprintf(f, sizeof f, "%s/hyb2.sion", argv[1]);
+        run(f, 2, 0, rank, size, nt);
+        snprintf(f, sizeof f, "%s/hybl.sion", argv[1]);
+        run(f, 0, 1, rank, size, nt);
+    }
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (all == 0)
+            printf("test_ompi: OK (%d ranks x %d threads)\n", size, nt);
+        remove(f);
+    }
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
