@@ -4,7 +4,9 @@
  *
  * Call from inside a parallel region, by every thread of the team (the
  * calls contain barriers). Built on the generic API; collective counts and
- * error agreement as stated in sion_generic.h. Each thread gets its own sid. */
+ * error agreement as stated in sion_generic.h. Each thread gets its own sid.
+ * The team is the innermost enclosing parallel region; nested regions that
+ * open containers at the same time are not supported. */
 #ifndef SION_OMP_H
 #define SION_OMP_H
 #include <stdio.h>

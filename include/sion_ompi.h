@@ -7,7 +7,10 @@
  * MPI must be initialised with at least MPI_THREAD_FUNNELED: only the master
  * thread of each rank calls MPI. numFiles/lComm as for sion_paropen_mpi, the
  * split happens at MPI-process granularity (all threads of a rank share its
- * file). Collective counts and error agreement as in sion_generic.h. */
+ * file). Collective counts and error agreement as in sion_generic.h.
+ * Reading a multi-file container needs files that hold whole processes
+ * (all threads of a rank in one file, in thread order), as the hybrid
+ * writer makes them; otherwise the open fails. */
 #ifndef SION_OMPI_H
 #define SION_OMPI_H
 #include <mpi.h>
