@@ -1,5 +1,4 @@
-/* dup.c - sion_dup / sion_dedup: a read handle of its own for another thread,
- * and the collective-I/O entry points while coalescing is not built. */
+/* dup.c - sion_dup / sion_dedup: a read handle of its own for another thread. */
 #include "registry.h"
 #include "../core/error.h"
 #include "../core/partask.h"
@@ -49,14 +48,4 @@ int sion_dedup(int sid)
     if (core_close(c))
         FAIL(SION_NOT_SUCCESS);
     return SION_SUCCESS;
-}
-
-size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
-{
-    return sion_fwrite(data, size, nitems, sid);
-}
-
-size_t sion_coll_fread(void *data, size_t size, size_t nitems, int sid)
-{
-    return sion_fread(data, size, nitems, sid);
 }

@@ -139,7 +139,7 @@ int core_meta_init_write(core_meta *m, const char *prefix, const core_mode *mode
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory", prefix);
     for (int32_t t = 0; t < ntasks; t++) {
         int64_t cs = chunksizes[t];
-        if (cs % bs)
+        if (cs % bs && !mode->packed)
             cs = (cs / bs + 1) * bs;
         m->chunksizes[t] = cs;
         m->globalranks[t] = globalranks ? globalranks[t] : t;

@@ -75,3 +75,15 @@ void core_report_error(int rank)
         return;
     fprintf(stderr, "SION_ERROR_RETURN on rank %d, rc=%d: %s\n", rank, tl_code, tl_msg);
 }
+
+void core_warn(int rank, const char *fmt, ...)
+{
+    if (!print_enabled())
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "SION_ERROR_WARN on rank %d, rc=0: %s\n", rank, msg);
+}

@@ -18,6 +18,9 @@ int core_fail(int code, const char *fmt, ...) CORE_PRINTF(2, 3);
 int core_fail_errno(int code, int errnum, const char *fmt, ...) CORE_PRINTF(3, 4);
 /* Clear the thread's last error. */
 void core_clear_error(void);
+/* Print a warning ("SION_ERROR_WARN on rank <rank>, rc=0: <msg>") if error
+ * printing is on; does not touch the last error. Thread-safe. */
+void core_warn(int rank, const char *fmt, ...) CORE_PRINTF(2, 3);
 /* Print the last error the SIONlib way if printing is on. */
 void core_report_error(int rank);
 #endif

@@ -177,6 +177,7 @@ void par_state_free(par_state *p)
     if (!p)
         return;
     core_meta_free(&p->meta);
+    free(p->cbuf);
     free(p->fname);
     free(p);
 }

@@ -24,8 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCAL_LAYOUT 4   /* status, start, chunk size, global skip */
-#define READ_LAYOUT 8    /* status, start, chunk size, global skip, global rank, nblocks, keyval, data_big */
+#define LOCAL_LAYOUT (4 + PAR_COLL_FIELDS) /* status, start, chunk size, global skip, coalescing roles */
+#define READ_LAYOUT (8 + PAR_COLL_FIELDS)  /* status, start, chunk size, global skip, global rank, nblocks,
+                                            * keyval, data_big, coalescing roles */
 
 static const char *shown(const char *fname) { return fname ? fname : "(null)"; }
 
@@ -128,6 +129,7 @@ static par_state *state_new(const par_api *api, const char *fname, void *gcomm, 
     p->gsize = gsize;
     p->meta.mapping_size = -1;
     p->file0master = -1;
+    p->collector = -1;
     return p;
 }
 
@@ -159,6 +161,21 @@ static int export_and_register(core_container *c, par_state *p, const char *path
     }
     *sid_out = sid;
     return 0;
+}
+
+/* Master of a write open or reinit: decide coalescing (which may repack cs),
+ * then create the file. *col / *gs receive the roles (NULL: off). */
+static int master_create(par_state *p, const char *path, const core_mode *md, int ls, int64_t *cs,
+                         const int64_t *gr, int32_t fsb, int32_t **col, int32_t **gs)
+{
+    core_mode m2;
+    int on = par_coll_plan(&p->api, md, &m2, ls, cs, fsb, 1, col, gs, p->grank, p->fname);
+    if (on < 0)
+        return on;
+    int rc = core_par_create_file_at(path, p->fname, &m2, ls, cs, gr, fsb, p->filenumber, p->nfiles, &p->meta);
+    if (!rc)
+        p->have_meta = 1;
+    return rc;
 }
 
 /* ---- write open ---------------------------------------------------------- */
@@ -242,7 +259,8 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
 
     /* L1: chunk sizes to the master */
     int64_t req[2] = {rc ? 0 : *chunksize, grank}, *reqs = NULL, ldummy[LOCAL_LAYOUT];
-    int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0};
+    int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, -1, 1, 0, 0, 0};
+    int32_t *col = NULL, *gs = NULL;
     int cbfail = 0, mrc = 0;
     char *path = par_member_path(api, fname, fn);
     if (!path && !rc)
@@ -268,9 +286,7 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
                 cs[t] = reqs[2 * t];
                 gr[t] = reqs[2 * t + 1];
             }
-            mrc = core_par_create_file_at(path, fname, md, ls, cs, gr, fsb, fn, nf, &p->meta);
-            if (!mrc)
-                p->have_meta = 1;
+            mrc = master_create(p, path, md, ls, cs, gr, fsb, &col, &gs);
         } else if (!mrc) {
             mrc = SHEAF_E_IO;
         }
@@ -282,7 +298,11 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
             e[1] = mrc ? 0 : p->meta.starts[t];
             e[2] = mrc ? 0 : p->meta.chunksizes[t];
             e[3] = mrc ? 0 : p->meta.globalskip;
+            par_coll_fill(e + 4, t, mrc ? NULL : col, gs, mrc ? NULL : p->meta.chunksizes,
+                          mrc ? NULL : p->meta.starts, md->cmerge);
         }
+        free(col);
+        free(gs);
     }
     free(reqs);
     /* L2: the layout back (the file exists once this arrives) */
@@ -296,6 +316,8 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
                                    fname, fn);
     core_container *c = NULL;
     int sid = -1;
+    if (!rc)
+        par_coll_set(p, mylay + 4);
     if (!rc)
         rc = core_attach_task(&c, path, md, 1, mylay[1], mylay[2], mylay[3], grank, 0, NULL);
     if (!rc) {
@@ -433,7 +455,8 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
         rc = SHEAF_E_NOMEM;
 
     /* master: its file's metadata -> L1 layout, L2 block tables */
-    int64_t *lay = NULL, mylay[READ_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, 0, 0, 0, 0}, ldummy[READ_LAYOUT];
+    int64_t *lay = NULL, mylay[READ_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, 0, 0, 0, 0, -1, 1, 0, 0, 0}, ldummy[READ_LAYOUT];
+    int32_t *col = NULL, *gs = NULL;
     int64_t *flat = NULL;
     int *counts = NULL;
     int mrc = 0, cbfail = 0;
@@ -461,6 +484,12 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
         if (!mrc && !(flat = malloc((size_t)(total ? total : 1) * sizeof *flat)))
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", path);
         int kv = (int)(m.format >= 5 ? (m.flag1 >> 32) : 0);
+        core_mode m2;
+        if (!mrc && m.format >= 4) { /* older formats cannot be read collectively (SIONlib) */
+            int on = par_coll_plan(api, md, &m2, ls, m.chunksizes, (int32_t)m.fsblksize, 0, &col, &gs, grank, fname);
+            if (on < 0)
+                mrc = on;
+        }
         int64_t k = 0;
         for (int t = 0; t < ls && lay; t++) {
             int64_t *e = lay + READ_LAYOUT * t;
@@ -475,11 +504,14 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
             e[5] = m.blockcount[t];
             e[6] = kv ? kv : SION_KEYVAL_NONE;
             e[7] = m.data_big;
+            par_coll_fill(e + 8, t, col, gs, m.chunksizes, m.starts, md->cmerge);
             counts[t] = (int)m.blockcount[t];
             for (int64_t b = 0; b < m.blockcount[t]; b++)
                 flat[k++] = m.blocksizes[b * m.ntasks + t];
         }
     }
+    free(col);
+    free(gs);
     if (api->scatter(mylay, lay ? lay : ldummy, lcomm, _SION_INT64, READ_LAYOUT, 0))
         cbfail = 1;
     free(lay);
@@ -506,6 +538,8 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
                        sion_keyval_type_to_str(md->keyval), sion_keyval_type_to_str((int)mylay[6]));
     core_container *c = NULL;
     int sid = -1;
+    if (!rc)
+        par_coll_set(p, mylay + 8);
     if (!rc)
         rc = core_attach_task(&c, path, md, 0, mylay[1], mylay[2], mylay[3], mylay[4], nb, mine_b);
     free(mine_b);
@@ -738,7 +772,8 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         rc = core_fail(SHEAF_E_IO, "%s: sion_generic_parreinit: a collective callback failed on task %d", p->fname,
                        p->grank);
     int64_t req[3] = {rc ? 0 : chunksize, p->grank, rc}, *reqs = NULL, dummy[LOCAL_LAYOUT];
-    int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0};
+    int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, -1, 1, 0, 0, 0};
+    int32_t *col = NULL, *gs = NULL;
     int mrc = 0, cbfail = 0;
     if (p->lrank == 0) {
         reqs = malloc((size_t)p->lsize * sizeof req);
@@ -765,12 +800,8 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
             char *path = par_member_path(api, p->fname, p->filenumber);
             core_meta_free(&p->meta);
             p->have_meta = 0;
-            mrc = path ? core_par_create_file_at(path, p->fname, &p->mode, p->lsize, cs, gr, p->fsblksize,
-                                                 p->filenumber, p->nfiles, &p->meta)
-                       : SHEAF_E_NOMEM;
+            mrc = path ? master_create(p, path, &p->mode, p->lsize, cs, gr, p->fsblksize, &col, &gs) : SHEAF_E_NOMEM;
             free(path);
-            if (!mrc)
-                p->have_meta = 1;
         }
         for (int t = 0; t < p->lsize; t++) {
             int64_t *e = lay + LOCAL_LAYOUT * t;
@@ -778,9 +809,13 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
             e[1] = mrc ? 0 : p->meta.starts[t];
             e[2] = mrc ? 0 : p->meta.chunksizes[t];
             e[3] = mrc ? 0 : p->meta.globalskip;
+            par_coll_fill(e + 4, t, mrc ? NULL : col, gs, mrc ? NULL : p->meta.chunksizes,
+                          mrc ? NULL : p->meta.starts, p->mode.cmerge);
         }
         free(cs);
         free(gr);
+        free(col);
+        free(gs);
     }
     free(reqs);
     if (api->scatter(mylay, lay ? lay : dummy, p->lcomm, _SION_INT64, LOCAL_LAYOUT, 0))
@@ -801,6 +836,7 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         t->cur_block = 0;
         t->cur_pos = 0;
         c->files[0].m.globalskip = mylay[3];
+        par_coll_set(p, mylay + 4);
         rc = core_place(c);
     }
     if (par_agree(api, p->gcomm, p->grank, p->gsize, rc, p->fname, "sion_generic_parreinit")) {

@@ -42,7 +42,33 @@ typedef struct par_state {
     void *root;             /* mapped write, global rank 0: all tasks' records and file layouts (mapped.c) */
     int32_t fsblksize;
     core_mode mode;
+    /* coalescing I/O (coll.c): set from the layout the file's master scattered */
+    int coll;               /* 1: sion_coll_* go through the collector */
+    int collector;          /* local rank of this task's collector (-1: none) */
+    int groupsize;          /* tasks in the group (collector + senders) */
+    int64_t span;           /* bytes of chunk space of the group in one block row */
+    int64_t collstart;      /* file offset of the collector's block 0 */
+    int merge;              /* cmerge: the group's data goes into the collector's stream */
+    char *cbuf;             /* collector: write-combining buffer (cbuf_cap bytes) */
+    int64_t cbuf_cap, cbuf_len, cbuf_off;
+    int coll_rc;            /* collector: first failure inside a process callback */
 } par_state;
+
+/* ---- coalescing I/O (coll.c) ---- */
+#define PAR_COLL_FIELDS 5   /* per-task layout entries: collector, group size, group span, collector start, merge */
+/* Master of a file: decide whether its ls tasks use coalescing I/O (mode,
+ * environment, and the API having gather_and_execute + execute_and_scatter;
+ * a warning when asked for but not possible). When on: in write mode cs[]
+ * becomes the packed layout and md_out->packed is set; out (ls *
+ * PAR_COLL_FIELDS, malloc'd, the caller frees) gets each task's entries
+ * after par_coll_fill() once starts are known. Returns 1 on, 0 off, < 0 error. */
+int par_coll_plan(const par_api *api, const core_mode *md, core_mode *md_out, int32_t ls, int64_t *cs, int32_t fsb,
+                  int write, int32_t **collector, int32_t **groupsize, int grank, const char *fname);
+/* Fill the PAR_COLL_FIELDS entries of task t (collector NULL: coalescing off). */
+void par_coll_fill(int64_t *e, int32_t t, const int32_t *collector, const int32_t *groupsize, const int64_t *cs,
+                   const int64_t *starts, int merge);
+/* Task: take its entries from the scattered layout. */
+void par_coll_set(par_state *p, const int64_t *e);
 
 /* Name of physical file k of the set (API callback or fname / fname.%06d);
  * malloc'd or NULL (message set). */

@@ -1,0 +1,137 @@
+/* collective.c - collector groups, packed chunks, and the bookkeeping of a
+ * task whose bytes its collector moves (see collective.h). */
+#define _FILE_OFFSET_BITS 64
+#include "collective.h"
+#include "error.h"
+#include <stdlib.h>
+
+static int env_int(const char *name, int *out)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return 0;
+    char *end;
+    long v = strtol(e, &end, 10);
+    if (*end || v < -1 || v > INT32_MAX)
+        return 0; /* not a number we can mean: ignored, as SIONlib's atoi would mostly */
+    *out = (int)v;
+    return 1;
+}
+
+int core_coll_wanted(const core_mode *mode, int32_t ntasks, int *collsize)
+{
+    int on = mode->collective, cs = mode->collsize > 0 ? mode->collsize : -1, v;
+    if (env_int("SION_COLLSIZE", &v)) {
+        on = v != 0;
+        cs = v > 0 ? v : -1;
+    } else if (env_int("SION_COLLNUM", &v) && v > 0) {
+        if (v > ntasks)
+            v = ntasks;
+        on = 1;
+        cs = (ntasks + v - 1) / v;
+    }
+    if (cs > ntasks)
+        cs = ntasks;
+    *collsize = cs;
+    return on;
+}
+
+static int64_t round_up(int64_t v, int64_t bs) { return (v + bs - 1) / bs * bs; }
+
+/* Automatic group capacity: bytes of chunk space one collector takes. */
+static int64_t auto_capacity(int32_t ntasks, int64_t sum, int64_t bs)
+{
+    int64_t ncoll = (sum + bs - 1) / bs;
+    if (ncoll < 1)
+        ncoll = 1;
+    if (ncoll > ntasks)
+        ncoll = ntasks;
+    static const int32_t lim[][2] = {{512, 32}, {256, 16}, {128, 8}, {64, 8}, {32, 8}, {16, 4}};
+    for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++)
+        if (ntasks >= lim[i][0]) {
+            if (ncoll > lim[i][1])
+                ncoll = lim[i][1];
+            break;
+        }
+    int64_t cap = round_up((sum + ncoll - 1) / ncoll, bs);
+    return cap > 0 ? cap : bs;
+}
+
+int core_coll_layout(const char *name, int32_t ntasks, int64_t *cs, int32_t fsblksize, int collsize, int merge,
+                     int write, int32_t *collector, int32_t *groupsize)
+{
+    if (ntasks < 1 || fsblksize < 1)
+        return core_fail(SHEAF_E_ARG, "%s: collective layout for %d tasks, block size %d", name, ntasks, fsblksize);
+    int64_t sum = 0;
+    for (int32_t t = 0; t < ntasks; t++) {
+        if (cs[t] < 0 || cs[t] > INT64_MAX / 4 - sum)
+            return core_fail(SHEAF_E_ARG, "%s: chunk sizes out of range for a collective layout", name);
+        sum += cs[t];
+    }
+    int64_t cap = collsize > 0 ? 0 : auto_capacity(ntasks, sum, fsblksize);
+    int32_t first = 0;
+    while (first < ntasks) {
+        /* the group: first .. last-1 */
+        int32_t last = first + 1;
+        int64_t gsum = cs[first];
+        if (collsize > 0) {
+            while (last < ntasks && last - first < collsize)
+                gsum += cs[last++];
+        } else {
+            while (last < ntasks && gsum + cs[last] <= cap)
+                gsum += cs[last++];
+        }
+        for (int32_t t = first; t < last; t++) {
+            collector[t] = first;
+            groupsize[t] = last - first;
+        }
+        if (write && merge) {
+            cs[first] = round_up(gsum, fsblksize);
+            for (int32_t t = first + 1; t < last; t++)
+                cs[t] = round_up(cs[t], fsblksize);
+        } else if (write) {
+            cs[last - 1] += round_up(gsum, fsblksize) - gsum;
+        }
+        first = last;
+    }
+    return 0;
+}
+
+static int64_t block_offset(core_container *c, const core_task *t, int64_t b)
+{
+    return t->start + b * c->files[t->file].m.globalskip;
+}
+
+int core_coll_reserve(core_container *c, int64_t n, int64_t *off)
+{
+    if (!c->mode.write)
+        return core_fail(SHEAF_E_ARG, "%s: collective write on a container opened for reading", c->name);
+    core_task *t = &c->tasks[c->cur];
+    if (n < 0 || n > t->chunksize)
+        return core_fail(SHEAF_E_ARG, "%s: %lld bytes do not fit in one chunk of task %d (%lld bytes)", c->name,
+                         (long long)n, c->cur, (long long)t->chunksize);
+    int rc = core_ensure_space(c, n); /* syncs, starts a new block if needed */
+    if (rc)
+        return rc;
+    *off = block_offset(c, t, t->cur_block) + t->bsize[t->cur_block];
+    t->bsize[t->cur_block] += n;
+    t->cur_pos = t->bsize[t->cur_block];
+    return core_place(c); /* keep the exported handle at the end of the task's data */
+}
+
+int core_coll_take(core_container *c, int64_t n, int64_t *off)
+{
+    if (c->mode.write)
+        return core_fail(SHEAF_E_ARG, "%s: collective read on a container opened for writing", c->name);
+    int e = core_eof(c); /* moves past exhausted blocks */
+    if (e < 0)
+        return e;
+    core_task *t = &c->tasks[c->cur];
+    if (e || n > t->bsize[t->cur_block] - t->cur_pos)
+        return 0;
+    *off = block_offset(c, t, t->cur_block) + t->cur_pos;
+    t->cur_pos += n;
+    c->bytes_read += n;
+    int rc = core_place(c); /* read_sync takes the cursor from the handle's position */
+    return rc ? rc : 1;
+}
