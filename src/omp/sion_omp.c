@@ -43,6 +43,20 @@ static int cb_scatterv(void *in, void *out, void *group, int datatype, int *coun
     return team_scatterv(group, in, out, team_type_size(datatype), counts, nelem, root);
 }
 
+static int cb_gather_exec(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
+                          int collector, int first, int last, int sid, int process(const void *, sion_int64 *, int))
+{
+    return spec_len < 2 ? 1
+                        : team_coll_exec(group, (void *)indata, spec, fsblksize, collector, first, last, sid, process,
+                                         NULL);
+}
+static int cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
+                           int collector, int first, int last, int sid, int process(void *, sion_int64 *, int))
+{
+    return spec_len < 2 ? 1 : team_coll_exec(group, outdata, spec, fsblksize, collector, first, last, sid, NULL,
+                                             process);
+}
+
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_aid = -1;
 
@@ -59,6 +73,8 @@ static void init_api(void)
     sion_generic_register_gathervr_cb(aid, cb_gatherv);
     sion_generic_register_scatterr_cb(aid, cb_scatter);
     sion_generic_register_scattervr_cb(aid, cb_scatterv);
+    sion_generic_register_gather_and_execute_cb(aid, cb_gather_exec);
+    sion_generic_register_execute_and_scatter_cb(aid, cb_exec_scatter);
     g_aid = aid;
 }
 

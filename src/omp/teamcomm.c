@@ -23,8 +23,9 @@ team_group *team_new(void)
             g->ptr = calloc((size_t)n, sizeof *g->ptr);
             g->count = calloc((size_t)n, sizeof *g->count);
             g->displ = calloc((size_t)n + 1, sizeof *g->displ);
-            if (!g->ptr || !g->count || !g->displ) {
-                free(g->ptr); free(g->count); free(g->displ); free(g);
+            g->aux = calloc((size_t)n, sizeof *g->aux);
+            if (!g->ptr || !g->count || !g->displ || !g->aux) {
+                free(g->ptr); free(g->count); free(g->displ); free(g->aux); free(g);
                 g = NULL;
             }
         }
@@ -41,7 +42,7 @@ void team_free(team_group *g)
 #pragma omp single
     {
         if (g) {
-            free(g->ptr); free(g->count); free(g->displ); free(g);
+            free(g->ptr); free(g->count); free(g->displ); free(g->aux); free(g);
         }
     }
 }
@@ -150,4 +151,34 @@ int team_scatterv(team_group *g, void *in, const void *out, size_t esize, const 
         memcpy(in, (const char *)g->ptr[root] + (size_t)g->displ[me] * esize, esize * (size_t)n);
 #pragma omp barrier
     return rc;
+}
+
+int team_coll_exec(team_group *g, void *data, sion_int64 *spec, int64_t piece, int collector, int first, int last,
+                   int sid, int (*pw)(const void *, sion_int64 *, int), int (*pr)(void *, sion_int64 *, int))
+{
+    int me = omp_get_thread_num();
+    g->ptr[me] = data;
+    g->aux[me] = spec;
+    g->count[me] = 0;
+#pragma omp barrier
+    if (me == collector) {
+        int bad = 0;
+        if (piece < 1)
+            piece = 1;
+        for (int s = first; s <= last && s < g->size; s++) {
+            const sion_int64 *sp = g->aux[s];
+            char *d = g->ptr[s];
+            for (int64_t done = 0; sp[1] > 0 && done < sp[1] && !bad; done += piece) {
+                sion_int64 part[2] = {sp[0] + done, sp[1] - done < piece ? sp[1] - done : piece};
+                bad = pw ? pw(d + done, part, sid) != 0 : pr(d + done, part, sid) != 0;
+            }
+        }
+        for (int s = first; s <= last && s < g->size; s++)
+            g->count[s] = bad;
+        g->count[me] = bad;
+    }
+#pragma omp barrier
+    int verdict = g->count[me];
+#pragma omp barrier
+    return verdict;
 }

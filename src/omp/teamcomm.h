@@ -10,12 +10,14 @@
 #define SHEAF_TEAMCOMM_H
 #include <stddef.h>
 #include <stdint.h>
+#include "sion_datatypes.h"
 
 typedef struct team_group {
     int size;
     void **ptr;          /* [size]: the buffer each thread publishes */
     int *count;          /* [size]: element counts (v-collectives) */
     int64_t *displ;      /* [size+1]: root's displacements (scatterv) */
+    void **aux;          /* [size]: a second pointer per thread (coalescing I/O specs) */
 } team_group;
 
 /* Collective over the team: one thread allocates, all get the same group
@@ -33,4 +35,12 @@ int team_gather(team_group *g, const void *in, void *out, size_t esize, int nele
 int team_gatherv(team_group *g, const void *in, void *out, size_t esize, const int *counts, int nelem, int root);
 int team_scatter(team_group *g, void *in, const void *out, size_t esize, int nelem, int root);
 int team_scatterv(team_group *g, void *in, const void *out, size_t esize, const int *counts, int nelem, int root);
+/* Coalescing I/O over the team (the gather_and_execute / execute_and_scatter
+ * contract of sion_generic.h): each thread passes its buffer and spec
+ * (offset, length); the collector calls the process function on the data of
+ * tasks first..last in pieces of at most `piece` bytes, straight from (write:
+ * pw) or into (read: pr) their buffers, no copies. Returns 0 on a task when
+ * its group's I/O succeeded, 1 otherwise (the collector's verdict). */
+int team_coll_exec(team_group *g, void *data, sion_int64 *spec, int64_t piece, int collector, int first, int last,
+                   int sid, int (*pw)(const void *, sion_int64 *, int), int (*pr)(void *, sion_int64 *, int));
 #endif

@@ -248,10 +248,9 @@ size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
     }
     if (!rc && me && !merge && spec[1] > 0)
         rc = coll_put(c, p, data, spec[0], spec[1]);
-    int cb = 0;
-    if (p->groupsize > 1)
-        cb = p->api.gather_exec(data, spec, 2, p->fsblksize, p->lcomm, p->collector, p->collector + 1,
-                                p->collector + p->groupsize - 1, sid, merge ? process_merge : process_write);
+    /* every task calls: a layer's callback may synchronize the whole local group */
+    int cb = p->api.gather_exec(data, spec, 2, p->fsblksize, p->lcomm, p->collector, p->collector + 1,
+                            p->collector + p->groupsize - 1, sid, merge ? process_merge : process_write);
     if (me) {
         int r2 = merge ? 0 : coll_flush(c, p);
         int r3 = merge ? 0 : core_place(c); /* the handle back at this task's own cursor */
@@ -293,10 +292,9 @@ size_t sion_coll_fread(void *data, size_t size, size_t nitems, int sid)
     }
     if (!rc && me && spec[1] > 0 && process_read(data, spec, sid))
         rc = p->coll_rc ? p->coll_rc : SHEAF_E_IO;
-    int cb = 0;
-    if (p->groupsize > 1)
-        cb = p->api.exec_scatter(data, spec, 2, p->fsblksize, p->lcomm, p->collector, p->collector + 1,
-                                 p->collector + p->groupsize - 1, sid, process_read);
+    /* every task calls: a layer's callback may synchronize the whole local group */
+    int cb = p->api.exec_scatter(data, spec, 2, p->fsblksize, p->lcomm, p->collector, p->collector + 1,
+                             p->collector + p->groupsize - 1, sid, process_read);
     if (me) {
         int r3 = core_place(c);
         if (!rc)

@@ -2,7 +2,9 @@
  * For 1, 2, 3, 4 and 8 threads: write (random chunk sizes, several blocks,
  * one empty task, a write larger than a chunk), read back in parallel and
  * with the serial API, compare bytes; a read with another thread count fails
- * on every thread. Usage: test_omp DIR */
+ * on every thread. Coalescing I/O (sion_coll_fwrite/fread) at 2-16 threads,
+ * 1 B - 64 KiB per task, automatic and fixed collector groups, read back
+ * collectively and serially. Usage: test_omp DIR */
 #include "sion.h"
 #include "sion_omp.h"
 #include <omp.h>
@@ -135,6 +137,84 @@ static void run(const char *dir, int nthreads)
     remove(fname);
 }
 
+/* Coalescing: task t writes three calls of s + t % 3 bytes (chunk twice that,
+ * so the third starts block 1) and one of three times that (more than a
+ * chunk: written by the task itself); reads them back with the same calls. */
+static void run_coll(const char *dir, int nthreads, int collsize, size_t s)
+{
+    char fname[512], wmode[64], rmode[64];
+    snprintf(fname, sizeof fname, "%s/ompcoll%d_%d_%zu.sion", dir, nthreads, collsize, s);
+    snprintf(wmode, sizeof wmode, "bw,collective%s%.0d", collsize ? ",collsize=" : "", collsize);
+    snprintf(rmode, sizeof rmode, "br,collective%s%.0d", collsize ? ",collsize=" : "", collsize);
+    omp_set_num_threads(nthreads);
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num(), grank = -1;
+        size_t st = s + (size_t)me % 3, total = 6 * st, calls[4] = {st, st, st, 3 * st};
+        sion_int64 chunk = (sion_int64)(2 * st);
+        sion_int32 fsb = 4096;
+        FILE *fp = NULL;
+        unsigned char *buf = malloc(total), *got = calloc(1, total);
+        for (size_t i = 0; i < total; i++)
+            buf[i] = byte_at(me, i);
+        int sid = sion_paropen_omp(fname, wmode, &chunk, &fsb, &grank, &fp, NULL);
+        CHECK(sid >= 0, "coll write open (%s) on thread %d", wmode, me);
+        size_t off = 0;
+        for (int i = 0; i < 4 && sid >= 0; i++) {
+            CHECK(sion_coll_fwrite(buf + off, 1, calls[i], sid) == calls[i], "coll write %d on thread %d", i, me);
+            off += calls[i];
+        }
+        if (sid >= 0)
+            CHECK(sion_parclose_omp(sid) == SION_SUCCESS, "coll close on thread %d", me);
+        sion_int64 rchunk = 0;
+        sion_int32 rfsb = 0;
+        sid = sion_paropen_omp(fname, rmode, &rchunk, &rfsb, &grank, &fp, NULL);
+        CHECK(sid >= 0, "coll read open on thread %d", me);
+        off = 0;
+        for (int i = 0; i < 4 && sid >= 0; i++) {
+            CHECK(sion_coll_fread(got + off, 1, calls[i], sid) == calls[i], "coll read %d on thread %d", i, me);
+            off += calls[i];
+        }
+        CHECK(!memcmp(got, buf, total), "%d threads, collsize %d, %zu bytes: thread %d read other bytes", nthreads,
+              collsize, s, me);
+        if (sid >= 0) {
+            CHECK(sion_feof(sid) == 1, "coll read: more data on thread %d", me);
+            CHECK(sion_parclose_omp(sid) == SION_SUCCESS, "coll read close");
+        }
+        free(buf);
+        free(got);
+    }
+    /* serial: every task's bytes, and the chunks are packed (sum is block-aligned, below one block per task) */
+    int ntasks = 0, nfiles = 0, *granks = NULL;
+    sion_int32 fsb = 0;
+    sion_int64 *chunks = NULL, sum = 0;
+    FILE *fp = NULL;
+    int sid = sion_open(fname, "rb", &ntasks, &nfiles, &chunks, &fsb, &granks, &fp);
+    CHECK(sid >= 0 && ntasks == nthreads, "coll serial open: %d tasks", ntasks);
+    for (int t = 0; sid >= 0 && t < ntasks; t++) {
+        size_t st = s + (size_t)t % 3, total = 6 * st;
+        unsigned char *got = malloc(total);
+        sum += chunks[t];
+        CHECK(sion_seek(sid, t, SION_ABSOLUTE_POS, 0) == SION_SUCCESS, "serial seek %d", t);
+        size_t have = sion_fread(got, 1, total, sid);
+        int same = have == total;
+        for (size_t i = 0; same && i < total; i++)
+            same = got[i] == byte_at(t, i);
+        CHECK(same && sion_feof(sid) == 1, "coll serial read of task %d: %zu of %zu bytes or bytes differ", t, have,
+              total);
+        free(got);
+    }
+    CHECK(sid < 0 || sum % 4096 == 0, "chunks add up to %lld, not block-aligned", (long long)sum);
+    if (s <= 300)
+        CHECK(sid < 0 || sum < (sion_int64)ntasks * 4096 || ntasks == 1, "chunks not packed: %lld bytes for %d tasks",
+              (long long)sum, ntasks);
+    if (sid >= 0)
+        sion_close(sid);
+    free(chunks);
+    free(granks);
+    remove(fname);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -145,10 +225,16 @@ int main(int argc, char **argv)
     int counts[] = {1, 2, 3, 4, 8};
     for (unsigned i = 0; i < sizeof counts / sizeof *counts; i++)
         run(argv[1], counts[i]);
+    int tcounts[] = {2, 5, 16}, csizes[] = {0, 2, 4};
+    size_t sizes[] = {1, 300, 65536};
+    for (unsigned i = 0; i < 3; i++)
+        for (unsigned j = 0; j < 3; j++)
+            for (unsigned k = 0; k < 3; k++)
+                run_coll(argv[1], tcounts[i], csizes[j], sizes[k]);
     if (failures) {
         fprintf(stderr, "%d failure(s)\n", failures);
         return 1;
     }
-    printf("test_omp: OK (1, 2, 3, 4, 8 threads)\n");
+    printf("test_omp: OK (1, 2, 3, 4, 8 threads; coalescing at 2, 5, 16 threads)\n");
     return 0;
 }
