@@ -323,6 +323,170 @@ static int cb_free_lcg(void *local_group)
     return 0;
 }
 
+/* ---- coalescing I/O (gather_and_execute / execute_and_scatter) ------------
+ * Each thread publishes its buffer and a hy_coll record; the master thread
+ * then does the whole process's part: (1) for its senders whose collector
+ * lives in another process, non-blocking sends of spec and data pieces
+ * (reads: receives) and a receive of the verdict; (2) for its collectors,
+ * the senders in order: a sender in this process is served straight from
+ * its buffer, a remote one through blocking receives (reads: sends) of
+ * pieces of at most one block into one buffer; then the verdict to every
+ * sender; (3) wait for (1). Every blocking call of (2) is matched by a
+ * non-blocking one posted in (1) by the other process, so no order of
+ * processes can deadlock. Tags: 100 + kind * nthreads + sender thread. */
+typedef struct hy_coll {
+    sion_int64 *spec;
+    int collector, first, last, sid, verdict;
+} hy_coll;
+
+enum { HK_SPEC = 0, HK_DATA = 1, HK_VERDICT = 2 };
+
+static int hy_tag(const hy_group *g, int kind, int thread) { return 100 + kind * g->nthreads + thread; }
+
+typedef struct { MPI_Request *r; int n, cap; } reqlist;
+
+static int req_add(reqlist *l, MPI_Request **out)
+{
+    if (!l->r)
+        return 1;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        MPI_Request *r = realloc(l->r, (size_t)cap * sizeof *r);
+        if (!r)
+            return 1;
+        l->r = r;
+        l->cap = cap;
+    }
+    *out = &l->r[l->n++];
+    return 0;
+}
+
+static int64_t hy_piece(sion_int64 fsblksize)
+{
+    int64_t p = fsblksize > 0 ? fsblksize : 65536;
+    return p > (4 << 20) ? (4 << 20) : p;
+}
+
+/* (1): this process's senders with a collector elsewhere */
+static int hy_post_senders(hy_group *g, int write, int64_t piece, reqlist *rl)
+{
+    int nt = g->nthreads, base = g->prank * nt, err = 0;
+    for (int t = 0; t < nt; t++) {
+        hy_coll *c = g->team->aux[t];
+        int L = base + t, cp = c->collector / nt;
+        if (c->collector < 0 || c->collector == L || L < c->first || L > c->last || cp == g->prank)
+            continue;
+        MPI_Request *r;
+        err |= req_add(rl, &r) || MPI_Isend(c->spec, 2, MPI_INT64_T, cp, hy_tag(g, HK_SPEC, t), g->comm, r);
+        char *d = g->team->ptr[t];
+        for (int64_t done = 0; !err && c->spec[1] > 0 && done < c->spec[1]; done += piece) {
+            int n = (int)(c->spec[1] - done < piece ? c->spec[1] - done : piece);
+            err |= req_add(rl, &r) ||
+                   (write ? MPI_Isend(d + done, n, MPI_BYTE, cp, hy_tag(g, HK_DATA, t), g->comm, r)
+                          : MPI_Irecv(d + done, n, MPI_BYTE, cp, hy_tag(g, HK_DATA, t), g->comm, r));
+        }
+        c->verdict = 1;
+        err |= req_add(rl, &r) || MPI_Irecv(&c->verdict, 1, MPI_INT, cp, hy_tag(g, HK_VERDICT, t), g->comm, r);
+    }
+    return err;
+}
+
+/* (2): one collector of this process serves its group */
+static int hy_serve(hy_group *g, hy_coll *c, int write, int64_t piece, char *buf, int (*pw)(const void *, sion_int64 *, int),
+                    int (*pr)(void *, sion_int64 *, int))
+{
+    int nt = g->nthreads, bad = 0, err = 0;
+    for (int s = c->first; s <= c->last; s++) {
+        int sp_proc = s / nt, st = s % nt;
+        int local = sp_proc == g->prank;
+        sion_int64 rspec[2] = {-1, 0}, *sp = local ? ((hy_coll *)g->team->aux[st])->spec : rspec;
+        if (!local && MPI_Recv(rspec, 2, MPI_INT64_T, sp_proc, hy_tag(g, HK_SPEC, st), g->comm, MPI_STATUS_IGNORE))
+            err = 1;
+        char *d = g->team->ptr[st];
+        for (int64_t done = 0; sp[1] > 0 && done < sp[1]; done += piece) {
+            sion_int64 part[2] = {sp[0] + done, sp[1] - done < piece ? sp[1] - done : piece};
+            char *b = local ? d + done : buf;
+            if (!local && write &&
+                MPI_Recv(buf, (int)part[1], MPI_BYTE, sp_proc, hy_tag(g, HK_DATA, st), g->comm, MPI_STATUS_IGNORE))
+                err = 1;
+            if (!bad && (write ? pw(b, part, c->sid) : pr(b, part, c->sid)))
+                bad = 1;
+            if (!local && !write &&
+                MPI_Send(buf, (int)part[1], MPI_BYTE, sp_proc, hy_tag(g, HK_DATA, st), g->comm))
+                err = 1;
+        }
+    }
+    bad |= err;
+    for (int s = c->first; s <= c->last; s++) {
+        if (s / nt == g->prank)
+            ((hy_coll *)g->team->aux[s % nt])->verdict = bad;
+        else if (MPI_Send(&bad, 1, MPI_INT, s / nt, hy_tag(g, HK_VERDICT, s % nt), g->comm))
+            err = 1;
+    }
+    c->verdict = bad;
+    return err;
+}
+
+static int hy_coll_master(hy_group *g, int write, sion_int64 fsblksize, int (*pw)(const void *, sion_int64 *, int),
+                          int (*pr)(void *, sion_int64 *, int))
+{
+    int64_t piece = hy_piece(fsblksize);
+    int nt = g->nthreads, base = g->prank * nt;
+    reqlist rl = {malloc(16 * sizeof(MPI_Request)), 0, 16};
+    char *buf = malloc((size_t)piece);
+    int err = !buf || !rl.r || hy_post_senders(g, write, piece, &rl);
+    for (int t = 0; t < nt; t++) {
+        hy_coll *c = g->team->aux[t];
+        if (c->collector == base + t && c->first <= c->last)
+            err |= hy_serve(g, c, write, piece, buf ? buf : (char *)&rl, pw, pr);
+    }
+    for (int i = 0; i < rl.n; i++) /* MPI_Wait each: MPICH's MPI_Waitall prototype trips gcc's -Wstringop-overflow */
+        if (MPI_Wait(&rl.r[i], MPI_STATUS_IGNORE))
+            err = 1;
+    free(rl.r);
+    free(buf);
+    return err ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
+static int hy_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsblksize, void *group, int collector,
+                   int first, int last, int sid, int (*pw)(const void *, sion_int64 *, int),
+                   int (*pr)(void *, sion_int64 *, int))
+{
+    hy_group *g = group;
+    int t = omp_get_thread_num();
+    hy_coll me = {spec, collector, first, last, sid, 0};
+    g->team->ptr[t] = data;
+    g->team->aux[t] = &me;
+#pragma omp barrier
+#pragma omp master
+    g->mpirc = hy_coll_master(g, write, fsblksize, pw, pr);
+#pragma omp barrier
+    int rc = me.verdict || g->mpirc != MPI_SUCCESS;
+#pragma omp barrier
+    return rc;
+}
+
+static int cb_gather_exec(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
+                          int collector, int first, int last, int sid, int process(const void *, sion_int64 *, int))
+{
+    if (spec_len < 2) /* still take part: the others wait in the barriers */
+        spec = NULL;
+    sion_int64 none[2] = {-1, 0};
+    int rc = hy_exchange(1, (void *)indata, spec ? spec : none, fsblksize, group, collector, first, last, sid, process,
+                     NULL);
+    return rc || !spec;
+}
+
+static int cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
+                           int collector, int first, int last, int sid, int process(void *, sion_int64 *, int))
+{
+    if (spec_len < 2)
+        spec = NULL;
+    sion_int64 none[2] = {-1, 0};
+    int rc = hy_exchange(0, outdata, spec ? spec : none, fsblksize, group, collector, first, last, sid, NULL, process);
+    return rc || !spec;
+}
+
 /* ---- the API object -------------------------------------------------------- */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_aid = -1;
@@ -340,6 +504,8 @@ static void init_api(void)
     sion_generic_register_gathervr_cb(aid, cb_gatherv);
     sion_generic_register_scatterr_cb(aid, cb_scatter);
     sion_generic_register_scattervr_cb(aid, cb_scatterv);
+    sion_generic_register_gather_and_execute_cb(aid, cb_gather_exec);
+    sion_generic_register_execute_and_scatter_cb(aid, cb_exec_scatter);
     g_aid = aid;
 }
 

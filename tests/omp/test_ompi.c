@@ -105,6 +105,78 @@ static void run(const char *fname, int numfiles, int use_lcomm, int rank, int si
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Coalescing I/O: groups of collsize tasks (0: automatic) that span
+ * processes when collsize > threads. Task g writes three calls of
+ * s + g % 3 bytes and one of three times that, reads them back collectively;
+ * rank 0 checks every task with the serial API. */
+static void run_coll(const char *fname, int collsize, size_t s, int rank, int size, int nt)
+{
+    char wmode[64], rmode[64];
+    snprintf(wmode, sizeof wmode, "bw,collective%s%.0d", collsize ? ",collsize=" : "", collsize);
+    snprintf(rmode, sizeof rmode, "br,collective%s%.0d", collsize ? ",collsize=" : "", collsize);
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), nf = 1, g = rank * nt + t, grank = -1;
+        size_t st = s + (size_t)g % 3, total = 6 * st, calls[4] = {st, st, st, 3 * st};
+        sion_int64 chunk = (sion_int64)(2 * st);
+        sion_int32 fsb = 4096;
+        FILE *fp = NULL;
+        unsigned char *buf = malloc(total), *got = calloc(1, total);
+        for (size_t i = 0; i < total; i++)
+            buf[i] = byte_at(g, i);
+        int sid = sion_paropen_ompi(fname, wmode, &nf, MPI_COMM_WORLD, NULL, &chunk, &fsb, &grank, &fp, NULL);
+        CHECK(sid >= 0, "coll write open (%s), task %d", wmode, g);
+        size_t off = 0;
+        for (int i = 0; i < 4 && sid >= 0; i++) {
+            CHECK(sion_coll_fwrite(buf + off, 1, calls[i], sid) == calls[i], "coll write %d, task %d", i, g);
+            off += calls[i];
+        }
+        if (sid >= 0)
+            CHECK(sion_parclose_ompi(sid) == SION_SUCCESS, "coll write close");
+        sion_int64 rc = 0;
+        sion_int32 rf = 0;
+        int rnf = 0;
+        sid = sion_paropen_ompi(fname, rmode, &rnf, MPI_COMM_WORLD, NULL, &rc, &rf, &grank, &fp, NULL);
+        CHECK(sid >= 0, "coll read open, task %d", g);
+        off = 0;
+        for (int i = 0; i < 4 && sid >= 0; i++) {
+            CHECK(sion_coll_fread(got + off, 1, calls[i], sid) == calls[i], "coll read %d, task %d", i, g);
+            off += calls[i];
+        }
+        CHECK(!memcmp(got, buf, total), "collsize %d, %zu bytes: task %d read other bytes", collsize, s, g);
+        if (sid >= 0)
+            CHECK(sion_parclose_ompi(sid) == SION_SUCCESS, "coll read close");
+        free(buf);
+        free(got);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        int ntasks = 0, nfiles = 0, *granks = NULL;
+        sion_int32 fsb = 0;
+        sion_int64 *chunks = NULL;
+        FILE *fp = NULL;
+        int sid = sion_open((char *)fname, "rb", &ntasks, &nfiles, &chunks, &fsb, &granks, &fp);
+        CHECK(sid >= 0 && ntasks == size * nt, "coll serial open: %d tasks", ntasks);
+        for (int g = 0; sid >= 0 && g < ntasks; g++) {
+            size_t st = s + (size_t)g % 3, total = 6 * st;
+            unsigned char *got = malloc(total);
+            sion_seek(sid, g, SION_ABSOLUTE_POS, 0);
+            size_t have = sion_fread(got, 1, total, sid);
+            int same = have == total;
+            for (size_t i = 0; same && i < total; i++)
+                same = got[i] == byte_at(g, i);
+            CHECK(same && sion_feof(sid) == 1, "coll serial read of task %d", g);
+            free(got);
+        }
+        if (sid >= 0)
+            sion_close(sid);
+        free(chunks);
+        free(granks);
+        remove(fname);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     int provided = 0, rank = 0, size = 1;
@@ -128,6 +200,12 @@ int main(int argc, char **argv)
         snprintf(f, sizeof f, "%s/hybl.sion", argv[1]);
         run(f, 0, 1, rank, size, nt);
     }
+    snprintf(f, sizeof f, "%s/hybc.sion", argv[1]);
+    int csizes[] = {0, 3, nt + 1};
+    size_t sizes[] = {1, 700, 65536};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            run_coll(f, csizes[i], sizes[j], rank, size, nt);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
