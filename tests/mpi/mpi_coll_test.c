@@ -17,7 +17,13 @@
  * stream must equal the pattern of its task number, byte for byte.
  * Merge mode writes two collective calls only and expects, in each
  * collector's stream, each call's data of the group in task order; senders'
- * streams are empty. Exit 0 only when every check on every rank passed. */
+ * streams are empty.
+ *
+ *   mpi_coll_test vector=<container> [collsize=N]
+ * reads an existing container (e.g. SIONlib's coll8) with one task per rank,
+ * individually and then collectively in pieces of 100 bytes; both must give
+ * the same bytes (the vector tests check those against the manifest).
+ * Exit 0 only when every check on every rank passed. */
 #include <mpi.h>
 #include <sion.h> /* after mpi.h: declares the MPI API */
 #include <stdint.h>
@@ -227,6 +233,67 @@ static void parallel_check(const char *fn, int64_t s, int coll)
     CHECK(sion_parclose_mpi(sid) == SION_SUCCESS, "close after reading failed");
 }
 
+/* Read own task completely, individually (coll=0) or collectively in 100-byte calls. */
+static unsigned char *read_task(const char *fn, int coll, size_t *len)
+{
+    char mode[64];
+    snprintf(mode, sizeof mode, coll ? "br,collective%s%.0d" : "br", g_collsize > 0 ? ",collsize=" : "", g_collsize);
+    int nf = 0, grank = 0;
+    sion_int64 chunk = 0;
+    sion_int32 fsblk = 0;
+    FILE *fp = NULL;
+    int sid = sion_paropen_mpi(fn, mode, &nf, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, &fp, NULL);
+    CHECK(sid >= 0, "open %s (%s)", fn, mode);
+    size_t cap = 1 << 20, have = 0;
+    unsigned char *b = calloc(1, cap);
+    if (sid < 0)
+        return b;
+    if (!coll) {
+        while (!sion_feof(sid) && have < cap) {
+            size_t a = (size_t)sion_bytes_avail_in_block(sid);
+            have += sion_fread(b + have, 1, a < cap - have ? a : cap - have, sid);
+        }
+    } else {
+        /* every rank makes the same number of calls: as many as the largest task needs */
+        size_t mine = 0;
+        while (!sion_feof(sid) && have < cap) { /* size first, then read collectively */
+            size_t a = (size_t)sion_bytes_avail_in_block(sid);
+            mine += a;
+            sion_seek(sid, SION_CURRENT_RANK, SION_CURRENT_BLK, (sion_int64)a);
+            have = mine;
+        }
+        sion_seek(sid, SION_CURRENT_RANK, SION_ABSOLUTE_POS, 0);
+        long long calls = (long long)(mine + 99) / 100, most = 0;
+        MPI_Allreduce(&calls, &most, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        have = 0;
+        for (long long i = 0; i < most; i++) {
+            size_t want = mine - have < 100 ? mine - have : 100;
+            size_t got = sion_coll_fread(b + have, 1, want, sid);
+            CHECK(got == want, "collective read %lld: %zu of %zu bytes", i, got, want);
+            have += got;
+        }
+    }
+    CHECK(sion_parclose_mpi(sid) == SION_SUCCESS, "close %s", fn);
+    *len = have;
+    return b;
+}
+
+static int vector_check(const char *fn)
+{
+    size_t a = 0, b = 0;
+    unsigned char *ind = read_task(fn, 0, &a), *col = read_task(fn, 1, &b);
+    CHECK(a == b && !memcmp(ind, col, a), "%s: task %d: individual %zu bytes, collective %zu bytes%s", fn,
+          g_rank, a, b, a == b ? " (content differs)" : "");
+    free(ind);
+    free(col);
+    int all = 0;
+    MPI_Allreduce(&g_fail, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (g_rank == 0)
+        printf("coll vector %s collsize=%d: %s\n", fn, g_collsize, all ? "FAILED" : "ok");
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -245,6 +312,9 @@ int main(int argc, char **argv)
         else if (!strncmp(a, "env=", 4)) g_env = atoi(a + 4);
         else if (!strncmp(a, "posix=", 6)) g_posix = atoi(a + 6);
     }
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "vector=", 7))
+            return vector_check(argv[i] + 7);
     if (g_env) { /* the group size the environment implies, for the layout check */
         const char *cs = getenv("SION_COLLSIZE"), *cn = getenv("SION_COLLNUM");
         if (cs && atoi(cs) > 0)
