@@ -1,0 +1,144 @@
+/* test_collective.c - collector groups and packed layouts (core/collective.c):
+ * automatic grouping (about one block per collector, SIONlib's caps), fixed
+ * group sizes, merge mode, the environment (SION_COLLSIZE / SION_COLLNUM),
+ * and invalid arguments. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include "collective.h"
+#include "sheaf.h"
+
+#define N 600
+
+static int64_t cs[N];
+static int32_t col[N], gs[N];
+
+static void fill(int n, int64_t v)
+{
+    for (int i = 0; i < n; i++)
+        cs[i] = v;
+}
+
+static void test_auto_small_one_group(void **st)
+{
+    (void)st;
+    fill(16, 256); /* 16 x 256 B = one block: one collector, no padding */
+    assert_int_equal(core_coll_layout("t", 16, cs, 4096, -1, 0, 1, col, gs), 0);
+    for (int i = 0; i < 16; i++) {
+        assert_int_equal(col[i], 0);
+        assert_int_equal(gs[i], 16);
+        assert_int_equal(cs[i], 256);
+    }
+    fill(16, 300); /* 4800 B: two collectors of ~one block each, every group block-aligned */
+    assert_int_equal(core_coll_layout("t", 16, cs, 4096, -1, 0, 1, col, gs), 0);
+    int64_t sum = 0;
+    for (int i = 0; i < 16; i++) {
+        sum += cs[i];
+        if (i + 1 == 16 || col[i + 1] != col[i])
+            assert_int_equal(sum % 4096, 0);
+    }
+    assert_int_equal(sum, 8192);
+    assert_int_equal(col[15], 13); /* greedy: 13 x 300 fit one block */
+}
+
+static void test_auto_caps(void **st)
+{
+    (void)st;
+    fill(16, 65536); /* 1 MiB over 16 tasks: capped at 4 collectors -> groups of 4 */
+    assert_int_equal(core_coll_layout("t", 16, cs, 4096, -1, 0, 1, col, gs), 0);
+    for (int i = 0; i < 16; i++) {
+        assert_int_equal(col[i], i / 4 * 4);
+        assert_int_equal(gs[i], 4);
+        assert_int_equal(cs[i], 65536);
+    }
+    fill(512, 1 << 20); /* 512 tasks: at most 32 collectors */
+    assert_int_equal(core_coll_layout("t", 512, cs, 4096, -1, 0, 1, col, gs), 0);
+    int ncoll = 0;
+    for (int i = 0; i < 512; i++)
+        ncoll += col[i] == i;
+    assert_int_equal(ncoll, 32);
+}
+
+static void test_fixed_and_padding(void **st)
+{
+    (void)st;
+    fill(8, 700); /* collsize 4: groups 0-3, 4-7; last of each padded to 4096 */
+    assert_int_equal(core_coll_layout("t", 8, cs, 4096, 4, 0, 1, col, gs), 0);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(col[i], i / 4 * 4);
+        assert_int_equal(gs[i], 4);
+        assert_int_equal(cs[i], i % 4 == 3 ? 4096 - 3 * 700 : 700);
+    }
+    fill(5, 100); /* last group smaller; read mode keeps stored sizes */
+    assert_int_equal(core_coll_layout("t", 5, cs, 4096, 2, 0, 0, col, gs), 0);
+    assert_int_equal(col[4], 4);
+    assert_int_equal(gs[4], 1);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(cs[i], 100);
+}
+
+static void test_merge(void **st)
+{
+    (void)st;
+    fill(4, 1000); /* merge: the collector's chunk holds the group, senders keep aligned chunks */
+    assert_int_equal(core_coll_layout("t", 4, cs, 4096, 2, 1, 1, col, gs), 0);
+    assert_int_equal(cs[0], 4096);
+    assert_int_equal(cs[1], 4096);
+    assert_int_equal(cs[2], 4096);
+    assert_int_equal(cs[3], 4096);
+    fill(2, 3000);
+    assert_int_equal(core_coll_layout("t", 2, cs, 4096, 2, 1, 1, col, gs), 0);
+    assert_int_equal(cs[0], 8192);
+}
+
+static void test_env(void **st)
+{
+    (void)st;
+    core_mode m;
+    assert_int_equal(core_mode_parse("bw", &m), 0);
+    int csz = 0;
+    unsetenv("SION_COLLSIZE");
+    unsetenv("SION_COLLNUM");
+    assert_int_equal(core_coll_wanted(&m, 8, &csz), 0);
+    assert_int_equal(core_mode_parse("bw,collsize=3", &m), 0);
+    assert_int_equal(core_coll_wanted(&m, 8, &csz), 1);
+    assert_int_equal(csz, 3);
+    setenv("SION_COLLSIZE", "0", 1); /* the environment switches it off */
+    assert_int_equal(core_coll_wanted(&m, 8, &csz), 0);
+    setenv("SION_COLLSIZE", "100", 1); /* clamped to the task count */
+    assert_int_equal(core_coll_wanted(&m, 8, &csz), 1);
+    assert_int_equal(csz, 8);
+    setenv("SION_COLLSIZE", "-1", 1);
+    assert_int_equal(core_coll_wanted(&m, 8, &csz), 1);
+    assert_int_equal(csz, -1);
+    unsetenv("SION_COLLSIZE");
+    setenv("SION_COLLNUM", "3", 1); /* 3 collectors for 8 tasks: groups of 3 */
+    assert_int_equal(core_mode_parse("bw", &m), 0);
+    assert_int_equal(core_coll_wanted(&m, 8, &csz), 1);
+    assert_int_equal(csz, 3);
+    unsetenv("SION_COLLNUM");
+}
+
+static void test_bad(void **st)
+{
+    (void)st;
+    fill(2, 10);
+    assert_int_equal(core_coll_layout("t", 0, cs, 4096, -1, 0, 1, col, gs), SHEAF_E_ARG);
+    assert_int_equal(core_coll_layout("t", 2, cs, 0, -1, 0, 1, col, gs), SHEAF_E_ARG);
+    cs[1] = -5;
+    assert_int_equal(core_coll_layout("t", 2, cs, 4096, -1, 0, 1, col, gs), SHEAF_E_ARG);
+    cs[1] = INT64_MAX / 2;
+    assert_int_equal(core_coll_layout("t", 2, cs, 4096, -1, 0, 1, col, gs), SHEAF_E_ARG);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_auto_small_one_group), cmocka_unit_test(test_auto_caps),
+        cmocka_unit_test(test_fixed_and_padding),    cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_env),                  cmocka_unit_test(test_bad),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
