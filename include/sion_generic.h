@@ -77,7 +77,17 @@ int sion_generic_free_api(int aid);
  * create/free local group, barrier, bcast, gather, gatherv, scatter and
  * scatterv are registered ("STD" level); gather_and_execute,
  * execute_and_scatter and get_capability complete the "FULL" level used by
- * collective I/O. */
+ * collective I/O.
+ * gather_and_execute / execute_and_scatter contract (as SIONlib): called by
+ * every task of the local group in each sion_coll_* call (a task outside
+ * first..last, or in a group of one, returns at once unless the layer
+ * synchronizes the whole group); spec = {file offset, length} (length <= 0:
+ * nothing). The collector (local rank `collector`) calls process(buf, piece,
+ * sid) for each sender first..last in order, for pieces of at most fsblksize
+ * bytes with piece = {offset of the piece, its length}; for reads process
+ * fills buf and the layer delivers it to the sender's outdata. Return 0 on a
+ * task when its group's I/O succeeded (sheaf's layers pass the collector's
+ * verdict on to its senders). */
 int sion_generic_register_create_local_commgroup_cb(int aid, sion_generic_create_lcg_cb cb);
 int sion_generic_register_free_local_commgroup_cb(int aid, sion_generic_free_lcg_cb cb);
 int sion_generic_register_barrier_cb(int aid, sion_generic_barrier_cb cb);
@@ -141,8 +151,31 @@ int sion_generic_paropen_mapped(int aid, char *fname, const char *mode, int *num
                                 sion_int32 *fsblksize, FILE **fileptr);
 int sion_generic_parclose_mapped(int sid);
 
-/* Collective (coalescing) I/O; until coalescing exists these are the
- * individual calls (sion_fwrite / sion_fread). */
+/* Collective (coalescing) I/O. Called by every task of the physical file
+ * (each with its own size; 0 is fine). Enabled at open by the mode keys
+ * "collective", "collsize=N" (tasks per collector), "cmerge" /
+ * "collectivemerge", or the environment (SION_COLLSIZE: > 0 tasks per
+ * collector, -1 automatic, 0 off; SION_COLLNUM: number of collectors), and
+ * only when the API has gather_and_execute and execute_and_scatter (else a
+ * warning and individual I/O). The file's master splits its tasks into
+ * groups of consecutive tasks: automatic = about one file-system block of
+ * chunk space per collector (SIONlib's caps: at most 32/16/8/8/8/4
+ * collectors for >= 512/256/128/64/32/16 tasks). Written chunks of a group
+ * are packed (each exactly the requested chunk size) and the group's last
+ * chunk is padded to the next block boundary, so many small tasks share
+ * blocks. In a call every task accounts its own bytes (a new block when the
+ * current one is full, exactly as sion_fwrite) and the collector does the
+ * file I/O for the group, serving senders one at a time through one buffer
+ * of max(fsblksize, 64 KiB) (at most 16 MiB). Falls back per task to the
+ * individual call when the data are larger than the task's chunk (write) or
+ * leave the current block (read); files not opened for coalescing, mapped
+ * opens and key-value containers use sion_fwrite / sion_fread. Individual
+ * calls may be mixed in freely. cmerge: the group's data go, in task order,
+ * into the collector's own stream (senders' streams stay empty); reading a
+ * merged container is individual. Returns nitems on success; 0 on every
+ * task of a group whose collector failed (message names the file).
+ * Refused on sion_dup copies. Collective over the file's tasks: not for
+ * concurrent use of one sid by several threads. */
 size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid);
 size_t sion_coll_fread(void *data, size_t size, size_t nitems, int sid);
 

@@ -219,6 +219,11 @@ static int collector_begin(par_state *p, const char *name)
 size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
 {
     LOOKUP(sid, "sion_coll_fwrite", 0);
+    if (c->dup) {
+        core_fail(SHEAF_E_ARG, "%s: sion_coll_fwrite on a sion_dup copy (collective calls need the original sid)",
+                  c->name);
+        FAIL(0);
+    }
     if (!coalescing(c))
         return sion_fwrite(data, size, nitems, sid);
     par_state *p = c->par;
@@ -268,6 +273,11 @@ size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
 size_t sion_coll_fread(void *data, size_t size, size_t nitems, int sid)
 {
     LOOKUP(sid, "sion_coll_fread", 0);
+    if (c->dup) {
+        core_fail(SHEAF_E_ARG, "%s: sion_coll_fread on a sion_dup copy (collective calls need the original sid)",
+                  c->name);
+        FAIL(0);
+    }
     par_state *p = c->par;
     if (!coalescing(c) || p->merge) /* a merged container is read individually */
         return sion_fread(data, size, nitems, sid);
