@@ -265,8 +265,10 @@ size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
     if (!rc && cb)
         rc = core_fail(SHEAF_E_IO, "%s: sion_coll_fwrite: the collector (local task %d) could not write the "
                        "group's data", c->name, p->collector);
-    if (rc)
-        FAIL(0);
+    if (rc) {
+        core_report_error(p->grank);
+        return 0;
+    }
     return size ? (size_t)(n / (int64_t)size) : 0;
 }
 
@@ -313,8 +315,10 @@ size_t sion_coll_fread(void *data, size_t size, size_t nitems, int sid)
     if (!rc && cb)
         rc = core_fail(SHEAF_E_IO, "%s: sion_coll_fread: the collector (local task %d) could not read the "
                        "group's data", c->name, p->collector);
-    if (rc)
-        FAIL(0);
+    if (rc) {
+        core_report_error(p->grank);
+        return 0;
+    }
     if (spec[1] > 0)
         got = (uint64_t)n;
     return size ? (size_t)(got / size) : 0;

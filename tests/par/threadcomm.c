@@ -659,6 +659,9 @@ void tc_allgather(tc_task *t, const void *mine, void *all, size_t len)
     collective(t->world, b);
 }
 
+int tc_group_size(void *group) { return group ? ((tc_handle *)group)->sh->size : -1; }
+int tc_group_rank(void *group) { return group ? ((tc_handle *)group)->rank : -1; }
+
 int tc_register(int aid)
 {
     int ok = 1;

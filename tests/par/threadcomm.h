@@ -66,6 +66,10 @@ typedef struct tc_task {
  * Returns 0, or -1 if the threads could not be started. */
 int tc_run(int P, void (*fn)(tc_task *), void *arg);
 
+/* Size of a group and the caller's rank in it (-1 for NULL). */
+int tc_group_size(void *group);
+int tc_group_rank(void *group);
+
 /* Register the STD callbacks of this layer on api object aid.
  * Returns 0 on success, -1 if a registration failed. */
 int tc_register(int aid);
