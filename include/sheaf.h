@@ -62,6 +62,37 @@ typedef struct sheaf_file_info {
 } sheaf_file_info;
 int sheaf_get_file_info(int sid, int filenr, sheaf_file_info *info);
 
+/* ---- crash recovery (`sheaf recover`, `sheaf verify`) ----
+ * sion_flush in write mode makes a task's data durable: its file is
+ * fsync'ed and the task's block table is appended to a journal beside each
+ * physical file ("<file>.sheafj"; removed by a clean close, replaced by the
+ * next open for writing). sheaf_recover turns a container whose writers
+ * died before the close (header field start_of_varheader 0) into a closed
+ * format-5 container that holds every byte each task wrote before its last
+ * successful sion_flush; tasks that never flushed get 0 bytes. Flags:
+ *   SHEAF_RECOVER_SALVAGE  files without a journal (e.g. written by SIONlib)
+ *                          are estimated from their contents: a block ends at
+ *                          its last non-zero byte (summary.uncertain = 1);
+ *   SHEAF_RECOVER_DRY_RUN  only report what would be recovered, change nothing.
+ * report(ctx, line) receives one line per file and task (may be NULL).
+ * Closed files are left alone (a stale journal is removed). Returns
+ * SHEAF_E_OK (0) or a SHEAF_E_* code with a message naming the file
+ * (SHEAF_E_NOTFOUND: no journal and no SALVAGE). Not thread-safe for the
+ * same container; never run it while the writers are still alive. */
+#define SHEAF_RECOVER_SALVAGE 1
+#define SHEAF_RECOVER_DRY_RUN 2
+typedef struct sheaf_recover_summary {
+    int        files;            /* physical files looked at */
+    int        files_closed;     /* of those, already closed */
+    sion_int64 tasks;            /* tasks in the recovered files */
+    sion_int64 tasks_unflushed;  /* tasks without a journal record */
+    sion_int64 bytes;            /* bytes recovered */
+    sion_int64 lost;             /* bytes the journal names that the file no longer holds */
+    int        uncertain;        /* salvage was used */
+} sheaf_recover_summary;
+typedef void (*sheaf_recover_fn)(void *ctx, const char *line);
+int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ctx, sheaf_recover_summary *out);
+
 #ifdef __cplusplus
 }
 #endif

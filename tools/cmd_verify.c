@@ -3,7 +3,8 @@
  * Checks: the open itself (metadata within bounds, closed, all multi-file
  * members present), per physical file its size against start_of_varheader
  * and the block extents, block sizes against chunk sizes, and reads every
- * task's data completely. */
+ * task's data completely. A container that was never closed is reported
+ * with what `sheaf recover` would bring back. */
 #include "common.h"
 #include <getopt.h>
 #include <stdarg.h>
@@ -39,6 +40,19 @@ static int verify(const char *file, int quiet)
     sheaf_set_error_printing(0);
     if (tool_open(file, &in)) {
         int code = sheaf_last_error_code();
+        if (code == SHEAF_E_UNCLOSED) { /* say what `sheaf recover` would bring back */
+            sheaf_recover_summary s;
+            int flags = SHEAF_RECOVER_DRY_RUN;
+            int rrc = sheaf_recover(file, flags, NULL, NULL, &s);
+            if (rrc == SHEAF_E_NOTFOUND)
+                rrc = sheaf_recover(file, flags | SHEAF_RECOVER_SALVAGE, NULL, NULL, &s);
+            if (!rrc)
+                fprintf(stderr, "%s: %s: never closed; recoverable: %lld bytes of %lld tasks%s (run: sheaf recover%s %s)\n",
+                        tool_prog, file, (long long)s.bytes, (long long)s.tasks,
+                        s.uncertain ? " estimated without a journal, trailing zero bytes uncertain"
+                                    : " (everything flushed)",
+                        s.uncertain ? " --salvage" : "", file);
+        }
         fprintf(stderr, "%s: DAMAGED: %s: %s\n", tool_prog, file,
                 code == SHEAF_E_UNCLOSED   ? "container was never closed (writer crashed or did not call close)"
                 : code == SHEAF_E_NOTFOUND ? "file or multi-file member missing"

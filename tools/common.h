@@ -74,6 +74,7 @@ int cmd_cat(int argc, char **argv);
 int cmd_split(int argc, char **argv);
 int cmd_defrag(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
+int cmd_recover(int argc, char **argv);
 /* Core operations shared with the sion* compat front ends. */
 int do_cat(const char *file, int task, int block, const char *out, int verbose);
 int do_split(const char *file, const char *prefix, int digits, int use_grank, int force, int verbose);

@@ -1,6 +1,7 @@
 /* common.c - data calls and information getters shared by all opens. */
 #define _FILE_OFFSET_BITS 64
 #include "registry.h"
+#include "../core/journal.h"
 #include "../core/error.h"
 #include "sion.h"
 #include <stdint.h>
@@ -90,7 +91,8 @@ int sion_seek_fp(int sid, int rank, int blocknr, sion_int64 posinblk, FILE **fil
 int sion_flush(int sid)
 {
     LOOKUP(sid, "sion_flush", SION_NOT_SUCCESS);
-    if (core_flush(c))
+    /* write mode: durable (data fsync'ed, progress journaled: see core/journal.h) */
+    if (c->mode.write ? core_sync(c) || core_journal_flush(c) : core_flush(c))
         FAIL(SION_NOT_SUCCESS);
     return SION_SUCCESS;
 }

@@ -1,6 +1,8 @@
 /* container.c - create, open (single and multi-file sets) and close containers. */
 #define _FILE_OFFSET_BITS 64
 #include "container.h"
+#include "journal.h"
+#include <unistd.h>
 #include "endian.h"
 #include "error.h"
 #include "sion_const.h"
@@ -34,6 +36,8 @@ void core_container_free(core_container *c)
         return;
     core_kv_free(c);
     for (int32_t i = 0; i < c->nfiles && c->files; i++) {
+        if (c->files[i].jfd1)
+            close(c->files[i].jfd1 - 1);
         if (c->files[i].f.name)
             core_file_close(&c->files[i].f);
         core_meta_free(&c->files[i].m);
@@ -166,7 +170,7 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
     c->nfiles = 1;
     core_pfile *pf = &c->files[0];
     pf->m.mapping_size = -1;
-    if ((rc = core_file_open(&pf->f, name, 1, mode->posix)))
+    if ((rc = core_journal_remove(name)) || (rc = core_file_open(&pf->f, name, 1, mode->posix)))
         goto fail;
     int32_t bs = fsblksize ? *fsblksize : -1;
     if (bs <= 0) {
@@ -276,7 +280,13 @@ static int finish_write(core_container *c)
         for (int64_t b = 0; b < tk->nblocks; b++)
             m->blocksizes[b * c->ntasks + t] = tk->bsize[b];
     }
-    return core_meta_write_tail(&pf->f, m, 1);
+    rc = core_meta_write_tail(&pf->f, m, 1);
+    if (!rc && pf->jfd1) { /* tasks flushed: durable metadata replace the journal */
+        rc = core_file_sync(&pf->f);
+        if (!rc)
+            rc = core_journal_remove(pf->f.name);
+    }
+    return rc;
 }
 
 int core_close(core_container *c)

@@ -31,6 +31,7 @@ typedef struct core_task {
 typedef struct core_pfile {
     core_file f;
     core_meta m;
+    int jfd1;            /* journal descriptor + 1 (0: not open), journal.c */
 } core_pfile;
 
 typedef struct core_kv core_kv;

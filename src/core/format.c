@@ -174,7 +174,7 @@ int core_meta_read_header(const core_src *src, core_meta *m, int require_closed)
         if (require_closed)
             return core_fail(SHEAF_E_UNCLOSED,
                              "%s: container was never closed (start_of_varheader is 0: the writing job ended "
-                             "before sion_close/sion_parclose); its data may be recoverable with a salvage tool",
+                             "before sion_close/sion_parclose); `sheaf recover` restores what was flushed",
                              src->name);
         return 0;
     }

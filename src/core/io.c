@@ -178,6 +178,18 @@ int core_file_flush(core_file *f)
     return 0;
 }
 
+int core_file_sync(core_file *f)
+{
+    int rc = core_file_flush(f);
+    if (rc)
+        return rc;
+    while (fsync(f->fd) != 0) {
+        if (errno != EINTR)
+            return core_fail_errno(SHEAF_E_IO, errno, "%s: fsync failed", f->name);
+    }
+    return 0;
+}
+
 int core_file_size(core_file *f, int64_t *size)
 {
     struct stat st;

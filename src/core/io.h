@@ -31,6 +31,8 @@ int core_file_write(core_file *f, const void *buf, size_t n);
 /* Read exactly n bytes; hitting end of file is an error (SHEAF_E_FORMAT). */
 int core_file_read(core_file *f, void *buf, size_t n);
 int core_file_flush(core_file *f);
+/* Flush and fsync: the file's data and size are on stable storage. */
+int core_file_sync(core_file *f);
 int core_file_size(core_file *f, int64_t *size);
 /* Positioned read used for metadata (moves the current position). */
 int core_file_pread(core_file *f, void *buf, size_t n, int64_t off);

@@ -3,6 +3,7 @@
  * its chunk of the existing file. See partask.h. */
 #define _FILE_OFFSET_BITS 64
 #include "partask.h"
+#include "journal.h"
 #include "endian.h"
 #include "error.h"
 #include "sion_const.h"
@@ -42,7 +43,9 @@ int core_par_create_file_at(const char *path_in, const char *name, const core_mo
         goto fail;
     }
     core_file f;
-    rc = core_file_open(&f, path, 1, mode->posix);
+    rc = core_journal_remove(path); /* a stale journal of an earlier run must not be mixed in */
+    if (!rc)
+        rc = core_file_open(&f, path, 1, mode->posix);
     free(path);
     if (rc)
         goto fail;
@@ -107,11 +110,19 @@ int core_par_write_tail_at(const char *path_in, const char *name, core_meta *m, 
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
     core_file f;
     rc = core_file_open_rw(&f, path, 0);
-    free(path);
-    if (rc)
+    if (rc) {
+        free(path);
         return rc;
+    }
     rc = core_meta_write_tail(&f, m, 0);
+    /* tasks flushed (a journal exists): the metadata become durable before the journal goes */
+    int journaled = !rc && core_journal_exists(path);
+    if (journaled)
+        rc = core_file_sync(&f);
     int r2 = core_file_close(&f);
+    if (!rc && !r2 && journaled)
+        rc = core_journal_remove(path);
+    free(path);
     return rc ? rc : r2;
 }
 

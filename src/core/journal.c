@@ -1,0 +1,257 @@
+/* journal.c - the progress journal beside a physical file (see journal.h). */
+#define _FILE_OFFSET_BITS 64
+#include "journal.h"
+#include "crc32c.h"
+#include "error.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define REC_FIXED 36                        /* record without the block sizes */
+#define JOURNAL_MAX ((int64_t)1 << 30)      /* larger journals are refused */
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get32(const unsigned char *p)
+{
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+static uint64_t get64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+char *core_journal_path(const char *path)
+{
+    size_t n = strlen(path);
+    char *j = malloc(n + 8);
+    if (j) {
+        memcpy(j, path, n);
+        memcpy(j + n, ".sheafj", 8);
+    }
+    return j;
+}
+
+int core_journal_remove(const char *path)
+{
+    char *j = core_journal_path(path);
+    if (!j)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", path);
+    int rc = 0;
+    if (unlink(j) != 0 && errno != ENOENT)
+        rc = core_fail_errno(SHEAF_E_IO, errno, "%s: cannot remove the journal", j);
+    free(j);
+    return rc;
+}
+
+int core_journal_exists(const char *path)
+{
+    char *j = core_journal_path(path);
+    struct stat st;
+    int e = j && stat(j, &st) == 0;
+    free(j);
+    return e;
+}
+
+static int write_all(int fd, const unsigned char *p, size_t n, const char *name)
+{
+    /* one write: O_APPEND keeps concurrent records whole; a short write
+     * (disk full) leaves a torn record that readers skip */
+    while (1) {
+        ssize_t w = write(fd, p, n);
+        if (w == (ssize_t)n)
+            return 0;
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return core_fail_errno(SHEAF_E_IO, errno, "%s: cannot append to the journal", name);
+        return core_fail(SHEAF_E_IO, "%s: journal record written only in part (%zd of %zu bytes; disk full?)", name,
+                         w, n);
+    }
+}
+
+/* Append the records of the tasks of physical file k. */
+static int flush_file(core_container *c, int32_t k)
+{
+    core_pfile *pf = &c->files[k];
+    size_t len = 0;
+    for (int32_t t = 0; t < c->ntasks; t++)
+        if (c->tasks[t].file == k)
+            len += REC_FIXED + 8 * (size_t)c->tasks[t].nblocks;
+    if (!len)
+        return 0;
+    int rc = core_file_sync(&pf->f); /* the data first: a record never names bytes that are not durable */
+    if (rc)
+        return rc;
+    unsigned char *buf = malloc(len), *p = buf;
+    if (!buf)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory for a journal record", pf->f.name);
+    for (int32_t t = 0; t < c->ntasks; t++) {
+        const core_task *tk = &c->tasks[t];
+        if (tk->file != k)
+            continue;
+        size_t L = REC_FIXED + 8 * (size_t)tk->nblocks;
+        memcpy(p, "SHJ1", 4);
+        put32(p + 4, (uint32_t)L);
+        put32(p + 8, (uint32_t)tk->lrank);
+        put32(p + 12, 0);
+        put64(p + 16, (uint64_t)tk->globalrank);
+        put64(p + 24, (uint64_t)tk->nblocks);
+        for (int64_t b = 0; b < tk->nblocks; b++)
+            put64(p + 32 + 8 * b, (uint64_t)tk->bsize[b]);
+        put32(p + L - 4, core_crc32c(0, p, L - 4));
+        p += L;
+    }
+    char *j = NULL;
+    if (!pf->jfd1) {
+        if (!(j = core_journal_path(pf->f.name))) {
+            free(buf);
+            return core_fail(SHEAF_E_NOMEM, "%s: out of memory", pf->f.name);
+        }
+        int fd = open(j, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+        if (fd < 0) {
+            rc = core_fail_errno(SHEAF_E_IO, errno, "%s: cannot open the journal", j);
+            free(j);
+            free(buf);
+            return rc;
+        }
+        pf->jfd1 = fd + 1;
+    }
+    rc = write_all(pf->jfd1 - 1, buf, len, j ? j : pf->f.name);
+    free(buf);
+    while (!rc && fdatasync(pf->jfd1 - 1) != 0)
+        if (errno != EINTR)
+            rc = core_fail_errno(SHEAF_E_IO, errno, "%s: fsync of the journal failed", pf->f.name);
+    /* a new journal must be found after a crash: its directory entry too */
+    if (!rc && j) {
+        char *dir = strdup(j), *slash = dir ? strrchr(dir, '/') : NULL;
+        if (dir) {
+            if (slash)
+                *(slash == dir ? slash + 1 : slash) = '\0';
+            int dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (dfd >= 0) {
+                fsync(dfd);
+                close(dfd);
+            }
+            free(dir);
+        }
+    }
+    free(j);
+    return rc;
+}
+
+int core_journal_flush(core_container *c)
+{
+    if (!c->mode.write)
+        return 0;
+    for (int32_t k = 0; k < c->nfiles; k++) {
+        if (!c->files[k].f.name)
+            continue;
+        int rc = flush_file(c, k);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+void core_journal_state_free(core_journal_state *st)
+{
+    for (int32_t t = 0; t < st->ntasks && st->bsize; t++)
+        free(st->bsize[t]);
+    free(st->nblocks);
+    free(st->bsize);
+    free(st->raw);
+    memset(st, 0, sizeof *st);
+}
+
+int core_journal_load(const char *path, int32_t ntasks, const int64_t *globalranks, core_journal_state *st)
+{
+    memset(st, 0, sizeof *st);
+    char *j = core_journal_path(path);
+    if (!j)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", path);
+    int fd = open(j, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int rc = core_fail_errno(errno == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO, errno, "%s: no journal", j);
+        free(j);
+        return rc;
+    }
+    struct stat sb;
+    int rc = 0;
+    if (fstat(fd, &sb) != 0)
+        rc = core_fail_errno(SHEAF_E_IO, errno, "%s: cannot stat", j);
+    else if (sb.st_size > JOURNAL_MAX)
+        rc = core_fail(SHEAF_E_FORMAT, "%s: journal of %lld bytes is larger than 1 GiB", j, (long long)sb.st_size);
+    size_t n = rc ? 0 : (size_t)sb.st_size;
+    st->ntasks = ntasks;
+    st->raw = malloc(n ? n : 1);
+    st->nblocks = calloc((size_t)(ntasks > 0 ? ntasks : 1), sizeof *st->nblocks);
+    st->bsize = calloc((size_t)(ntasks > 0 ? ntasks : 1), sizeof *st->bsize);
+    if (!rc && (!st->raw || !st->nblocks || !st->bsize))
+        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory reading the journal", j);
+    for (size_t got = 0; !rc && got < n;) {
+        ssize_t r = pread(fd, st->raw + got, n - got, (off_t)got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            rc = r < 0 ? core_fail_errno(SHEAF_E_IO, errno, "%s: read failed", j)
+                       : core_fail(SHEAF_E_IO, "%s: journal shrank while being read", j);
+            break;
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    for (size_t pos = 0; !rc && pos + REC_FIXED <= n;) {
+        const unsigned char *p = st->raw + pos;
+        uint32_t L = get32(p + 4);
+        int ok = !memcmp(p, "SHJ1", 4) && L >= REC_FIXED && (L - REC_FIXED) % 8 == 0 && L <= n - pos &&
+                 get64(p + 24) == (L - REC_FIXED) / 8 && get32(p + L - 4) == core_crc32c(0, p, L - 4);
+        if (!ok) {
+            st->damaged += !memcmp(p, "SHJ1", 4);
+            const unsigned char *next = NULL;
+            for (size_t q = pos + 1; q + 4 <= n && !next; q++)
+                if (st->raw[q] == 'S' && !memcmp(st->raw + q, "SHJ1", 4))
+                    next = st->raw + q;
+            pos = next ? (size_t)(next - st->raw) : n;
+            continue;
+        }
+        int32_t t = (int32_t)get32(p + 8);
+        int64_t nb = (int64_t)get64(p + 24);
+        if (t >= 0 && t < ntasks && (!globalranks || (int64_t)get64(p + 16) == globalranks[t]) && nb >= 1) {
+            free(st->bsize[t]); /* a later record of the task replaces the earlier one */
+            st->bsize[t] = malloc((size_t)nb * sizeof(int64_t));
+            if (!st->bsize[t]) {
+                rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", j);
+                break;
+            }
+            for (int64_t b = 0; b < nb; b++)
+                st->bsize[t][b] = (int64_t)get64(p + 32 + 8 * b);
+            st->nblocks[t] = nb;
+            st->records++;
+        }
+        pos += L;
+    }
+    free(j);
+    free(st->raw); /* everything kept is decoded */
+    st->raw = NULL;
+    if (rc)
+        core_journal_state_free(st);
+    return rc;
+}
