@@ -181,6 +181,50 @@ void core_journal_state_free(core_journal_state *st)
     memset(st, 0, sizeof *st);
 }
 
+int core_journal_parse(const unsigned char *raw, size_t n, int32_t ntasks, const int64_t *globalranks,
+                       core_journal_state *st, const char *j)
+{
+    int rc = 0;
+    st->ntasks = ntasks;
+    if (!st->nblocks)
+        st->nblocks = calloc((size_t)(ntasks > 0 ? ntasks : 1), sizeof *st->nblocks);
+    if (!st->bsize)
+        st->bsize = calloc((size_t)(ntasks > 0 ? ntasks : 1), sizeof *st->bsize);
+    if (!st->nblocks || !st->bsize)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory reading the journal", j);
+    for (size_t pos = 0; !rc && pos + REC_FIXED <= n;) {
+        const unsigned char *p = raw + pos;
+        uint32_t L = get32(p + 4);
+        int ok = !memcmp(p, "SHJ1", 4) && L >= REC_FIXED && (L - REC_FIXED) % 8 == 0 && L <= n - pos &&
+                 get64(p + 24) == (L - REC_FIXED) / 8 && get32(p + L - 4) == core_crc32c(0, p, L - 4);
+        if (!ok) {
+            st->damaged += !memcmp(p, "SHJ1", 4);
+            const unsigned char *next = NULL;
+            for (size_t q = pos + 1; q + 4 <= n && !next; q++)
+                if (raw[q] == 'S' && !memcmp(raw + q, "SHJ1", 4))
+                    next = raw + q;
+            pos = next ? (size_t)(next - raw) : n;
+            continue;
+        }
+        int32_t t = (int32_t)get32(p + 8);
+        int64_t nb = (int64_t)get64(p + 24);
+        if (t >= 0 && t < ntasks && (!globalranks || (int64_t)get64(p + 16) == globalranks[t]) && nb >= 1) {
+            free(st->bsize[t]); /* a later record of the task replaces the earlier one */
+            st->bsize[t] = malloc((size_t)nb * sizeof(int64_t));
+            if (!st->bsize[t]) {
+                rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", j);
+                break;
+            }
+            for (int64_t b = 0; b < nb; b++)
+                st->bsize[t][b] = (int64_t)get64(p + 32 + 8 * b);
+            st->nblocks[t] = nb;
+            st->records++;
+        }
+        pos += L;
+    }
+    return rc;
+}
+
 int core_journal_load(const char *path, int32_t ntasks, const int64_t *globalranks, core_journal_state *st)
 {
     memset(st, 0, sizeof *st);
@@ -218,36 +262,8 @@ int core_journal_load(const char *path, int32_t ntasks, const int64_t *globalran
         got += (size_t)r;
     }
     close(fd);
-    for (size_t pos = 0; !rc && pos + REC_FIXED <= n;) {
-        const unsigned char *p = st->raw + pos;
-        uint32_t L = get32(p + 4);
-        int ok = !memcmp(p, "SHJ1", 4) && L >= REC_FIXED && (L - REC_FIXED) % 8 == 0 && L <= n - pos &&
-                 get64(p + 24) == (L - REC_FIXED) / 8 && get32(p + L - 4) == core_crc32c(0, p, L - 4);
-        if (!ok) {
-            st->damaged += !memcmp(p, "SHJ1", 4);
-            const unsigned char *next = NULL;
-            for (size_t q = pos + 1; q + 4 <= n && !next; q++)
-                if (st->raw[q] == 'S' && !memcmp(st->raw + q, "SHJ1", 4))
-                    next = st->raw + q;
-            pos = next ? (size_t)(next - st->raw) : n;
-            continue;
-        }
-        int32_t t = (int32_t)get32(p + 8);
-        int64_t nb = (int64_t)get64(p + 24);
-        if (t >= 0 && t < ntasks && (!globalranks || (int64_t)get64(p + 16) == globalranks[t]) && nb >= 1) {
-            free(st->bsize[t]); /* a later record of the task replaces the earlier one */
-            st->bsize[t] = malloc((size_t)nb * sizeof(int64_t));
-            if (!st->bsize[t]) {
-                rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", j);
-                break;
-            }
-            for (int64_t b = 0; b < nb; b++)
-                st->bsize[t][b] = (int64_t)get64(p + 32 + 8 * b);
-            st->nblocks[t] = nb;
-            st->records++;
-        }
-        pos += L;
-    }
+    if (!rc)
+        rc = core_journal_parse(st->raw, n, ntasks, globalranks, st, j);
     free(j);
     free(st->raw); /* everything kept is decoded */
     st->raw = NULL;

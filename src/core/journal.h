@@ -44,4 +44,9 @@ typedef struct core_journal_state {
  * Missing journal: SHEAF_E_OPEN. Journals above 1 GiB are refused. */
 int core_journal_load(const char *path, int32_t ntasks, const int64_t *globalranks, core_journal_state *st);
 void core_journal_state_free(core_journal_state *st);
+/* The parser under core_journal_load: n bytes of a journal (fuzzing, tests);
+ * st zeroed by the caller, released with core_journal_state_free; `name`
+ * for messages. */
+int core_journal_parse(const unsigned char *raw, size_t n, int32_t ntasks, const int64_t *globalranks,
+                       core_journal_state *st, const char *name);
 #endif

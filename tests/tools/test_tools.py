@@ -427,6 +427,31 @@ def test_damage(T, vdir, manifest, work):
     check(T.run("sheaf", "frobnicate").returncode != 0, "unknown command accepted")
 
 
+def test_recover_unclosed4(T, vdir, manifest, work):
+    """sheaf verify reports what is recoverable; sheaf recover refuses without a
+    journal; recover --salvage closes SIONlib's crashed unclosed4 with the
+    manifest's bytes; afterwards verify passes and recover has nothing to do."""
+    v = manifest["vectors"]["unclosed4"]
+    path = os.path.join(work, "salvage_unclosed4.sion")
+    shutil.copyfile(os.path.join(vdir, v["files"][0]), path)
+    os.chmod(path, 0o644)
+    p = T.run("sheaf", "verify", path)
+    err = p.stderr.decode()
+    check(p.returncode == 1 and "recoverable: 24000 bytes of 4 tasks" in err, "verify unclosed4: %s" % err)
+    p = T.run("sheaf", "recover", path)
+    check(p.returncode == 1 and "--salvage" in p.stderr.decode(), "recover without journal: %s" % p.stderr.decode())
+    p = T.run("sheaf", "recover", "--salvage", path)
+    out = p.stdout.decode()
+    check(p.returncode == 0 and "recovered 24000 bytes" in out and "uncertain" in out, "recover --salvage: %s" % out)
+    for t in v["tasks"]:
+        b = task_bytes(T, "sheaf", path, t["task"])
+        check(sha(b) == t["sha256"], "unclosed4: salvaged task %d differs from the manifest" % t["task"])
+    p = T.run("sheaf", "verify", path)
+    check(p.returncode == 0, "verify after salvage: %s" % p.stderr.decode())
+    p = T.run("sheaf", "recover", path)
+    check(p.returncode == 0 and "nothing to recover" in p.stdout.decode(), "recover of a closed container")
+
+
 def test_misc(T, vdir):
     p = T.run("sionversion")
     out = p.stdout.decode()
@@ -498,6 +523,7 @@ def main():
     test_member_alone(T, a.vectors, manifest)
     test_progress(T, a.vectors, work)
     test_damage(T, a.vectors, manifest, work)
+    test_recover_unclosed4(T, a.vectors, manifest, work)
     print("%d checks, %d failures" % (CHECKS, len(FAILS)))
     return 1 if FAILS else 0
 

@@ -1,0 +1,252 @@
+/* test_recover.c - crash recovery of the serial writer (journal.c, recover.c):
+ * a child process writes and flushes, then dies without closing; sheaf_recover
+ * brings back exactly the flushed state. Also: damaged journal records are
+ * skipped (the previous record of the task wins), a data file shorter than
+ * the journal says is reported as loss, a closed container is left alone (a
+ * stale journal goes), an open for writing removes a stale journal, no
+ * journal without --salvage is a clear error, and the salvage of SIONlib's
+ * unclosed4 gives the manifest's bytes. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include "../helpers/vecpath.h"
+#include "../helpers/testutil.h"
+#include "sion.h"
+#include "sheaf.h"
+
+#define NT 3
+static const sion_int64 chunk_req[NT] = {100, 5000, 2000}; /* task 2: one piece per block */
+/* rounds of writes; the child flushes after round `flush_after` and dies after `die_after` */
+static size_t piece(int t, int r) { return (size_t)(150 + t * 700 + r * 11); }
+
+static char *g_dir;
+
+static void child_write(const char *fn, int flush_after, int die_after)
+{
+    int nt = NT, nf = 1, gr[NT] = {0, 1, 2}, *grp = gr;
+    sion_int64 cs[NT], *csp = cs;
+    memcpy(cs, chunk_req, sizeof cs);
+    sion_int32 fsb = 512;
+    FILE *fp = NULL;
+    int sid = sion_open((char *)fn, "bw", &nt, &nf, &csp, &fsb, &grp, &fp);
+    if (sid < 0)
+        _exit(3);
+    int64_t off[NT] = {0};
+    unsigned char buf[4096];
+    for (int r = 0; r <= die_after; r++) {
+        for (int t = 0; t < NT; t++) {
+            sion_seek(sid, t, SION_CURRENT_BLK, SION_CURRENT_POS);
+            tu_fill(buf, t, off[t], piece(t, r));
+            if (sion_fwrite(buf, 1, piece(t, r), sid) != piece(t, r))
+                _exit(4);
+            off[t] += (int64_t)piece(t, r);
+        }
+        if (r <= flush_after && sion_flush(sid) != SION_SUCCESS)
+            _exit(5);
+    }
+    kill(getpid(), SIGKILL); /* a crash: no close */
+}
+
+static void crash_writer(const char *fn, int flush_after, int die_after)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        child_write(fn, flush_after, die_after);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    assert_true(WIFSIGNALED(st));
+}
+
+static int64_t flushed_bytes(int t, int flush_after)
+{
+    int64_t s = 0;
+    for (int r = 0; r <= flush_after; r++)
+        s += (int64_t)piece(t, r);
+    return s;
+}
+
+/* every task holds exactly want[t] bytes of the pattern */
+static void expect_tasks(const char *fn, const int64_t *want)
+{
+    int nt = 0, nf = 0, *gr = NULL;
+    sion_int64 *cs = NULL;
+    sion_int32 fsb = 0;
+    FILE *fp = NULL;
+    int sid = sion_open((char *)fn, "rb", &nt, &nf, &cs, &fsb, &gr, &fp);
+    assert_true(sid >= 0);
+    assert_int_equal(nt, NT);
+    for (int t = 0; t < NT; t++) {
+        unsigned char *b = malloc((size_t)want[t] + 1), *e = malloc((size_t)want[t] + 1);
+        tu_fill(e, t, 0, (size_t)want[t]);
+        assert_int_equal(sion_seek(sid, t, SION_ABSOLUTE_POS, 0), SION_SUCCESS);
+        assert_int_equal(sion_fread(b, 1, (size_t)want[t], sid), (size_t)want[t]);
+        assert_memory_equal(b, e, (size_t)want[t]);
+        assert_int_equal(sion_feof(sid), 1);
+        free(b);
+        free(e);
+    }
+    sion_close(sid);
+    free(cs);
+    free(gr);
+}
+
+static void jpath(char *out, size_t n, const char *fn) { snprintf(out, n, "%s.sheafj", fn); }
+
+static void test_recover_flushed(void **st)
+{
+    (void)st;
+    char fn[4200], j[4300];
+    snprintf(fn, sizeof fn, "%s/crash.sion", g_dir);
+    crash_writer(fn, 2, 4); /* flushed after rounds 0..2, died after round 4 */
+    jpath(j, sizeof j, fn);
+    assert_true(access(j, F_OK) == 0);
+    int nt = 0, nf = 0, *gr = NULL;
+    sion_int64 *cs = NULL;
+    sion_int32 fsb = 0;
+    FILE *fp = NULL;
+    assert_true(sion_open(fn, "rb", &nt, &nf, &cs, &fsb, &gr, &fp) < 0); /* unclosed: refused */
+    assert_int_equal(sheaf_last_error_code(), SHEAF_E_UNCLOSED);
+    sheaf_recover_summary s;
+    assert_int_equal(sheaf_recover(fn, SHEAF_RECOVER_DRY_RUN, NULL, NULL, &s), 0);
+    assert_true(access(j, F_OK) == 0); /* dry run changes nothing */
+    int64_t want[NT], total = 0;
+    for (int t = 0; t < NT; t++)
+        total += want[t] = flushed_bytes(t, 2);
+    assert_int_equal(s.bytes, total);
+    assert_int_equal(sheaf_recover(fn, 0, NULL, NULL, &s), 0);
+    assert_int_equal(s.bytes, total);
+    assert_int_equal(s.uncertain, 0);
+    assert_true(access(j, F_OK) != 0); /* journal gone */
+    expect_tasks(fn, want);
+    assert_int_equal(sheaf_recover(fn, 0, NULL, NULL, &s), 0); /* again: closed, nothing to do */
+    assert_int_equal(s.files_closed, 1);
+}
+
+static void test_damaged_record(void **st)
+{
+    (void)st;
+    char fn[4200], j[4300];
+    snprintf(fn, sizeof fn, "%s/damaged.sion", g_dir);
+    crash_writer(fn, 2, 2);
+    jpath(j, sizeof j, fn);
+    size_t n = 0;
+    unsigned char *jr = tu_read_file(j, &n);
+    assert_non_null(jr);
+    jr[n - 1] ^= 0x55; /* last record (task 2, round 2): CRC no longer matches */
+    assert_int_equal(tu_write_file(j, jr, n), 0);
+    free(jr);
+    sheaf_recover_summary s;
+    assert_int_equal(sheaf_recover(fn, 0, NULL, NULL, &s), 0);
+    int64_t want[NT] = {flushed_bytes(0, 2), flushed_bytes(1, 2), flushed_bytes(2, 1)};
+    expect_tasks(fn, want); /* task 2 falls back to its previous record */
+}
+
+static void test_truncated_data(void **st)
+{
+    (void)st;
+    char fn[4200];
+    snprintf(fn, sizeof fn, "%s/short.sion", g_dir);
+    crash_writer(fn, 3, 3);
+    struct stat sb;
+    assert_int_equal(stat(fn, &sb), 0);
+    assert_int_equal(truncate(fn, sb.st_size - 100), 0);
+    sheaf_recover_summary s;
+    assert_int_equal(sheaf_recover(fn, 0, NULL, NULL, &s), 0);
+    assert_true(s.lost > 0 && s.lost <= 100);
+}
+
+static void test_no_journal(void **st)
+{
+    (void)st;
+    char fn[4200], j[4300];
+    snprintf(fn, sizeof fn, "%s/nojournal.sion", g_dir);
+    crash_writer(fn, 1, 2);
+    jpath(j, sizeof j, fn);
+    unlink(j);
+    sheaf_recover_summary s;
+    assert_int_equal(sheaf_recover(fn, 0, NULL, NULL, &s), SHEAF_E_NOTFOUND);
+    assert_non_null(strstr(sheaf_last_error(), "--salvage"));
+    assert_int_equal(sheaf_recover(fn, SHEAF_RECOVER_SALVAGE, NULL, NULL, &s), 0);
+    assert_int_equal(s.uncertain, 1);
+    /* salvage sees what reached the file: at least the flushed rounds, at most
+     * all written ones, and only pattern bytes */
+    int nt = 0, nf = 0, *gr = NULL;
+    sion_int64 *cs = NULL;
+    sion_int32 fsb = 0;
+    FILE *fp = NULL;
+    int sid = sion_open(fn, "rb", &nt, &nf, &cs, &fsb, &gr, &fp);
+    assert_true(sid >= 0);
+    for (int t = 0; t < NT; t++) {
+        unsigned char b[8192], e[8192];
+        assert_int_equal(sion_seek(sid, t, SION_ABSOLUTE_POS, 0), SION_SUCCESS);
+        size_t got = sion_fread(b, 1, sizeof b, sid);
+        assert_true((int64_t)got >= flushed_bytes(t, 1)); /* this pattern ends every block non-zero */
+        assert_true((int64_t)got <= flushed_bytes(t, 2));
+        tu_fill(e, t, 0, got);
+        assert_memory_equal(b, e, got);
+    }
+    sion_close(sid);
+    free(cs);
+    free(gr);
+}
+
+static void test_stale_journal(void **st)
+{
+    (void)st;
+    char fn[4200], j[4300];
+    snprintf(fn, sizeof fn, "%s/stale.sion", g_dir);
+    crash_writer(fn, 1, 1);
+    jpath(j, sizeof j, fn);
+    assert_true(access(j, F_OK) == 0);
+    /* a new run over the same name: the old journal must not survive */
+    int nt = NT, nf = 1, gr[NT] = {0, 1, 2}, *grp = gr;
+    sion_int64 cs[NT], *csp = cs;
+    memcpy(cs, chunk_req, sizeof cs);
+    sion_int32 fsb = 512;
+    FILE *fp = NULL;
+    int sid = sion_open(fn, "bw", &nt, &nf, &csp, &fsb, &grp, &fp);
+    assert_true(sid >= 0);
+    assert_true(access(j, F_OK) != 0);
+    assert_int_equal(sion_close(sid), SION_SUCCESS);
+    /* closed container plus a journal someone left: recover only removes the journal */
+    assert_int_equal(tu_write_file(j, "SHJ1junk", 8), 0);
+    sheaf_recover_summary s;
+    assert_int_equal(sheaf_recover(fn, 0, NULL, NULL, &s), 0);
+    assert_int_equal(s.files_closed, 1);
+    assert_true(access(j, F_OK) != 0);
+}
+
+static void test_salvage_unclosed4(void **st)
+{
+    (void)st;
+    char src[4200], fn[4200];
+    vec_path("unclosed4.sion", src, sizeof src);
+    snprintf(fn, sizeof fn, "%s/unclosed4.sion", g_dir);
+    size_t n = 0;
+    unsigned char *d = tu_read_file(src, &n);
+    assert_non_null(d);
+    assert_int_equal(tu_write_file(fn, d, n), 0);
+    free(d);
+    sheaf_recover_summary s;
+    assert_int_equal(sheaf_recover(fn, SHEAF_RECOVER_SALVAGE, NULL, NULL, &s), 0);
+    assert_int_equal(s.bytes, 3000 + 5000 + 7000 + 9000); /* the manifest's sizes; bytes: tests/tools */
+    assert_int_equal(s.uncertain, 1);
+}
+
+int main(void)
+{
+    g_dir = tu_mkdtemp();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_recover_flushed), cmocka_unit_test(test_damaged_record),
+        cmocka_unit_test(test_truncated_data),  cmocka_unit_test(test_no_journal),
+        cmocka_unit_test(test_stale_journal),   cmocka_unit_test(test_salvage_unclosed4),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tu_rmtree(g_dir);
+    free(g_dir);
+    return rc;
+}
