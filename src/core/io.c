@@ -85,6 +85,9 @@ int core_file_seek(core_file *f, int64_t off)
     if (off < 0)
         return core_fail(SHEAF_E_ARG, "%s: negative file offset %lld", f->name, (long long)off);
     if (f->fp) {
+        /* a seek writes out stdio's buffer first: name that failure for what it is */
+        if (fflush(f->fp) != 0)
+            return core_fail_errno(SHEAF_E_IO, errno, "%s: writing buffered data failed", f->name);
         if (fseeko(f->fp, (off_t)off, SEEK_SET) != 0)
             return core_fail_errno(SHEAF_E_IO, errno, "%s: cannot seek to %lld", f->name, (long long)off);
     } else if (lseek(f->fd, (off_t)off, SEEK_SET) < 0) {

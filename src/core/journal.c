@@ -72,19 +72,17 @@ int core_journal_exists(const char *path)
 
 static int write_all(int fd, const unsigned char *p, size_t n, const char *name)
 {
-    /* one write: O_APPEND keeps concurrent records whole; a short write
-     * (disk full) leaves a torn record that readers skip */
-    while (1) {
+    /* one write per attempt: O_APPEND keeps concurrent records whole. A short
+     * write (a signal, the disk filling up) leaves a torn record, which
+     * readers skip; the whole record is then appended again. */
+    for (int attempt = 0; attempt < 64; attempt++) {
         ssize_t w = write(fd, p, n);
         if (w == (ssize_t)n)
             return 0;
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w < 0)
+        if (w < 0 && errno != EINTR)
             return core_fail_errno(SHEAF_E_IO, errno, "%s: cannot append to the journal", name);
-        return core_fail(SHEAF_E_IO, "%s: journal record written only in part (%zd of %zu bytes; disk full?)", name,
-                         w, n);
     }
+    return core_fail(SHEAF_E_IO, "%s: journal record still incomplete after 64 attempts", name);
 }
 
 /* Append the records of the tasks of physical file k. */
