@@ -76,6 +76,7 @@ static int dump_json(tool_in *in, FILE *o)
             (long long)in->globalskip, (long long)in->start_of_varheader, in->maxchunks);
     fprintf(o, "  \"data_endianness\": \"%s\",\n", sion_get_file_endianness(in->sid) ? "big" : "little");
     fprintf(o, "  \"keyval\": \"%s\",\n", kvname(sion_get_keyval_mode(in->sid)));
+    fprintf(o, "  \"checksums\": %s,\n", have0 && (f0.flag2 & 1) ? "true" : "false");
     if (have0)
         fprintf(o, "  \"format_version\": %d,\n  \"lib_version\": \"%d.%d.%d\",\n", f0.format_version,
                 f0.lib_version / 1000, f0.lib_version % 1000, f0.lib_patch);
@@ -149,6 +150,7 @@ static void dump_text(tool_in *in, int all_blocks, FILE *o)
             sion_get_endianness() ? "big" : "little");
     fprintf(o, "metadata order:   %s\n", f0.meta_big ? "big" : "little");
     fprintf(o, "key-value mode:   %s\n", kvname(sion_get_keyval_mode(in->sid)));
+    fprintf(o, "checksums:        %s\n", f0.flag2 & 1 ? "CRC-32C per task and block, verified on read" : "none");
     fprintf(o, "file format:      %d (library version field %d.%d.%d; sheaf stores 1.7.6 too)\n", f0.format_version, f0.lib_version / 1000,
             f0.lib_version % 1000, f0.lib_patch);
     fprintf(o, "max blocks/task:  %d\n", in->maxchunks);

@@ -3,6 +3,7 @@
 #define _FILE_OFFSET_BITS 64
 #include "collective.h"
 #include "error.h"
+#include "crc32c.h"
 #include <stdlib.h>
 
 static int env_int(const char *name, int *out)
@@ -102,7 +103,7 @@ static int64_t block_offset(core_container *c, const core_task *t, int64_t b)
     return t->start + b * c->files[t->file].m.globalskip;
 }
 
-int core_coll_reserve(core_container *c, int64_t n, int64_t *off)
+int core_coll_reserve(core_container *c, const void *data, int64_t n, int64_t *off)
 {
     if (!c->mode.write)
         return core_fail(SHEAF_E_ARG, "%s: collective write on a container opened for reading", c->name);
@@ -114,6 +115,10 @@ int core_coll_reserve(core_container *c, int64_t n, int64_t *off)
     if (rc)
         return rc;
     *off = block_offset(c, t, t->cur_block) + t->bsize[t->cur_block];
+    if (t->crc_on && data && t->bcrclen[t->cur_block] == t->bsize[t->cur_block]) {
+        t->bcrc[t->cur_block] = core_crc32c(t->bcrc[t->cur_block], data, (size_t)n);
+        t->bcrclen[t->cur_block] += n;
+    }
     t->bsize[t->cur_block] += n;
     t->cur_pos = t->bsize[t->cur_block];
     return core_place(c); /* keep the exported handle at the end of the task's data */

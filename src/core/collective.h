@@ -33,11 +33,11 @@ int core_coll_wanted(const core_mode *mode, int32_t ntasks, int *collsize);
 int core_coll_layout(const char *name, int32_t ntasks, int64_t *chunksizes, int32_t fsblksize, int collsize,
                      int merge, int write, int32_t *collector, int32_t *groupsize);
 
-/* Sender bookkeeping for a write of n bytes done by the collector: like
- * core_write without the I/O. The bytes must fit in one chunk (n <= chunk
- * size; a new block is started when the current one cannot take them).
- * *off gets the file offset where they belong. */
-int core_coll_reserve(core_container *c, int64_t n, int64_t *off);
+/* Sender bookkeeping for a write of n bytes (data, for the block checksum)
+ * done by the collector: like core_write without the I/O. The bytes must fit
+ * in one chunk (n <= chunk size; a new block is started when the current one
+ * cannot take them). *off gets the file offset where they belong. */
+int core_coll_reserve(core_container *c, const void *data, int64_t n, int64_t *off);
 
 /* Reader bookkeeping for a read of n bytes done by the collector: the bytes
  * must lie in one block, from the cursor (after moving past exhausted

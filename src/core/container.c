@@ -2,6 +2,8 @@
 #define _FILE_OFFSET_BITS 64
 #include "container.h"
 #include "journal.h"
+#include "checksum.h"
+#include <errno.h>
 #include <unistd.h>
 #include "endian.h"
 #include "error.h"
@@ -42,8 +44,11 @@ void core_container_free(core_container *c)
             core_file_close(&c->files[i].f);
         core_meta_free(&c->files[i].m);
     }
-    for (int32_t t = 0; t < c->ntasks && c->tasks; t++)
+    for (int32_t t = 0; t < c->ntasks && c->tasks; t++) {
         free(c->tasks[t].bsize);
+        free(c->tasks[t].bcrc);
+        free(c->tasks[t].bcrclen);
+    }
     free(c->files);
     free(c->tasks);
     free(c->mapping);
@@ -80,6 +85,17 @@ static int task_reserve(core_task *t, int64_t n, const char *name)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory growing the block table", name);
     memset(nb + t->cap, 0, (size_t)(ncap - t->cap) * sizeof *nb);
     t->bsize = nb;
+    if (t->crc_on) {
+        uint32_t *nc = realloc(t->bcrc, (size_t)ncap * sizeof *nc);
+        if (nc)
+            t->bcrc = nc;
+        int64_t *nl = nc ? realloc(t->bcrclen, (size_t)ncap * sizeof *nl) : NULL;
+        if (!nc || !nl)
+            return core_fail(SHEAF_E_NOMEM, "%s: out of memory growing the block table", name);
+        t->bcrclen = nl;
+        memset(nc + t->cap, 0, (size_t)(ncap - t->cap) * sizeof *nc);
+        memset(nl + t->cap, 0, (size_t)(ncap - t->cap) * sizeof *nl);
+    }
     t->cap = ncap;
     return 0;
 }
@@ -183,6 +199,7 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
     if ((rc = core_meta_init_write(m, name, mode, ntasks, chunksizes, globalranks, bs)))
         goto fail;
     c->keyval = (int)(m->flag1 >> 32);
+    c->cksum = mode->checksum;
     c->nfiles = 1;
     c->ntasks = ntasks;
     c->fsblksize = bs;
@@ -194,6 +211,7 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
         tk->start = m->starts[t];
         tk->lrank = t;
         tk->nblocks = 1;
+        tk->crc_on = mode->checksum;
         if ((rc = task_reserve(tk, 1, name))) /* grows by doubling as blocks are added */
             goto fail;
     }
@@ -237,7 +255,8 @@ int core_meta_write_tail(core_file *f, core_meta *m, int serial)
         m->mapping_size = -1; /* parallel close: nothing after the block sizes */
     size_t mb = 8 * (size_t)m->ntasks * (size_t)(1 + maxb);
     size_t m2 = mb + (serial ? 4 : mapped ? 4 + 8 * (size_t)m->mapping_size : 0);
-    unsigned char *buf = malloc(m2);
+    size_t tl = m->crcs ? core_cksum_trailer_size(m) : 0;
+    unsigned char *buf = malloc(m2 + tl);
     if (!buf)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory writing the block table", f->name);
     core_meta_encode_blocks(m, buf);
@@ -247,11 +266,28 @@ int core_meta_write_tail(core_file *f, core_meta *m, int serial)
     } else if (mapped) {
         core_meta_encode_mapping(m, buf + mb);
     }
+    if (m->crcs) { /* checksum trailer after the metadata; the header announces it */
+        m->flag2 |= CORE_FLAG2_CHECKSUM;
+        size_t hl = (size_t)core_meta1_size(m->ntasks);
+        unsigned char *hdr = malloc(hl);
+        if (!hdr) {
+            free(buf);
+            return core_fail(SHEAF_E_NOMEM, "%s: out of memory writing the checksums", f->name);
+        }
+        core_meta_encode_header(m, hdr);
+        core_cksum_encode(m, hdr, hl, buf, m2, buf + m2);
+        free(hdr);
+    }
     /* META2 first, header last: a crash in between leaves start_of_varheader 0 */
     int rc = core_file_seek(f, m->start_of_varheader);
     if (!rc)
-        rc = core_file_write(f, buf, m2);
+        rc = core_file_write(f, buf, m2 + tl);
     free(buf);
+    if (!rc && tl) { /* the trailer must end the file */
+        rc = core_file_flush(f);
+        if (!rc && ftruncate(f->fd, (off_t)(m->start_of_varheader + (int64_t)(m2 + tl))) != 0)
+            rc = core_fail_errno(SHEAF_E_IO, errno, "%s: cannot truncate after the checksums", f->name);
+    }
     if (!rc)
         rc = core_meta_write_header(f, m);
     if (!rc)
@@ -279,6 +315,23 @@ static int finish_write(core_container *c)
         core_task *tk = &c->tasks[t];
         for (int64_t b = 0; b < tk->nblocks; b++)
             m->blocksizes[b * c->ntasks + t] = tk->bsize[b];
+    }
+    if (c->cksum) {
+        int64_t n = 0, k = 0;
+        for (int32_t t = 0; t < c->ntasks; t++)
+            n += c->tasks[t].nblocks;
+        free(m->crcs);
+        m->crcs = malloc((size_t)(n ? n : 1) * sizeof *m->crcs);
+        if (!m->crcs)
+            return core_fail(SHEAF_E_NOMEM, "%s: out of memory for the checksums", c->name);
+        m->ncrcs = n;
+        for (int32_t t = 0; t < c->ntasks && !rc; t++) {
+            rc = core_cksum_finish_task(c, t);
+            for (int64_t b = 0; !rc && b < c->tasks[t].nblocks; b++)
+                m->crcs[k++] = c->tasks[t].bcrc[b];
+        }
+        if (rc)
+            return rc;
     }
     rc = core_meta_write_tail(&pf->f, m, 1);
     if (!rc && pf->jfd1) { /* tasks flushed: durable metadata replace the journal */
@@ -366,11 +419,19 @@ static int init_task_from_meta(core_container *c, core_task *tk, int32_t file, i
     tk->globalrank = m->globalranks[lrank];
     tk->start = m->starts[lrank];
     tk->nblocks = m->blockcount[lrank] > 0 ? m->blockcount[lrank] : 1;
+    tk->crc_on = m->crcs != NULL && !c->mode.nochecksum;
     int rc = task_reserve(tk, tk->nblocks, c->name);
     if (rc)
         return rc;
     for (int64_t b = 0; b < m->blockcount[lrank]; b++)
         tk->bsize[b] = m->blocksizes[b * m->ntasks + lrank];
+    if (tk->crc_on) {
+        int64_t k = 0; /* the task's first entry in the task-major table */
+        for (int32_t t = 0; t < lrank; t++)
+            k += m->blockcount[t];
+        core_cksum_take(tk, m->crcs + k);
+        c->cksum = 1;
+    }
     return 0;
 }
 

@@ -26,6 +26,10 @@ typedef struct core_task {
     int64_t *bsize;      /* bytes held by each block */
     int64_t cur_block;   /* cursor */
     int64_t cur_pos;
+    /* checksums (checksum.h), allocated with bsize when crc_on */
+    int crc_on;
+    uint32_t *bcrc;      /* per block: write: running CRC-32C; read: the stored one */
+    int64_t *bcrclen;    /* write: bytes the running CRC covers; read: 0 unchecked, 1 verified, -1 damaged */
 } core_task;
 
 typedef struct core_pfile {
@@ -62,6 +66,7 @@ typedef struct core_container {
     int key_only;
     core_name_fn member_name; /* during core_open_read_named only */
     void *member_ctx;
+    int cksum;           /* write: keep block checksums; read: the file has them (verified on read) */
     int attached;        /* one task attached to a file written in parallel (partask.c):
                           * closing it never writes metadata, its master does */
 } core_container;
@@ -137,4 +142,11 @@ int64_t core_task_total(const core_task *t);     /* bytes held by all blocks */
 int core_task_grow(core_task *t, int64_t n, const char *name);
 /* Position the physical file at the cursor of the current task. */
 int core_place(core_container *c);
+/* Checksums: complete the CRC of every block of task t (blocks partly written
+ * through the raw handle are read back); read: verify block b of task t
+ * once (fails naming task, block and offset when the data are damaged). */
+int core_cksum_finish_task(core_container *c, int32_t t);
+int core_cksum_verify_block(core_container *c, int32_t t, int64_t b);
+/* Read: take the stored CRCs of task t (nblocks entries) from m's table. */
+void core_cksum_take(core_task *t, const uint32_t *crcs);
 #endif

@@ -1,5 +1,6 @@
 /* format.c - bounds-checked codec for SIONlib format 2-5 metadata. */
 #include "format.h"
+#include "checksum.h"
 #include "endian.h"
 #include "error.h"
 #include <limits.h>
@@ -246,8 +247,9 @@ int core_meta_read_blocks(const core_src *src, core_meta *m)
                 return core_fail(SHEAF_E_FORMAT, "%s: mapping entry %d (file %d, task %d) is invalid for %d files",
                                  src->name, g, fno, lr, m->nfiles);
         }
+        off += 8 * (int64_t)ms;
     }
-    return 0;
+    return core_cksum_load(src, m, off); /* (a serial close's 4-byte zero mapping size may follow off) */
 }
 
 int core_meta_read(const core_src *src, core_meta *m)
@@ -266,8 +268,11 @@ void core_meta_free(core_meta *m)
     free(m->blocksizes);
     free(m->mapping);
     free(m->starts);
+    free(m->crcs);
     m->globalranks = m->chunksizes = m->blockcount = m->blocksizes = m->starts = NULL;
     m->mapping = NULL;
+    m->crcs = NULL;
+    m->ncrcs = 0;
 }
 
 void core_meta_encode_header(const core_meta *m, unsigned char *buf)

@@ -43,6 +43,9 @@ typedef struct core_meta {
     /* mapping (file 0 of a multi-file set; -1 when absent) */
     int32_t mapping_size;
     int32_t *mapping;       /* [2*mapping_size]: file, local task */
+    /* checksums (checksum.h): one CRC-32C per task and block, task-major; NULL when none */
+    uint32_t *crcs;
+    int64_t ncrcs;
     /* derived layout */
     int64_t header_size;    /* H */
     int64_t data_start;     /* S0 = roundup(H, fsblksize) */

@@ -61,6 +61,10 @@ int core_mode_parse(const char *mode, core_mode *m)
             m->collsize = val ? atoi(val) : -1;
         } else if (!strcmp(tok, "collectivemerge") || !strcmp(tok, "cmerge")) {
             m->collective = 1; m->cmerge = 1;
+        } else if (!strcmp(tok, "checksum")) {
+            m->checksum = 1;
+        } else if (!strcmp(tok, "nochecksum")) {
+            m->nochecksum = 1;
         } else if (!strcmp(tok, "buddy")) {
             m->buddy = (val && atoi(val) > 0) ? atoi(val) : 1;
         } /* anything else (buffered, compress, ...) is ignored like SIONlib */

@@ -13,6 +13,8 @@ typedef struct core_mode {
     int collsize;     /* collsize=N, -1 if absent */
     int cmerge;       /* collectivemerge / cmerge */
     int buddy;        /* buddy levels, 0 if absent */
+    int checksum;     /* 'checksum': write block and metadata checksums (checksum.h) */
+    int nochecksum;   /* 'nochecksum': read without verifying stored checksums */
     int packed;       /* internal, set by the parallel layer (never parsed): chunk sizes are
                        * a collective layout (core_coll_layout), stored as given */
 } core_mode;

@@ -130,7 +130,7 @@ int core_attach_task(core_container **out, const char *name, const core_mode *mo
                      int64_t chunksize, int64_t globalskip, int64_t globalrank, int64_t nblocks,
                      const int64_t *blocksizes)
 {
-    core_attach_spec sp = {name, start, chunksize, globalskip, globalrank, nblocks, blocksizes};
+    core_attach_spec sp = {name, start, chunksize, globalskip, globalrank, nblocks, blocksizes, NULL};
     *out = NULL;
     if (!name || !*name)
         return core_fail(SHEAF_E_ARG, "no file name given");
@@ -207,11 +207,16 @@ int core_attach_tasks(core_container **out, const char *name, const core_mode *m
         tk->globalrank = sp->globalrank;
         tk->start = sp->start;
         int64_t nb = (!write && sp->nblocks > 0) ? sp->nblocks : 1;
+        tk->crc_on = write ? md.checksum : sp->crcs != NULL && sp->nblocks > 0 && !md.nochecksum;
         if ((rc = core_task_grow(tk, nb, name)))
             goto fail;
         tk->nblocks = nb;
         if (!write && sp->nblocks > 0)
             memcpy(tk->bsize, sp->blocksizes, (size_t)sp->nblocks * sizeof *sp->blocksizes);
+        if (tk->crc_on && !write)
+            core_cksum_take(tk, sp->crcs);
+        if (tk->crc_on)
+            c->cksum = 1;
     }
     c->cur = 0;
     if ((rc = core_place(c)))
@@ -244,6 +249,7 @@ int core_dup(core_container **out, core_container *c, int64_t only_grank)
         s->globalrank = tk->globalrank;
         s->nblocks = tk->nblocks;
         s->blocksizes = tk->bsize;
+        s->crcs = tk->crc_on ? tk->bcrc : NULL;
     }
     int rc;
     if (n == 0)

@@ -76,6 +76,7 @@ typedef struct core_attach_spec {
     int64_t start, chunksize, globalskip, globalrank;
     int64_t nblocks;        /* read mode: the task's block table */
     const int64_t *blocksizes;
+    const uint32_t *crcs;   /* read mode: stored block checksums (nblocks), NULL: none */
 } core_attach_spec;
 int core_attach_tasks(core_container **out, const char *name, const core_mode *mode, int write, int32_t n,
                       const core_attach_spec *spec);

@@ -190,7 +190,9 @@ static int process_read(void *data, sion_int64 *spec, int sid)
 static int coalescing(core_container *c)
 {
     par_state *p = c->par;
-    return p && p->coll && !p->mapped && c->ntasks == 1 && c->keyval != SION_KEYVAL_INLINE;
+    /* reads of a checksummed file stay individual: each task verifies its own blocks */
+    return p && p->coll && !p->mapped && c->ntasks == 1 && c->keyval != SION_KEYVAL_INLINE &&
+           !(c->cksum && !c->mode.write);
 }
 
 static int count_bytes(size_t size, size_t nitems, core_container *c, const char *call, int64_t *n)
@@ -243,7 +245,7 @@ size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
                 spec[0] = 0, spec[1] = n;
         } else if (n <= c->tasks[0].chunksize) {
             int64_t off = 0;
-            rc = core_coll_reserve(c, n, &off);
+            rc = core_coll_reserve(c, data, n, &off);
             spec[0] = off;
             if (!rc)
                 spec[1] = n;

@@ -300,7 +300,7 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
             if (!(paths[i] = par_member_path(api, fname, fnrs[i])))
                 rc = SHEAF_E_NOMEM;
             sp[i] = (core_attach_spec){paths[i], mylay[WLAY * i], mylay[WLAY * i + 1], mylay[WLAY * i + 2],
-                                       granks[i], 0, NULL};
+                                       granks[i], 0, NULL, NULL};
         }
         if (!rc)
             rc = core_attach_tasks(&c, fname, md, 1, nlocal, sp);
@@ -713,7 +713,7 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
             const int64_t *e = myrec + RREC * i;
             if (!(paths[i] = par_member_path(api, fname, (int)e[1])))
                 rc = SHEAF_E_NOMEM;
-            sp[i] = (core_attach_spec){paths[i], e[3], e[4], e[5], e[0], e[6], myblk + k};
+            sp[i] = (core_attach_spec){paths[i], e[3], e[4], e[5], e[0], e[6], myblk + k, NULL};
             k += e[6];
             og[i] = (int)e[0];
             of[i] = (int)e[1];

@@ -24,9 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOCAL_LAYOUT (4 + PAR_COLL_FIELDS) /* status, start, chunk size, global skip, coalescing roles */
-#define READ_LAYOUT (8 + PAR_COLL_FIELDS)  /* status, start, chunk size, global skip, global rank, nblocks,
-                                            * keyval, data_big, coalescing roles */
+#define LOCAL_LAYOUT (5 + PAR_COLL_FIELDS) /* status, start, chunk size, global skip, coalescing roles, checksums */
+#define READ_LAYOUT (9 + PAR_COLL_FIELDS)  /* status, start, chunk size, global skip, global rank, nblocks,
+                                            * keyval, data_big, coalescing roles, checksums */
+#define LOCAL_CK (4 + PAR_COLL_FIELDS)     /* write: the master's decision on checksums */
+#define READ_CK (8 + PAR_COLL_FIELDS)      /* read: the file has checksums */
 
 static const char *shown(const char *fname) { return fname ? fname : "(null)"; }
 
@@ -259,7 +261,7 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
 
     /* L1: chunk sizes to the master */
     int64_t req[2] = {rc ? 0 : *chunksize, grank}, *reqs = NULL, ldummy[LOCAL_LAYOUT];
-    int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, -1, 1, 0, 0, 0};
+    int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, -1, 1, 0, 0, 0, 0};
     int32_t *col = NULL, *gs = NULL;
     int cbfail = 0, mrc = 0;
     char *path = par_member_path(api, fname, fn);
@@ -300,6 +302,7 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
             e[3] = mrc ? 0 : p->meta.globalskip;
             par_coll_fill(e + 4, t, mrc ? NULL : col, gs, mrc ? NULL : p->meta.chunksizes,
                           mrc ? NULL : p->meta.starts, md->cmerge);
+            e[LOCAL_CK] = md->checksum;
         }
         free(col);
         free(gs);
@@ -316,10 +319,14 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
                                    fname, fn);
     core_container *c = NULL;
     int sid = -1;
-    if (!rc)
+    core_mode wmd = *md;
+    wmd.checksum = (int)mylay[LOCAL_CK]; /* the master decides, so the close's exchange matches */
+    if (!rc) {
         par_coll_set(p, mylay + 4);
+        p->mode.checksum = wmd.checksum;
+    }
     if (!rc)
-        rc = core_attach_task(&c, path, md, 1, mylay[1], mylay[2], mylay[3], grank, 0, NULL);
+        rc = core_attach_task(&c, path, &wmd, 1, mylay[1], mylay[2], mylay[3], grank, 0, NULL);
     if (!rc) {
         c->fsblksize = fsb;
         par_label_task(c, 0, fn, lr, nf);
@@ -455,7 +462,7 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
         rc = SHEAF_E_NOMEM;
 
     /* master: its file's metadata -> L1 layout, L2 block tables */
-    int64_t *lay = NULL, mylay[READ_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, 0, 0, 0, 0, -1, 1, 0, 0, 0}, ldummy[READ_LAYOUT];
+    int64_t *lay = NULL, mylay[READ_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, 0, 0, 0, 0, -1, 1, 0, 0, 0, 0}, ldummy[READ_LAYOUT];
     int32_t *col = NULL, *gs = NULL;
     int64_t *flat = NULL;
     int *counts = NULL;
@@ -479,6 +486,8 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
                 mrc = core_fail(SHEAF_E_FORMAT, "%s: block table too large", path);
             total += m.blockcount[t];
         }
+        if (!mrc && m.crcs)
+            total *= 2; /* block sizes and their checksums */
         if (!mrc && total > INT32_MAX)
             mrc = core_fail(SHEAF_E_FORMAT, "%s: block table too large to distribute", path);
         if (!mrc && !(flat = malloc((size_t)(total ? total : 1) * sizeof *flat)))
@@ -490,7 +499,7 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
             if (on < 0)
                 mrc = on;
         }
-        int64_t k = 0;
+        int64_t k = 0, ck = 0;
         for (int t = 0; t < ls && lay; t++) {
             int64_t *e = lay + READ_LAYOUT * t;
             memset(e, 0, sizeof mylay);
@@ -505,9 +514,13 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
             e[6] = kv ? kv : SION_KEYVAL_NONE;
             e[7] = m.data_big;
             par_coll_fill(e + 8, t, col, gs, m.chunksizes, m.starts, md->cmerge);
-            counts[t] = (int)m.blockcount[t];
+            e[READ_CK] = m.crcs != NULL;
+            counts[t] = (int)m.blockcount[t] * (m.crcs ? 2 : 1);
             for (int64_t b = 0; b < m.blockcount[t]; b++)
                 flat[k++] = m.blocksizes[b * m.ntasks + t];
+            for (int64_t b = 0; m.crcs && b < m.blockcount[t]; b++)
+                flat[k++] = m.crcs[ck + b];
+            ck += m.blockcount[t];
         }
     }
     free(col);
@@ -516,14 +529,15 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
         cbfail = 1;
     free(lay);
     int64_t nb = !mylay[0] ? mylay[5] : 0; /* as the master announced it, callback failure or not */
-    int64_t *mine_b = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *mine_b);
+    int with_ck = !mylay[0] && mylay[READ_CK];
+    int64_t *mine_b = malloc((size_t)(nb > 0 ? (with_ck ? 2 : 1) * nb : 1) * sizeof *mine_b);
     if (!mine_b && !rc)
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
     if (lr == 0 && mrc) /* the tasks know from the status they received */
         for (int t = 0; t < ls && counts; t++)
             counts[t] = 0;
     if (api->scatterv(mine_b ? mine_b : ldummy, flat ? flat : ldummy, lcomm, _SION_INT64, counts,
-                      mine_b ? (int)nb : 0, 0))
+                      mine_b ? (int)nb * (with_ck ? 2 : 1) : 0, 0))
         cbfail = 1;
     free(flat);
     free(counts);
@@ -540,8 +554,18 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
     int sid = -1;
     if (!rc)
         par_coll_set(p, mylay + 8);
-    if (!rc)
-        rc = core_attach_task(&c, path, md, 0, mylay[1], mylay[2], mylay[3], mylay[4], nb, mine_b);
+    uint32_t *crcs = NULL;
+    if (!rc && with_ck && nb > 0) {
+        if (!(crcs = malloc((size_t)nb * sizeof *crcs)))
+            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+        for (int64_t b = 0; crcs && b < nb; b++)
+            crcs[b] = (uint32_t)mine_b[nb + b];
+    }
+    if (!rc) {
+        core_attach_spec sp = {path, mylay[1], mylay[2], mylay[3], mylay[4], nb, mine_b, crcs};
+        rc = core_attach_tasks(&c, path, md, 0, 1, &sp);
+    }
+    free(crcs);
     free(mine_b);
     if (!rc) {
         c->keyval = (int)mylay[6];
@@ -633,6 +657,31 @@ static core_container *par_lookup(int sid, const char *call, int mapped)
     return c;
 }
 
+/* Master of a checksummed file at close: flat holds, per task, its block
+ * sizes then its block checksums; keep the sizes in flat (task order, as
+ * core_par_write_tail_at wants them) and the checksums in meta.crcs. */
+static int split_checksums(par_state *p, int64_t *flat, const int64_t *bcount)
+{
+    int64_t total = 0;
+    for (int t = 0; t < p->lsize; t++)
+        total += bcount[t];
+    free(p->meta.crcs);
+    p->meta.crcs = malloc((size_t)(total ? total : 1) * sizeof *p->meta.crcs);
+    if (!p->meta.crcs)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory for the checksums", p->fname);
+    p->meta.ncrcs = total;
+    int64_t in = 0, out = 0;
+    for (int t = 0; t < p->lsize; t++) {
+        for (int64_t b = 0; b < bcount[t]; b++)
+            flat[out + b] = flat[in + b];
+        for (int64_t b = 0; b < bcount[t]; b++)
+            p->meta.crcs[out + b] = (uint32_t)flat[in + bcount[t] + b];
+        in += 2 * bcount[t];
+        out += bcount[t];
+    }
+    return 0;
+}
+
 int sion_generic_parclose(int sid)
 {
     core_clear_error();
@@ -649,12 +698,18 @@ int sion_generic_parclose(int sid)
     if (p->write) {
         /* the task's data and block table */
         rc = core_sync(c);
+        int ck = p->mode.checksum; /* decided by the master at open: every task sends sizes + checksums */
+        if (!rc && ck)
+            rc = core_cksum_finish_task(c, 0);
         int64_t nb = c->tasks[0].nblocks;
-        int64_t *bs = malloc((size_t)nb * sizeof *bs);
-        if (bs)
+        int64_t *bs = malloc((size_t)nb * (ck ? 2 : 1) * sizeof *bs);
+        if (bs) {
             memcpy(bs, c->tasks[0].bsize, (size_t)nb * sizeof *bs);
-        else if (!rc)
+            for (int64_t b = 0; ck && b < nb; b++)
+                bs[nb + b] = c->tasks[0].crc_on ? c->tasks[0].bcrc[b] : 0;
+        } else if (!rc) {
             rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
+        }
         int r2 = core_detach_task(c, NULL, NULL);
         if (!rc)
             rc = r2;
@@ -670,7 +725,7 @@ int sion_generic_parclose(int sid)
             if (!cnt || !counts)
                 mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", p->fname, p->filenumber);
         }
-        if (nb > INT32_MAX)
+        if (nb > INT32_MAX / 2)
             nb = 0;
         if (api->gather(mine, cnt ? cnt : dummy, p->lcomm, _SION_INT64, 2, 0))
             cbfail = 1;
@@ -678,10 +733,10 @@ int sion_generic_parclose(int sid)
         if (p->lrank == 0 && cnt && counts) {
             bcount = malloc((size_t)p->lsize * sizeof *bcount);
             for (int t = 0; t < p->lsize; t++) {
-                counts[t] = (int)cnt[2 * t]; /* as each task announced it */
+                counts[t] = (int)cnt[2 * t] * (ck ? 2 : 1); /* as each task announced it */
                 total += counts[t];
                 if (bcount)
-                    bcount[t] = counts[t];
+                    bcount[t] = cnt[2 * t];
             }
             flat = malloc((size_t)(total ? total : 1) * sizeof *flat);
             if (!flat || !bcount) {
@@ -690,9 +745,12 @@ int sion_generic_parclose(int sid)
                     counts[t] = 0;
             }
         }
-        if (api->gatherv(bs ? bs : dummy, flat ? flat : dummy, p->lcomm, _SION_INT64, counts, bs ? (int)nb : 0, 0))
+        if (api->gatherv(bs ? bs : dummy, flat ? flat : dummy, p->lcomm, _SION_INT64, counts,
+                         bs ? (int)nb * (ck ? 2 : 1) : 0, 0))
             cbfail = 1;
         free(bs);
+        if (p->lrank == 0 && ck && flat && bcount && !mrc) /* [sizes, checksums] per task -> two tables */
+            mrc = split_checksums(p, flat, bcount);
         /* G: the mapping to the task writing file 0 (multi-file only) */
         int32_t *map = NULL, me[2] = {p->filenumber, p->lrank}, mdummy[2];
         if (p->nfiles > 1) {
@@ -772,7 +830,7 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         rc = core_fail(SHEAF_E_IO, "%s: sion_generic_parreinit: a collective callback failed on task %d", p->fname,
                        p->grank);
     int64_t req[3] = {rc ? 0 : chunksize, p->grank, rc}, *reqs = NULL, dummy[LOCAL_LAYOUT];
-    int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, -1, 1, 0, 0, 0};
+    int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, -1, 1, 0, 0, 0, 0};
     int32_t *col = NULL, *gs = NULL;
     int mrc = 0, cbfail = 0;
     if (p->lrank == 0) {
@@ -833,6 +891,8 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         t->chunksize = mylay[2];
         t->nblocks = 1;
         t->bsize[0] = 0;
+        if (t->crc_on)
+            t->bcrc[0] = 0, t->bcrclen[0] = 0;
         t->cur_block = 0;
         t->cur_pos = 0;
         c->files[0].m.globalskip = mylay[3];

@@ -1,7 +1,7 @@
 /* mpi_coll_test.c - coalescing (collective) I/O over MPI, checked byte for byte.
  *
  *   mpi_coll_test dir=<dir> sizes=1,256,4095,65536 [collsize=N] [fsblk=N]
- *                 [merge=1] [nf=N] [env=1] [posix=1]
+ *                 [merge=1] [nf=N] [env=1] [posix=1] [checksum=1]
  *
  * For each size s, task r writes with sion_coll_fwrite into a container
  * opened "bw,collective[,collsize=N][,cmerge]" (env=1: the mode says only
@@ -33,7 +33,7 @@
 
 static int g_rank, g_np, g_fail;
 static char g_dir[512];
-static int g_collsize = 0, g_fsblk = 4096, g_merge = 0, g_nf = 1, g_env = 0, g_posix = 0;
+static int g_collsize = 0, g_fsblk = 4096, g_merge = 0, g_nf = 1, g_env = 0, g_posix = 0, g_cksum = 0;
 
 #define CHECK(cond, ...)                                                   \
     do {                                                                   \
@@ -76,8 +76,8 @@ static int64_t plan_total(int64_t st)
 
 static void mode_string(char *m, size_t len, int write)
 {
-    snprintf(m, len, "%s%s%s%s", write ? "bw" : "br", g_env ? "" : ",collective", g_posix ? ",posix" : "",
-             g_merge && write ? ",cmerge" : "");
+    snprintf(m, len, "%s%s%s%s%s", write ? "bw" : "br", g_env ? "" : ",collective", g_posix ? ",posix" : "",
+             g_merge && write ? ",cmerge" : "", g_cksum && write ? ",checksum" : "");
     if (g_collsize > 0 && !g_env) {
         size_t l = strlen(m);
         snprintf(m + l, len - l, ",collsize=%d", g_collsize);
@@ -311,6 +311,7 @@ int main(int argc, char **argv)
         else if (!strncmp(a, "nf=", 3)) g_nf = atoi(a + 3);
         else if (!strncmp(a, "env=", 4)) g_env = atoi(a + 4);
         else if (!strncmp(a, "posix=", 6)) g_posix = atoi(a + 6);
+        else if (!strncmp(a, "checksum=", 9)) g_cksum = atoi(a + 9);
     }
     for (int i = 1; i < argc; i++)
         if (!strncmp(argv[i], "vector=", 7))
