@@ -2,6 +2,7 @@
 #define _FILE_OFFSET_BITS 64
 #include "registry.h"
 #include "../core/journal.h"
+#include "../par/par.h"
 #include "../core/error.h"
 #include "sion.h"
 #include <stdint.h>
@@ -22,6 +23,8 @@ size_t sion_fwrite(const void *data, size_t size, size_t nitems, int sid)
         FAIL(0);
     }
     if (core_write(c, data, (uint64_t)size * nitems))
+        FAIL(0);
+    if (c->par && par_buddy_write(c, data, (uint64_t)size * nitems)) /* buddy mode: the copies too */
         FAIL(0);
     return nitems;
 }
@@ -92,7 +95,7 @@ int sion_flush(int sid)
 {
     LOOKUP(sid, "sion_flush", SION_NOT_SUCCESS);
     /* write mode: durable (data fsync'ed, progress journaled: see core/journal.h) */
-    if (c->mode.write ? core_sync(c) || core_journal_flush(c) : core_flush(c))
+    if (c->mode.write ? core_sync(c) || core_journal_flush(c) || (c->par && par_buddy_flush(c)) : core_flush(c))
         FAIL(SION_NOT_SUCCESS);
     return SION_SUCCESS;
 }

@@ -267,6 +267,8 @@ size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
     if (!rc && cb)
         rc = core_fail(SHEAF_E_IO, "%s: sion_coll_fwrite: the collector (local task %d) could not write the "
                        "group's data", c->name, p->collector);
+    if (!rc && n > 0 && p->nbuddy)
+        rc = par_buddy_write(c, data, (uint64_t)n);
     if (rc) {
         core_report_error(p->grank);
         return 0;

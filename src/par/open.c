@@ -598,6 +598,75 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
     return sid;
 }
 
+/* ---- buddy copies (buddy.c has the rest) ---------------------------------- */
+static int close_sid(int sid);
+
+/* After the write open of the container: open its buddy copies with the
+ * same split; on failure close everything opened (the opens agree, so all
+ * tasks fail together). */
+static int open_buddies_write(const par_api *api, const char *fname, const core_mode *md, int sid,
+                              sion_int64 chunk_req, sion_int32 *fsblksize, void *gcomm, int grank, int gsize,
+                              int *filenumber, int *numfiles, const int *lrank, const int *lsize)
+{
+    if (sid < 0)
+        return sid;
+    core_container *c = api_lookup(sid, "sion_generic_paropen");
+    par_state *p = c ? c->par : NULL;
+    int levels = md->buddy > PAR_BUDDY_MAX ? PAR_BUDDY_MAX : md->buddy, rc = 0;
+    core_mode bm = *md;
+    bm.buddy = 0;
+    for (int b = 1; b <= levels && !rc && p; b++) {
+        char *bn = par_buddy_name(fname, b);
+        sion_int64 ch = chunk_req;
+        sion_int32 fs = fsblksize ? *fsblksize : p->fsblksize;
+        int bsid = bn ? open_write(api, bn, &bm, 0, &ch, &fs, gcomm, grank, gsize, filenumber, numfiles, lrank, lsize,
+                                   NULL, NULL)
+                      : SHEAF_E_NOMEM;
+        free(bn);
+        if (bsid < 0)
+            rc = bsid;
+        else
+            p->buddy[p->nbuddy++] = bsid;
+    }
+    if (!rc && p)
+        return sid;
+    int keep = sheaf_last_error_code();
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", sheaf_last_error());
+    close_sid(sid); /* and the copies opened so far */
+    return core_fail(keep ? keep : SHEAF_E_IO, "%s", msg);
+}
+
+/* Read open in buddy mode: the container, else the first buddy copy that opens. */
+static int open_buddy_read(const par_api *api, const char *fname, const core_mode *md, int sid,
+                           sion_int64 *chunksize, sion_int32 *fsblksize, void *gcomm, int grank, int gsize,
+                           int *filenumber, int *numfiles, int *lrank, int *lsize, FILE **fileptr, char **newfname)
+{
+    if (sid >= 0)
+        return sid;
+    char why[1024];
+    snprintf(why, sizeof why, "%s", sheaf_last_error());
+    int levels = md->buddy > PAR_BUDDY_MAX ? PAR_BUDDY_MAX : md->buddy;
+    core_mode bm = *md;
+    bm.buddy = 0;
+    for (int b = 1; b <= levels; b++) {
+        char *bn = par_buddy_name(fname, b);
+        if (!bn)
+            return core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+        int bsid = open_read(api, bn, &bm, 0, chunksize, fsblksize, gcomm, grank, gsize, filenumber, numfiles, lrank,
+                             lsize, fileptr, newfname);
+        if (bsid >= 0) {
+            if (grank == 0)
+                core_warn(grank, "%s: cannot be read (%s); reading its buddy copy %s", fname, why, bn);
+            free(bn);
+            return bsid;
+        }
+        free(bn);
+    }
+    return core_fail(SHEAF_E_NOTFOUND, "%s: neither the container nor any of its %d buddy copies can be read "
+                     "(container: %s)", fname, levels, why);
+}
+
 int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int64 *chunksize, sion_int32 *fsblksize,
                          void *gcommgroup, int grank, int gsize, int *filenumber, int *numfiles, const int *lrank,
                          const int *lsize, FILE **fileptr, char **newfname)
@@ -619,12 +688,18 @@ int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int6
      * mode fails still follows its w/r so that it meets the others */
     int write = mrc ? (mode && strchr(mode, 'w') != NULL) : md.write;
     int sid;
+    sion_int64 chunk_req = chunksize ? *chunksize : 0;
     if (write)
         sid = open_write(&api, nm, &md, mrc, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber, numfiles,
                          lrank, lsize, fileptr, newfname);
     else /* SIONlib hands lrank/lsize back in read mode through these pointers */
         sid = open_read(&api, nm, &md, mrc, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber, numfiles,
                         (int *)(uintptr_t)lrank, (int *)(uintptr_t)lsize, fileptr, newfname);
+    if (!mrc && md.buddy > 0) /* collective, agreed: the same outcome on every task */
+        sid = write ? open_buddies_write(&api, nm, &md, sid, chunk_req, fsblksize, gcommgroup, grank, gsize,
+                                         filenumber, numfiles, lrank, lsize)
+                    : open_buddy_read(&api, nm, &md, sid, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber,
+                                      numfiles, (int *)(uintptr_t)lrank, (int *)(uintptr_t)lsize, fileptr, newfname);
     if (sid >= 0)
         return sid;
 fail:
@@ -633,6 +708,7 @@ fail:
 }
 
 /* ---- close --------------------------------------------------------------- */
+static int close_sid(int sid) { return sion_generic_parclose(sid); }
 
 /* Look up a parallel (non-mapped) sid; NULL with a message otherwise. */
 static core_container *par_lookup(int sid, const char *call, int mapped)
@@ -692,12 +768,19 @@ int sion_generic_parclose(int sid)
     }
     par_state *p = c->par;
     const par_api *api = &p->api;
+    int brc = 0;
+    for (int b = 0; b < p->nbuddy; b++) /* the copies first, in the same order on every task */
+        if (close_sid(p->buddy[b]) != SION_SUCCESS && !brc)
+            brc = sheaf_last_error_code() ? sheaf_last_error_code() : SHEAF_E_IO;
+    p->nbuddy = 0;
     api_release(sid);
     c->par = NULL;
-    int rc = 0;
+    int rc = brc;
     if (p->write) {
         /* the task's data and block table */
-        rc = core_sync(c);
+        int r0 = core_sync(c);
+        if (!rc)
+            rc = r0;
         int ck = p->mode.checksum; /* decided by the master at open: every task sends sizes + checksums */
         if (!rc && ck)
             rc = core_cksum_finish_task(c, 0);
@@ -786,7 +869,9 @@ int sion_generic_parclose(int sid)
         free(flat);
         free(bcount);
     } else {
-        rc = core_close(c);
+        int r0 = core_close(c);
+        if (!rc)
+            rc = r0;
     }
     int arc = par_agree(api, p->gcomm, p->grank, p->gsize, rc, p->fname, "sion_generic_parclose");
     int grank = p->grank;
@@ -903,5 +988,8 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         core_report_error(p->grank);
         return SION_NOT_SUCCESS;
     }
+    for (int b = 0; b < p->nbuddy; b++) /* the buddy copies start over too */
+        if (sion_generic_parreinit(p->buddy[b], chunksize) != SION_SUCCESS)
+            return SION_NOT_SUCCESS;
     return SION_SUCCESS;
 }

@@ -52,7 +52,18 @@ typedef struct par_state {
     char *cbuf;             /* collector: write-combining buffer (cbuf_cap bytes) */
     int64_t cbuf_cap, cbuf_len, cbuf_off;
     int coll_rc;            /* collector: first failure inside a process callback */
+    /* buddy checkpointing (buddy.c): sids of the copies, closed with this one */
+    int nbuddy;
+    int buddy[9];
 } par_state;
+
+/* ---- buddy checkpointing (buddy.c) ---- */
+#define PAR_BUDDY_MAX 9
+/* "<fname>_BUDDY_<level, 2 digits>", malloc'd (NULL: out of memory). */
+char *par_buddy_name(const char *fname, int level);
+/* Copy n bytes just written to c into its buddy copies / flush them. */
+int par_buddy_write(core_container *c, const void *data, uint64_t n);
+int par_buddy_flush(core_container *c);
 
 /* ---- coalescing I/O (coll.c) ---- */
 #define PAR_COLL_FIELDS 5   /* per-task layout entries: collector, group size, group span, collector start, merge */
