@@ -112,7 +112,7 @@ static int salvage_task(core_file *f, const core_meta *m, int32_t t, int64_t fsi
 
 /* Rebuild the block table of one unclosed physical file and close it. */
 static int recover_file(rec_ctx *r, const char *path, const char *name, core_meta *m, int salvage, int dry_run,
-                        const int32_t *mapping, int32_t mapping_size)
+                        const int32_t *mapping, int32_t mapping_size, int set_journaled)
 {
     core_file f;
     int rc = dry_run ? core_file_open(&f, path, 0, 1) : core_file_open_rw(&f, path, 1);
@@ -129,11 +129,19 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", path);
     if (!rc) {
         int jrc = core_journal_load(path, n, m->globalranks, &js);
-        if (!jrc)
+        if (!jrc) {
             have_journal = 1;
-        else if (jrc != SHEAF_E_NOTFOUND)
+        } else if (jrc != SHEAF_E_NOTFOUND) {
             rc = jrc;
-        else if (!salvage)
+        } else if (set_journaled && !salvage) {
+            /* another file of the set has a journal: no task of this one ever flushed */
+            have_journal = 1;
+            js.ntasks = n;
+            js.nblocks = calloc((size_t)n, sizeof *js.nblocks);
+            js.bsize = calloc((size_t)n, sizeof *js.bsize);
+            if (!js.nblocks || !js.bsize)
+                rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", path);
+        } else if (!salvage)
             rc = core_fail(SHEAF_E_NOTFOUND, "%s: was never closed and has no journal (%s.sheafj): it was not "
                            "written by sheaf with sion_flush, or the journal is lost; `sheaf recover --salvage` "
                            "estimates the data from the file's contents", path, path);
@@ -292,7 +300,10 @@ int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ct
                 rc = core_journal_remove(paths[k]); /* a close that ended after the header */
             continue;
         }
-        rc = recover_file(&r, paths[k], name, &ms[k], salvage, dry, k == 0 ? mapping : NULL, total);
+        int journaled = 0; /* a sheaf-written set: some file has a journal */
+        for (int32_t q = 0; q < nfiles && !journaled; q++)
+            journaled = core_journal_exists(paths[q]);
+        rc = recover_file(&r, paths[k], name, &ms[k], salvage, dry, k == 0 ? mapping : NULL, total, journaled);
     }
     for (int32_t k = 0; k < nfiles && ms; k++) {
         core_meta_free(&ms[k]);
