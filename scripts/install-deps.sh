@@ -5,11 +5,13 @@
 #   build-essential cmake ninja-build pkg-config  build
 #   python3 libcmocka-dev                         tests
 #   clang libclang-rt-14-dev                      libFuzzer targets (tests/fuzz)
-#   mpich libmpich-dev                            the parallel (MPI) layer, coming later
+#   mpich libmpich-dev                            the parallel (MPI) layer and its tests
+#   fio python3-matplotlib                        bench/: the disk's limit next to sheaf-bench,
+#                                                 and the plots (not needed to build or test)
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
-          clang libclang-rt-14-dev mpich libmpich-dev)
+          clang libclang-rt-14-dev mpich libmpich-dev fio python3-matplotlib)
 
 missing=()
 for p in "${packages[@]}"; do
