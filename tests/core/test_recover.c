@@ -4,8 +4,9 @@
  * skipped (the previous record of the task wins), a data file shorter than
  * the journal says is reported as loss, a closed container is left alone (a
  * stale journal goes), an open for writing removes a stale journal, no
- * journal without --salvage is a clear error, and the salvage of SIONlib's
- * unclosed4 gives the manifest's bytes. */
+ * journal without --salvage is a clear error, the salvage of SIONlib's
+ * unclosed4 gives the manifest's bytes, and files are created with the
+ * caller's umask. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -237,6 +238,22 @@ static void test_salvage_unclosed4(void **st)
     assert_int_equal(s.uncertain, 1);
 }
 
+static void test_umask(void **st)
+{
+    (void)st;
+    char fn[4200], j[4300];
+    snprintf(fn, sizeof fn, "%s/umask.sion", g_dir);
+    mode_t old = umask(027);
+    crash_writer(fn, 0, 0); /* container and journal created under umask 027 */
+    umask(old);
+    jpath(j, sizeof j, fn);
+    struct stat a, b;
+    assert_int_equal(stat(fn, &a), 0);
+    assert_int_equal(stat(j, &b), 0);
+    assert_int_equal(a.st_mode & 0777, 0640);
+    assert_int_equal(b.st_mode & 0777, 0640);
+}
+
 int main(void)
 {
     g_dir = tu_mkdtemp();
@@ -244,6 +261,7 @@ int main(void)
         cmocka_unit_test(test_recover_flushed), cmocka_unit_test(test_damaged_record),
         cmocka_unit_test(test_truncated_data),  cmocka_unit_test(test_no_journal),
         cmocka_unit_test(test_stale_journal),   cmocka_unit_test(test_salvage_unclosed4),
+        cmocka_unit_test(test_umask),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmtree(g_dir);
