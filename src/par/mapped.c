@@ -545,6 +545,7 @@ static int root_assign(read_root *rr, const int *pcount, int gsize, int64_t *hea
     int64_t *rec = malloc((size_t)(nrec ? nrec : 1) * RREC * sizeof *rec);
     if (!rec)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname);
+    int ck = set->cksum; /* the container has checksums: they travel with the block sizes */
     int64_t q = 0, w = 0, a = 0;
     for (int g = 0; g < gsize; g++) {
         int64_t lo, hi;
@@ -571,8 +572,8 @@ static int root_assign(read_root *rr, const int *pcount, int gsize, int64_t *hea
             e[6] = tk->nblocks;
             e[7] = set->keyval;
             e[8] = set->data_big;
-            heads2[2 * g + 1] += tk->nblocks;
-            nblk += tk->nblocks;
+            heads2[2 * g + 1] += tk->nblocks * (ck ? 2 : 1); /* block sizes (and their checksums) */
+            nblk += tk->nblocks * (ck ? 2 : 1);
         }
     }
     int64_t *blk = nblk <= INT32_MAX ? malloc((size_t)(nblk ? nblk : 1) * sizeof *blk) : NULL;
@@ -584,6 +585,8 @@ static int root_assign(read_root *rr, const int *pcount, int gsize, int64_t *hea
         core_task *tk = &set->tasks[rec[RREC * i]];
         memcpy(blk + k, tk->bsize, (size_t)tk->nblocks * sizeof *blk);
         k += tk->nblocks;
+        for (int64_t b = 0; ck && b < tk->nblocks; b++)
+            blk[k++] = tk->crc_on ? tk->bcrc[b] : 0;
     }
     *rec_out = rec;
     *blk_out = blk;
@@ -638,7 +641,7 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
         cbfail = 1;
     free(cnt);
     free(want);
-    int64_t verdict[4] = {0, 0, 0, 0}; /* status, N, nfiles, fsblksize */
+    int64_t verdict[5] = {0, 0, 0, 0, 0}; /* status, N, nfiles, fsblksize, checksums */
     int64_t *heads2 = NULL, *rec = NULL, *blk = NULL;
     if (grank == 0) {
         heads2 = rr.heads2;
@@ -649,8 +652,9 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
         verdict[1] = rr.set->ntasks;
         verdict[2] = rr.set->nfiles;
         verdict[3] = rr.set->fsblksize;
+        verdict[4] = rr.set->cksum;
     }
-    if (api->bcast(verdict, gcomm, _SION_INT64, 4, 0))
+    if (api->bcast(verdict, gcomm, _SION_INT64, 5, 0))
         cbfail = 1;
     int ok = !verdict[0]; /* as delivered: a task whose callback failed still follows the others */
     int64_t mine[2] = {0, 0};
@@ -715,6 +719,17 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
                 rc = SHEAF_E_NOMEM;
             sp[i] = (core_attach_spec){paths[i], e[3], e[4], e[5], e[0], e[6], myblk + k, NULL};
             k += e[6];
+            if (verdict[4] && e[6] > 0) { /* the task's checksums follow its block sizes */
+                uint32_t *cr = malloc((size_t)e[6] * sizeof *cr);
+                if (!cr) {
+                    rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+                    break;
+                }
+                for (int64_t b = 0; b < e[6]; b++)
+                    cr[b] = (uint32_t)myblk[k + b];
+                k += e[6];
+                sp[i].crcs = cr;
+            }
             og[i] = (int)e[0];
             of[i] = (int)e[1];
             ol[i] = (int)e[2];
@@ -748,6 +763,8 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
     }
     for (int i = 0; paths && i < n; i++)
         free(paths[i]);
+    for (int i = 0; sp && i < n; i++)
+        free((void *)sp[i].crcs);
     free(paths);
     free(sp);
     free(myrec);
@@ -802,6 +819,12 @@ int sion_generic_paropen_mapped(int aid, char *fname, const char *mode, int *num
         rc = core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen_mapped needs numFiles and nlocaltasks", nm);
     int write = rc ? (mode && strchr(mode, 'w') != NULL) : md.write;
     int sid;
+    if (write && !rc && (md.checksum || md.buddy || md.collective)) {
+        if (grank == 0)
+            core_warn(grank, "%s: a mapped write keeps no checksums, no buddy copies and does no coalescing "
+                      "(mode keys ignored)", nm);
+        md.checksum = md.buddy = md.collective = 0;
+    }
     if (write) {
         int nl = rc ? 0 : *nlocaltasks;
         if (!rc && (nl < 0 || (nl > 0 && (!globalranks || !*globalranks || !chunksizes || !*chunksizes ||

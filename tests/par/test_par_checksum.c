@@ -5,7 +5,8 @@
  *              parallel and serially with every block verified
  *   damage     one flipped data byte: the read of that task's block fails
  *              naming task, block and offset; the other tasks read fine;
- *              "nochecksum" reads it anyway; a flipped header or block table
+ *              a mapped read catches it too; "nochecksum" reads it anyway;
+ *              a flipped header or block table
  *              byte, or a cut trailer, fails the open on every task
  *   reinit     sion_generic_parreinit keeps checksums right */
 #include "partest.h"
@@ -162,6 +163,39 @@ static void test_coll(void)
     pt_rmtree(dir);
 }
 
+/* a mapped read (one process, all tasks) verifies the blocks too */
+static void mapped_task(tc_task *t)
+{
+    cfg *c = t->arg;
+    pt_rank = t->grank;
+    int nl = -1, *pg = NULL, *pf = NULL, *pl = NULL, numfiles = -1;
+    sion_int64 *pc = NULL;
+    sion_int32 fsblk = -1;
+    FILE *fp = NULL;
+    int sid = sion_generic_paropen_mapped(c->aid, c->fname, "br", &numfiles, t->world, t->grank, t->gsize, &nl, &pg,
+                                          &pc, &pf, &pl, &fsblk, &fp);
+    if (!CHECK(sid >= 0 && nl == 3, "mapped open: %s", sheaf_last_error()))
+        return;
+    for (int i = 0; i < nl; i++) {
+        int g = pg[i];
+        int64_t n = tbytes(g);
+        unsigned char *b = malloc((size_t)n + 1);
+        CHECK(sion_seek(sid, g, SION_ABSOLUTE_POS, 0) == SION_SUCCESS, "seek %d: %s", g, sheaf_last_error());
+        size_t got = sion_fread(b, 1, (size_t)n, sid);
+        if (g == 1)
+            CHECK(got < (size_t)n && strstr(sheaf_last_error(), "checksum mismatch"), "mapped: damaged task %d "
+                  "read %zu bytes: %s", g, got, sheaf_last_error());
+        else
+            CHECK(got == (size_t)n && pt_mismatch(b, 11, g, 0, (size_t)n) < 0, "mapped: task %d", g);
+        free(b);
+    }
+    CHECK(sion_generic_parclose_mapped(sid) == SION_SUCCESS, "mapped close: %s", sheaf_last_error());
+    free(pg);
+    free(pc);
+    free(pf);
+    free(pl);
+}
+
 static void test_damage(void)
 {
     const char *dir = pt_mkdtemp();
@@ -173,6 +207,7 @@ static void test_damage(void)
     flip(c.fname, 4096 + 4096 + 100);
     rcfg r = {&c, 1, 0, "br"};
     tc_run(3, rtask, &r);
+    tc_run(1, mapped_task, &c);
     rcfg skip = {&c, 1, 0, "br,nochecksum"}; /* opt-out: the damaged byte is read without complaint */
     tc_run(3, rtask, &skip);
     flip(c.fname, 4096 + 4096 + 100); /* repaired */
