@@ -405,14 +405,16 @@ static int hy_serve(hy_group *g, hy_coll *c, int write, int64_t piece, char *buf
         char *d = g->team->ptr[st];
         for (int64_t done = 0; sp[1] > 0 && done < sp[1]; done += piece) {
             sion_int64 part[2] = {sp[0] + done, sp[1] - done < piece ? sp[1] - done : piece};
-            char *b = local ? d + done : buf;
-            if (!local && write &&
-                MPI_Recv(buf, (int)part[1], MPI_BYTE, sp_proc, hy_tag(g, HK_DATA, st), g->comm, MPI_STATUS_IGNORE))
+            /* without a buffer (out of memory) the messages still flow, empty: nobody waits */
+            char dummy = 0, *b = local ? d + done : buf ? buf : &dummy;
+            int n = local || buf ? (int)part[1] : 0;
+            if (!local && write && MPI_Recv(b, n, MPI_BYTE, sp_proc, hy_tag(g, HK_DATA, st), g->comm, MPI_STATUS_IGNORE))
                 err = 1;
-            if (!bad && (write ? pw(b, part, c->sid) : pr(b, part, c->sid)))
+            if (!local && !buf)
                 bad = 1;
-            if (!local && !write &&
-                MPI_Send(buf, (int)part[1], MPI_BYTE, sp_proc, hy_tag(g, HK_DATA, st), g->comm))
+            else if (!bad && (write ? pw(b, part, c->sid) : pr(b, part, c->sid)))
+                bad = 1;
+            if (!local && !write && MPI_Send(b, n, MPI_BYTE, sp_proc, hy_tag(g, HK_DATA, st), g->comm))
                 err = 1;
         }
     }
@@ -434,11 +436,12 @@ static int hy_coll_master(hy_group *g, int write, sion_int64 fsblksize, int (*pw
     int nt = g->nthreads, base = g->prank * nt;
     reqlist rl = {malloc(16 * sizeof(MPI_Request)), 0, 16};
     char *buf = malloc((size_t)piece);
-    int err = !buf || !rl.r || hy_post_senders(g, write, piece, &rl);
+    int err = hy_post_senders(g, write, piece, &rl); /* always: remote collectors wait for these */
+    err |= !buf;
     for (int t = 0; t < nt; t++) {
         hy_coll *c = g->team->aux[t];
         if (c->collector == base + t && c->first <= c->last)
-            err |= hy_serve(g, c, write, piece, buf ? buf : (char *)&rl, pw, pr);
+            err |= hy_serve(g, c, write, piece, buf, pw, pr);
     }
     for (int i = 0; i < rl.n; i++) /* MPI_Wait each: MPICH's MPI_Waitall prototype trips gcc's -Wstringop-overflow */
         if (MPI_Wait(&rl.r[i], MPI_STATUS_IGNORE))
