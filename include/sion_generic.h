@@ -85,9 +85,11 @@ int sion_generic_free_api(int aid);
  * nothing). The collector (local rank `collector`) calls process(buf, piece,
  * sid) for each sender first..last in order, for pieces of at most fsblksize
  * bytes with piece = {offset of the piece, its length}; for reads process
- * fills buf and the layer delivers it to the sender's outdata. Return 0 on a
- * task when its group's I/O succeeded (sheaf's layers pass the collector's
- * verdict on to its senders). */
+ * fills buf and the layer delivers it to the sender's outdata. Writes: after
+ * the last sender the layer calls process(NULL, {-1, 0}, sid) once more (a
+ * piece without data), which makes sheaf write out what it combined, so that
+ * the verdict covers it. Return 0 on a task when its group's I/O succeeded
+ * (sheaf's layers pass the collector's verdict on to its senders). */
 int sion_generic_register_create_local_commgroup_cb(int aid, sion_generic_create_lcg_cb cb);
 int sion_generic_register_free_local_commgroup_cb(int aid, sion_generic_free_lcg_cb cb);
 int sion_generic_register_barrier_cb(int aid, sion_generic_barrier_cb cb);

@@ -49,8 +49,9 @@ static int verify(const char *file, int quiet)
             if (!rrc)
                 fprintf(stderr, "%s: %s: never closed; recoverable: %lld bytes of %lld tasks%s (run: sheaf recover%s %s)\n",
                         tool_prog, file, (long long)s.bytes, (long long)s.tasks,
-                        s.uncertain ? " estimated without a journal, trailing zero bytes uncertain"
-                                    : " (everything flushed)",
+                        s.uncertain          ? " estimated without a journal, trailing zero bytes uncertain"
+                        : s.tasks_unflushed ? " (what was flushed; some tasks never flushed)"
+                                            : " (everything flushed)",
                         s.uncertain ? " --salvage" : "", file);
         }
         fprintf(stderr, "%s: DAMAGED: %s: %s\n", tool_prog, file,

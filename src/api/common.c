@@ -95,7 +95,7 @@ int sion_flush(int sid)
 {
     LOOKUP(sid, "sion_flush", SION_NOT_SUCCESS);
     /* write mode: durable (data fsync'ed, progress journaled: see core/journal.h) */
-    if (c->mode.write ? core_sync(c) || core_journal_flush(c) || (c->par && par_buddy_flush(c)) : core_flush(c))
+    if (c->mode.write ? core_durable_flush(c) || (c->par && par_buddy_flush(c)) : core_flush(c))
         FAIL(SION_NOT_SUCCESS);
     return SION_SUCCESS;
 }

@@ -2,21 +2,12 @@
 #define _FILE_OFFSET_BITS 64
 #include "checksum.h"
 #include "crc32c.h"
+#include "endian.h"
 #include "error.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get32(const unsigned char *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 size_t core_cksum_trailer_size(const core_meta *m) { return 4 * (size_t)m->ncrcs + CORE_CKSUM_TRAILER_FIXED; }
 
@@ -25,14 +16,13 @@ void core_cksum_encode(const core_meta *m, const unsigned char *hdr, size_t hlen
 {
     size_t n = (size_t)m->ncrcs;
     for (size_t i = 0; i < n; i++)
-        put32(out + 4 * i, m->crcs[i]);
+        core_put_le32(out + 4 * i, m->crcs[i]);
     unsigned char *p = out + 4 * n;
-    put32(p, core_crc32c(0, hdr, hlen));
-    put32(p + 4, core_crc32c(0, meta2, m2len));
-    put32(p + 8, core_crc32c(0, out, 4 * n + 8));
-    put32(p + 12, 1);
-    for (int i = 0; i < 8; i++)
-        p[16 + i] = (unsigned char)((uint64_t)n >> (8 * i));
+    core_put_le32(p, core_crc32c(0, hdr, hlen));
+    core_put_le32(p + 4, core_crc32c(0, meta2, m2len));
+    core_put_le32(p + 8, core_crc32c(0, out, 4 * n + 8));
+    core_put_le32(p + 12, 1);
+    core_put_le64(p + 16, (uint64_t)n);
     memcpy(p + 24, "SHEAFCK1", 8);
 }
 
@@ -77,13 +67,11 @@ int core_cksum_load(const core_src *src, core_meta *m, int64_t meta2_end)
                              "of the file is missing or damaged (file truncated?)", src->name);
         return 0;
     }
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; i--)
-        n = n << 8 | tail[16 + i];
+    uint64_t n = core_get_le64(tail + 16);
     int64_t expect = 0;
     for (int32_t t = 0; t < m->ntasks; t++)
         expect += m->blockcount[t];
-    if (n != (uint64_t)expect || get32(tail + 12) != 1 ||
+    if (n != (uint64_t)expect || core_get_le32(tail + 12) != 1 ||
         (int64_t)n > (size - meta2_end - CORE_CKSUM_TRAILER_FIXED) / 4)
         return core_fail(SHEAF_E_FORMAT, "%s: checksum trailer damaged (%llu checksums for %lld blocks)", src->name,
                          (unsigned long long)n, (long long)expect);
@@ -95,11 +83,11 @@ int core_cksum_load(const core_src *src, core_meta *m, int64_t meta2_end)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory reading checksums", src->name);
     }
     rc = src->pread(src->ctx, tab, 4 * (size_t)n + 8, start);
-    if (!rc && core_crc32c(0, tab, 4 * (size_t)n + 8) != get32(tail + 8))
+    if (!rc && core_crc32c(0, tab, 4 * (size_t)n + 8) != core_get_le32(tail + 8))
         rc = core_fail(SHEAF_E_FORMAT, "%s: checksum trailer damaged (its own checksum does not match)", src->name);
-    uint32_t want_hdr = rc ? 0 : get32(tab + 4 * n), want_m2 = rc ? 0 : get32(tab + 4 * n + 4), got;
+    uint32_t want_hdr = rc ? 0 : core_get_le32(tab + 4 * n), want_m2 = rc ? 0 : core_get_le32(tab + 4 * n + 4), got;
     for (uint64_t i = 0; !rc && i < n; i++)
-        m->crcs[i] = get32(tab + 4 * i);
+        m->crcs[i] = core_get_le32(tab + 4 * i);
     free(tab);
     if (!rc && !(rc = src_crc(src, 0, core_meta1_size(m->ntasks), &got)) && got != want_hdr)
         rc = core_fail(SHEAF_E_FORMAT, "%s: header (META1, bytes 0-%lld) damaged: checksum 0x%08x, stored 0x%08x",
@@ -116,6 +104,34 @@ int core_cksum_load(const core_src *src, core_meta *m, int64_t meta2_end)
         return rc;
     }
     m->ncrcs = (int64_t)n;
+    free(m->crc_first);
+    m->crc_first = malloc((size_t)m->ntasks * sizeof *m->crc_first);
+    if (!m->crc_first) {
+        free(m->crcs);
+        m->crcs = NULL;
+        m->ncrcs = 0;
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory reading checksums", src->name);
+    }
+    for (int32_t t = 0, k = 0; t < m->ntasks; k += (int32_t)m->blockcount[t], t++)
+        m->crc_first[t] = k;
+    return 0;
+}
+
+/* exactly n bytes at off through the descriptor (a core_src over an open file) */
+static int fd_pread(void *ctx, void *buf, size_t n, int64_t off)
+{
+    core_file *f = ctx;
+    for (size_t done = 0; done < n;) {
+        ssize_t r = pread(f->fd, (char *)buf + done, n - done, (off_t)(off + (int64_t)done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r < 0 ? core_fail_errno(SHEAF_E_IO, errno, "%s: read at %lld failed", f->name,
+                                           (long long)(off + (int64_t)done))
+                         : core_fail(SHEAF_E_FORMAT, "%s: file ends at %lld inside a block", f->name,
+                                     (long long)(off + (int64_t)done));
+        done += (size_t)r;
+    }
     return 0;
 }
 
@@ -123,27 +139,6 @@ int core_cksum_range(core_file *f, int64_t off, int64_t len, uint32_t *crc)
 {
     if (f->fp && fflush(f->fp) != 0)
         return core_fail_errno(SHEAF_E_IO, errno, "%s: writing buffered data failed", f->name);
-    static const int64_t W = 1 << 20;
-    unsigned char *buf = malloc((size_t)(len < W ? (len > 0 ? len : 1) : W));
-    if (!buf)
-        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", f->name);
-    uint32_t c = 0;
-    int rc = 0;
-    for (int64_t done = 0; done < len && !rc;) {
-        size_t k = (size_t)(len - done < W ? len - done : W);
-        ssize_t r = pread(f->fd, buf, k, (off_t)(off + done));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            rc = r < 0 ? core_fail_errno(SHEAF_E_IO, errno, "%s: read at %lld failed", f->name, (long long)(off + done))
-                       : core_fail(SHEAF_E_FORMAT, "%s: file ends at %lld inside a block", f->name,
-                                   (long long)(off + done));
-            break;
-        }
-        c = core_crc32c(c, buf, (size_t)r);
-        done += r;
-    }
-    free(buf);
-    *crc = c;
-    return rc;
+    core_src src = {f, 0, f->name, fd_pread};
+    return src_crc(&src, off, len, crc);
 }

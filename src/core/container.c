@@ -419,17 +419,15 @@ static int init_task_from_meta(core_container *c, core_task *tk, int32_t file, i
     tk->globalrank = m->globalranks[lrank];
     tk->start = m->starts[lrank];
     tk->nblocks = m->blockcount[lrank] > 0 ? m->blockcount[lrank] : 1;
-    tk->crc_on = m->crcs != NULL && !c->mode.nochecksum;
+    /* a task without blocks has no checksums (its one empty block needs none) */
+    tk->crc_on = m->crcs != NULL && m->crc_first && m->blockcount[lrank] > 0 && !c->mode.nochecksum;
     int rc = task_reserve(tk, tk->nblocks, c->name);
     if (rc)
         return rc;
     for (int64_t b = 0; b < m->blockcount[lrank]; b++)
         tk->bsize[b] = m->blocksizes[b * m->ntasks + lrank];
     if (tk->crc_on) {
-        int64_t k = 0; /* the task's first entry in the task-major table */
-        for (int32_t t = 0; t < lrank; t++)
-            k += m->blockcount[t];
-        core_cksum_take(tk, m->crcs + k);
+        core_cksum_take(tk, m->crcs + m->crc_first[lrank]);
         c->cksum = 1;
     }
     return 0;

@@ -269,7 +269,8 @@ void core_meta_free(core_meta *m)
     free(m->mapping);
     free(m->starts);
     free(m->crcs);
-    m->globalranks = m->chunksizes = m->blockcount = m->blocksizes = m->starts = NULL;
+    free(m->crc_first);
+    m->globalranks = m->chunksizes = m->blockcount = m->blocksizes = m->starts = m->crc_first = NULL;
     m->mapping = NULL;
     m->crcs = NULL;
     m->ncrcs = 0;

@@ -46,6 +46,7 @@ typedef struct core_meta {
     /* checksums (checksum.h): one CRC-32C per task and block, task-major; NULL when none */
     uint32_t *crcs;
     int64_t ncrcs;
+    int64_t *crc_first;     /* [ntasks]: index of each task's first CRC in crcs (readers) */
     /* derived layout */
     int64_t header_size;    /* H */
     int64_t data_start;     /* S0 = roundup(H, fsblksize) */

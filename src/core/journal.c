@@ -2,6 +2,7 @@
 #define _FILE_OFFSET_BITS 64
 #include "journal.h"
 #include "crc32c.h"
+#include "endian.h"
 #include "error.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -12,31 +13,6 @@
 
 #define REC_FIXED 36                        /* record without the block sizes */
 #define JOURNAL_MAX ((int64_t)1 << 30)      /* larger journals are refused */
-
-static void put32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static void put64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static uint32_t get32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-static uint64_t get64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
 
 char *core_journal_path(const char *path)
 {
@@ -107,14 +83,14 @@ static int flush_file(core_container *c, int32_t k)
             continue;
         size_t L = REC_FIXED + 8 * (size_t)tk->nblocks;
         memcpy(p, "SHJ1", 4);
-        put32(p + 4, (uint32_t)L);
-        put32(p + 8, (uint32_t)tk->lrank);
-        put32(p + 12, 0);
-        put64(p + 16, (uint64_t)tk->globalrank);
-        put64(p + 24, (uint64_t)tk->nblocks);
+        core_put_le32(p + 4, (uint32_t)L);
+        core_put_le32(p + 8, (uint32_t)tk->lrank);
+        core_put_le32(p + 12, 0);
+        core_put_le64(p + 16, (uint64_t)tk->globalrank);
+        core_put_le64(p + 24, (uint64_t)tk->nblocks);
         for (int64_t b = 0; b < tk->nblocks; b++)
-            put64(p + 32 + 8 * b, (uint64_t)tk->bsize[b]);
-        put32(p + L - 4, core_crc32c(0, p, L - 4));
+            core_put_le64(p + 32 + 8 * b, (uint64_t)tk->bsize[b]);
+        core_put_le32(p + L - 4, core_crc32c(0, p, L - 4));
         p += L;
     }
     char *j = NULL;
@@ -169,6 +145,12 @@ int core_journal_flush(core_container *c)
     return 0;
 }
 
+int core_durable_flush(core_container *c)
+{
+    int rc = core_sync(c);
+    return rc ? rc : core_journal_flush(c);
+}
+
 void core_journal_state_free(core_journal_state *st)
 {
     for (int32_t t = 0; t < st->ntasks && st->bsize; t++)
@@ -192,9 +174,9 @@ int core_journal_parse(const unsigned char *raw, size_t n, int32_t ntasks, const
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory reading the journal", j);
     for (size_t pos = 0; !rc && pos + REC_FIXED <= n;) {
         const unsigned char *p = raw + pos;
-        uint32_t L = get32(p + 4);
+        uint32_t L = core_get_le32(p + 4);
         int ok = !memcmp(p, "SHJ1", 4) && L >= REC_FIXED && (L - REC_FIXED) % 8 == 0 && L <= n - pos &&
-                 get64(p + 24) == (L - REC_FIXED) / 8 && get32(p + L - 4) == core_crc32c(0, p, L - 4);
+                 core_get_le64(p + 24) == (L - REC_FIXED) / 8 && core_get_le32(p + L - 4) == core_crc32c(0, p, L - 4);
         if (!ok) {
             st->damaged += !memcmp(p, "SHJ1", 4);
             const unsigned char *next = NULL;
@@ -204,9 +186,9 @@ int core_journal_parse(const unsigned char *raw, size_t n, int32_t ntasks, const
             pos = next ? (size_t)(next - raw) : n;
             continue;
         }
-        int32_t t = (int32_t)get32(p + 8);
-        int64_t nb = (int64_t)get64(p + 24);
-        if (t >= 0 && t < ntasks && (!globalranks || (int64_t)get64(p + 16) == globalranks[t]) && nb >= 1) {
+        int32_t t = (int32_t)core_get_le32(p + 8);
+        int64_t nb = (int64_t)core_get_le64(p + 24);
+        if (t >= 0 && t < ntasks && (!globalranks || (int64_t)core_get_le64(p + 16) == globalranks[t]) && nb >= 1) {
             free(st->bsize[t]); /* a later record of the task replaces the earlier one */
             st->bsize[t] = malloc((size_t)nb * sizeof(int64_t));
             if (!st->bsize[t]) {
@@ -214,7 +196,7 @@ int core_journal_parse(const unsigned char *raw, size_t n, int32_t ntasks, const
                 break;
             }
             for (int64_t b = 0; b < nb; b++)
-                st->bsize[t][b] = (int64_t)get64(p + 32 + 8 * b);
+                st->bsize[t][b] = (int64_t)core_get_le64(p + 32 + 8 * b);
             st->nblocks[t] = nb;
             st->records++;
         }

@@ -27,6 +27,9 @@ int core_journal_remove(const char *path);
 /* Flush: make the tasks of c durable (fsync of their files) and append one
  * record per task to the journal of each task's physical file. */
 int core_journal_flush(core_container *c);
+/* sion_flush of a write container: take in what went through the exported
+ * handle (core_sync), then core_journal_flush. */
+int core_durable_flush(core_container *c);
 /* Close of a container whose tasks flushed: fsync'ed metadata may replace
  * the journal. Returns 1 when a journal exists for path, 0 if not. */
 int core_journal_exists(const char *path);
@@ -41,7 +44,7 @@ typedef struct core_journal_state {
 } core_journal_state;
 /* Read the journal of path for a file of ntasks tasks whose META1 lists
  * globalranks; records naming another global rank for a task are ignored.
- * Missing journal: SHEAF_E_OPEN. Journals above 1 GiB are refused. */
+ * Missing journal: SHEAF_E_NOTFOUND. Journals above 1 GiB are refused. */
 int core_journal_load(const char *path, int32_t ntasks, const int64_t *globalranks, core_journal_state *st);
 void core_journal_state_free(core_journal_state *st);
 /* The parser under core_journal_load: n bytes of a journal (fuzzing, tests);

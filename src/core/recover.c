@@ -52,6 +52,24 @@ static int read_header(core_file *f, core_meta *m)
     return rc ? rc : core_meta_read_header(&src, m, 0);
 }
 
+/* A closed file whose whole metadata (block table, mapping, checksums) reads back. */
+static int closed_intact(const char *path)
+{
+    core_file f;
+    if (core_file_open(&f, path, 0, 1))
+        return 0;
+    core_meta m;
+    memset(&m, 0, sizeof m);
+    m.mapping_size = -1;
+    core_src src = {&f, 0, f.name, src_pread};
+    int rc = core_file_size(&f, &src.size);
+    if (!rc)
+        rc = core_meta_read(&src, &m);
+    core_meta_free(&m);
+    core_file_close(&f);
+    return rc == 0;
+}
+
 /* Salvage: the length of one block = offset of its last non-zero byte + 1
  * (scanned backwards in windows, so memory stays bounded). */
 static int last_nonzero(core_file *f, int64_t off, int64_t len, int64_t *used)
@@ -161,6 +179,25 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
             count[t] = js.nblocks[t];
             bs[t] = js.bsize[t];
             js.bsize[t] = NULL;
+            /* blocks that start at or past the end of the file hold nothing: drop them (and
+             * count what the journal claimed for them as lost), so a hostile count cannot
+             * blow up the block table or the file */
+            int64_t keepb = count[t];
+            if (m->globalskip > 0 && m->starts[t] < fsize) {
+                int64_t fit = (fsize - m->starts[t] - 1) / m->globalskip + 1;
+                if (keepb > fit)
+                    keepb = fit;
+            } else if (m->globalskip > 0) {
+                keepb = 1;
+            }
+            for (int64_t b = keepb; b < count[t]; b++)
+                if (bs[t][b] > 0)
+                    r->sum->lost += bs[t][b];
+            if (keepb < count[t]) {
+                say(r, "%s: task %d: the journal names %lld blocks, the file holds at most %lld", path, t,
+                    (long long)count[t], (long long)keepb);
+                count[t] = keepb;
+            }
             for (int64_t b = 0; b < count[t]; b++) {
                 int64_t off = m->starts[t] + b * m->globalskip, keep = bs[t][b];
                 if (keep < 0 || keep > cap) {
@@ -241,8 +278,10 @@ int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ct
     for (int32_t k = 0; k < nfiles && !rc; k++) {
         char *p = core_member_name(name, k);
         core_file f;
-        if (!p)
-            return core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
+        if (!p) {
+            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
+            break;
+        }
         rc = core_file_open(&f, p, 0, 1);
         core_meta m;
         memset(&m, 0, sizeof m);
@@ -291,21 +330,31 @@ int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ct
                     mapping[2 * g] = k, mapping[2 * g + 1] = t;
             }
     }
+    int journaled = 0; /* a sheaf-written set: some file has a journal (looked at before any is removed) */
+    for (int32_t q = 0; q < nfiles && !rc && !journaled; q++)
+        journaled = core_journal_exists(paths[q]);
     for (int32_t k = 0; k < nfiles && !rc; k++) {
         sum->files++;
-        if (ms[k].start_of_varheader != 0) {
+        if (ms[k].start_of_varheader != 0 && closed_intact(paths[k])) {
             say(&r, "%s: closed, nothing to recover", paths[k]);
             sum->files_closed++;
             if (!dry && core_journal_exists(paths[k]))
                 rc = core_journal_remove(paths[k]); /* a close that ended after the header */
             continue;
         }
-        int journaled = 0; /* a sheaf-written set: some file has a journal */
-        for (int32_t q = 0; q < nfiles && !journaled; q++)
-            journaled = core_journal_exists(paths[q]);
+        if (ms[k].start_of_varheader != 0) { /* header written, block table not readable: the journal decides */
+            say(&r, "%s: the header says closed but the block table cannot be read: %s", paths[k],
+                sheaf_last_error());
+            if (!core_journal_exists(paths[k]) && !salvage) {
+                rc = core_fail(SHEAF_E_FORMAT, "%s: block table damaged and no journal to rebuild it from",
+                               paths[k]);
+                break;
+            }
+            ms[k].start_of_varheader = 0;
+        }
         rc = recover_file(&r, paths[k], name, &ms[k], salvage, dry, k == 0 ? mapping : NULL, total, journaled);
     }
-    for (int32_t k = 0; k < nfiles && ms; k++) {
+    for (int32_t k = 0; k < nfiles && ms && paths; k++) {
         core_meta_free(&ms[k]);
         free(paths[k]);
     }

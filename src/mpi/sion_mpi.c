@@ -12,6 +12,7 @@
  * Memory: O(1) per rank, except the displacement array of a gatherv /
  * scatterv on its root (O(tasks of that group)). */
 #include "sion.h"
+#include "../par/par.h"
 #include "sion_mpi.h"
 #include "../core/error.h"
 #include "../core/mode.h"
@@ -184,12 +185,6 @@ static int cb_scatterv(void *in, void *out, void *group, int datatype, int *coun
  * a time, through one buffer of `piece` bytes: its memory stays bounded. */
 enum { TAG_SPEC = 7301, TAG_DATA = 7302, TAG_VERDICT = 7303 };
 
-static int64_t coll_piece(sion_int64 fsblksize)
-{
-    int64_t p = fsblksize > 0 ? fsblksize : 65536;
-    return p > (4 << 20) ? (4 << 20) : p;
-}
-
 /* write: data flows sender -> collector; read: collector -> sender */
 static int coll_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsblksize, void *group, int collector,
                          int first, int last, int sid, int (*pw)(const void *, sion_int64 *, int),
@@ -199,7 +194,7 @@ static int coll_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsb
     int me, size, bad = 0;
     if (comm == MPI_COMM_NULL || MPI_Comm_rank(comm, &me) || MPI_Comm_size(comm, &size))
         return 1;
-    int64_t piece = coll_piece(fsblksize);
+    int64_t piece = par_coll_piece(fsblksize);
     if (first > last)
         return 0;
     if (me == collector) {
@@ -228,6 +223,9 @@ static int coll_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsb
             }
         }
         free(buf);
+        sion_int64 end[2] = {-1, 0}; /* end of the group: what the collector combined goes out now */
+        if (write && pw(NULL, end, sid))
+            bad = 1;
         for (int s = first; s <= last && s < size; s++)
             if (MPI_Send(&bad, 1, MPI_INT, s, TAG_VERDICT, comm))
                 bad = 1;

@@ -173,6 +173,9 @@ int team_coll_exec(team_group *g, void *data, sion_int64 *spec, int64_t piece, i
                 bad = pw ? pw(d + done, part, sid) != 0 : pr(d + done, part, sid) != 0;
             }
         }
+        sion_int64 end[2] = {-1, 0}; /* end of the group: what the collector combined goes out now */
+        if (pw && pw(NULL, end, sid))
+            bad = 1;
         for (int s = first; s <= last && s < g->size; s++)
             g->count[s] = bad;
         g->count[me] = bad;

@@ -361,12 +361,6 @@ static int req_add(reqlist *l, MPI_Request **out)
     return 0;
 }
 
-static int64_t hy_piece(sion_int64 fsblksize)
-{
-    int64_t p = fsblksize > 0 ? fsblksize : 65536;
-    return p > (4 << 20) ? (4 << 20) : p;
-}
-
 /* (1): this process's senders with a collector elsewhere */
 static int hy_post_senders(hy_group *g, int write, int64_t piece, reqlist *rl)
 {
@@ -418,6 +412,9 @@ static int hy_serve(hy_group *g, hy_coll *c, int write, int64_t piece, char *buf
                 err = 1;
         }
     }
+    sion_int64 end[2] = {-1, 0}; /* end of the group: what the collector combined goes out now */
+    if (write && pw(NULL, end, c->sid))
+        bad = 1;
     bad |= err;
     for (int s = c->first; s <= c->last; s++) {
         if (s / nt == g->prank)
@@ -432,7 +429,7 @@ static int hy_serve(hy_group *g, hy_coll *c, int write, int64_t piece, char *buf
 static int hy_coll_master(hy_group *g, int write, sion_int64 fsblksize, int (*pw)(const void *, sion_int64 *, int),
                           int (*pr)(void *, sion_int64 *, int))
 {
-    int64_t piece = hy_piece(fsblksize);
+    int64_t piece = par_coll_piece(fsblksize);
     int nt = g->nthreads, base = g->prank * nt;
     reqlist rl = {malloc(16 * sizeof(MPI_Request)), 0, 16};
     char *buf = malloc((size_t)piece);

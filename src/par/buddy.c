@@ -17,6 +17,7 @@
 #include "par.h"
 #include "../api/registry.h"
 #include "../core/error.h"
+#include "../core/journal.h"
 #include "sion.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +38,11 @@ int par_buddy_write(core_container *c, const void *data, uint64_t n)
     for (int b = 0; p && b < p->nbuddy; b++) {
         core_container *bc = api_lookup(p->buddy[b], "buddy write");
         int rc = bc ? core_write(bc, data, n) : SHEAF_E_ARG;
-        if (rc)
-            return core_fail(rc, "%s: writing the buddy copy %d failed: %s", c->name, b + 1, sheaf_last_error());
+        if (rc) {
+            char why[1024]; /* the message is about to be replaced: keep its text */
+            snprintf(why, sizeof why, "%s", sheaf_last_error());
+            return core_fail(rc, "%s: writing the buddy copy %d failed: %s", c->name, b + 1, why);
+        }
     }
     return 0;
 }
@@ -48,7 +52,7 @@ int par_buddy_flush(core_container *c)
     par_state *p = c->par;
     for (int b = 0; p && b < p->nbuddy; b++) {
         core_container *bc = api_lookup(p->buddy[b], "buddy flush");
-        int rc = bc ? core_flush(bc) : SHEAF_E_ARG;
+        int rc = bc ? core_durable_flush(bc) : SHEAF_E_ARG; /* as durable as the container itself */
         if (rc)
             return rc;
     }

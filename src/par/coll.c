@@ -140,9 +140,15 @@ static int process_write(const void *data, sion_int64 *spec, int sid)
     par_state *p = coll_state(sid, &c);
     if (!p)
         return -1;
-    if (spec[1] <= 0) /* nothing from this sender, or it failed */
-        return 0;
     int rc;
+    if (spec[1] <= 0) { /* nothing from this sender, or the layer's end of the group: write out */
+        rc = coll_flush(c, p);
+        if (!rc)
+            rc = core_file_flush(coll_file(c));
+        if (rc && !p->coll_rc)
+            p->coll_rc = rc;
+        return rc ? -1 : 0;
+    }
     if (!spec_ok(c, p, spec[0], spec[1]))
         rc = core_fail(SHEAF_E_ARG, "%s: collector was asked to write %lld bytes at offset %lld, outside its "
                        "group's chunks", c->name, (long long)spec[1], (long long)spec[0]);
@@ -187,12 +193,13 @@ static int process_read(void *data, sion_int64 *spec, int sid)
 }
 
 /* ---- the calls ----------------------------------------------------------- */
+/* The same answer on every task of a file: p->coll and the keyval mode come
+ * from the file's master (reads of checksummed files: the master leaves
+ * coalescing off, each task verifies its own blocks). */
 static int coalescing(core_container *c)
 {
     par_state *p = c->par;
-    /* reads of a checksummed file stay individual: each task verifies its own blocks */
-    return p && p->coll && !p->mapped && c->ntasks == 1 && c->keyval != SION_KEYVAL_INLINE &&
-           !(c->cksum && !c->mode.write);
+    return p && p->coll && !p->mapped && c->ntasks == 1 && c->keyval != SION_KEYVAL_INLINE;
 }
 
 static int count_bytes(size_t size, size_t nitems, core_container *c, const char *call, int64_t *n)

@@ -23,6 +23,7 @@
 #include "sion.h"
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define LOCAL_LAYOUT (5 + PAR_COLL_FIELDS) /* status, start, chunk size, global skip, coalescing roles, checksums */
 #define READ_LAYOUT (9 + PAR_COLL_FIELDS)  /* status, start, chunk size, global skip, global rank, nblocks,
@@ -494,7 +495,9 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", path);
         int kv = (int)(m.format >= 5 ? (m.flag1 >> 32) : 0);
         core_mode m2;
-        if (!mrc && m.format >= 4) { /* older formats cannot be read collectively (SIONlib) */
+        /* older formats cannot be read collectively (SIONlib); checksummed files are read
+         * individually, each task verifying its own blocks */
+        if (!mrc && m.format >= 4 && !m.crcs) {
             int on = par_coll_plan(api, md, &m2, ls, m.chunksizes, (int32_t)m.fsblksize, 0, &col, &gs, grank, fname);
             if (on < 0)
                 mrc = on;
@@ -981,6 +984,10 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         t->cur_block = 0;
         t->cur_pos = 0;
         c->files[0].m.globalskip = mylay[3];
+        if (c->files[0].jfd1) { /* the master removed the journal with the old data: start a new one */
+            close(c->files[0].jfd1 - 1);
+            c->files[0].jfd1 = 0;
+        }
         par_coll_set(p, mylay + 4);
         rc = core_place(c);
     }

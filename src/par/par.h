@@ -80,6 +80,13 @@ void par_coll_fill(int64_t *e, int32_t t, const int32_t *collector, const int32_
                    const int64_t *starts, int merge);
 /* Task: take its entries from the scattered layout. */
 void par_coll_set(par_state *p, const int64_t *e);
+/* Piece size of sheaf's own gather_and_execute / execute_and_scatter
+ * callbacks: one file-system block (64 KiB if unknown), at most 4 MiB. */
+static inline int64_t par_coll_piece(int64_t fsblksize)
+{
+    int64_t p = fsblksize > 0 ? fsblksize : 65536;
+    return p > (4 << 20) ? (4 << 20) : p;
+}
 
 /* Name of physical file k of the set (API callback or fname / fname.%06d);
  * malloc'd or NULL (message set). */

@@ -17,6 +17,8 @@
 #include "../helpers/testutil.h"
 #include "sion.h"
 #include "sheaf.h"
+#include "crc32c.h"
+#include "endian.h"
 
 #define NT 3
 static const sion_int64 chunk_req[NT] = {100, 5000, 2000}; /* task 2: one piece per block */
@@ -238,6 +240,45 @@ static void test_salvage_unclosed4(void **st)
     assert_int_equal(s.uncertain, 1);
 }
 
+/* A journal record with a valid CRC that names a million blocks: recovery
+ * keeps only blocks inside the file, counts the rest as lost, and neither
+ * the memory nor the file grows with the claim. */
+static void test_hostile_block_count(void **st)
+{
+    (void)st;
+    char fn[4200], j[4300];
+    snprintf(fn, sizeof fn, "%s/hostile.sion", g_dir);
+    crash_writer(fn, 0, 0);
+    jpath(j, sizeof j, fn);
+    const int64_t nb = 1000000;
+    size_t L = 36 + 8 * (size_t)nb;
+    unsigned char *r = calloc(1, L);
+    assert_non_null(r);
+    memcpy(r, "SHJ1", 4);
+    core_put_le32(r + 4, (uint32_t)L);
+    core_put_le32(r + 8, 0);                 /* task 0 */
+    core_put_le64(r + 16, 0);                /* global rank 0 */
+    core_put_le64(r + 24, (uint64_t)nb);
+    core_put_le64(r + 32, 150);              /* block 0: what task 0 wrote */
+    core_put_le64(r + 32 + 8 * (nb - 1), 7); /* a far block claiming data */
+    core_put_le32(r + L - 4, core_crc32c(0, r, L - 4));
+    FILE *f = fopen(j, "ab");
+    assert_non_null(f);
+    assert_int_equal(fwrite(r, 1, L, f), L);
+    fclose(f);
+    free(r);
+    struct stat before;
+    assert_int_equal(stat(fn, &before), 0);
+    sheaf_recover_summary s;
+    assert_int_equal(sheaf_recover(fn, 0, NULL, NULL, &s), 0);
+    assert_true(s.lost >= 7);
+    struct stat after;
+    assert_int_equal(stat(fn, &after), 0);
+    assert_true(after.st_size < before.st_size + (1 << 20)); /* no block table for a million blocks */
+    int64_t want[NT] = {150, flushed_bytes(1, 0), flushed_bytes(2, 0)};
+    expect_tasks(fn, want);
+}
+
 static void test_umask(void **st)
 {
     (void)st;
@@ -261,7 +302,7 @@ int main(void)
         cmocka_unit_test(test_recover_flushed), cmocka_unit_test(test_damaged_record),
         cmocka_unit_test(test_truncated_data),  cmocka_unit_test(test_no_journal),
         cmocka_unit_test(test_stale_journal),   cmocka_unit_test(test_salvage_unclosed4),
-        cmocka_unit_test(test_umask),
+        cmocka_unit_test(test_umask),           cmocka_unit_test(test_hostile_block_count),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmtree(g_dir);

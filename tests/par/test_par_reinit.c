@@ -147,8 +147,47 @@ static void test_reinit(void)
     pt_rmtree(dir);
 }
 
+/* A flush after a reinit must land in a journal that exists: the reinit
+ * removes the old journal with the old data. */
+typedef struct jcfg { int aid; char fname[4200]; } jcfg;
+static void journal_task(tc_task *t)
+{
+    jcfg *c = t->arg;
+    pt_rank = t->grank;
+    int fn = 0, nf = 1, lr = t->grank, ls = t->gsize;
+    sion_int64 chunk = 1000;
+    sion_int32 fsblk = 4096;
+    FILE *fp = NULL;
+    int sid = sion_generic_paropen(c->aid, c->fname, "bw", &chunk, &fsblk, t->world, t->grank, t->gsize, &fn, &nf, &lr,
+                                   &ls, &fp, NULL);
+    if (!CHECK(sid >= 0, "open: %s", sheaf_last_error()))
+        return;
+    char b[300] = {1};
+    char j[4300];
+    snprintf(j, sizeof j, "%s.sheafj", c->fname);
+    CHECK(sion_fwrite(b, 1, sizeof b, sid) == sizeof b && sion_flush(sid) == SION_SUCCESS, "write + flush");
+    CHECK(sion_generic_parreinit(sid, 2000) == SION_SUCCESS, "reinit: %s", sheaf_last_error());
+    CHECK(sion_fwrite(b, 1, sizeof b, sid) == sizeof b && sion_flush(sid) == SION_SUCCESS, "write + flush");
+    tc_sync(t);
+    CHECK(pt_exists(j) && pt_fsize(j) > 0, "no journal after a flush that followed a reinit");
+    tc_sync(t);
+    CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "close: %s", sheaf_last_error());
+    CHECK(!pt_exists(j), "journal left after a clean close");
+}
+
+static void test_journal_after_reinit(void)
+{
+    const char *dir = pt_mkdtemp();
+    jcfg c;
+    c.aid = tc_create_api("reinit-journal");
+    snprintf(c.fname, sizeof c.fname, "%s/rj.sion", dir);
+    tc_run(3, journal_task, &c);
+    sion_generic_free_api(c.aid);
+    pt_rmtree(dir);
+}
+
 int main(int argc, char **argv)
 {
-    static const pt_test tests[] = {{"parreinit", test_reinit}};
-    return pt_main(tests, 1, argc, argv);
+    static const pt_test tests[] = {{"parreinit", test_reinit}, {"journal_after_reinit", test_journal_after_reinit}};
+    return pt_main(tests, 2, argc, argv);
 }
