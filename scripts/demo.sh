@@ -55,7 +55,13 @@ if [ -x "$ckpt" ] && command -v mpiexec >/dev/null 2>&1; then
         "$sheaf" verify "$work/ckpt/state.sion" | sed 's/^/   /' || status=1
     fi
     echo
-    echo "== C. task-local files packed into a container and back"
+    echo "== C. a crash before the close: sion_flush made the data durable, sheaf recover brings it back"
+    "$SHEAF_ROOT/examples/checkpoint/crash_restart.sh" "$ckpt" "$sheaf" "$work/crash" 4 || {
+        echo "   FAIL: crash/recover/restart"
+        status=1
+    }
+    echo
+    echo "== D. task-local files packed into a container and back"
 else
     echo "   (MPI not available: skipping the checkpoint/restart part)"
 fi
