@@ -59,7 +59,7 @@ static int64_t auto_capacity(int32_t ntasks, int64_t sum, int64_t bs)
 }
 
 int core_coll_layout(const char *name, int32_t ntasks, int64_t *cs, int32_t fsblksize, int collsize, int merge,
-                     int write, int32_t *collector, int32_t *groupsize)
+                     int write, int32_t *collector, int32_t *groupsize, int64_t *span)
 {
     if (ntasks < 1 || fsblksize < 1)
         return core_fail(SHEAF_E_ARG, "%s: collective layout for %d tasks, block size %d", name, ntasks, fsblksize);
@@ -93,6 +93,11 @@ int core_coll_layout(const char *name, int32_t ntasks, int64_t *cs, int32_t fsbl
         } else if (write) {
             cs[last - 1] += round_up(gsum, fsblksize) - gsum;
         }
+        int64_t g = 0; /* the group's chunk bytes as laid out */
+        for (int32_t t = first; span && t < last; t++)
+            g += cs[t];
+        for (int32_t t = first; span && t < last; t++)
+            span[t] = g;
         first = last;
     }
     return 0;

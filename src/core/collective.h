@@ -28,10 +28,11 @@ int core_coll_wanted(const core_mode *mode, int32_t ntasks, int *collsize);
  * collector, at most ceil(sum/fsblksize) collectors, capped at 32/16/8/8/8/4
  * for >= 512/256/128/64/32/16 tasks (as SIONlib). chunksizes (in: requested
  * or stored; out, write only: the layout to store). collector[t] gets the
- * index of t's collector, groupsize[t] the size of t's group. Fails only on
- * invalid arguments (message names `name`). */
+ * index of t's collector, groupsize[t] the size of t's group, span[t] (if
+ * span is not NULL) the chunk bytes of t's group in one block row (after
+ * the layout). Fails only on invalid arguments (message names `name`). */
 int core_coll_layout(const char *name, int32_t ntasks, int64_t *chunksizes, int32_t fsblksize, int collsize,
-                     int merge, int write, int32_t *collector, int32_t *groupsize);
+                     int merge, int write, int32_t *collector, int32_t *groupsize, int64_t *span);
 
 /* Sender bookkeeping for a write of n bytes (data, for the block checksum)
  * done by the collector: like core_write without the I/O. The bytes must fit

@@ -17,15 +17,20 @@ static int file_src_pread(void *ctx, void *buf, size_t n, int64_t off)
     return core_file_pread(ctx, buf, n, off);
 }
 
+int core_src_from_file(core_src *src, core_file *f)
+{
+    src->ctx = f;
+    src->name = f->name;
+    src->pread = file_src_pread;
+    return core_file_size(f, &src->size);
+}
+
 static int meta_from_file(core_pfile *pf, int require_closed)
 {
     core_src src;
-    int rc = core_file_size(&pf->f, &src.size);
+    int rc = core_src_from_file(&src, &pf->f);
     if (rc)
         return rc;
-    src.ctx = &pf->f;
-    src.name = pf->f.name;
-    src.pread = file_src_pread;
     rc = core_meta_read_header(&src, &pf->m, require_closed);
     if (!rc && pf->m.start_of_varheader != 0)
         rc = core_meta_read_blocks(&src, &pf->m);

@@ -120,6 +120,9 @@ int core_meta_write_tail(core_file *f, core_meta *m, int serial);
  * malloc'd, NULL when out of memory. */
 char *core_member_name(const char *base, int32_t k);
 
+/* A metadata source (format.h) reading from an open file, its size taken now. */
+int core_src_from_file(core_src *src, core_file *f);
+
 /* Read the closed metadata of one physical file into c->files[0].m (c->files
  * allocated if needed; the file is closed again). */
 int core_read_member_meta(core_container *c, const char *path);

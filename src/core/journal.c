@@ -157,7 +157,6 @@ void core_journal_state_free(core_journal_state *st)
         free(st->bsize[t]);
     free(st->nblocks);
     free(st->bsize);
-    free(st->raw);
     memset(st, 0, sizeof *st);
 }
 
@@ -211,42 +210,26 @@ int core_journal_load(const char *path, int32_t ntasks, const int64_t *globalran
     char *j = core_journal_path(path);
     if (!j)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory", path);
-    int fd = open(j, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int rc = core_fail_errno(errno == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO, errno, "%s: no journal", j);
+    core_file f;
+    int rc = core_file_open(&f, j, 0, 1); /* a missing journal: SHEAF_E_NOTFOUND */
+    if (rc) {
         free(j);
         return rc;
     }
-    struct stat sb;
-    int rc = 0;
-    if (fstat(fd, &sb) != 0)
-        rc = core_fail_errno(SHEAF_E_IO, errno, "%s: cannot stat", j);
-    else if (sb.st_size > JOURNAL_MAX)
-        rc = core_fail(SHEAF_E_FORMAT, "%s: journal of %lld bytes is larger than 1 GiB", j, (long long)sb.st_size);
-    size_t n = rc ? 0 : (size_t)sb.st_size;
-    st->ntasks = ntasks;
-    st->raw = malloc(n ? n : 1);
-    st->nblocks = calloc((size_t)(ntasks > 0 ? ntasks : 1), sizeof *st->nblocks);
-    st->bsize = calloc((size_t)(ntasks > 0 ? ntasks : 1), sizeof *st->bsize);
-    if (!rc && (!st->raw || !st->nblocks || !st->bsize))
+    int64_t n = 0;
+    unsigned char *raw = NULL;
+    rc = core_file_size(&f, &n);
+    if (!rc && n > JOURNAL_MAX)
+        rc = core_fail(SHEAF_E_FORMAT, "%s: journal of %lld bytes is larger than 1 GiB", j, (long long)n);
+    if (!rc && !(raw = malloc((size_t)(n ? n : 1))))
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory reading the journal", j);
-    for (size_t got = 0; !rc && got < n;) {
-        ssize_t r = pread(fd, st->raw + got, n - got, (off_t)got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            rc = r < 0 ? core_fail_errno(SHEAF_E_IO, errno, "%s: read failed", j)
-                       : core_fail(SHEAF_E_IO, "%s: journal shrank while being read", j);
-            break;
-        }
-        got += (size_t)r;
-    }
-    close(fd);
+    if (!rc && n)
+        rc = core_file_pread(&f, raw, (size_t)n, 0);
+    core_file_close(&f);
     if (!rc)
-        rc = core_journal_parse(st->raw, n, ntasks, globalranks, st, j);
+        rc = core_journal_parse(raw, (size_t)n, ntasks, globalranks, st, j);
+    free(raw); /* everything kept is decoded */
     free(j);
-    free(st->raw); /* everything kept is decoded */
-    st->raw = NULL;
     if (rc)
         core_journal_state_free(st);
     return rc;

@@ -40,7 +40,6 @@ typedef struct core_journal_state {
     int64_t *nblocks;      /* [ntasks]; 0 = no record for the task */
     int64_t **bsize;       /* [ntasks] -> nblocks entries (malloc'd each) */
     int64_t records, damaged; /* valid records read, damaged/torn ones skipped */
-    unsigned char *raw;    /* the journal's bytes while loading */
 } core_journal_state;
 /* Read the journal of path for a file of ntasks tasks whose META1 lists
  * globalranks; records naming another global rank for a task are ignored.

@@ -40,33 +40,22 @@ static void say(rec_ctx *r, const char *fmt, ...)
     r->report(r->ctx, line);
 }
 
-static int src_pread(void *ctx, void *buf, size_t n, int64_t off) { return core_file_pread(ctx, buf, n, off); }
-
 /* Header of one physical file, closed or not. */
 static int read_header(core_file *f, core_meta *m)
 {
     memset(m, 0, sizeof *m);
     m->mapping_size = -1;
-    core_src src = {f, 0, f->name, src_pread};
-    int rc = core_file_size(f, &src.size);
+    core_src src;
+    int rc = core_src_from_file(&src, f);
     return rc ? rc : core_meta_read_header(&src, m, 0);
 }
 
 /* A closed file whose whole metadata (block table, mapping, checksums) reads back. */
 static int closed_intact(const char *path)
 {
-    core_file f;
-    if (core_file_open(&f, path, 0, 1))
-        return 0;
     core_meta m;
-    memset(&m, 0, sizeof m);
-    m.mapping_size = -1;
-    core_src src = {&f, 0, f.name, src_pread};
-    int rc = core_file_size(&f, &src.size);
-    if (!rc)
-        rc = core_meta_read(&src, &m);
+    int rc = core_meta_read_path(path, &m);
     core_meta_free(&m);
-    core_file_close(&f);
     return rc == 0;
 }
 

@@ -28,10 +28,10 @@
 #define PAR_COLL_BUF_MAX (16 * 1024 * 1024)
 
 int par_coll_plan(const par_api *api, const core_mode *md, core_mode *md_out, int32_t ls, int64_t *cs, int32_t fsb,
-                  int write, int32_t **collector, int32_t **groupsize, int grank, const char *fname)
+                  int write, par_coll_roles *roles, int grank, const char *fname)
 {
     *md_out = *md;
-    *collector = *groupsize = NULL;
+    memset(roles, 0, sizeof *roles);
     int collsize;
     if (!core_coll_wanted(md, ls, &collsize))
         return 0;
@@ -40,37 +40,39 @@ int par_coll_plan(const par_api *api, const core_mode *md, core_mode *md_out, in
                   "execute_and_scatter callbacks: sion_coll_* do individual I/O", fname, api->name);
         return 0;
     }
-    if (!(*collector = malloc((size_t)ls * sizeof **collector)) ||
-        !(*groupsize = malloc((size_t)ls * sizeof **groupsize))) {
-        free(*collector);
-        *collector = NULL;
-        return core_fail(SHEAF_E_NOMEM, "%s: out of memory planning collective I/O", fname);
-    }
-    int rc = core_coll_layout(fname, ls, cs, fsb, collsize, md->cmerge, write, *collector, *groupsize);
+    roles->collector = malloc((size_t)ls * sizeof *roles->collector);
+    roles->groupsize = malloc((size_t)ls * sizeof *roles->groupsize);
+    roles->span = malloc((size_t)ls * sizeof *roles->span);
+    int rc = !roles->collector || !roles->groupsize || !roles->span
+                 ? core_fail(SHEAF_E_NOMEM, "%s: out of memory planning collective I/O", fname)
+                 : core_coll_layout(fname, ls, cs, fsb, collsize, md->cmerge, write, roles->collector,
+                                    roles->groupsize, roles->span);
     if (rc) {
-        free(*collector);
-        free(*groupsize);
-        *collector = *groupsize = NULL;
+        par_coll_roles_free(roles);
         return rc;
     }
     md_out->packed = write;
     return 1;
 }
 
-void par_coll_fill(int64_t *e, int32_t t, const int32_t *collector, const int32_t *groupsize, const int64_t *cs,
-                   const int64_t *starts, int merge)
+void par_coll_roles_free(par_coll_roles *roles)
 {
-    if (!collector) {
+    free(roles->collector);
+    free(roles->groupsize);
+    free(roles->span);
+    memset(roles, 0, sizeof *roles);
+}
+
+void par_coll_fill(int64_t *e, int32_t t, const par_coll_roles *roles, const int64_t *starts, int merge)
+{
+    if (!roles || !roles->collector) {
         e[0] = -1; e[1] = 1; e[2] = 0; e[3] = 0; e[4] = 0;
         return;
     }
-    int32_t c = collector[t];
-    int64_t span = 0;
-    for (int32_t i = c; i < c + groupsize[t]; i++)
-        span += cs[i];
+    int32_t c = roles->collector[t];
     e[0] = c;
-    e[1] = groupsize[t];
-    e[2] = span;
+    e[1] = roles->groupsize[t];
+    e[2] = roles->span[t];
     e[3] = starts[c];
     e[4] = merge;
 }
@@ -134,6 +136,14 @@ static par_state *coll_state(int sid, core_container **cp)
     return c ? c->par : NULL;
 }
 
+/* A process callback's answer: keep the collector's first failure, -1/0 for the layer. */
+static int coll_result(par_state *p, int rc)
+{
+    if (rc && !p->coll_rc)
+        p->coll_rc = rc;
+    return rc ? -1 : 0;
+}
+
 static int process_write(const void *data, sion_int64 *spec, int sid)
 {
     core_container *c;
@@ -145,18 +155,14 @@ static int process_write(const void *data, sion_int64 *spec, int sid)
         rc = coll_flush(c, p);
         if (!rc)
             rc = core_file_flush(coll_file(c));
-        if (rc && !p->coll_rc)
-            p->coll_rc = rc;
-        return rc ? -1 : 0;
+        return coll_result(p, rc);
     }
     if (!spec_ok(c, p, spec[0], spec[1]))
         rc = core_fail(SHEAF_E_ARG, "%s: collector was asked to write %lld bytes at offset %lld, outside its "
                        "group's chunks", c->name, (long long)spec[1], (long long)spec[0]);
     else
         rc = coll_put(c, p, data, spec[0], spec[1]);
-    if (rc && !p->coll_rc)
-        p->coll_rc = rc;
-    return rc ? -1 : 0;
+    return coll_result(p, rc);
 }
 
 static int process_merge(const void *data, sion_int64 *spec, int sid)
@@ -168,9 +174,7 @@ static int process_merge(const void *data, sion_int64 *spec, int sid)
     if (spec[1] <= 0)
         return 0;
     int rc = core_write(c, data, (uint64_t)spec[1]);
-    if (rc && !p->coll_rc)
-        p->coll_rc = rc;
-    return rc ? -1 : 0;
+    return coll_result(p, rc);
 }
 
 static int process_read(void *data, sion_int64 *spec, int sid)
@@ -187,9 +191,7 @@ static int process_read(void *data, sion_int64 *spec, int sid)
                        "group's chunks", c->name, (long long)spec[1], (long long)spec[0]);
     else
         rc = core_file_pread(coll_file(c), data, (size_t)spec[1], spec[0]);
-    if (rc && !p->coll_rc)
-        p->coll_rc = rc;
-    return rc ? -1 : 0;
+    return coll_result(p, rc);
 }
 
 /* ---- the calls ----------------------------------------------------------- */

@@ -167,12 +167,12 @@ static int export_and_register(core_container *c, par_state *p, const char *path
 }
 
 /* Master of a write open or reinit: decide coalescing (which may repack cs),
- * then create the file. *col / *gs receive the roles (NULL: off). */
+ * then create the file. roles receives the coalescing roles (empty: off). */
 static int master_create(par_state *p, const char *path, const core_mode *md, int ls, int64_t *cs,
-                         const int64_t *gr, int32_t fsb, int32_t **col, int32_t **gs)
+                         const int64_t *gr, int32_t fsb, par_coll_roles *roles)
 {
     core_mode m2;
-    int on = par_coll_plan(&p->api, md, &m2, ls, cs, fsb, 1, col, gs, p->grank, p->fname);
+    int on = par_coll_plan(&p->api, md, &m2, ls, cs, fsb, 1, roles, p->grank, p->fname);
     if (on < 0)
         return on;
     int rc = core_par_create_file_at(path, p->fname, &m2, ls, cs, gr, fsb, p->filenumber, p->nfiles, &p->meta);
@@ -263,7 +263,7 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
     /* L1: chunk sizes to the master */
     int64_t req[2] = {rc ? 0 : *chunksize, grank}, *reqs = NULL, ldummy[LOCAL_LAYOUT];
     int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, -1, 1, 0, 0, 0, 0};
-    int32_t *col = NULL, *gs = NULL;
+    par_coll_roles roles = {NULL, NULL, NULL};
     int cbfail = 0, mrc = 0;
     char *path = par_member_path(api, fname, fn);
     if (!path && !rc)
@@ -289,7 +289,7 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
                 cs[t] = reqs[2 * t];
                 gr[t] = reqs[2 * t + 1];
             }
-            mrc = master_create(p, path, md, ls, cs, gr, fsb, &col, &gs);
+            mrc = master_create(p, path, md, ls, cs, gr, fsb, &roles);
         } else if (!mrc) {
             mrc = SHEAF_E_IO;
         }
@@ -301,12 +301,10 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
             e[1] = mrc ? 0 : p->meta.starts[t];
             e[2] = mrc ? 0 : p->meta.chunksizes[t];
             e[3] = mrc ? 0 : p->meta.globalskip;
-            par_coll_fill(e + 4, t, mrc ? NULL : col, gs, mrc ? NULL : p->meta.chunksizes,
-                          mrc ? NULL : p->meta.starts, md->cmerge);
+            par_coll_fill(e + 4, t, mrc ? NULL : &roles, mrc ? NULL : p->meta.starts, md->cmerge);
             e[LOCAL_CK] = md->checksum;
         }
-        free(col);
-        free(gs);
+        par_coll_roles_free(&roles);
     }
     free(reqs);
     /* L2: the layout back (the file exists once this arrives) */
@@ -464,7 +462,7 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
 
     /* master: its file's metadata -> L1 layout, L2 block tables */
     int64_t *lay = NULL, mylay[READ_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, 0, 0, 0, 0, -1, 1, 0, 0, 0, 0}, ldummy[READ_LAYOUT];
-    int32_t *col = NULL, *gs = NULL;
+    par_coll_roles roles = {NULL, NULL, NULL};
     int64_t *flat = NULL;
     int *counts = NULL;
     int mrc = 0, cbfail = 0;
@@ -498,7 +496,7 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
         /* older formats cannot be read collectively (SIONlib); checksummed files are read
          * individually, each task verifying its own blocks */
         if (!mrc && m.format >= 4 && !m.crcs) {
-            int on = par_coll_plan(api, md, &m2, ls, m.chunksizes, (int32_t)m.fsblksize, 0, &col, &gs, grank, fname);
+            int on = par_coll_plan(api, md, &m2, ls, m.chunksizes, (int32_t)m.fsblksize, 0, &roles, grank, fname);
             if (on < 0)
                 mrc = on;
         }
@@ -516,7 +514,7 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
             e[5] = m.blockcount[t];
             e[6] = kv ? kv : SION_KEYVAL_NONE;
             e[7] = m.data_big;
-            par_coll_fill(e + 8, t, col, gs, m.chunksizes, m.starts, md->cmerge);
+            par_coll_fill(e + 8, t, &roles, m.starts, md->cmerge);
             e[READ_CK] = m.crcs != NULL;
             counts[t] = (int)m.blockcount[t] * (m.crcs ? 2 : 1);
             for (int64_t b = 0; b < m.blockcount[t]; b++)
@@ -526,8 +524,7 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
             ck += m.blockcount[t];
         }
     }
-    free(col);
-    free(gs);
+    par_coll_roles_free(&roles);
     if (api->scatter(mylay, lay ? lay : ldummy, lcomm, _SION_INT64, READ_LAYOUT, 0))
         cbfail = 1;
     free(lay);
@@ -919,7 +916,7 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
                        p->grank);
     int64_t req[3] = {rc ? 0 : chunksize, p->grank, rc}, *reqs = NULL, dummy[LOCAL_LAYOUT];
     int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, -1, 1, 0, 0, 0, 0};
-    int32_t *col = NULL, *gs = NULL;
+    par_coll_roles roles = {NULL, NULL, NULL};
     int mrc = 0, cbfail = 0;
     if (p->lrank == 0) {
         reqs = malloc((size_t)p->lsize * sizeof req);
@@ -946,7 +943,7 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
             char *path = par_member_path(api, p->fname, p->filenumber);
             core_meta_free(&p->meta);
             p->have_meta = 0;
-            mrc = path ? master_create(p, path, &p->mode, p->lsize, cs, gr, p->fsblksize, &col, &gs) : SHEAF_E_NOMEM;
+            mrc = path ? master_create(p, path, &p->mode, p->lsize, cs, gr, p->fsblksize, &roles) : SHEAF_E_NOMEM;
             free(path);
         }
         for (int t = 0; t < p->lsize; t++) {
@@ -955,13 +952,11 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
             e[1] = mrc ? 0 : p->meta.starts[t];
             e[2] = mrc ? 0 : p->meta.chunksizes[t];
             e[3] = mrc ? 0 : p->meta.globalskip;
-            par_coll_fill(e + 4, t, mrc ? NULL : col, gs, mrc ? NULL : p->meta.chunksizes,
-                          mrc ? NULL : p->meta.starts, p->mode.cmerge);
+            par_coll_fill(e + 4, t, mrc ? NULL : &roles, mrc ? NULL : p->meta.starts, p->mode.cmerge);
         }
         free(cs);
         free(gr);
-        free(col);
-        free(gs);
+        par_coll_roles_free(&roles);
     }
     free(reqs);
     if (api->scatter(mylay, lay ? lay : dummy, p->lcomm, _SION_INT64, LOCAL_LAYOUT, 0))

@@ -67,17 +67,23 @@ int par_buddy_flush(core_container *c);
 
 /* ---- coalescing I/O (coll.c) ---- */
 #define PAR_COLL_FIELDS 5   /* per-task layout entries: collector, group size, group span, collector start, merge */
+/* The roles a file's master decides (coalescing off: all NULL). */
+typedef struct par_coll_roles {
+    int32_t *collector;     /* [ls] local rank of each task's collector */
+    int32_t *groupsize;     /* [ls] tasks in its group */
+    int64_t *span;          /* [ls] chunk bytes of its group in one block row */
+} par_coll_roles;
 /* Master of a file: decide whether its ls tasks use coalescing I/O (mode,
  * environment, and the API having gather_and_execute + execute_and_scatter;
  * a warning when asked for but not possible). When on: in write mode cs[]
- * becomes the packed layout and md_out->packed is set; out (ls *
- * PAR_COLL_FIELDS, malloc'd, the caller frees) gets each task's entries
- * after par_coll_fill() once starts are known. Returns 1 on, 0 off, < 0 error. */
+ * becomes the packed layout and md_out->packed is set; roles are filled
+ * (release with par_coll_roles_free). Returns 1 on, 0 off, < 0 error. */
 int par_coll_plan(const par_api *api, const core_mode *md, core_mode *md_out, int32_t ls, int64_t *cs, int32_t fsb,
-                  int write, int32_t **collector, int32_t **groupsize, int grank, const char *fname);
-/* Fill the PAR_COLL_FIELDS entries of task t (collector NULL: coalescing off). */
-void par_coll_fill(int64_t *e, int32_t t, const int32_t *collector, const int32_t *groupsize, const int64_t *cs,
-                   const int64_t *starts, int merge);
+                  int write, par_coll_roles *roles, int grank, const char *fname);
+void par_coll_roles_free(par_coll_roles *roles);
+/* Fill the PAR_COLL_FIELDS layout entries of task t (roles NULL or empty:
+ * coalescing off; starts: the file's chunk starts). */
+void par_coll_fill(int64_t *e, int32_t t, const par_coll_roles *roles, const int64_t *starts, int merge);
 /* Task: take its entries from the scattered layout. */
 void par_coll_set(par_state *p, const int64_t *e);
 /* Piece size of sheaf's own gather_and_execute / execute_and_scatter

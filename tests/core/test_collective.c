@@ -25,14 +25,14 @@ static void test_auto_small_one_group(void **st)
 {
     (void)st;
     fill(16, 256); /* 16 x 256 B = one block: one collector, no padding */
-    assert_int_equal(core_coll_layout("t", 16, cs, 4096, -1, 0, 1, col, gs), 0);
+    assert_int_equal(core_coll_layout("t", 16, cs, 4096, -1, 0, 1, col, gs, NULL), 0);
     for (int i = 0; i < 16; i++) {
         assert_int_equal(col[i], 0);
         assert_int_equal(gs[i], 16);
         assert_int_equal(cs[i], 256);
     }
     fill(16, 300); /* 4800 B: two collectors of ~one block each, every group block-aligned */
-    assert_int_equal(core_coll_layout("t", 16, cs, 4096, -1, 0, 1, col, gs), 0);
+    assert_int_equal(core_coll_layout("t", 16, cs, 4096, -1, 0, 1, col, gs, NULL), 0);
     int64_t sum = 0;
     for (int i = 0; i < 16; i++) {
         sum += cs[i];
@@ -47,14 +47,14 @@ static void test_auto_caps(void **st)
 {
     (void)st;
     fill(16, 65536); /* 1 MiB over 16 tasks: capped at 4 collectors -> groups of 4 */
-    assert_int_equal(core_coll_layout("t", 16, cs, 4096, -1, 0, 1, col, gs), 0);
+    assert_int_equal(core_coll_layout("t", 16, cs, 4096, -1, 0, 1, col, gs, NULL), 0);
     for (int i = 0; i < 16; i++) {
         assert_int_equal(col[i], i / 4 * 4);
         assert_int_equal(gs[i], 4);
         assert_int_equal(cs[i], 65536);
     }
     fill(512, 1 << 20); /* 512 tasks: at most 32 collectors */
-    assert_int_equal(core_coll_layout("t", 512, cs, 4096, -1, 0, 1, col, gs), 0);
+    assert_int_equal(core_coll_layout("t", 512, cs, 4096, -1, 0, 1, col, gs, NULL), 0);
     int ncoll = 0;
     for (int i = 0; i < 512; i++)
         ncoll += col[i] == i;
@@ -65,14 +65,17 @@ static void test_fixed_and_padding(void **st)
 {
     (void)st;
     fill(8, 700); /* collsize 4: groups 0-3, 4-7; last of each padded to 4096 */
-    assert_int_equal(core_coll_layout("t", 8, cs, 4096, 4, 0, 1, col, gs), 0);
+    int64_t span[8];
+    assert_int_equal(core_coll_layout("t", 8, cs, 4096, 4, 0, 1, col, gs, span), 0);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(span[i], 4096);
     for (int i = 0; i < 8; i++) {
         assert_int_equal(col[i], i / 4 * 4);
         assert_int_equal(gs[i], 4);
         assert_int_equal(cs[i], i % 4 == 3 ? 4096 - 3 * 700 : 700);
     }
     fill(5, 100); /* last group smaller; read mode keeps stored sizes */
-    assert_int_equal(core_coll_layout("t", 5, cs, 4096, 2, 0, 0, col, gs), 0);
+    assert_int_equal(core_coll_layout("t", 5, cs, 4096, 2, 0, 0, col, gs, NULL), 0);
     assert_int_equal(col[4], 4);
     assert_int_equal(gs[4], 1);
     for (int i = 0; i < 5; i++)
@@ -83,13 +86,13 @@ static void test_merge(void **st)
 {
     (void)st;
     fill(4, 1000); /* merge: the collector's chunk holds the group, senders keep aligned chunks */
-    assert_int_equal(core_coll_layout("t", 4, cs, 4096, 2, 1, 1, col, gs), 0);
+    assert_int_equal(core_coll_layout("t", 4, cs, 4096, 2, 1, 1, col, gs, NULL), 0);
     assert_int_equal(cs[0], 4096);
     assert_int_equal(cs[1], 4096);
     assert_int_equal(cs[2], 4096);
     assert_int_equal(cs[3], 4096);
     fill(2, 3000);
-    assert_int_equal(core_coll_layout("t", 2, cs, 4096, 2, 1, 1, col, gs), 0);
+    assert_int_equal(core_coll_layout("t", 2, cs, 4096, 2, 1, 1, col, gs, NULL), 0);
     assert_int_equal(cs[0], 8192);
 }
 
@@ -125,12 +128,12 @@ static void test_bad(void **st)
 {
     (void)st;
     fill(2, 10);
-    assert_int_equal(core_coll_layout("t", 0, cs, 4096, -1, 0, 1, col, gs), SHEAF_E_ARG);
-    assert_int_equal(core_coll_layout("t", 2, cs, 0, -1, 0, 1, col, gs), SHEAF_E_ARG);
+    assert_int_equal(core_coll_layout("t", 0, cs, 4096, -1, 0, 1, col, gs, NULL), SHEAF_E_ARG);
+    assert_int_equal(core_coll_layout("t", 2, cs, 0, -1, 0, 1, col, gs, NULL), SHEAF_E_ARG);
     cs[1] = -5;
-    assert_int_equal(core_coll_layout("t", 2, cs, 4096, -1, 0, 1, col, gs), SHEAF_E_ARG);
+    assert_int_equal(core_coll_layout("t", 2, cs, 4096, -1, 0, 1, col, gs, NULL), SHEAF_E_ARG);
     cs[1] = INT64_MAX / 2;
-    assert_int_equal(core_coll_layout("t", 2, cs, 4096, -1, 0, 1, col, gs), SHEAF_E_ARG);
+    assert_int_equal(core_coll_layout("t", 2, cs, 4096, -1, 0, 1, col, gs, NULL), SHEAF_E_ARG);
 }
 
 int main(void)
