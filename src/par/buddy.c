@@ -1,7 +1,8 @@
 /* buddy.c - buddy checkpointing (mode key "buddy" or "buddy=N", N <= 9).
  *
  * A write open in buddy mode opens, next to the container, N more
- * containers named "<name>_BUDDY_01" ... (SIONlib's names; multi-file sets
+ * containers named "<name>_BUDDY_00" ... "<name>_BUDDY_<N-1>" (SIONlib's names,
+ * sion_generic_buddy.c numbers the copies from 0; multi-file sets
  * add the usual .%06d suffixes) with the same tasks, chunk sizes and file
  * split, and every byte written with sion_fwrite / sion_coll_fwrite (and
  * every sion_flush) goes to all of them; the close and reinit handle them
@@ -28,7 +29,7 @@ char *par_buddy_name(const char *fname, int level)
     size_t n = strlen(fname) + 16;
     char *b = malloc(n);
     if (b)
-        snprintf(b, n, "%s_BUDDY_%02d", fname, level);
+        snprintf(b, n, "%s_BUDDY_%02d", fname, level - 1); /* copy 1 is _BUDDY_00, as in SIONlib */
     return b;
 }
 

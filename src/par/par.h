@@ -59,7 +59,8 @@ typedef struct par_state {
 
 /* ---- buddy checkpointing (buddy.c) ---- */
 #define PAR_BUDDY_MAX 9
-/* "<fname>_BUDDY_<level, 2 digits>", malloc'd (NULL: out of memory). */
+/* Name of buddy copy `level` (1..N): "<fname>_BUDDY_<level-1, 2 digits>", as SIONlib numbers
+ * its copies from _BUDDY_00; malloc'd (NULL: out of memory). */
 char *par_buddy_name(const char *fname, int level);
 /* Copy n bytes just written to c into its buddy copies / flush them. */
 int par_buddy_write(core_container *c, const void *data, uint64_t n);

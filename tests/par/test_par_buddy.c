@@ -1,6 +1,7 @@
 /* test_par_buddy.c - buddy checkpointing through the generic API (one thread
  * per task): "bw,buddy" / "bw,buddy=2" writes the container and its copies
- * (<name>_BUDDY_01, _02, same split); deleting one physical file of the
+ * (<name>_BUDDY_00, _01: SIONlib numbers its copies from 00; same split);
+ * deleting one physical file of the
  * container (file 0 or a later member), or damaging its metadata, makes a
  * "br,buddy" open read the first intact copy with every byte right, while a
  * plain "br" open fails; with the container and copy 1 gone, copy 2 is read;
@@ -100,11 +101,13 @@ static void run_case(int P, int nf, int levels, int coll, int victim)
     cfg c = {aid, nf, levels, coll, ""};
     snprintf(c.fname, sizeof c.fname, "%s/ckpt.sion", dir);
     tc_run(P, wtask, &c);
-    char f[4300], b1[4300], b2[4300];
-    snprintf(b1, sizeof b1, "%s_BUDDY_01", c.fname);
-    snprintf(b2, sizeof b2, "%s_BUDDY_02", c.fname);
+    char f[4300], b1[4300], b2[4300], b3[4300];
+    snprintf(b1, sizeof b1, "%s_BUDDY_00", c.fname); /* copy 1: SIONlib's first name */
+    snprintf(b2, sizeof b2, "%s_BUDDY_01", c.fname);
+    snprintf(b3, sizeof b3, "%s_BUDDY_02", c.fname);
     CHECK(pt_exists(b1), "no buddy copy %s", b1);
     CHECK((levels >= 2) == pt_exists(b2), "buddy copy 2 %s", levels >= 2 ? "missing" : "unexpected");
+    CHECK(!pt_exists(b3), "unexpected buddy copy %s", b3);
     rcfg ok = {&c, "br", 1};
     tc_run(P, rtask, &ok); /* intact: the container itself */
     member(f, sizeof f, c.fname, victim);
