@@ -182,7 +182,9 @@ int sion_fread_key_iterator_next(int sid, uint64_t *key, size_t *size);
  *                  posinentry = offset in it (0..length);
  *   SION_CURRENT_BLOCK: the key's current record; posinentry an offset in it
  *                  or SION_CURRENT_POS (no move; SION_CURRENT_POS is allowed
- *                  only with SION_CURRENT_BLOCK);
+ *                  only with SION_CURRENT_BLOCK). As in SIONlib, a record
+ *                  read to its end is no longer current: the key's next
+ *                  record is (fails after the key's last record);
  *   SION_ABSOLUTE_POS: posinentry counts over all records of the key
  *                  (0..total bytes of the key).
  * SION_SUCCESS, or SION_NOT_SUCCESS (key absent, entry or position out of

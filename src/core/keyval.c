@@ -437,6 +437,23 @@ int core_kv_seek(core_container *c, uint64_t key, int64_t entry, int64_t pos)
         if (k < 0 || kt->keys[k].n == 0)
             return core_fail(SHEAF_E_ARG, "%s: task %d has no record with key %llu", fn, c->cur, (unsigned long long)key);
         kv_key *ke = &kt->keys[k];
+        /* a record read to its end is no longer the current one: as in
+         * SIONlib's key manager, the key's next record is (found by scanning
+         * on if needed); after the key's last record there is none */
+        while (ke->ri < ke->n && ke->pos >= kt->recs[ke->recs[ke->ri]].len) {
+            if (ke->ri + 1 >= ke->n) {
+                k = scan_for(c, kt, key, ke->n, &rc);
+                if (rc)
+                    return rc;
+                ke = &kt->keys[k];
+                if (ke->ri + 1 >= ke->n)
+                    return core_fail(SHEAF_E_ARG, "%s: task %d: all %lld records of key %llu have been read, there "
+                                     "is no current record to seek in", fn, c->cur, (long long)ke->n,
+                                     (unsigned long long)key);
+            }
+            ke->ri++;
+            ke->pos = 0;
+        }
         if (pos == SION_CURRENT_POS)
             return 0;
         int64_t ri = ke->ri < ke->n ? ke->ri : ke->n - 1;

@@ -199,7 +199,9 @@ static void test_vector_seek_key(void **st)
         assert_int_equal((int64_t)n, rec_len(t, 2, 2) - 5);
         for (size_t i = 0; i < n; i++)
             assert_int_equal(buf[i], tu_pat(kpat_t(3, t), before + 5 + (int64_t)i));
-        /* current block: back to offset 7 of the same record */
+        /* current block: record 2 was read to its end, so (as in SIONlib) the
+         * current record is the key's next one: offset 7 of record 3 */
+        before += rec_len(t, 2, 2);
         assert_int_equal(sion_seek_key(sid, 3, SION_CURRENT_BLOCK, 7), SION_SUCCESS);
         assert_int_equal(sion_fread_key(buf, 3, 1, 3, sid), 3);
         for (int i = 0; i < 3; i++)
