@@ -1,7 +1,12 @@
 /* sion_common.h - calls shared by every kind of open (serial, and later parallel).
  *
  * A container ("SION file set") holds the logical files of N tasks. An open
- * returns a small integer id, the sid (>= 0). Each task's data is a stream
+ * returns a small integer id, the sid (>= 0). Sids are numbered as SIONlib
+ * numbers them (the first serial open of a process gets 0; an MPI program's
+ * first sid is 1, as the MPI layer's generic API id takes 0; a serial open of
+ * an n-file set uses n+1 numbers), except that a number is never given out
+ * twice: after its close a sid is invalid for good (calls on it fail with a
+ * message saying it was closed), where SIONlib may hand it to a later open. Each task's data is a stream
  * stored in one or more *blocks*; block b of task t lives at
  * start[t] + b*globalskip in its physical file and holds at most chunksize[t]
  * bytes. Unlike SIONlib 1.7, sheaf lets one sion_fwrite or sion_fread span

@@ -1,57 +1,128 @@
-/* registry.c - growable sid table guarded by a mutex. */
+/* registry.c - the table of ids (sids and generic API ids), guarded by a mutex.
+ *
+ * Ids are handed out in increasing order from one counter, starting at 0, and
+ * a number is never handed out twice: SIONlib 1.7 also takes sids and the ids
+ * of sion_generic_create_api from one table and hands out fresh numbers in
+ * increasing order (so the first serial sid is 0 and the first sid of an MPI
+ * program is 1, after the MPI layer's API id 0), but it reuses the numbers of
+ * closed sids, so that a stale sid silently aliases a newer open. Here a
+ * closed id stays invalid: calls on it fail with a message saying so.
+ *
+ * The open entries live in an array sorted by id (new ids are always the
+ * largest, so they are appended); a look-up is a binary search. */
 #include "registry.h"
 #include "../core/error.h"
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int id;
+    int kind;
+    void *obj;
+} api_entry;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static core_container **g_tab;
-static int g_cap;
+static api_entry *g_tab;   /* sorted by id */
+static int g_n, g_cap;
+static int g_next;         /* next id to hand out */
 
-int api_register(core_container *c)
+/* Index of id in g_tab, or -1. Called with g_lock held. */
+static int find(int id)
+{
+    int lo = 0, hi = g_n - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (g_tab[mid].id == id)
+            return mid;
+        if (g_tab[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+int api_register_kind(int kind, void *obj)
 {
     pthread_mutex_lock(&g_lock);
-    int sid = -1;
-    for (int i = 0; i < g_cap; i++)
-        if (!g_tab[i]) { sid = i; break; }
-    if (sid < 0) {
+    if (g_next == INT_MAX) {
+        pthread_mutex_unlock(&g_lock);
+        return core_fail(SHEAF_E_NOMEM, "no sid left: %d ids have been handed out in this process", INT_MAX);
+    }
+    if (g_n == g_cap) {
         int ncap = g_cap ? 2 * g_cap : 16;
-        core_container **nt = realloc(g_tab, (size_t)ncap * sizeof *nt);
+        api_entry *nt = realloc(g_tab, (size_t)ncap * sizeof *nt);
         if (!nt) {
             pthread_mutex_unlock(&g_lock);
             return core_fail(SHEAF_E_NOMEM, "out of memory registering an open container");
         }
-        for (int i = g_cap; i < ncap; i++)
-            nt[i] = NULL;
-        sid = g_cap;
         g_tab = nt;
         g_cap = ncap;
     }
-    g_tab[sid] = c;
+    int id = g_next++;
+    g_tab[g_n++] = (api_entry){id, kind, obj};
     pthread_mutex_unlock(&g_lock);
-    return sid;
+    return id;
 }
 
-core_container *api_lookup(int sid, const char *call)
+int api_register(core_container *c) { return api_register_kind(API_KIND_SID, c); }
+
+void api_skip_ids(int n)
 {
-    core_container *c = NULL;
     pthread_mutex_lock(&g_lock);
-    if (sid >= 0 && sid < g_cap)
-        c = g_tab[sid];
+    g_next = n > 0 && g_next > INT_MAX - n ? INT_MAX : g_next + (n > 0 ? n : 0);
     pthread_mutex_unlock(&g_lock);
-    if (!c)
-        core_fail(SHEAF_E_ARG, "%s: invalid sid %d (not an open container)", call, sid);
-    return c;
 }
 
-core_container *api_release(int sid)
+/* The object of id if it is open and of this kind; else NULL and why in *why
+ * (0 never handed out, 1 closed, 2 of another kind). */
+static void *get(int id, int kind, int *why)
 {
-    core_container *c = NULL;
+    void *obj = NULL;
     pthread_mutex_lock(&g_lock);
-    if (sid >= 0 && sid < g_cap) {
-        c = g_tab[sid];
-        g_tab[sid] = NULL;
+    int i = find(id);
+    if (i >= 0 && g_tab[i].kind == kind)
+        obj = g_tab[i].obj;
+    *why = i >= 0 ? 2 : (id >= 0 && id < g_next) ? 1 : 0;
+    pthread_mutex_unlock(&g_lock);
+    return obj;
+}
+
+void *api_lookup_kind(int id, int kind, const char *call)
+{
+    int why;
+    void *obj = get(id, kind, &why);
+    if (obj)
+        return obj;
+    const char *what = kind == API_KIND_SID ? "sid" : "api id";
+    if (why == 1)
+        core_fail(SHEAF_E_ARG, "%s: invalid %s %d: it was closed (a closed %s is never valid again)", call, what, id,
+                  what);
+    else if (why == 2)
+        core_fail(SHEAF_E_ARG, "%s: invalid %s %d: it is %s", call, what, id,
+                  kind == API_KIND_SID ? "a generic api id, not a sid" : "a sid, not a generic api id");
+    else
+        core_fail(SHEAF_E_ARG, "%s: invalid %s %d (not an open %s)", call, what, id,
+                  kind == API_KIND_SID ? "container" : "generic api");
+    return NULL;
+}
+
+core_container *api_lookup(int sid, const char *call) { return api_lookup_kind(sid, API_KIND_SID, call); }
+
+void *api_release_kind(int id, int kind)
+{
+    void *obj = NULL;
+    pthread_mutex_lock(&g_lock);
+    int i = find(id);
+    if (i >= 0 && g_tab[i].kind == kind) {
+        obj = g_tab[i].obj;
+        memmove(&g_tab[i], &g_tab[i + 1], (size_t)(g_n - i - 1) * sizeof *g_tab);
+        g_n--;
     }
     pthread_mutex_unlock(&g_lock);
-    return c;
+    return obj;
 }
+
+core_container *api_release(int sid) { return api_release_kind(sid, API_KIND_SID); }

@@ -6,10 +6,23 @@
 #include "../core/container.h"
 #include "../core/error.h"
 
-/* Store c, return its sid (>= 0) or SHEAF_E_NOMEM. */
+/* Kinds of objects that share the id space, as in SIONlib (sion_fd.c). */
+enum { API_KIND_SID = 1, API_KIND_GENERIC_API = 2 };
+
+/* Store c, return its sid (>= 0) or SHEAF_E_NOMEM. Ids increase from 0 and are
+ * never reused (registry.c). */
 int api_register(core_container *c);
-/* Look up a sid; NULL (with message "invalid sid N") if not open. */
+/* Look up a sid; NULL (with message "invalid sid N", saying whether it was
+ * closed) if it is not an open container. */
 core_container *api_lookup(int sid, const char *call);
+/* Use up n ids without an object: numbers SIONlib gives to internal handles
+ * (the per-file handles of a serial open of a multi-file set), so that the
+ * sids a program sees are SIONlib's. They are never valid. */
+void api_skip_ids(int n);
+/* The same for any kind of object (generic API objects: src/par/api.c). */
+int api_register_kind(int kind, void *obj);
+void *api_lookup_kind(int id, int kind, const char *call);
+void *api_release_kind(int id, int kind);
 /* Start of every sid-taking call: clear the thread's last error and bind
  * `core_container *c` to the sid, or report and return errval. */
 #define LOOKUP(sid, call, errval)                      \

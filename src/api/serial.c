@@ -99,11 +99,19 @@ int sion_open(char *fname, const char *file_mode, int *ntasks, int *nfiles, sion
     }
     if (fileptr)
         *fileptr = export_fp(c);
+    /* SIONlib numbers a serial open of a multi-file set as it builds it: a
+     * handle for file 0 first, then the set's own (returned), then one for
+     * each further file; sheaf uses up the same numbers */
+    int multi = !mode.write && c->nfiles > 1;
+    if (multi)
+        api_skip_ids(1);
     int sid = api_register(c);
     if (sid < 0) {
         core_close(c);
         return fail_id();
     }
+    if (multi)
+        api_skip_ids(c->nfiles - 1);
     return sid;
 }
 

@@ -1,6 +1,7 @@
 /* api.c - generic API objects: sion_generic_create_api, the register_*_cb
- * calls, and the lookup the parallel opens use. A mutex guards the table, so
- * API objects may be created and looked up from several threads. */
+ * calls, and the lookup the parallel opens use. API ids are taken from the
+ * sid table (src/api/registry.c), as SIONlib does; a mutex guards the objects,
+ * so they may be created and looked up from several threads. */
 #include "par.h"
 #include "../api/registry.h"
 #include "../core/error.h"
@@ -11,8 +12,6 @@
 #include <string.h>
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static par_api **g_apis;
-static int g_nap;
 
 int sion_generic_create_api(char *name)
 {
@@ -28,29 +27,15 @@ int sion_generic_create_api(char *name)
         core_report_error(-1);
         return -1;
     }
+    /* the id comes from the sid table, as in SIONlib: an MPI program's first sid is 1 */
     pthread_mutex_lock(&g_lock);
-    int aid = -1;
-    for (int i = 0; i < g_nap; i++)
-        if (!g_apis[i]) { aid = i; break; }
-    if (aid < 0) {
-        int ncap = g_nap ? 2 * g_nap : 8;
-        par_api **nt = realloc(g_apis, (size_t)ncap * sizeof *nt);
-        if (nt) {
-            for (int i = g_nap; i < ncap; i++)
-                nt[i] = NULL;
-            aid = g_nap;
-            g_apis = nt;
-            g_nap = ncap;
-        }
-    }
-    if (aid >= 0)
-        g_apis[aid] = a;
+    int aid = api_register_kind(API_KIND_GENERIC_API, a);
     pthread_mutex_unlock(&g_lock);
     if (aid < 0) {
         free(a->name);
         free(a);
-        core_fail(SHEAF_E_NOMEM, "sion_generic_create_api(%s): out of memory", name);
         core_report_error(-1);
+        return -1;
     }
     return aid;
 }
@@ -59,10 +44,7 @@ int sion_generic_free_api(int aid)
 {
     par_api *a = NULL;
     pthread_mutex_lock(&g_lock);
-    if (aid >= 0 && aid < g_nap) {
-        a = g_apis[aid];
-        g_apis[aid] = NULL;
-    }
+    a = api_release_kind(aid, API_KIND_GENERIC_API);
     pthread_mutex_unlock(&g_lock);
     if (!a) {
         core_fail(SHEAF_E_ARG, "sion_generic_free_api: unknown api id %d", aid);
@@ -79,14 +61,16 @@ int sion_generic_free_api(int aid)
     do {                                                                           \
         int ok = 0;                                                                \
         pthread_mutex_lock(&g_lock);                                               \
-        if (aid >= 0 && aid < g_nap && g_apis[aid] && cb) {                        \
-            g_apis[aid]->field = cb;                                               \
+        par_api *a_ = api_lookup_kind(aid, API_KIND_GENERIC_API, call);            \
+        if (a_ && cb) {                                                            \
+            a_->field = cb;                                                        \
             ok = 1;                                                                \
         }                                                                          \
         pthread_mutex_unlock(&g_lock);                                             \
         if (ok)                                                                    \
             return SION_SUCCESS;                                                   \
-        core_fail(SHEAF_E_ARG, "%s: %s", call, cb ? "unknown api id" : "no callback given"); \
+        if (!cb)                                                                   \
+            core_fail(SHEAF_E_ARG, "%s: no callback given", call);                 \
         core_report_error(-1);                                                     \
         return SION_NOT_SUCCESS;                                                   \
     } while (0)
@@ -120,14 +104,15 @@ int par_api_get(int aid, par_api *out, const char *fname)
 {
     int found = 0;
     pthread_mutex_lock(&g_lock);
-    if (aid >= 0 && aid < g_nap && g_apis[aid]) {
-        *out = *g_apis[aid];
+    par_api *a = api_lookup_kind(aid, API_KIND_GENERIC_API, fname);
+    if (a) {
+        *out = *a;
         out->name = NULL; /* not ours: the object may be freed while a sid is open */
         found = 1;
     }
     pthread_mutex_unlock(&g_lock);
     if (!found)
-        return core_fail(SHEAF_E_ARG, "%s: unknown generic api id %d", fname, aid);
+        return SHEAF_E_ARG; /* the look-up said why */
     const char *missing = !out->create_lcg ? "create_local_commgroup" : !out->free_lcg ? "free_local_commgroup"
                           : !out->barrier  ? "barrier" : !out->bcast ? "bcastr" : !out->gather ? "gatherr"
                           : !out->gatherv  ? "gathervr" : !out->scatter ? "scatterr" : !out->scatterv ? "scattervr"
