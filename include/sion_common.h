@@ -81,13 +81,20 @@ sion_int64 sion_bytes_avail_in_chunk(int sid);
  * SION_CURRENT_BLK, SION_ABSOLUTE_POS (posinblk counts over the task's whole
  * stream) or SION_END_POS (posinblk <= 0 from the end). posinblk: offset in the
  * block or SION_CURRENT_POS. In write mode only the rank may change (serial).
+ * Parallel (non-mapped) handles: rank must be SION_CURRENT_RANK or the task's
+ * rank in its physical file (as in SIONlib; in a one-file set that is its rank
+ * in the communicator); mapped handles take global ranks.
  * Returns SION_SUCCESS or SION_NOT_SUCCESS (out of range, misuse). */
 int sion_seek(int sid, int rank, int blocknr, sion_int64 posinblk);
 /* Same, and returns the FILE* of the physical file now in use (ansi mode). */
 int sion_seek_fp(int sid, int rank, int blocknr, sion_int64 posinblk, FILE **fileptr);
 
-/* Record the bytes written so far in the metadata kept in memory and flush the
- * stdio buffer. (No fsync; the on-disk metadata is written at close.) */
+/* Write mode: make the bytes written so far durable (fsync, journal: see
+ * sheaf.h / doc/reliability.md). Read mode: flush the stdio buffer.
+ * Returns SIONlib's value: SION_SUCCESS if the cursor is past the start of
+ * the current block, SION_NOT_SUCCESS without a message if it is at the start
+ * (nothing written in a new block yet; the flush is done all the same), and
+ * SION_NOT_SUCCESS with a message on an error or a bad sid. */
 int sion_flush(int sid);
 
 /* Absolute offset of the cursor in its physical file; SION_SIZE_NOT_VALID on error. */

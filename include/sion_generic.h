@@ -127,7 +127,9 @@ int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int6
 /* Collective close. Write: the masters write the block tables (and file 0 the
  * mapping), as SIONlib's parallel close does. Returns SION_SUCCESS on every
  * task, or SION_NOT_SUCCESS on every task when any task failed; the sid is
- * released either way. */
+ * released either way. A sid that is not an open parallel sid (e.g. a second
+ * close of the same sid) gives SION_ID_NOT_VALID (-1) at once, locally, with
+ * a message, as SIONlib's (the same for sion_generic_parclose_mapped). */
 int sion_generic_parclose(int sid);
 /* Collective, write mode: restart the container with new chunk sizes before
  * data are kept: every task's data written so far is discarded, the layout

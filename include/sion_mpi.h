@@ -41,7 +41,8 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
                      FILE **fileptr, char **newfname);
 /* Collective close: write mode gathers the block tables to each file's
  * master, which writes them (file 0 also the multi-file mapping).
- * SION_SUCCESS on all ranks, or SION_NOT_SUCCESS on all ranks. */
+ * SION_SUCCESS on all ranks, or SION_NOT_SUCCESS on all ranks. A sid that is
+ * not open (a second close) gives SION_ID_NOT_VALID (-1), as in SIONlib. */
 int sion_parclose_mpi(int sid);
 /* Write mode: restart with a new chunk size (data written so far are dropped).
  * Collective over the gComm of the open; SION_SUCCESS or SION_NOT_SUCCESS on

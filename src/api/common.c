@@ -76,6 +76,18 @@ sion_int64 sion_bytes_avail_in_chunk(int sid) { return sion_bytes_avail_in_block
 int sion_seek(int sid, int rank, int blocknr, sion_int64 posinblk)
 {
     LOOKUP(sid, "sion_seek", SION_NOT_SUCCESS);
+    par_state *p = c->par;
+    if (p && !p->mapped && !c->dup && rank != SION_CURRENT_RANK) {
+        /* as SIONlib: on a (non-mapped) parallel handle the rank is the task's
+         * rank in its physical file (its global rank only in a one-file set) */
+        if (rank != p->lrank) {
+            core_fail(SHEAF_E_ARG, "%s: sion_seek: rank %d is not this task's rank in its file (%d of file %d); "
+                      "a parallel handle takes the file-local rank or SION_CURRENT_RANK", c->name, rank, p->lrank,
+                      p->filenumber);
+            FAIL(SION_NOT_SUCCESS);
+        }
+        rank = SION_CURRENT_RANK;
+    }
     if (core_seek(c, rank, blocknr, posinblk))
         FAIL(SION_NOT_SUCCESS);
     return SION_SUCCESS;
@@ -97,7 +109,10 @@ int sion_flush(int sid)
     /* write mode: durable (data fsync'ed, progress journaled: see core/journal.h) */
     if (c->mode.write ? core_durable_flush(c) || (c->par && par_buddy_flush(c)) : core_flush(c))
         FAIL(SION_NOT_SUCCESS);
-    return SION_SUCCESS;
+    /* SIONlib's value (_sion_flush_block): success only if the cursor is past
+     * the start of the current block; a flush in an empty block gives
+     * SION_NOT_SUCCESS without a message (everything is flushed all the same) */
+    return c->tasks[c->cur].cur_pos > 0 ? SION_SUCCESS : SION_NOT_SUCCESS;
 }
 
 sion_int64 sion_get_position(int sid)

@@ -859,9 +859,9 @@ int sion_generic_parclose_mapped(int sid)
                   sid);
         c = NULL;
     }
-    if (!c) {
+    if (!c) { /* SIONlib: SION_ID_NOT_VALID, as the non-mapped close */
         core_report_error(-1);
-        return SION_NOT_SUCCESS;
+        return SION_ID_NOT_VALID;
     }
     api_release(sid);
     c->par = NULL;

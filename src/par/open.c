@@ -762,9 +762,9 @@ int sion_generic_parclose(int sid)
 {
     core_clear_error();
     core_container *c = par_lookup(sid, "sion_generic_parclose", 0);
-    if (!c) {
+    if (!c) { /* SIONlib: SION_ID_NOT_VALID for a sid that is not open (e.g. closed already) */
         core_report_error(-1);
-        return SION_NOT_SUCCESS;
+        return SION_ID_NOT_VALID;
     }
     par_state *p = c->par;
     const par_api *api = &p->api;

@@ -78,7 +78,7 @@ static void task(tc_task *t)
     CHECK(sion_fwrite(b, 1, sizeof b, sid) == sizeof b, "fwrite after the refused calls: %s", sheaf_last_error());
     CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "parclose after a refused sion_close: %s", sheaf_last_error());
     before = tc_counts_get();
-    CHECK(sion_generic_parclose(sid) == SION_NOT_SUCCESS, "second parclose of the same sid accepted");
+    CHECK(sion_generic_parclose(sid) == SION_ID_NOT_VALID, "second parclose of the same sid: not SIONlib's SION_ID_NOT_VALID");
     CHECK(sion_fwrite(b, 1, 1, sid) == 0, "fwrite on a closed sid accepted");
     NO_COLLECTIVES(before, "parclose of a closed sid");
 
@@ -127,14 +127,14 @@ static void test_misuse(void)
     int sid = sion_open(c.fname, "rb", &nt, &nf, NULL, NULL, NULL, NULL);
     if (CHECK(sid >= 0, "serial open: %s", sheaf_last_error())) {
         tc_counts b = tc_counts_get();
-        CHECK(sion_generic_parclose(sid) == SION_NOT_SUCCESS, "sion_generic_parclose on a serial sid accepted");
+        CHECK(sion_generic_parclose(sid) == SION_ID_NOT_VALID, "sion_generic_parclose on a serial sid accepted");
         CHECK(sion_generic_parreinit(sid, 4096) == SION_NOT_SUCCESS, "sion_generic_parreinit on a serial sid accepted");
-        CHECK(sion_generic_parclose_mapped(sid) == SION_NOT_SUCCESS, "parclose_mapped on a serial sid accepted");
+        CHECK(sion_generic_parclose_mapped(sid) == SION_ID_NOT_VALID, "parclose_mapped on a serial sid accepted");
         NO_COLLECTIVES(b, "generic calls on a serial sid");
         CHECK(sion_close(sid) == SION_SUCCESS, "serial close after the refused calls: %s", sheaf_last_error());
     }
-    CHECK(sion_generic_parclose(-1) == SION_NOT_SUCCESS, "parclose(-1) accepted");
-    CHECK(sion_generic_parclose(123456) == SION_NOT_SUCCESS, "parclose(123456) accepted");
+    CHECK(sion_generic_parclose(-1) == SION_ID_NOT_VALID, "parclose(-1) accepted");
+    CHECK(sion_generic_parclose(123456) == SION_ID_NOT_VALID, "parclose(123456) accepted");
     CHECK(sion_generic_parreinit(-1, 10) == SION_NOT_SUCCESS, "parreinit(-1) accepted");
 
     /* unknown api, incomplete api */
