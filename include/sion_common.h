@@ -63,7 +63,8 @@ size_t sion_fread(void *data, size_t size, size_t nitems, int sid);
 
 /* 1 if the current task has no unread bytes left (all blocks consumed), else 0.
  * If only the current block is exhausted, moves to the next block and returns 0.
- * Returns SION_NOT_SUCCESS-compatible -1 on a bad sid. */
+ * Write mode: always 1 (the cursor is at the end of the data; as SIONlib).
+ * Returns -1 on a bad sid. */
 int sion_feof(int sid);
 
 /* Write mode: make sure `bytes` can be written contiguously at the current
@@ -73,7 +74,8 @@ int sion_feof(int sid);
 int sion_ensure_free_space(int sid, sion_int64 bytes);
 
 /* Unread bytes left in the current block (read mode); free bytes left in the
- * current block (write mode). SION_SIZE_NOT_VALID on a bad sid. */
+ * current block (write mode: SIONlib 1.7 returns a meaningless negative value
+ * there, see README). SION_SIZE_NOT_VALID on a bad sid. */
 sion_int64 sion_bytes_avail_in_block(int sid);
 sion_int64 sion_bytes_avail_in_chunk(int sid);
 
@@ -102,9 +104,14 @@ sion_int64 sion_get_position(int sid);
 
 /* ---- information --------------------------------------------------------- */
 
-/* Pointers into the sid's internal arrays (do not free; valid until close).
- * For a multi-file set opened serially the arrays cover all global tasks.
- * blocksizes[ntasks*block + task]. */
+/* Pointers into the sid's internal arrays (do not free; valid until the next
+ * call of this function or sion_get_current_locations, or the close).
+ * For a multi-file set opened serially the arrays cover all global tasks
+ * (globalskip and start_of_varheader: of the file holding task 0); for a
+ * sion_open_rank handle, the tasks of the physical file holding its task.
+ * blocksizes[ntasks*block + task]; entries of blocks a task does not use are
+ * -1 in write mode and for a serial open of a multi-file set, and 0 (as the
+ * file stores them) otherwise, as in SIONlib. */
 int sion_get_locations(int sid, int *ntasks, int *maxchunks, sion_int64 *globalskip,
                        sion_int64 *start_of_varheader, sion_int64 **chunksizes,
                        sion_int64 **globalranks, sion_int64 **blockcount,
@@ -112,11 +119,18 @@ int sion_get_locations(int sid, int *ntasks, int *maxchunks, sion_int64 *globals
 /* Cursor of the current task: block, position in block, blocks used and their sizes. */
 int sion_get_current_location(int sid, int *currentblocknr, sion_int64 *currentpos,
                               int *maxchunks, sion_int64 **chunksizes);
-/* Cursor of every task (serial opens): arrays of ntasks, internal, do not free. */
+/* Cursor of every task (serial opens): arrays of ntasks, internal, do not
+ * free: the absolute offset of each task's cursor in its physical file (as
+ * SIONlib), and its block. SIONlib updates the current task's entries only
+ * when another task is selected; sheaf's are always up to date. */
 int sion_get_current_locations(int sid, int *ntasks, sion_int64 **sion_currentpos,
                                sion_int64 **sion_currentblocknr);
 /* (file, local task) pairs per global task; *mapping_size = -1 for a single file. */
 int sion_get_mapping(int sid, int *mapping_size, sion_int32 **mapping, int *numfiles);
+/* These four return -1 (SION_SIZE_NOT_VALID) on a bad sid, as SIONlib.
+ * sion_get_filenumber: the number in the set of the physical file the handle
+ * is on, as its header says (1 for a file written by the serial sion_open,
+ * 0..n-1 for parallel writers); 0 for a serial open of a whole multi-file set. */
 int sion_get_number_of_files(int sid);
 int sion_get_filenumber(int sid);
 int sion_is_serial_opened(int sid);
@@ -130,10 +144,14 @@ int sion_endianness_swap_needed(int sid);   /* 1 if user data order != host orde
 void sion_swap(void *target, void *source, int size, int n, int do_swap);
 
 sion_int64 sion_get_bytes_written(int sid); /* write mode, else -1 */
-sion_int64 sion_get_bytes_read(int sid);    /* read mode, else -1 */
+/* Read mode: the cursor's offset in the current task's data (bytes of the blocks
+ * before the current one plus the position in it; SIONlib's definition, not a
+ * running total of the bytes read), else -1. */
+sion_int64 sion_get_bytes_read(int sid);
 
 int sion_get_version(int *main_version, int *sub_version, int *patch_level, int *fileformat_version);
 int sion_is_thread_safe(void);
+/* -1 (and -1 in both outputs) on a bad sid. */
 int sion_get_sizeof(int sid, int *numbytes, int *numfds);
 
 int   sion_get_keyval_mode(int sid);

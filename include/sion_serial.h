@@ -16,7 +16,9 @@ extern "C" {
  * Write: *ntasks, (*chunksizes)[ntasks] and (*globalranks)[ntasks] are
  *   inputs; *nfiles must be <= 1; *fsblksize <= 0 detects the file system
  *   block size (clamped to SION_MAX_FSBLOCKSIZE, else SION_DEFAULT_FSBLOCKSIZE)
- *   and writes it back. Chunk sizes are rounded up to fsblksize multiples.
+ *   and writes it back. Chunk sizes are rounded up to fsblksize multiples
+ *   inside the container; the caller's array is left as given (as SIONlib's
+ *   serial open; the parallel opens write the rounded size back).
  *   Starts at task 0, block 0; switch tasks with sion_seek.
  * Read: ntasks, nfiles, fsblksize are outputs; chunksizes/globalranks may be
  *   NULL (not returned), point to NULL (malloc'd, caller frees) or to a
@@ -36,7 +38,8 @@ int sion_open_rank(char *fname, const char *file_mode, sion_int64 *chunksize,
 /* Close. Write mode writes the final header fields, the block table (META2)
  * and a zero mapping size, then closes the file. Returns SION_SUCCESS, or
  * SION_NOT_SUCCESS if metadata could not be written (the sid is released
- * either way). */
+ * either way). A sid that is not open (closed already, never given out, a
+ * parallel sid) gives SION_NOT_SUCCESS with a message, as in SIONlib. */
 int sion_close(int sid);
 
 #ifdef __cplusplus

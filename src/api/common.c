@@ -6,6 +6,7 @@
 #include "../core/error.h"
 #include "sion.h"
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 
@@ -124,6 +125,69 @@ sion_int64 sion_get_position(int sid)
     return pos;
 }
 
+/* Fill the x_* arrays handed out by sion_get_locations and
+ * sion_get_current_locations with the tasks SIONlib's handle would describe:
+ * a sion_open_rank handle the tasks of the physical file holding its task, any
+ * other handle all of its tasks. Blocks a task does not use are -1 where
+ * SIONlib's arrays are filled in memory (write mode, a serial open of a
+ * multi-file set) and 0 where it reads them from the file (the writers store
+ * 0). Current positions are absolute offsets in the task's physical file. */
+static int export_view(core_container *c, int32_t *nout)
+{
+    int32_t n = c->ntasks, *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
+    if (!idx)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", c->name);
+    if (c->only_task >= 0) { /* the tasks of one file, in their order in that file */
+        int32_t f = c->tasks[c->only_task].file, k = 0;
+        for (int32_t i = 0; i < c->ntasks; i++)
+            if (c->tasks[i].file == f)
+                idx[k++] = i;
+        n = k;
+        for (int32_t i = 0; i < n; i++) /* place each at its local rank when the ranks are a permutation */
+            for (int32_t j = i + 1; j < n; j++)
+                if (c->tasks[idx[j]].lrank < c->tasks[idx[i]].lrank) {
+                    int32_t x = idx[i]; idx[i] = idx[j]; idx[j] = x;
+                }
+    } else {
+        for (int32_t i = 0; i < n; i++)
+            idx[i] = i;
+    }
+    int64_t unused = !c->attached && (c->mode.write || c->nfiles > 1) ? -1 : 0;
+    int64_t maxb = 1;
+    for (int32_t i = 0; i < n; i++)
+        if (c->tasks[idx[i]].nblocks > maxb)
+            maxb = c->tasks[idx[i]].nblocks;
+    free(c->x_chunks); free(c->x_granks); free(c->x_bcount); free(c->x_bsizes);
+    free(c->x_curpos); free(c->x_curblk);
+    size_t sz = (size_t)(n > 0 ? n : 1) * sizeof(int64_t);
+    c->x_chunks = malloc(sz);
+    c->x_granks = malloc(sz);
+    c->x_bcount = malloc(sz);
+    c->x_curpos = malloc(sz);
+    c->x_curblk = malloc(sz);
+    c->x_bsizes = malloc(sz * (size_t)maxb);
+    if (!c->x_chunks || !c->x_granks || !c->x_bcount || !c->x_bsizes || !c->x_curpos || !c->x_curblk) {
+        free(idx);
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", c->name);
+    }
+    for (int64_t k = 0; k < (int64_t)n * maxb; k++)
+        c->x_bsizes[k] = unused;
+    for (int32_t i = 0; i < n; i++) {
+        core_task *tk = &c->tasks[idx[i]];
+        c->x_chunks[i] = tk->chunksize;
+        c->x_granks[i] = tk->globalrank;
+        c->x_bcount[i] = tk->nblocks;
+        c->x_curpos[i] = tk->start + tk->cur_block * c->files[tk->file].m.globalskip + tk->cur_pos;
+        c->x_curblk[i] = tk->cur_block;
+        for (int64_t b = 0; b < tk->nblocks; b++)
+            c->x_bsizes[b * n + i] = tk->bsize[b];
+    }
+    free(idx);
+    c->x_maxchunks = (int32_t)maxb;
+    *nout = n;
+    return 0;
+}
+
 int sion_get_locations(int sid, int *ntasks, int *maxchunks, sion_int64 *globalskip,
                        sion_int64 *start_of_varheader, sion_int64 **chunksizes, sion_int64 **globalranks,
                        sion_int64 **blockcount, sion_int64 **blocksizes)
@@ -131,10 +195,14 @@ int sion_get_locations(int sid, int *ntasks, int *maxchunks, sion_int64 *globals
     LOOKUP(sid, "sion_get_locations", SION_NOT_SUCCESS);
     if (c->mode.write && core_sync(c))
         FAIL(SION_NOT_SUCCESS);
-    if (core_export_locations(c))
+    int32_t n = 0;
+    if (export_view(c, &n))
         FAIL(SION_NOT_SUCCESS);
-    core_meta *m0 = &c->files[0].m;
-    if (ntasks) *ntasks = c->ntasks;
+    /* globalskip and start_of_varheader: of the physical file the view is
+     * about (a sion_open_rank handle: the rank's file; a serial multi-file
+     * open: the file of task 0, as SIONlib's master handle has them) */
+    core_meta *m0 = &c->files[c->tasks[c->only_task >= 0 ? c->only_task : 0].file].m;
+    if (ntasks) *ntasks = n;
     if (maxchunks) *maxchunks = c->x_maxchunks;
     if (globalskip) *globalskip = m0->globalskip;
     if (start_of_varheader)
@@ -166,9 +234,10 @@ int sion_get_current_location(int sid, int *currentblocknr, sion_int64 *currentp
 int sion_get_current_locations(int sid, int *ntasks, sion_int64 **currentpos, sion_int64 **currentblocknr)
 {
     LOOKUP(sid, "sion_get_current_locations", SION_NOT_SUCCESS);
-    if (core_sync(c) || core_export_locations(c))
+    int32_t n = 0;
+    if (core_sync(c) || export_view(c, &n))
         FAIL(SION_NOT_SUCCESS);
-    if (ntasks) *ntasks = c->ntasks;
+    if (ntasks) *ntasks = n;
     if (currentpos) *currentpos = (sion_int64 *)(void *)c->x_curpos;
     if (currentblocknr) *currentblocknr = (sion_int64 *)(void *)c->x_curblk;
     return SION_SUCCESS;
@@ -185,30 +254,34 @@ int sion_get_mapping(int sid, int *mapping_size, sion_int32 **mapping, int *numf
 
 int sion_get_number_of_files(int sid)
 {
-    LOOKUP(sid, "sion_get_number_of_files", SION_NOT_SUCCESS);
+    LOOKUP(sid, "sion_get_number_of_files", SION_SIZE_NOT_VALID);
     return c->files[0].m.nfiles;
 }
 
 int sion_get_filenumber(int sid)
 {
-    LOOKUP(sid, "sion_get_filenumber", -1);
-    /* a member of a set opened on its own is still file k of the set */
+    LOOKUP(sid, "sion_get_filenumber", SION_SIZE_NOT_VALID);
+    /* SIONlib's: the number in the set of the file the handle is on (as its
+     * header says: the serial writer stores 1, a parallel writer 0..n-1); a
+     * serial open of a whole multi-file set is 0, whatever task is current */
     if (c->attached) /* a parallel handle: its files carry their number in the set */
         return c->files[c->tasks[c->cur].file].m.filenumber;
-    if (c->nfiles == 1 && c->files[0].m.nfiles > 1)
-        return c->files[0].m.filenumber;
-    return c->tasks[c->cur].file;
+    if (c->only_task >= 0) /* sion_open_rank: the file that holds the task */
+        return c->files[c->tasks[c->only_task].file].m.filenumber;
+    if (c->nfiles > 1)
+        return 0;
+    return c->files[0].m.filenumber;
 }
 
 int sion_is_serial_opened(int sid)
 {
-    LOOKUP(sid, "sion_is_serial_opened", SION_NOT_SUCCESS);
+    LOOKUP(sid, "sion_is_serial_opened", SION_SIZE_NOT_VALID);
     return c->attached ? 0 : 1; /* parallel opens and their duplicates are attached tasks */
 }
 
 int sion_using_hints(int sid)
 {
-    LOOKUP(sid, "sion_using_hints", SION_NOT_SUCCESS);
+    LOOKUP(sid, "sion_using_hints", SION_SIZE_NOT_VALID);
     return 0;
 }
 
@@ -235,7 +308,17 @@ sion_int64 sion_get_bytes_written(int sid)
 sion_int64 sion_get_bytes_read(int sid)
 {
     LOOKUP(sid, "sion_get_bytes_read", SION_SIZE_NOT_VALID);
-    return c->mode.write ? SION_SIZE_NOT_VALID : c->bytes_read;
+    if (c->mode.write)
+        return SION_SIZE_NOT_VALID;
+    /* SIONlib's: the cursor's offset in the current task's data (blocks before
+     * the current one plus the position in it), not a running total */
+    if (core_sync(c))
+        FAIL(SION_SIZE_NOT_VALID);
+    core_task *t = &c->tasks[c->cur];
+    int64_t pos = t->cur_pos;
+    for (int64_t b = 0; b < t->cur_block; b++)
+        pos += t->bsize[b];
+    return pos;
 }
 
 int sion_get_version(int *main_version, int *sub_version, int *patch_level, int *fileformat_version)
@@ -251,7 +334,9 @@ int sion_is_thread_safe(void) { return 1; }
 
 int sion_get_sizeof(int sid, int *numbytes, int *numfds)
 {
-    LOOKUP(sid, "sion_get_sizeof", SION_NOT_SUCCESS);
+    if (numbytes) *numbytes = SION_SIZE_NOT_VALID; /* as SIONlib, also on a bad sid */
+    if (numfds) *numfds = SION_SIZE_NOT_VALID;
+    LOOKUP(sid, "sion_get_sizeof", SION_SIZE_NOT_VALID);
     size_t n = sizeof *c + (size_t)c->nfiles * sizeof *c->files + (size_t)c->ntasks * sizeof *c->tasks;
     for (int32_t t = 0; t < c->ntasks; t++)
         n += (size_t)c->tasks[t].cap * 8;

@@ -53,9 +53,8 @@ int sion_open(char *fname, const char *file_mode, int *ntasks, int *nfiles, sion
             return fail_id();
         if (nfiles)
             *nfiles = 1;
-        /* SIONlib writes the aligned chunk sizes back */
-        for (int t = 0; t < *ntasks; t++)
-            (*chunksizes)[t] = c->tasks[t].chunksize;
+        /* the caller's chunksizes stay as given: SIONlib's serial write open
+         * aligns only its own copy (the parallel opens write the aligned size back) */
     } else {
         if (core_open_read(&c, fname, &mode))
             return fail_id();

@@ -592,34 +592,4 @@ int core_open_read_rank(core_container **out, const char *name, const core_mode 
     return rc;
 }
 
-int core_export_locations(core_container *c)
-{
-    int64_t n = c->ntasks, maxb = 1;
-    for (int64_t t = 0; t < n; t++)
-        if (c->tasks[t].nblocks > maxb)
-            maxb = c->tasks[t].nblocks;
-    free(c->x_chunks); free(c->x_granks); free(c->x_bcount); free(c->x_bsizes);
-    free(c->x_curpos); free(c->x_curblk);
-    c->x_chunks = malloc((size_t)n * 8);
-    c->x_granks = malloc((size_t)n * 8);
-    c->x_bcount = malloc((size_t)n * 8);
-    c->x_curpos = malloc((size_t)n * 8);
-    c->x_curblk = malloc((size_t)n * 8);
-    c->x_bsizes = calloc((size_t)(n * maxb), 8);
-    if (!c->x_chunks || !c->x_granks || !c->x_bcount || !c->x_bsizes || !c->x_curpos || !c->x_curblk)
-        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", c->name);
-    for (int64_t t = 0; t < n; t++) {
-        core_task *tk = &c->tasks[t];
-        c->x_chunks[t] = tk->chunksize;
-        c->x_granks[t] = tk->globalrank;
-        c->x_bcount[t] = tk->nblocks;
-        c->x_curpos[t] = tk->cur_pos;
-        c->x_curblk[t] = tk->cur_block;
-        for (int64_t b = 0; b < tk->nblocks; b++)
-            c->x_bsizes[b * n + t] = tk->bsize[b];
-    }
-    c->x_maxchunks = (int32_t)maxb;
-    return 0;
-}
-
 int core_task_grow(core_task *t, int64_t n, const char *name) { return task_reserve(t, n, name); }

@@ -56,7 +56,7 @@ typedef struct core_container {
     int data_big;        /* declared user-data order */
     int64_t bytes_read;
     int32_t *mapping;    /* [2*ntasks] (file, lrank) when nfiles > 1 */
-    /* arrays handed out by the information getters (built on demand) */
+    /* arrays handed out by the information getters (built on demand, src/api/common.c) */
     int64_t *x_chunks, *x_granks, *x_bcount, *x_bsizes, *x_curpos, *x_curblk;
     int32_t x_maxchunks;
     core_kv *kv;         /* inline key-value index (keyval.c), NULL until used */
@@ -127,8 +127,6 @@ int core_src_from_file(core_src *src, core_file *f);
  * allocated if needed; the file is closed again). */
 int core_read_member_meta(core_container *c, const char *path);
 
-/* Fill x_* arrays for the information getters. */
-int core_export_locations(core_container *c);
 
 /* ---- per-task streams (stream.c) ---- */
 int core_sync(core_container *c);

@@ -198,8 +198,8 @@ int core_read(core_container *c, void *buf, uint64_t n, uint64_t *got)
 int core_eof(core_container *c)
 {
     core_task *t = cur_task(c);
-    if (c->mode.write)
-        return 0;
+    if (c->mode.write) /* the cursor is always at the end of the data (SIONlib: 1 as well) */
+        return 1;
     int rc0 = read_sync(c);
     if (rc0)
         return rc0;

@@ -171,7 +171,7 @@ static void test_raw_write_interleaved(void **st)
         FILE *fp = NULL;
         int sid = sion_open(path, posix ? "wb,posix" : "wb", &ntasks, &nf, &cs, &bs, NULL, &fp);
         assert_true(sid >= 0);
-        assert_true(cs[0] == 512 && cs[1] == 1024 && cs[2] == 512);
+        assert_true(cs[0] == 512 && cs[1] == 700 && cs[2] == 512); /* not written back (SIONlib) */
         int64_t len[3] = {0, 0, 0};
         int64_t s0 = 1536; /* 1088 + 16*3 rounded up to 512 */
         int64_t start[3] = {s0, s0 + 512, s0 + 1536}, gskip = 2048;
@@ -183,7 +183,7 @@ static void test_raw_write_interleaved(void **st)
                 tu_fill(b, t, len[t], (size_t)n);
                 if ((round + t) % 2) {
                     assert_int_equal(sion_ensure_free_space(sid, n), SION_SUCCESS);
-                    int64_t chunk = cs[t];
+                    int64_t chunk = (cs[t] + bs - 1) / bs * bs; /* the aligned size (cs stays as given) */
                     int64_t blk = 0, inblk = 0, rest = len[t];
                     /* model: records never split (all n <= chunk) */
                     (void)rest;
@@ -417,7 +417,7 @@ static void test_multifile_open_rank(void **st)
     for (int g = 0; g < 6; g++) {
         FILE *fpg = NULL;
         assert_int_equal(sion_seek_fp(sid, g, SION_CURRENT_BLK, SION_CURRENT_POS, &fpg), SION_SUCCESS);
-        assert_int_equal(sion_get_filenumber(sid), g / 2);
+        assert_int_equal(sion_get_filenumber(sid), 0); /* SIONlib: a serial open of the set is file 0 */
         assert_true(fpg == sion_get_fp(sid));
         if (g >= 2)
             assert_true(fpg != fp0);
@@ -478,10 +478,7 @@ static void test_degenerate_writes(void **st)
     int sid = sion_open(path, "wb", &ntasks, &nf, &cs, &bs, NULL, NULL);
     assert_true(sid >= 0);
     assert_true(bs > 0);             /* detected and written back */
-    for (int t = 0; t < 3; t++) {
-        assert_true(cs[t] > 0 && cs[t] % bs == 0);   /* aligned and written back */
-        assert_true(cs[t] >= csv[t] || t == 1);
-    }
+    assert_true(cs[0] == 100 && cs[1] == 5000 && cs[2] == 1); /* the caller's, as in SIONlib */
     assert_int_equal(sion_close(sid), SION_SUCCESS);
     int nt, nff;
     sion_int32 rbs = 0;
@@ -504,7 +501,7 @@ static void test_degenerate_writes(void **st)
     sion_int64 cz[4] = {0, 600, 0, 0}, *czp = cz;
     sid = sion_open(path, "wb", &ntasks, &nf, &czp, &bs, NULL, NULL);
     assert_true(sid >= 0);
-    assert_true(cz[0] == 0 && cz[1] == 1024 && cz[2] == 0 && cz[3] == 0);
+    assert_true(cz[0] == 0 && cz[1] == 600 && cz[2] == 0 && cz[3] == 0); /* as given (SIONlib) */
     unsigned char b[1500];
     tu_fill(b, 1, 0, 1500);
     assert_int_equal(sion_fwrite(b, 1, 1, sid), 0);
