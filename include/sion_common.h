@@ -209,14 +209,15 @@ int sion_fread_key_iterator_next(int sid, uint64_t *key, size_t *size);
 
 /* Read mode: place the read cursor of `key`:
  *   entrynum >= 0: record number entrynum of the key (0 = first occurrence),
- *                  posinentry = offset in it (0..length);
+ *                  posinentry = offset in it (0..length-1: inside the data,
+ *                  as in SIONlib);
  *   SION_CURRENT_BLOCK: the key's current record; posinentry an offset in it
  *                  or SION_CURRENT_POS (no move; SION_CURRENT_POS is allowed
  *                  only with SION_CURRENT_BLOCK). As in SIONlib, a record
  *                  read to its end is no longer current: the key's next
  *                  record is (fails after the key's last record);
  *   SION_ABSOLUTE_POS: posinentry counts over all records of the key
- *                  (0..total bytes of the key).
+ *                  (0..total bytes of the key - 1).
  * SION_SUCCESS, or SION_NOT_SUCCESS (key absent, entry or position out of
  * range, corrupt record). */
 int sion_seek_key(int sid, uint64_t key, int entrynum, sion_int64 posinentry);

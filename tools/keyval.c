@@ -47,7 +47,7 @@ int tool_copy_key(tool_in *in, int t, uint64_t key, tool_sink sink, void *ctx)
         tool_err("%s: task %d: %s", in->path, t, sheaf_last_error());
         return -1;
     }
-    if (st.num_blocks == 0)
+    if (st.num_blocks == 0 || st.total_size == 0) /* nothing to copy (a seek must land inside the data) */
         return 0;
     if (sion_seek_key(in->sid, key, SION_ABSOLUTE_POS, 0) != SION_SUCCESS) {
         tool_err("%s: task %d: %s", in->path, t, sheaf_last_error());

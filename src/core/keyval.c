@@ -440,28 +440,34 @@ int core_kv_seek(core_container *c, uint64_t key, int64_t entry, int64_t pos)
         /* a record read to its end is no longer the current one: as in
          * SIONlib's key manager, the key's next record is (found by scanning
          * on if needed); after the key's last record there is none */
-        while (ke->ri < ke->n && ke->pos >= kt->recs[ke->recs[ke->ri]].len) {
-            if (ke->ri + 1 >= ke->n) {
-                k = scan_for(c, kt, key, ke->n, &rc);
-                if (rc)
-                    return rc;
-                ke = &kt->keys[k];
-                if (ke->ri + 1 >= ke->n)
-                    return core_fail(SHEAF_E_ARG, "%s: task %d: all %lld records of key %llu have been read, there "
-                                     "is no current record to seek in", fn, c->cur, (long long)ke->n,
-                                     (unsigned long long)key);
+        for (;;) {
+            if (ke->ri < ke->n) {
+                int64_t len = kt->recs[ke->recs[ke->ri]].len;
+                if (ke->pos < len || len == 0)
+                    break;
+                if (ke->ri + 1 < ke->n) {
+                    ke->ri++;
+                    ke->pos = 0;
+                    continue;
+                }
             }
-            ke->ri++;
+            int64_t have = ke->n;
+            k = scan_for(c, kt, key, have, &rc);
+            if (rc)
+                return rc;
+            ke = &kt->keys[k];
+            if (ke->n == have)
+                return core_fail(SHEAF_E_ARG, "%s: task %d: all %lld records of key %llu have been read, there is no "
+                                 "current record to seek in", fn, c->cur, (long long)have, (unsigned long long)key);
+            ke->ri = have;
             ke->pos = 0;
         }
         if (pos == SION_CURRENT_POS)
             return 0;
-        int64_t ri = ke->ri < ke->n ? ke->ri : ke->n - 1;
-        int64_t len = kt->recs[ke->recs[ri]].len;
-        if (pos < 0 || pos > len)
+        int64_t len = kt->recs[ke->recs[ke->ri]].len;
+        if (pos < 0 || pos >= len) /* SIONlib: a position inside the record */
             return core_fail(SHEAF_E_ARG, "%s: task %d: position %lld outside record %lld of key %llu (%lld bytes)",
-                             fn, c->cur, (long long)pos, (long long)ri, (unsigned long long)key, (long long)len);
-        ke->ri = ri;
+                             fn, c->cur, (long long)pos, (long long)ke->ri, (unsigned long long)key, (long long)len);
         ke->pos = pos;
         return 0;
     }
@@ -479,14 +485,9 @@ int core_kv_seek(core_container *c, uint64_t key, int64_t entry, int64_t pos)
                 return core_fail(SHEAF_E_ARG, "%s: task %d has no record with key %llu", fn, c->cur,
                                  (unsigned long long)key);
             kv_key *ke = &kt->keys[k];
-            if (i >= ke->n) { /* no more records */
-                if (pos != cum)
-                    return core_fail(SHEAF_E_ARG, "%s: task %d: position %lld beyond the %lld bytes of key %llu",
-                                     fn, c->cur, (long long)pos, (long long)cum, (unsigned long long)key);
-                ke->ri = ke->n - 1;
-                ke->pos = kt->recs[ke->recs[ke->ri]].len;
-                return 0;
-            }
+            if (i >= ke->n) /* no more records; SIONlib: a position inside the key's data */
+                return core_fail(SHEAF_E_ARG, "%s: task %d: position %lld not inside the %lld bytes of key %llu", fn,
+                                 c->cur, (long long)pos, (long long)cum, (unsigned long long)key);
             int64_t len = kt->recs[ke->recs[i]].len;
             if (pos < cum + len) {
                 ke->ri = i;
@@ -506,7 +507,7 @@ int core_kv_seek(core_container *c, uint64_t key, int64_t entry, int64_t pos)
                          c->cur, (unsigned long long)key, (long long)(k < 0 ? 0 : kt->keys[k].n), (long long)entry);
     kv_key *ke = &kt->keys[k];
     int64_t len = kt->recs[ke->recs[entry]].len;
-    if (pos < 0 || pos > len)
+    if (pos < 0 || pos >= len) /* SIONlib: a position inside the record */
         return core_fail(SHEAF_E_ARG, "%s: task %d: position %lld outside record %lld of key %llu (%lld bytes)", fn,
                          c->cur, (long long)pos, (long long)entry, (unsigned long long)key, (long long)len);
     ke->ri = entry;

@@ -8,6 +8,8 @@
  * entries and file numbers in the getters (single file, multi-file set,
  * sion_open_rank), the getters' values on a bad sid, and the current record
  * of sion_seek_key (SIONlib's test/parallel/test_keyval_2 TEST D).
+ * The serial values were also checked against SIONlib 1.7.6 built from the
+ * mirror (probe programs printing the same calls' results).
  * The first test must stay first: it checks the first sid of the process. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -295,6 +297,14 @@ static void test_seek_key_current_block(void **st)
     assert_int_equal(sion_seek_key(sid, 4711, 9, 0), SION_SUCCESS);
     assert_int_equal(sion_fread_key(buf, 4711, 1, 10, sid), 10);
     assert_int_equal(sion_seek_key(sid, 4711, SION_CURRENT_BLOCK, 0), SION_NOT_SUCCESS);
+    assert_int_equal(sion_fread_key(buf, 4711, 1, 3, sid), 0);
+    assert_int_equal(sion_seek_key(sid, 4711, SION_CURRENT_BLOCK, SION_CURRENT_POS), SION_NOT_SUCCESS);
+    /* positions must lie inside the data: the end of a record or of the key is refused */
+    assert_int_equal(sion_seek_key(sid, 4711, 4, 10), SION_NOT_SUCCESS);
+    assert_int_equal(sion_seek_key(sid, 4711, SION_ABSOLUTE_POS, 100), SION_NOT_SUCCESS);
+    assert_int_equal(sion_seek_key(sid, 4711, SION_ABSOLUTE_POS, 99), SION_SUCCESS);
+    assert_int_equal(sion_fread_key(buf, 4711, 1, 10, sid), 1);
+    assert_int_equal(buf[0], 'S');
     assert_int_equal(sion_close(sid), SION_SUCCESS);
     tu_rmtree(dir);
     free(dir);

@@ -210,7 +210,7 @@ static void test_vector_seek_key(void **st)
         assert_int_equal(sion_fread_key(buf, 3, 1, 1, sid), 1);
         assert_int_equal(buf[0], tu_pat(kpat_t(3, t), before + 10));
         /* absolute over all records of the key */
-        for (int64_t pos = 0; pos <= KEYBYTES[t][3]; pos += 97) {
+        for (int64_t pos = 0; pos < KEYBYTES[t][3]; pos += 97) {
             assert_int_equal(sion_seek_key(sid, 1000000007ull, SION_ABSOLUTE_POS, pos), SION_SUCCESS);
             n = sion_fread_key(buf, 1000000007ull, 1, 1, sid);
             if (pos < KEYBYTES[t][3]) {
@@ -218,11 +218,11 @@ static void test_vector_seek_key(void **st)
                 assert_int_equal(buf[0], tu_pat(kpat_t(1000000007ull, t), pos));
             }
         }
-        assert_int_equal(sion_seek_key(sid, 1000000007ull, SION_ABSOLUTE_POS, KEYBYTES[t][3]), SION_SUCCESS);
-        assert_int_equal(sion_fread_key(buf, 1000000007ull, 1, 1, sid), 0);
-        /* errors */
+        /* errors; as in SIONlib, a position must be inside the data (not at its end) */
+        assert_int_equal(sion_seek_key(sid, 1000000007ull, SION_ABSOLUTE_POS, KEYBYTES[t][3]), SION_NOT_SUCCESS);
         assert_int_equal(sion_seek_key(sid, 1000000007ull, SION_ABSOLUTE_POS, KEYBYTES[t][3] + 1), SION_NOT_SUCCESS);
         assert_int_equal(sion_seek_key(sid, 3, 5, 0), SION_NOT_SUCCESS);
+        assert_int_equal(sion_seek_key(sid, 3, 0, rec_len(t, 2, 0)), SION_NOT_SUCCESS);
         assert_int_equal(sion_seek_key(sid, 3, 0, rec_len(t, 2, 0) + 1), SION_NOT_SUCCESS);
         assert_int_equal(sion_seek_key(sid, 3, 0, SION_CURRENT_POS), SION_NOT_SUCCESS);
         assert_int_equal(sion_seek_key(sid, 3, -7, 0), SION_NOT_SUCCESS);
