@@ -109,7 +109,8 @@ int sion_generic_register_get_capability_cb(int aid, sion_generic_capability_cb 
 /* Collective open over gcommgroup (gsize tasks; this one is grank).
  * mode: "w"/"wb"/"bw" or "r"/"rb"/"br" (one of them is required) plus the
  *   keys of sion_open (ansi/posix, keyval, endianness=...).
- * Write: *chunksize (>= 0; rounded up to *fsblksize and written back),
+ * Write: *chunksize (>= 0; rounded up to *fsblksize inside; as in SIONlib the
+ *   caller's value is not changed),
  *   *fsblksize (-1: detected by grank 0 from the directory of fname and
  *   used by all), *filenumber, *numfiles (this task's physical file, 0 <=
  *   filenumber < numfiles, same numfiles on all tasks), *lrank, *lsize (its

@@ -27,8 +27,9 @@ extern "C" {
  *   size/numFiles ranks (the remainder joins the last file); *numFiles <= 0
  *   uses *lComm (a partition of gComm; one physical file per local
  *   communicator, numbered in the order their rank-0 tasks appear in gComm)
- *   and sets *numFiles. *chunksize >= 0 per rank (written back rounded up to
- *   the block size); *fsblksize -1 = detected once by rank 0 and broadcast.
+ *   and sets *numFiles. *chunksize >= 0 per rank (rounded up to the block
+ *   size inside; the caller's value is not changed, as in SIONlib);
+ *   *fsblksize -1 = detected once by rank 0 and broadcast.
  * Read: *numFiles, *chunksize, *fsblksize are outputs; the size of gComm must
  *   equal the number of tasks that wrote the container (otherwise the call
  *   fails on all ranks, naming both counts: use sion_paropen_mapped_mpi).

@@ -347,7 +347,7 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
         return arc;
     }
     free(path);
-    *chunksize = mylay[2];
+    /* *chunksize stays as given: SIONlib 1.7.6 does not write the aligned size back (checked) */
     if (fsblksize)
         *fsblksize = fsb;
     return sid;

@@ -47,7 +47,9 @@ static void write_read(ctx *c, tc_task *t, const char *fname, sion_int64 chunk_r
     sion_int32 rfs = 0;
     sid = split_open(c, t, fname, "br", &rchunk, &rfs);
     if (CHECK(sid >= 0, "read open: %s", sheaf_last_error())) {
-        CHECK(rchunk == chunk, "read chunksize %lld, written %lld", rchunk, chunk);
+        /* the write open left chunk as given (SIONlib); the file holds it rounded up to fsblk */
+        sion_int64 al = fsblk > 0 ? (chunk + fsblk - 1) / fsblk * fsblk : chunk;
+        CHECK(rchunk == al, "read chunksize %lld, written %lld (%lld aligned)", rchunk, chunk, al);
         memset(b, 0, n + 1);
         if (n)
             CHECK(sion_fread(b, 1, n, sid) == n && pt_mismatch(b, salt, g, 0, n) < 0, "data differ: %s",
@@ -138,7 +140,7 @@ static void t_fsblk_mix(tc_task *t)
     c->fsblk_seen[g] = sid >= 0 ? fsblk : -99;
     if (!CHECK(sid >= 0, "write open with mixed fsblksize: %s", sheaf_last_error()))
         return;
-    CHECK(chunk % fsblk == 0, "chunk %lld not a multiple of the fsblksize %d written back", chunk, fsblk);
+    CHECK(chunk == 5000, "chunk %lld written back (SIONlib leaves the caller's value)", chunk);
     unsigned char b[6000];
     pt_fill(b, 3, g, 0, sizeof b);
     CHECK(sion_fwrite(b, 1, sizeof b, sid) == sizeof b, "fwrite");
