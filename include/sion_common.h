@@ -108,7 +108,8 @@ sion_int64 sion_get_position(int sid);
  * call of this function or sion_get_current_locations, or the close).
  * For a multi-file set opened serially the arrays cover all global tasks
  * (globalskip and start_of_varheader: of the file holding task 0); for a
- * sion_open_rank handle, the tasks of the physical file holding its task.
+ * sion_open_rank handle, the tasks of the physical file holding its task; for
+ * a parallel handle, its own task(s) (SIONlib: NULL arrays there, see README).
  * blocksizes[ntasks*block + task]; entries of blocks a task does not use are
  * -1 in write mode and for a serial open of a multi-file set, and 0 (as the
  * file stores them) otherwise, as in SIONlib. */
