@@ -4,7 +4,9 @@
  * returns a small integer id, the sid (>= 0). Sids are numbered as SIONlib
  * numbers them (the first serial open of a process gets 0; an MPI program's
  * first sid is 1, as the MPI layer's generic API id takes 0; a serial open of
- * an n-file set uses n+1 numbers), except that a number is never given out
+ * an n-file set uses n+1 numbers; a parallel read open uses one more number
+ * on global task 0, which SIONlib spends on a look at file 0), except that a
+ * number is never given out
  * twice: after its close a sid is invalid for good (calls on it fail with a
  * message saying it was closed), where SIONlib may hand it to a later open. Each task's data is a stream
  * stored in one or more *blocks*; block b of task t lives at

@@ -365,6 +365,9 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
     memset(&m0, 0, sizeof m0);
     m0.mapping_size = -1;
     if (grank == 0) {
+        /* SIONlib's task 0 opens file 0 serially here, with a sid of its own:
+         * use that number up, so that the sids a program sees are SIONlib's */
+        api_skip_ids(1);
         char *p0 = par_member_path(api, fname, 0);
         int r0 = p0 ? core_meta_read_path(p0, &m0) : SHEAF_E_NOMEM;
         if (!r0 && m0.filenumber != 0 && m0.nfiles > 1)
