@@ -5,6 +5,7 @@
 #define API_REGISTRY_H
 #include "../core/container.h"
 #include "../core/error.h"
+#include <stdint.h>
 
 /* Kinds of objects that share the id space, as in SIONlib (sion_fd.c). */
 enum { API_KIND_SID = 1, API_KIND_GENERIC_API = 2 };
@@ -29,12 +30,12 @@ void *api_release_kind(int id, int kind);
     core_clear_error();                                \
     core_container *c = api_lookup((sid), (call));     \
     if (!c) {                                          \
-        core_report_error(-1);                         \
+        core_report_error_rc(-1, (int)(intptr_t)(errval)); \
         return (errval);                               \
     }
 
-/* Report the recorded error (SIONlib style) and return errval. */
-#define FAIL(errval) do { core_report_error(-1); return (errval); } while (0)
+/* Report the recorded error (SIONlib style: rc= the value returned) and return errval. */
+#define FAIL(errval) do { core_report_error_rc(-1, (int)(intptr_t)(errval)); return (errval); } while (0)
 
 /* Remove the sid from the table and return its container. */
 core_container *api_release(int sid);

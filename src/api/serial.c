@@ -7,7 +7,7 @@
 
 static int fail_id(void)
 {
-    core_report_error(-1);
+    core_report_error_rc(-1, SION_ID_UNDEF);
     return SION_ID_UNDEF;
 }
 
@@ -157,11 +157,11 @@ int sion_close(int sid)
         c = api_release(sid);
     }
     if (!c) {
-        core_report_error(-1);
+        core_report_error_rc(-1, SION_NOT_SUCCESS);
         return SION_NOT_SUCCESS;
     }
     if (core_close(c)) {
-        core_report_error(-1);
+        core_report_error_rc(-1, SION_NOT_SUCCESS);
         return SION_NOT_SUCCESS;
     }
     return SION_SUCCESS;

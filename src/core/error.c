@@ -76,6 +76,13 @@ void core_report_error(int rank)
     fprintf(stderr, "SION_ERROR_RETURN on rank %d, rc=%d: %s\n", rank, tl_code, tl_msg);
 }
 
+void core_report_error_rc(int rank, int rc)
+{
+    if (!print_enabled() || tl_code == 0)
+        return;
+    fprintf(stderr, "SION_ERROR_RETURN on rank %d, rc=%d: %s\n", rank, rc, tl_msg);
+}
+
 void core_warn(int rank, const char *fmt, ...)
 {
     if (!print_enabled())

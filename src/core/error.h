@@ -23,4 +23,6 @@ void core_clear_error(void);
 void core_warn(int rank, const char *fmt, ...) CORE_PRINTF(2, 3);
 /* Print the last error the SIONlib way if printing is on. */
 void core_report_error(int rank);
+/* The same, with rc= the value the failing call returns (SIONlib prints that). */
+void core_report_error_rc(int rank, int rc);
 #endif
