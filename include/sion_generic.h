@@ -140,7 +140,8 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize);
 /* Mapped open: each task of gcommgroup handles *nlocaltasks logical tasks.
  * Write: *numFiles > 0; globalranks, chunksizes, mapping_filenrs,
  *   mapping_lranks are arrays of *nlocaltasks inputs (the logical tasks'
- *   global ranks 0..N-1, chunk sizes (written back aligned), physical file
+ *   global ranks 0..N-1, chunk sizes (aligned inside, the caller's array is
+ *   left as given, as in SIONlib), physical file
  *   and rank in that file). Global rank 0 creates and finishes all physical
  *   files (it holds O(N) metadata; meant for moderate N).
  * Read: *nlocaltasks >= 0 with (*globalranks)[] says which logical tasks this

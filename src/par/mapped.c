@@ -348,8 +348,7 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
         free(mylay);
         return arc;
     }
-    for (int i = 0; i < nlocal; i++)
-        chunks[i] = mylay[WLAY * i + 1];
+    /* the caller's chunk sizes stay as given: SIONlib 1.7.6 does not write the aligned sizes back (checked) */
     free(mylay);
     if (fsblksize)
         *fsblksize = (int32_t)verdict[1];

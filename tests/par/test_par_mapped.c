@@ -52,8 +52,8 @@ static void writer(tc_task *t)
     if (!CHECK(sid >= 0, "paropen_mapped write returned %d: %s", sid, sheaf_last_error()))
         return;
     for (int i = 0; i < nl; i++)
-        CHECK(pc[i] == aligned(chunk_in[grs[i]]), "write: chunksize of task %d written back as %lld, expected %lld",
-              grs[i], pc[i], aligned(chunk_in[grs[i]]));
+        CHECK(pc[i] == chunk_in[grs[i]], "write: chunksize of task %d written back as %lld, SIONlib leaves %lld",
+              grs[i], pc[i], chunk_in[grs[i]]);
     unsigned char buf[10000];
     for (int half = 0; half < 2; half++) {
         for (int i = 0; i < nl; i++) {
