@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-/* Write: *chunksize per thread (written back aligned), *fsblksize -1 =
+/* Write: *chunksize per thread (aligned inside, left as given, as in SIONlib), *fsblksize -1 =
  * detected; *globalrank is set to the thread number. Read: the team size
  * must equal the number of tasks that wrote; *chunksize, *fsblksize outputs.
  * newfname (may be NULL) receives a malloc'd file name. Returns a sid or -1
