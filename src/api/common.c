@@ -137,17 +137,27 @@ static int export_view(core_container *c, int32_t *nout)
     int32_t n = c->ntasks, *idx = malloc((size_t)(n > 0 ? n : 1) * sizeof *idx);
     if (!idx)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory", c->name);
-    if (c->only_task >= 0) { /* the tasks of one file, in their order in that file */
+    if (c->only_task >= 0) { /* the tasks of one file, in their order in that file (local rank) */
         int32_t f = c->tasks[c->only_task].file, k = 0;
         for (int32_t i = 0; i < c->ntasks; i++)
             if (c->tasks[i].file == f)
-                idx[k++] = i;
+                k++;
+        for (int32_t i = 0; i < k; i++)
+            idx[i] = -1;
+        int bylrank = 1;
+        for (int32_t i = 0; i < c->ntasks && bylrank; i++) {
+            int32_t l = c->tasks[i].lrank;
+            if (c->tasks[i].file != f)
+                continue;
+            if (l < 0 || l >= k || idx[l] >= 0)
+                bylrank = 0; /* not a permutation: keep the global order */
+            else
+                idx[l] = i;
+        }
+        for (int32_t i = 0, j = 0; !bylrank && i < c->ntasks; i++)
+            if (c->tasks[i].file == f)
+                idx[j++] = i;
         n = k;
-        for (int32_t i = 0; i < n; i++) /* place each at its local rank when the ranks are a permutation */
-            for (int32_t j = i + 1; j < n; j++)
-                if (c->tasks[idx[j]].lrank < c->tasks[idx[i]].lrank) {
-                    int32_t x = idx[i]; idx[i] = idx[j]; idx[j] = x;
-                }
     } else {
         for (int32_t i = 0; i < n; i++)
             idx[i] = i;
