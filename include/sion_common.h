@@ -272,7 +272,8 @@ int sion_free_io_info(sion_io_stat_t *p);
  * opens, unknown task). Thread-safe with respect to other sids; the sid being
  * duplicated must not be used by another thread during the call. */
 int sion_dup(int sid, int mode, int rank, uint64_t key);
-/* Release a duplicate: SION_SUCCESS, or SION_NOT_SUCCESS for a sid that is not one. */
+/* Release a duplicate: SION_SUCCESS, SION_NOT_SUCCESS for an open sid that is
+ * not a duplicate, SION_ID_NOT_VALID (-1) for a sid that is not open (as SIONlib). */
 int sion_dedup(int sid);
 
 #ifdef __cplusplus

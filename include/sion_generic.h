@@ -134,7 +134,8 @@ int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int6
 int sion_generic_parclose(int sid);
 /* Collective, write mode: restart the container with new chunk sizes before
  * data are kept: every task's data written so far is discarded, the layout
- * is recomputed, META1 rewritten and each task positioned at its new chunk. */
+ * is recomputed, META1 rewritten and each task positioned at its new chunk.
+ * A sid that is not an open parallel sid: SION_ID_NOT_VALID (-1), as SIONlib. */
 int sion_generic_parreinit(int sid, sion_int64 chunksize);
 
 /* Mapped open: each task of gcommgroup handles *nlocaltasks logical tasks.

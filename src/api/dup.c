@@ -39,7 +39,7 @@ int sion_dup(int sid, int mode, int rank, uint64_t key)
 
 int sion_dedup(int sid)
 {
-    LOOKUP(sid, "sion_dedup", SION_NOT_SUCCESS);
+    LOOKUP(sid, "sion_dedup", SION_ID_NOT_VALID); /* SIONlib's value for a sid that is not open */
     if (!c->dup) {
         core_fail(SHEAF_E_ARG, "%s: sion_dedup: sid %d is not a duplicate made by sion_dup", c->name, sid);
         FAIL(SION_NOT_SUCCESS);

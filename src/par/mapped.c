@@ -859,7 +859,7 @@ int sion_generic_parclose_mapped(int sid)
         c = NULL;
     }
     if (!c) { /* SIONlib: SION_ID_NOT_VALID, as the non-mapped close */
-        core_report_error(-1);
+        core_report_error_rc(-1, SION_ID_NOT_VALID);
         return SION_ID_NOT_VALID;
     }
     api_release(sid);

@@ -766,7 +766,7 @@ int sion_generic_parclose(int sid)
     core_clear_error();
     core_container *c = par_lookup(sid, "sion_generic_parclose", 0);
     if (!c) { /* SIONlib: SION_ID_NOT_VALID for a sid that is not open (e.g. closed already) */
-        core_report_error(-1);
+        core_report_error_rc(-1, SION_ID_NOT_VALID);
         return SION_ID_NOT_VALID;
     }
     par_state *p = c->par;
@@ -890,9 +890,9 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
 {
     core_clear_error();
     core_container *c = par_lookup(sid, "sion_generic_parreinit", 0);
-    if (!c) {
-        core_report_error(-1);
-        return SION_NOT_SUCCESS;
+    if (!c) { /* SIONlib: SION_ID_NOT_VALID for a sid that is not open */
+        core_report_error_rc(-1, SION_ID_NOT_VALID);
+        return SION_ID_NOT_VALID;
     }
     par_state *p = c->par;
     const par_api *api = &p->api;

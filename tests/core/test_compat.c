@@ -255,6 +255,9 @@ static void test_bad_sid_values(void **st)
         assert_null(sion_get_fp(s));
         assert_int_equal(sion_get_fd(s), -1);
         assert_int_equal(sion_generic_parclose(s), SION_ID_NOT_VALID);
+        assert_int_equal(sion_generic_parreinit(s, 100), SION_ID_NOT_VALID);
+        assert_int_equal(sion_dedup(s), SION_ID_NOT_VALID);
+        assert_int_equal(sion_dup(s, SION_DUP_ALL, 0, 0), SION_ID_NOT_VALID);
     }
 }
 

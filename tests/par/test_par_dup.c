@@ -127,7 +127,7 @@ static void reader(tc_task *t)
         CHECK(!memcmp(&dd, &z, sizeof z), "parclose on a copy ran collectives: %s", s);
         int rc = sion_dedup(d);
         CHECK(rc == SION_SUCCESS, "sion_dedup returned %d: %s", rc, sheaf_last_error());
-        CHECK(sion_dedup(d) == SION_NOT_SUCCESS, "second sion_dedup of the same copy accepted");
+        CHECK(sion_dedup(d) == SION_ID_NOT_VALID, "second sion_dedup of the same copy: not SIONlib's SION_ID_NOT_VALID");
     }
     if (d2 >= 0)
         CHECK(sion_dedup(d2) == SION_SUCCESS, "sion_dedup of the DUP_RANK copy: %s", sheaf_last_error());

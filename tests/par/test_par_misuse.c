@@ -128,14 +128,14 @@ static void test_misuse(void)
     if (CHECK(sid >= 0, "serial open: %s", sheaf_last_error())) {
         tc_counts b = tc_counts_get();
         CHECK(sion_generic_parclose(sid) == SION_ID_NOT_VALID, "sion_generic_parclose on a serial sid accepted");
-        CHECK(sion_generic_parreinit(sid, 4096) == SION_NOT_SUCCESS, "sion_generic_parreinit on a serial sid accepted");
+        CHECK(sion_generic_parreinit(sid, 4096) == SION_ID_NOT_VALID, "sion_generic_parreinit on a serial sid accepted");
         CHECK(sion_generic_parclose_mapped(sid) == SION_ID_NOT_VALID, "parclose_mapped on a serial sid accepted");
         NO_COLLECTIVES(b, "generic calls on a serial sid");
         CHECK(sion_close(sid) == SION_SUCCESS, "serial close after the refused calls: %s", sheaf_last_error());
     }
     CHECK(sion_generic_parclose(-1) == SION_ID_NOT_VALID, "parclose(-1) accepted");
     CHECK(sion_generic_parclose(123456) == SION_ID_NOT_VALID, "parclose(123456) accepted");
-    CHECK(sion_generic_parreinit(-1, 10) == SION_NOT_SUCCESS, "parreinit(-1) accepted");
+    CHECK(sion_generic_parreinit(-1, 10) == SION_ID_NOT_VALID, "parreinit(-1): not SIONlib's SION_ID_NOT_VALID");
 
     /* unknown api, incomplete api */
     sion_int64 chunk = 100;
