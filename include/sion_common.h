@@ -1,18 +1,20 @@
 /* sion_common.h - calls shared by every kind of open (serial, and later parallel).
  *
  * A container ("SION file set") holds the logical files of N tasks. An open
- * returns a small integer id, the sid (>= 0). Sids are numbered as SIONlib
- * numbers them (the first serial open of a process gets 0; an MPI program's
- * first sid is 1, as the MPI layer's generic API id takes 0; a serial open of
- * an n-file set uses n+1 numbers; a parallel read open uses one more number
- * on global task 0, which SIONlib spends on a look at file 0), except that a
- * number is never given out
- * twice: after its close a sid is invalid for good (calls on it fail with a
- * message saying it was closed), where SIONlib may hand it to a later open. Each task's data is a stream
+ * returns a small integer id, the sid (>= 0). Each task's data is a stream
  * stored in one or more *blocks*; block b of task t lives at
  * start[t] + b*globalskip in its physical file and holds at most chunksize[t]
  * bytes. Unlike SIONlib 1.7, sheaf lets one sion_fwrite or sion_fread span
  * chunks and blocks: the data is cut at block ends and the file stays format 5.
+ *
+ * Sids are numbered as SIONlib numbers them: the first serial open of a
+ * process gets 0; an MPI program's first sid is 1 (the MPI layer's generic API
+ * id takes 0: API ids and sids share the numbers); a serial open of an n-file
+ * set uses n+1 numbers; a parallel read open uses one more number on global
+ * task 0, which SIONlib spends on a look at file 0. But a number is never
+ * given out twice: after its close a sid is invalid for good (calls on it fail
+ * with a message saying it was closed), where SIONlib may hand it to a later
+ * open.
  *
  * Errors: every call that fails records a message naming the file and the
  * cause (see sheaf_last_error() in sheaf.h) and, unless disabled with
