@@ -2,11 +2,12 @@
 #include "sion_debug.h"
 #include <stdarg.h>
 #include <string.h>
+#include <time.h>
 
 static FILE *g_dfile;
 static int g_mask;
 
-int sion_debug_on(int mask, const char *filename)
+void sion_debug_on(int mask, const char *filename)
 {
     sion_dclose();
     g_mask = mask;
@@ -16,20 +17,28 @@ int sion_debug_on(int mask, const char *filename)
         g_dfile = stdout;
     else
         g_dfile = fopen(filename, "a");
-    return g_dfile != NULL;
+    if (!g_dfile)
+        g_mask = 0;
 }
 
-int sion_debug_off(void) { return sion_dclose(); }
+void sion_debug_off(void) { sion_dclose(); }
 int sion_isdebug(void) { return g_dfile != NULL; }
 FILE *sion_get_dfile(void) { return g_dfile; }
 
-int sion_dclose(void)
+void sion_dclose(void)
 {
     if (g_dfile && g_dfile != stderr && g_dfile != stdout)
         fclose(g_dfile);
     g_dfile = NULL;
     g_mask = 0;
-    return 1;
+}
+
+double sheaf_debug_time(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts))
+        return 0.0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 int sion_dprintf(int mask, const char *format, ...)
