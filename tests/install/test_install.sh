@@ -43,6 +43,44 @@ if [ -e "$prefix/bin/sheaf" ]; then
     done
 fi
 
+step "every installed program starts from the prefix ($prefix, not a system path)"
+# No LD_LIBRARY_PATH: the programs must find their libraries themselves.
+unset LD_LIBRARY_PATH
+for f in "$prefix"/bin/*; do
+    [ -x "$f" ] || continue
+    if head -c 4 "$f" | grep -q 'ELF'; then
+        if ldd "$f" 2>&1 | grep -q 'not found'; then
+            ldd "$f" >&2; die "$(basename "$f"): a library is not found"
+        fi
+    fi
+    case $(basename "$f") in
+        sheaf) out=$("$f" version) || die "sheaf version"
+               case $out in "sheaf "*) ;; *) die "sheaf version printed: $out" ;; esac ;;
+        sionversion) "$f" | grep -q '^SIONlib Version' || die "sionversion" ;;
+        siondump|sioncat|sionsplit|siondefrag)
+               # SIONlib's utilities print their version to stderr and exit 1 on -V
+               { "$f" -V 2>&1 || true; } | grep -q "SIONlib utility" || die "$(basename "$f") -V" ;;
+        sionconfig) "$f" --path >/dev/null || die "sionconfig --path" ;;
+        sheaf-bench)
+               if [ -n "${SHEAF_TEST_MPI:-}" ] && command -v "${SHEAF_MPIEXEC:-mpiexec}" >/dev/null; then
+                   (cd "$tmp" && "${SHEAF_MPIEXEC:-mpiexec}" -n 1 "$f" -h) | grep -q '^usage: mpiexec' ||
+                       die "sheaf-bench -h"
+                   mkdir -p "$tmp/bench"
+                   (cd "$tmp/bench" && "${SHEAF_MPIEXEC:-mpiexec}" -n 1 "$f" -s 64k -b 16k --reps 1 -X \
+                       >bench.log 2>&1) || { cat "$tmp/bench/bench.log" >&2; die "sheaf-bench run"; }
+               else
+                   "$f" -h 2>/dev/null | grep -q '^usage: mpiexec' || die "sheaf-bench -h"
+               fi ;;
+        *) die "installed program $(basename "$f") is not checked by this test: add it" ;;
+    esac
+done
+if [ -e "$prefix/bin/siondump" ]; then
+    # SIONlib's test scripts copy siondump next to the test programs
+    mkdir "$tmp/copied"
+    cp -L "$prefix/bin/siondump" "$tmp/copied/siondump"
+    { "$tmp/copied/siondump" -V 2>&1 || true; } | grep -q "SIONlib utility" || die "a copied siondump does not start"
+fi
+
 step "sionconfig options"
 if "$sionconfig" >/dev/null 2>&1; then die "sionconfig without arguments must exit 1"; fi
 "$sionconfig" >/dev/null 2>&1 || [ $? -eq 1 ] || die "sionconfig without arguments: exit code is not 1"
@@ -132,6 +170,25 @@ if [ -n "$mpi" ]; then
     run_mpi_example "$tmp/mpi" ./ex c.sion 1
     run_mpi_example "$tmp/mpi" ./ex m.sion 2
     [ -f "$tmp/mpi/m.sion" ] && [ -f "$tmp/mpi/m.sion.000001" ] || die "numFiles=2 did not write m.sion + m.sion.000001"
+
+    step "a program that calls only libsheaf_mpi (libsheaf.so.0 found through libsheaf_mpi's RUNPATH)"
+    printf '%s\n' '#include <mpi.h>' '#include <sion.h>' \
+        'int main(int c, char **v) { MPI_Init(&c, &v); int r = sion_parclose_mpi(-1); MPI_Finalize(); return r == SION_SUCCESS; }' \
+        >"$tmp/mpi/only.c"
+    # shellcheck disable=SC2046
+    (cd "$tmp/mpi" && "$mpicc" $extra $("$sionconfig" --cflags --mpi) -Wl,--as-needed -o only only.c \
+        $("$sionconfig" --libs --mpi)) || die "building only.c"
+    (cd "$tmp/mpi" && SION_ERROR_MSG=0 "$mpiexec" -n 1 ./only) || die "a program using only libsheaf_mpi does not start"
+    for layer in omp ompi; do
+        [ -e "$libdir/libsheaf_$layer.so" ] || continue
+        printf '%s\n' '#include <sion.h>' \
+            "int main(void) { return sion_parclose_$layer(-1) == SION_SUCCESS; }" >"$tmp/mpi/only_$layer.c"
+        # shellcheck disable=SC2046
+        (cd "$tmp/mpi" && "$mpicc" $extra $("$sionconfig" --cflags --$layer) -Wl,--as-needed -o "only_$layer" \
+            "only_$layer.c" $("$sionconfig" --libs --$layer)) || die "building only_$layer.c"
+        ldd "$tmp/mpi/only_$layer" | grep -q 'not found' && { ldd "$tmp/mpi/only_$layer" >&2;
+            die "a program using only libsheaf_$layer: a library is not found"; }
+    done
 
     step "sion.h with MPI: -DSION_MPI alone, and after <mpi.h>"
     echo '#include <sion.h>
