@@ -67,6 +67,15 @@ FILE *sion_get_dfile(void);
 void  sion_dclose(void);
 /* Seconds since an arbitrary fixed point (wall clock), for DPRINTFTS. */
 double sheaf_debug_time(void);
+/* Declared by SIONlib's sion_debug.h under these (internal) names, which its
+ * own test programs call: set up debugging from SION_DEBUG* (sheaf: no-op,
+ * returns 1); register the function that tells the calling thread's number
+ * (used as the rank of DPRINTFP messages whose rank is -1) and returns 1;
+ * register lock callbacks around debug output (sheaf serialises the output
+ * itself; accepted and ignored). */
+int  _lsion_debug_init(void);
+int  _lsion_debug_set_query_thread_num_function(int (*get_thread_num)(void));
+void _sion_debug_set_lock_cb(void (*set_lock)(void), void (*unset_lock)(void));
 #ifdef __cplusplus
 }
 #endif

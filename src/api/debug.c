@@ -6,6 +6,7 @@
 
 static FILE *g_dfile;
 static int g_mask;
+static int (*g_thread_num)(void);
 
 void sion_debug_on(int mask, const char *filename)
 {
@@ -56,10 +57,28 @@ int sion_dprintfp(int mask, const char *callingfunction, int rank, const char *f
 {
     if (!g_dfile || !(mask & g_mask))
         return 0;
+    if (rank < 0 && g_thread_num)
+        rank = g_thread_num();
+    flockfile(g_dfile); /* prefix and message stay together */
     int n = fprintf(g_dfile, "SION[%2d][%s] ", rank, callingfunction);
     va_list ap;
     va_start(ap, format);
     n += vfprintf(g_dfile, format, ap);
     va_end(ap);
+    funlockfile(g_dfile);
     return n;
+}
+
+int _lsion_debug_init(void) { return 1; }
+
+int _lsion_debug_set_query_thread_num_function(int (*get_thread_num)(void))
+{
+    g_thread_num = get_thread_num;
+    return 1;
+}
+
+void _sion_debug_set_lock_cb(void (*set_lock)(void), void (*unset_lock)(void))
+{
+    (void)set_lock;
+    (void)unset_lock;
 }

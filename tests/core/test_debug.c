@@ -74,6 +74,31 @@ static void macros_on_print(void **state)
     remove(path);
 }
 
+/* sion.h alone (sion_common.h) defines the macros empty, as SIONlib's does;
+ * checked in test_debug_common.c, which includes only sion.h */
+int debug_macros_from_sion_h(void);
+
+static int thread_seven(void) { return 7; }
+
+static void sionlib_debug_helpers(void **state)
+{
+    (void)state;
+    assert_int_equal(debug_macros_from_sion_h(), 0);
+    assert_int_equal(_lsion_debug_init(), 1);
+    _sion_debug_set_lock_cb(NULL, NULL);
+    const char *path = "test_debug_thread.log";
+    remove(path);
+    assert_int_equal(_lsion_debug_set_query_thread_num_function(thread_seven), 1);
+    sion_debug_on(1, path);
+    sion_dprintfp(1, "fn", _SION_DEFAULT_RANK, "x\n");
+    sion_debug_off();
+    assert_int_equal(_lsion_debug_set_query_thread_num_function(NULL), 1);
+    char *s = slurp(path);
+    assert_non_null(s);
+    assert_string_equal(s, "SION[ 7][fn] x\n");
+    remove(path);
+}
+
 static void dclose_turns_debugging_off(void **state)
 {
     (void)state;
@@ -95,6 +120,7 @@ int main(void)
         cmocka_unit_test(macros_off_expand_to_nothing),
         cmocka_unit_test(macros_on_print),
         cmocka_unit_test(dclose_turns_debugging_off),
+        cmocka_unit_test(sionlib_debug_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
