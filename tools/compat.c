@@ -22,29 +22,36 @@ static int bad_value(const char *opt, const char *v)
     return 1;
 }
 
-/* ---- siondump ---- */
-static int usage_dump(FILE *o, int rc)
+/* ---- siondump ----
+ * As SIONlib's: every argument starting with '-' is an option (only its first
+ * letter counts, so "-al" is "-a"), the file is the last argument; usage (also
+ * for -h) goes to stderr with exit code 1. */
+static int usage_dump(void)
 {
-    fprintf(o, "%s [options] sionfile\n"
-               "  -a   all: per-task / per-block table\n"
-               "  -l   with -a: sizes in bytes (default MB)\n"
-               "  -m   multi-file list and mapping\n"
-               "  -M   mapping as table per file\n"
-               "  -k   key-value statistics per task\n"
-               "  -K   key list per task\n"
-               "  -S   sizes of internal structures\n"
-               "  -v   verbose\n  -V   show version\n  -h   help\n", argv0);
-    return rc;
+    fprintf(stderr, "Usage: %s options <sionfn>\n\n", argv0);
+    fprintf(stderr, "Dump meta data information of SIONlib file <sionfn>.\n\n");
+    fprintf(stderr, "Options:\n");
+    fprintf(stderr, "  [-a]   print all information about all blocks\n");
+    fprintf(stderr, "  [-m]   print all mapping information\n");
+    fprintf(stderr, "  [-M]   print all mapping information (table) \n");
+    fprintf(stderr, "  [-l]   print all sizes in number of bytes\n");
+    fprintf(stderr, "  [-k]   print key-value statistic for each task\n");
+    fprintf(stderr, "  [-K]   print key-value list for each task\n");
+    fprintf(stderr, "  [-S]   print size of internal data structure in memory\n");
+    fprintf(stderr, "  [-V]   show version number of SIONlib\n");
+    fprintf(stderr, "  [-v]   verbose mode\n");
+    fprintf(stderr, "  [-h]   show this help\n");
+    return 1;
 }
 
 static int main_dump(int argc, char **argv)
 {
-    int a = 0, l = 0, m = 0, M = 0, k = 0, K = 0, S = 0, v = 0, i;
-    for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1]; i++) {
-        if (!strcmp(argv[i], "--help"))
-            return usage_dump(stdout, 0);
-        if (argv[i][2])
-            return usage_dump(stderr, 1);
+    int a = 0, l = 0, m = 0, M = 0, k = 0, K = 0, S = 0, v = 0;
+    if (argc < 2)
+        return usage_dump();
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] != '-')
+            continue;
         switch (argv[i][1]) {
         case 'a': a = 1; break;
         case 'l': l = 1; break;
@@ -55,13 +62,10 @@ static int main_dump(int argc, char **argv)
         case 'S': S = 1; break;
         case 'v': v = 1; break;
         case 'V': return print_V();
-        case 'h': return usage_dump(stdout, 0);
-        default: return usage_dump(stderr, 1);
+        default: return usage_dump(); /* -h too */
         }
     }
-    if (argc - i != 1)
-        return usage_dump(stderr, 1);
-    return do_siondump(argv[i], a, l, m, M, k, K, S, v);
+    return do_siondump(argv[argc - 1], a, l, m, M, k, K, S, v);
 }
 
 /* ---- sioncat ---- */
