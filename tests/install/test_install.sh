@@ -56,20 +56,23 @@ for f in "$prefix"/bin/*; do
     case $(basename "$f") in
         sheaf) out=$("$f" version) || die "sheaf version"
                case $out in "sheaf "*) ;; *) die "sheaf version printed: $out" ;; esac ;;
-        sionversion) "$f" | grep -q '^SIONlib Version' || die "sionversion" ;;
+        sionversion) out=$("$f") || die "sionversion: exit $?"
+               case $out in "SIONlib Version "*) ;; *) die "sionversion printed: $out" ;; esac ;;
         siondump|sioncat|sionsplit|siondefrag)
                # SIONlib's utilities print their version to stderr and exit 1 on -V
-               { "$f" -V 2>&1 || true; } | grep -q "SIONlib utility" || die "$(basename "$f") -V" ;;
+               out=$("$f" -V 2>&1) && die "$(basename "$f") -V: exit 0 (SIONlib's utilities exit 1)"
+               case $out in "SIONlib utility "*) ;; *) die "$(basename "$f") -V printed: $out" ;; esac ;;
         sionconfig) "$f" --path >/dev/null || die "sionconfig --path" ;;
         sheaf-bench)
                if [ -n "${SHEAF_TEST_MPI:-}" ] && command -v "${SHEAF_MPIEXEC:-mpiexec}" >/dev/null; then
-                   (cd "$tmp" && "${SHEAF_MPIEXEC:-mpiexec}" -n 1 "$f" -h) | grep -q '^usage: mpiexec' ||
-                       die "sheaf-bench -h"
+                   out=$(cd "$tmp" && "${SHEAF_MPIEXEC:-mpiexec}" -n 1 "$f" -h) || die "sheaf-bench -h: exit $?"
+                   case $out in "usage: mpiexec"*) ;; *) die "sheaf-bench -h printed: $out" ;; esac
                    mkdir -p "$tmp/bench"
                    (cd "$tmp/bench" && "${SHEAF_MPIEXEC:-mpiexec}" -n 1 "$f" -s 64k -b 16k --reps 1 -X \
                        >bench.log 2>&1) || { cat "$tmp/bench/bench.log" >&2; die "sheaf-bench run"; }
                else
-                   "$f" -h 2>/dev/null | grep -q '^usage: mpiexec' || die "sheaf-bench -h"
+                   out=$("$f" -h 2>/dev/null) || die "sheaf-bench -h: exit $?"
+                   case $out in "usage: mpiexec"*) ;; *) die "sheaf-bench -h printed: $out" ;; esac
                fi ;;
         *) die "installed program $(basename "$f") is not checked by this test: add it" ;;
     esac
@@ -78,7 +81,8 @@ if [ -e "$prefix/bin/siondump" ]; then
     # SIONlib's test scripts copy siondump next to the test programs
     mkdir "$tmp/copied"
     cp -L "$prefix/bin/siondump" "$tmp/copied/siondump"
-    { "$tmp/copied/siondump" -V 2>&1 || true; } | grep -q "SIONlib utility" || die "a copied siondump does not start"
+    out=$("$tmp/copied/siondump" -V 2>&1) || true
+    case $out in "SIONlib utility "*) ;; *) die "a copied siondump does not start: $out" ;; esac
 fi
 
 step "sionconfig options"
@@ -200,6 +204,15 @@ int main(void) { return sion_parclose_mpi(-1) == SION_SUCCESS; }' |
 int main(void) { return sion_parclose_mpi(-1) == SION_SUCCESS; }' |
         "$mpicc" -std=c99 -Wall -Werror -I"$prefix/include" -fsyntax-only -x c - ||
         die "sion.h after <mpi.h> does not declare the MPI layer"
+fi
+
+step "README.md's C code blocks build and run with sionconfig${mpi:+ (and the MPI one with mpicc)}"
+if [ -n "$mpi" ]; then
+    SNIPPET_EXTRA="$extra" "$src/tests/install/readme_snippets.sh" "$src/README.md" "$sionconfig" "$cc" \
+        "$tmp/readme" "$mpicc" "$mpiexec" || die "README code blocks"
+else
+    SNIPPET_EXTRA="$extra" "$src/tests/install/readme_snippets.sh" "$src/README.md" "$sionconfig" "$cc" \
+        "$tmp/readme" || die "README code blocks"
 fi
 
 step "find_package(sheaf) consumer (shared and static${mpi:+, and sheaf::sheaf_mpi})"
