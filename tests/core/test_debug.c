@@ -99,6 +99,19 @@ static void sionlib_debug_helpers(void **state)
     remove(path);
 }
 
+/* SIONlib-internal names its test programs declare themselves */
+char *_lsion_buddy_role_to_str(unsigned int flag);
+
+static void sionlib_internal_names(void **state)
+{
+    (void)state;
+    assert_string_equal(_lsion_buddy_role_to_str(SION_ROLE_WRITER), "SION_ROLE_WRITER");
+    assert_string_equal(_lsion_buddy_role_to_str(SION_ROLE_COLLECTOR), "SION_ROLE_COLLECTOR");
+    assert_string_equal(_lsion_buddy_role_to_str(SION_ROLE_COLLECTOR_READER), "SION_ROLE_COLLECTOR_READER");
+    assert_string_equal(_lsion_buddy_role_to_str(SION_ROLE_NONE), "SION_ROLE_NONE");
+    assert_string_equal(_lsion_buddy_role_to_str(3), "undef");
+}
+
 static void dclose_turns_debugging_off(void **state)
 {
     (void)state;
@@ -121,6 +134,7 @@ int main(void)
         cmocka_unit_test(macros_on_print),
         cmocka_unit_test(dclose_turns_debugging_off),
         cmocka_unit_test(sionlib_debug_helpers),
+        cmocka_unit_test(sionlib_internal_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
