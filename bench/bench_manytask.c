@@ -112,7 +112,8 @@ int bench_run_manytask(const bench_opts *o, int container, phase_times *tw, phas
                 sion_int64 chunk = o->chunksize > 0 ? o->chunksize : (L > 0 ? (sion_int64)L : 1);
                 sion_int32 fsb = o->fsblksize;
                 FILE *fp = NULL;
-                int sid = sion_paropen_ompi(o->fname, wmode, &nf, MPI_COMM_WORLD, NULL, &chunk, &fsb, &grank, &fp,
+                MPI_Comm lcomm = MPI_COMM_NULL; /* SIONlib refuses a NULL lComm */
+                int sid = sion_paropen_ompi(o->fname, wmode, &nf, MPI_COMM_WORLD, &lcomm, &chunk, &fsb, &grank, &fp,
                                             &newfname);
                 if (sid < 0)
                     fail("sion_paropen_ompi (write)", o->fname);
@@ -168,7 +169,9 @@ int bench_run_manytask(const bench_opts *o, int container, phase_times *tw, phas
                 sion_int64 chunk = 0;
                 sion_int32 fsb = 0;
                 FILE *fp = NULL;
-                int sid = sion_paropen_ompi(o->fname, rmode, &nf, MPI_COMM_WORLD, NULL, &chunk, &fsb, &grank, &fp, NULL);
+                MPI_Comm lcomm = MPI_COMM_NULL;
+                int sid = sion_paropen_ompi(o->fname, rmode, &nf, MPI_COMM_WORLD, &lcomm, &chunk, &fsb, &grank, &fp,
+                                            NULL);
                 if (sid < 0)
                     fail("sion_paropen_ompi (read)", o->fname);
                 p->t1 = bench_now();

@@ -53,9 +53,11 @@ static int open_mapped(const bench_opts *o, const char *mode, int nt, int rank, 
         gr[i] = lr[i] = rank * nt + i, fnr[i] = 0, cs[i] = chunk;
     int *pgr = gr, *pfnr = fnr, *plr = lr;
     sion_int64 *pcs = cs;
+    if (mode[1] == 'r') /* read: NULL outputs are allocated by the library (SIONlib fills non-NULL ones in place) */
+        pcs = NULL, pfnr = NULL, plr = NULL;
     int sid = sion_paropen_mapped_mpi((char *)o->fname, mode, &nf, MPI_COMM_WORLD, &nl, &pgr, &pcs, &pfnr, &plr, &fsb,
                                       &fp);
-    if (mode[1] == 'r') { /* read: outputs were allocated by sheaf */
+    if (mode[1] == 'r') {
         free(pcs), free(pfnr), free(plr);
         if (pgr != gr)
             free(pgr);

@@ -152,7 +152,8 @@ static void container_write(const bench_opts *o, int rank, phase_times *t)
     cont_newfname = NULL;
     bench_barrier(MPI_COMM_WORLD);
     t->t0 = bench_now();
-    int sid = sion_paropen_mpi(o->fname, mode, &nf, MPI_COMM_WORLD, NULL, &chunk, &fsb, &grank, &fp, &cont_newfname);
+    MPI_Comm lcomm = MPI_COMM_NULL; /* SIONlib refuses a NULL lComm with numFiles > 0 */
+    int sid = sion_paropen_mpi(o->fname, mode, &nf, MPI_COMM_WORLD, &lcomm, &chunk, &fsb, &grank, &fp, &cont_newfname);
     if (sid < 0)
         die("sion_paropen_mpi (write)", o->fname);
     t->t1 = bench_now();
@@ -189,12 +190,13 @@ static long long container_read(const bench_opts *o, int rank, phase_times *t)
     sion_int32 fsb = 0;
     FILE *fp = NULL;
     long long bad = 0;
+    MPI_Comm lcomm = MPI_COMM_NULL;
     databuf d;
     db_init(&d, o, rank, 0);
     bench_barrier(MPI_COMM_WORLD);
     t->t0 = bench_now();
     int sid = by_rank ? sion_open_rank((char *)o->fname, mode, &chunk, &fsb, &grank, &fp)
-                      : sion_paropen_mpi(o->fname, mode, &nf, MPI_COMM_WORLD, NULL, &chunk, &fsb, &grank, &fp, NULL);
+                      : sion_paropen_mpi(o->fname, mode, &nf, MPI_COMM_WORLD, &lcomm, &chunk, &fsb, &grank, &fp, NULL);
     if (sid < 0)
         die(by_rank ? "sion_open_rank" : "sion_paropen_mpi (read)", o->fname);
     t->t1 = bench_now();

@@ -16,7 +16,10 @@
  * Data is moved in pieces of at most one chunk (and at most 1 MiB) per
  * sion_fwrite, so each write fits into a block (a requirement of SIONlib 1.7;
  * sheaf would also accept larger writes). Without -c, each task's chunk size
- * is its input file's size. Exit status 0 on success, 1 on any error.
+ * is its input file's size. A task never needs more than 100 blocks: with -c,
+ * a chunk size too small for that is raised (SIONlib 1.7's serial writer keeps
+ * block sizes for 100 blocks per task only and corrupts memory beyond).
+ * Exit status 0 on success, 1 on any error.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -26,6 +29,7 @@
 #include "sion.h"
 
 #define MAX_BUFSIZE (1 << 20)   /* copy at most 1 MiB (and at most one chunk) at a time */
+#define MAX_BLOCKS 100          /* blocks per task a serial SIONlib 1.7 write can hold */
 
 static size_t copy_bufsize(sion_int64 chunksize)
 {
@@ -81,6 +85,8 @@ static int write_container(char *container, char **inputs, int ntasks,
         }
         /* one chunk per task: the given size, or the whole file (at least 1 byte) */
         chunksizes[t] = chunksize > 0 ? chunksize : (size > 0 ? size : 1);
+        if (chunksizes[t] * MAX_BLOCKS < size)
+            chunksizes[t] = (size + MAX_BLOCKS - 1) / MAX_BLOCKS;
         globalranks[t] = t;
     }
 

@@ -281,4 +281,15 @@ int sion_dedup(int sid);
 #ifdef __cplusplus
 }
 #endif
+
+/* Debugging macros, empty unless sion_debug.h defined them first (as SIONlib's
+ * sion_common.h: code that includes only sion.h may use DPRINTFP((...)) and
+ * gets nothing; sion_debug.h defines the real ones, see there). DPRINTTS is
+ * SIONlib's spelling here. */
+#ifndef DPRINTF
+#define DPRINTF(A)
+#define DPRINTFP(A)
+#define DPRINTTS(A, B)
+#define DPRINTFTS2(A, B)
+#endif
 #endif

@@ -16,7 +16,7 @@ static int sink_sion(void *ctx, const void *buf, size_t n)
     return sion_fwrite(buf, 1, n, o->sid) == n ? 0 : -1;
 }
 
-int do_defrag(const char *inpath, const char *outpath, sion_int64 fsblk, int verbose)
+int do_defrag(const char *inpath, const char *outpath, sion_int64 fsblk, int verbose, const tool_report *rep)
 {
     tool_in in;
     if (tool_open(inpath, &in))
@@ -34,6 +34,8 @@ int do_defrag(const char *inpath, const char *outpath, sion_int64 fsblk, int ver
                 return TOOL_FAIL;
             }
         }
+    if (rep && rep->opened)
+        rep->opened(rep->ctx, &in);
     int n = in.ntasks;
     sion_int64 *cs = malloc((size_t)n * sizeof *cs);
     int *gr = malloc((size_t)n * sizeof *gr);
@@ -66,9 +68,14 @@ int do_defrag(const char *inpath, const char *outpath, sion_int64 fsblk, int ver
     if (verbose)
         fprintf(stderr, "%s: %s -> %s: %d tasks, fs block size %d, mode \"%s\"\n", tool_prog, inpath, outpath, n,
                 (int)blk, mode);
+    if (rep && rep->out_opened)
+        rep->out_opened(rep->ctx, &in, osid, blk);
     out_ctx o = {osid};
-    progress_start("defrag", tool_all_bytes(&in));
+    if (!rep)
+        progress_start("defrag", tool_all_bytes(&in));
     for (int t = 0; t < n && rc == TOOL_OK; t++) {
+        if (rep && rep->task)
+            rep->task(rep->ctx, &in, t);
         if (sion_seek(osid, t, SION_CURRENT_BLK, SION_CURRENT_POS) != SION_SUCCESS) {
             tool_err("%s: %s", outpath, sheaf_last_error());
             rc = TOOL_FAIL;
@@ -122,5 +129,5 @@ int cmd_defrag(int argc, char **argv)
     int first, rc = tool_getopt(argc, argv, "q:vh", longopts, defrag_opt, &o, usage, 2, 2, &first);
     if (rc)
         return rc < 0 ? TOOL_OK : rc;
-    return do_defrag(argv[first], argv[first + 1], o.q, o.verbose);
+    return do_defrag(argv[first], argv[first + 1], o.q, o.verbose, NULL);
 }

@@ -136,6 +136,7 @@ struct split_job {
     tool_in *in;
     int dfd, force, verbose;
     const char *dir;
+    const tool_report *rep;
 };
 
 /* Write one output file: all of task t (key_sel == 0) or one key of it. */
@@ -146,7 +147,27 @@ static int split_one(struct split_job *j, int t, const char *fn, int by_key, uin
         return -1;
     if (j->verbose)
         fprintf(stderr, "%s: task %d%s -> %s/%s\n", tool_prog, t, by_key ? " (one key)" : "", j->dir, fn);
-    int rc = by_key ? tool_copy_key(j->in, t, key, tool_sink_fd, &fd) : tool_copy_task(j->in, t, -1, tool_sink_fd, &fd);
+    const tool_report *rep = j->rep;
+    if (rep && rep->file)
+        rep->file(rep->ctx, j->in, t, by_key, key);
+    int rc;
+    if (by_key) {
+        rc = tool_copy_key(j->in, t, key, tool_sink_fd, &fd);
+        if (!rc && rep && rep->key) {
+            sion_key_stat_t st;
+            if (sion_key_get_stat(j->in->sid, key, &st) == SION_SUCCESS)
+                rep->key(rep->ctx, j->in, t, key, st.total_size);
+        }
+    } else if (rep && rep->block) { /* block by block, reported */
+        rc = 0;
+        for (int b = 0; b < j->in->bcount[t] && b < j->in->maxchunks && !rc; b++) {
+            rc = tool_copy_task(j->in, t, b, tool_sink_fd, &fd);
+            if (!rc)
+                rep->block(rep->ctx, j->in, t, b, tool_block_bytes(j->in, t, b));
+        }
+    } else {
+        rc = tool_copy_task(j->in, t, -1, tool_sink_fd, &fd);
+    }
     if (close(fd) != 0 && rc == 0) {
         tool_err("%s/%s: write error: %s", j->dir, fn, strerror(errno));
         rc = -1;
@@ -192,7 +213,8 @@ static int split_keys(struct split_job *j, int t, const char *base)
     return rc;
 }
 
-int do_split(const char *file, const char *prefix, int digits, int use_grank, int force, int verbose)
+int do_split(const char *file, const char *prefix, int digits, int use_grank, int force, int verbose,
+             const tool_report *rep)
 {
     if (digits < 1 || digits > 30) {
         tool_err("digits must be 1..30, got %d", digits);
@@ -210,13 +232,18 @@ int do_split(const char *file, const char *prefix, int digits, int use_grank, in
     int rc = TOOL_OK, by_key = tool_is_keyval(&in);
     if (use_grank && check_unique(&in))
         rc = TOOL_FAIL;
-    struct split_job j = {&in, -1, force, verbose, dir};
+    struct split_job j = {&in, -1, force, verbose, dir, rep};
     if (rc == TOOL_OK && (j.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
         tool_err("%s: cannot open output directory: %s", dir, strerror(errno));
         rc = TOOL_FAIL;
     }
-    progress_start("split", tool_all_bytes(&in));
+    if (rc == TOOL_OK && rep && rep->opened)
+        rep->opened(rep->ctx, &in);
+    if (!rep)
+        progress_start("split", tool_all_bytes(&in));
     for (int t = 0; t < in.ntasks && rc == TOOL_OK; t++) {
+        if (rep && rep->task)
+            rep->task(rep->ctx, &in, t);
         char fn[128 + 1024];
         rank_name(fn, sizeof fn, name, digits, use_grank ? (long long)in.granks[t] : t);
         if (by_key ? split_keys(&j, t, fn) : split_one(&j, t, fn, 0, 0))
@@ -270,5 +297,5 @@ int cmd_split(int argc, char **argv)
     int first, rc = tool_getopt(argc, argv, "d:gfvh", longopts, split_opt, &o, usage, 2, 2, &first);
     if (rc)
         return rc < 0 ? TOOL_OK : rc;
-    return do_split(argv[first], argv[first + 1], (int)o.digits, o.grank, o.force, o.verbose);
+    return do_split(argv[first], argv[first + 1], (int)o.digits, o.grank, o.force, o.verbose, NULL);
 }

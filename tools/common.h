@@ -75,10 +75,30 @@ int cmd_split(int argc, char **argv);
 int cmd_defrag(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
+/* Progress reporting of split and defrag: sionsplit and siondefrag print
+ * SIONlib's lines through these hooks (compat.c); sheaf's own commands pass
+ * NULL (and get sheaf's terminal progress line instead). Any hook may be NULL.
+ *   opened:     the input is open (before anything is written)
+ *   out_opened: defrag: the output container is open (sid, fs block size)
+ *   task:       task t is about to be copied
+ *   file:       split: the output file of task t (of one key if by_key) is created
+ *   block:      split: block b of task t (bytes) was copied
+ *   key:        split: all records of `key` of task t (bytes in all) were copied */
+typedef struct tool_report {
+    void *ctx;
+    void (*opened)(void *ctx, tool_in *in);
+    void (*out_opened)(void *ctx, tool_in *in, int osid, sion_int32 fsblk);
+    void (*task)(void *ctx, tool_in *in, int t);
+    void (*file)(void *ctx, tool_in *in, int t, int by_key, uint64_t key);
+    void (*block)(void *ctx, tool_in *in, int t, int b, sion_int64 bytes);
+    void (*key)(void *ctx, tool_in *in, int t, uint64_t key, sion_int64 bytes);
+} tool_report;
+
 /* Core operations shared with the sion* compat front ends. */
 int do_cat(const char *file, int task, int block, const char *out, int verbose);
-int do_split(const char *file, const char *prefix, int digits, int use_grank, int force, int verbose);
-int do_defrag(const char *in, const char *out, sion_int64 fsblk, int verbose);
+int do_split(const char *file, const char *prefix, int digits, int use_grank, int force, int verbose,
+             const tool_report *rep);
+int do_defrag(const char *in, const char *out, sion_int64 fsblk, int verbose, const tool_report *rep);
 /* siondump-style text output. */
 int do_siondump(const char *file, int all, int bytes, int multi, int maptab, int keystat,
                 int keylist, int sizes, int verbose);

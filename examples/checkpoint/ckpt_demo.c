@@ -69,8 +69,11 @@ static int crash_or_restart(int crash, const char *cname, const double *state, s
     sion_int64 chunk = (sion_int64)bytes;
     sion_int32 fsb = -1;
     FILE *fp;
+    /* SIONlib needs somewhere to put the local communicator (it refuses NULL
+     * when numFiles > 0); sheaf accepts both */
+    MPI_Comm lcomm = MPI_COMM_NULL;
     if (crash) {
-        int sid = sion_paropen_mpi(cname, "bw", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsb, &grank, &fp, NULL);
+        int sid = sion_paropen_mpi(cname, "bw", &nf, MPI_COMM_WORLD, &lcomm, &chunk, &fsb, &grank, &fp, NULL);
         int ok = sid >= 0 && sion_fwrite(state, 1, bytes, sid) == bytes && sion_flush(sid) == SION_SUCCESS;
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0)
@@ -81,7 +84,7 @@ static int crash_or_restart(int crash, const char *cname, const double *state, s
         raise(SIGKILL);
     }
     char *back = malloc(bytes + 1);
-    int sid = sion_paropen_mpi(cname, "br", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsb, &grank, &fp, NULL);
+    int sid = sion_paropen_mpi(cname, "br", &nf, MPI_COMM_WORLD, &lcomm, &chunk, &fsb, &grank, &fp, NULL);
     size_t got = sid >= 0 ? sion_fread(back, 1, bytes, sid) : 0;
     int ok = sid >= 0 && got == bytes && fnv1a(back, bytes) == sum && sion_feof(sid) == 1;
     if (sid >= 0 && sion_parclose_mpi(sid) != SION_SUCCESS)
@@ -166,7 +169,8 @@ int main(int argc, char **argv)
     sion_int64 chunk = (sion_int64)bytes;
     sion_int32 fsb = -1;
     FILE *fp;
-    int sid = sion_paropen_mpi(cname, "bw", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsb, &grank, &fp, NULL);
+    MPI_Comm lcomm = MPI_COMM_NULL; /* SIONlib refuses a NULL lComm with numFiles > 0 */
+    int sid = sion_paropen_mpi(cname, "bw", &nf, MPI_COMM_WORLD, &lcomm, &chunk, &fsb, &grank, &fp, NULL);
     double t1 = now();
     if (sid < 0 || sion_fwrite(state, 1, bytes, sid) != bytes)
         bad = 1;
@@ -202,7 +206,7 @@ int main(int argc, char **argv)
     t0 = now();
     sion_int64 rchunk;
     sion_int32 rfsb;
-    sid = sion_paropen_mpi(cname, "br", &nf, MPI_COMM_WORLD, NULL, &rchunk, &rfsb, &grank, &fp, NULL);
+    sid = sion_paropen_mpi(cname, "br", &nf, MPI_COMM_WORLD, &lcomm, &rchunk, &rfsb, &grank, &fp, NULL);
     t1 = now();
     size_t got = 0;
     while (sid >= 0 && !sion_feof(sid) && got < bytes) {

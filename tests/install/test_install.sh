@@ -43,6 +43,48 @@ if [ -e "$prefix/bin/sheaf" ]; then
     done
 fi
 
+step "every installed program starts from the prefix ($prefix, not a system path)"
+# No LD_LIBRARY_PATH: the programs must find their libraries themselves.
+unset LD_LIBRARY_PATH
+for f in "$prefix"/bin/*; do
+    [ -x "$f" ] || continue
+    if head -c 4 "$f" | grep -q 'ELF'; then
+        if ldd "$f" 2>&1 | grep -q 'not found'; then
+            ldd "$f" >&2; die "$(basename "$f"): a library is not found"
+        fi
+    fi
+    case $(basename "$f") in
+        sheaf) out=$("$f" version) || die "sheaf version"
+               case $out in "sheaf "*) ;; *) die "sheaf version printed: $out" ;; esac ;;
+        sionversion) out=$("$f") || die "sionversion: exit $?"
+               case $out in "SIONlib Version "*) ;; *) die "sionversion printed: $out" ;; esac ;;
+        siondump|sioncat|sionsplit|siondefrag)
+               # SIONlib's utilities print their version to stderr and exit 1 on -V
+               out=$("$f" -V 2>&1) && die "$(basename "$f") -V: exit 0 (SIONlib's utilities exit 1)"
+               case $out in "SIONlib utility "*) ;; *) die "$(basename "$f") -V printed: $out" ;; esac ;;
+        sionconfig) "$f" --path >/dev/null || die "sionconfig --path" ;;
+        sheaf-bench)
+               if [ -n "${SHEAF_TEST_MPI:-}" ] && command -v "${SHEAF_MPIEXEC:-mpiexec}" >/dev/null; then
+                   out=$(cd "$tmp" && "${SHEAF_MPIEXEC:-mpiexec}" -n 1 "$f" -h) || die "sheaf-bench -h: exit $?"
+                   case $out in "usage: mpiexec"*) ;; *) die "sheaf-bench -h printed: $out" ;; esac
+                   mkdir -p "$tmp/bench"
+                   (cd "$tmp/bench" && "${SHEAF_MPIEXEC:-mpiexec}" -n 1 "$f" -s 64k -b 16k --reps 1 -X \
+                       >bench.log 2>&1) || { cat "$tmp/bench/bench.log" >&2; die "sheaf-bench run"; }
+               else
+                   out=$("$f" -h 2>/dev/null) || die "sheaf-bench -h: exit $?"
+                   case $out in "usage: mpiexec"*) ;; *) die "sheaf-bench -h printed: $out" ;; esac
+               fi ;;
+        *) die "installed program $(basename "$f") is not checked by this test: add it" ;;
+    esac
+done
+if [ -e "$prefix/bin/siondump" ]; then
+    # SIONlib's test scripts copy siondump next to the test programs
+    mkdir "$tmp/copied"
+    cp -L "$prefix/bin/siondump" "$tmp/copied/siondump"
+    out=$("$tmp/copied/siondump" -V 2>&1) || true
+    case $out in "SIONlib utility "*) ;; *) die "a copied siondump does not start: $out" ;; esac
+fi
+
 step "sionconfig options"
 if "$sionconfig" >/dev/null 2>&1; then die "sionconfig without arguments must exit 1"; fi
 "$sionconfig" >/dev/null 2>&1 || [ $? -eq 1 ] || die "sionconfig without arguments: exit code is not 1"
@@ -133,6 +175,25 @@ if [ -n "$mpi" ]; then
     run_mpi_example "$tmp/mpi" ./ex m.sion 2
     [ -f "$tmp/mpi/m.sion" ] && [ -f "$tmp/mpi/m.sion.000001" ] || die "numFiles=2 did not write m.sion + m.sion.000001"
 
+    step "a program that calls only libsheaf_mpi (libsheaf.so.0 found through libsheaf_mpi's RUNPATH)"
+    printf '%s\n' '#include <mpi.h>' '#include <sion.h>' \
+        'int main(int c, char **v) { MPI_Init(&c, &v); int r = sion_parclose_mpi(-1); MPI_Finalize(); return r == SION_SUCCESS; }' \
+        >"$tmp/mpi/only.c"
+    # shellcheck disable=SC2046
+    (cd "$tmp/mpi" && "$mpicc" $extra $("$sionconfig" --cflags --mpi) -Wl,--as-needed -o only only.c \
+        $("$sionconfig" --libs --mpi)) || die "building only.c"
+    (cd "$tmp/mpi" && SION_ERROR_MSG=0 "$mpiexec" -n 1 ./only) || die "a program using only libsheaf_mpi does not start"
+    for layer in omp ompi; do
+        [ -e "$libdir/libsheaf_$layer.so" ] || continue
+        printf '%s\n' '#include <sion.h>' \
+            "int main(void) { return sion_parclose_$layer(-1) == SION_SUCCESS; }" >"$tmp/mpi/only_$layer.c"
+        # shellcheck disable=SC2046
+        (cd "$tmp/mpi" && "$mpicc" $extra $("$sionconfig" --cflags --$layer) -Wl,--as-needed -o "only_$layer" \
+            "only_$layer.c" $("$sionconfig" --libs --$layer)) || die "building only_$layer.c"
+        ldd "$tmp/mpi/only_$layer" | grep -q 'not found' && { ldd "$tmp/mpi/only_$layer" >&2;
+            die "a program using only libsheaf_$layer: a library is not found"; }
+    done
+
     step "sion.h with MPI: -DSION_MPI alone, and after <mpi.h>"
     echo '#include <sion.h>
 int main(void) { return sion_parclose_mpi(-1) == SION_SUCCESS; }' |
@@ -143,6 +204,15 @@ int main(void) { return sion_parclose_mpi(-1) == SION_SUCCESS; }' |
 int main(void) { return sion_parclose_mpi(-1) == SION_SUCCESS; }' |
         "$mpicc" -std=c99 -Wall -Werror -I"$prefix/include" -fsyntax-only -x c - ||
         die "sion.h after <mpi.h> does not declare the MPI layer"
+fi
+
+step "README.md's C code blocks build and run with sionconfig${mpi:+ (and the MPI one with mpicc)}"
+if [ -n "$mpi" ]; then
+    SNIPPET_EXTRA="$extra" "$src/tests/install/readme_snippets.sh" "$src/README.md" "$sionconfig" "$cc" \
+        "$tmp/readme" "$mpicc" "$mpiexec" || die "README code blocks"
+else
+    SNIPPET_EXTRA="$extra" "$src/tests/install/readme_snippets.sh" "$src/README.md" "$sionconfig" "$cc" \
+        "$tmp/readme" || die "README code blocks"
 fi
 
 step "find_package(sheaf) consumer (shared and static${mpi:+, and sheaf::sheaf_mpi})"
