@@ -91,7 +91,7 @@ static int salvage_task(core_file *f, const core_meta *m, int32_t t, int64_t fsi
     *bs = calloc((size_t)alloc, sizeof **bs);
     if (!*bs)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory", f->name);
-    for (int64_t b = 0; skip > 0 || b == 0; b++) {
+    for (int64_t b = 0; cap > 0 && (skip > 0 || b == 0); b++) { /* a chunk of 0 bytes holds nothing */
         int64_t off = m->starts[t] + b * skip;
         if (off >= fsize || (skip == 0 && b > 0))
             break;
@@ -172,11 +172,11 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
              * count what the journal claimed for them as lost), so a hostile count cannot
              * blow up the block table or the file */
             int64_t keepb = count[t];
-            if (m->globalskip > 0 && m->starts[t] < fsize) {
+            if (m->globalskip > 0 && cap > 0 && m->starts[t] < fsize) {
                 int64_t fit = (fsize - m->starts[t] - 1) / m->globalskip + 1;
                 if (keepb > fit)
                     keepb = fit;
-            } else if (m->globalskip > 0) {
+            } else { /* nothing past the file's end, or a chunk that holds nothing: one block */
                 keepb = 1;
             }
             for (int64_t b = keepb; b < count[t]; b++)
@@ -221,6 +221,17 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
         total += bytes;
         flat_n += count[t];
     }
+    /* the block table to write is ntasks x (largest block count) entries: a file whose chunks
+     * hold at least one byte each needs fewer than fsize + ntasks of them (block b of a task
+     * starts b * globalskip >= b * ntasks bytes in); hostile chunk sizes of 0 could ask for the
+     * product of two file sizes, so that is refused */
+    int64_t maxb = 1;
+    for (int32_t t = 0; t < n && !rc; t++)
+        maxb = count[t] > maxb ? count[t] : maxb;
+    if (!rc && maxb > (2 * (fsize + n) + 65536) / n)
+        rc = core_fail(SHEAF_E_FORMAT, "%s: the rebuilt block table (%d tasks x %lld blocks) is larger than a file "
+                       "of %lld bytes can need: chunk sizes or journal are corrupt", path, n, (long long)maxb,
+                       (long long)fsize);
     r->sum->bytes += total;
     r->sum->tasks += n;
     int64_t *flat = NULL;
@@ -259,12 +270,28 @@ int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ct
         return core_fail(SHEAF_E_ARG, "sheaf_recover: no container name given");
     rec_ctx r = {report, ctx, sum};
     int salvage = (flags & SHEAF_RECOVER_SALVAGE) != 0, dry = (flags & SHEAF_RECOVER_DRY_RUN) != 0;
-    /* all headers first: file 0 of a multi-file set needs the mapping of the whole set */
+    /* all headers first: file 0 of a multi-file set needs the mapping of the whole set. The
+     * arrays grow as members are found: the header's file count is not trusted for an
+     * allocation (a small crafted file could name two billion members) */
     core_meta *ms = NULL;
     char **paths = NULL;
-    int32_t nfiles = 1;
+    int32_t nfiles = 1, have = 0, cap = 0;
     int rc = 0;
     for (int32_t k = 0; k < nfiles && !rc; k++) {
+        if (k == cap) {
+            int32_t nc = cap ? (cap < nfiles / 2 ? 2 * cap : nfiles) : 1;
+            core_meta *gm = realloc(ms, (size_t)nc * sizeof *ms);
+            if (gm)
+                ms = gm;
+            char **gp = gm ? realloc(paths, (size_t)nc * sizeof *paths) : NULL;
+            if (gp)
+                paths = gp;
+            if (!gm || !gp) {
+                rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
+                break;
+            }
+            cap = nc;
+        }
         char *p = core_member_name(name, k);
         core_file f;
         if (!p) {
@@ -272,6 +299,8 @@ int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ct
             break;
         }
         rc = core_file_open(&f, p, 0, 1);
+        if (rc == SHEAF_E_NOTFOUND && k > 0)
+            rc = core_fail(SHEAF_E_NOTFOUND, "%s: member %d of the %d-file set is missing", p, k, nfiles);
         core_meta m;
         memset(&m, 0, sizeof m);
         if (!rc) {
@@ -283,26 +312,28 @@ int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ct
             if (m.nfiles > 1 && m.filenumber != 0)
                 rc = core_fail(SHEAF_E_ARG, "%s: is file %d of a %d-file set; recover the set by its first file", p,
                                m.filenumber, m.nfiles);
-            ms = calloc((size_t)nfiles, sizeof *ms);
-            paths = calloc((size_t)nfiles, sizeof *paths);
-            if (!rc && (!ms || !paths))
-                rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
         } else if (!rc && (m.nfiles != nfiles || m.filenumber != k)) {
             rc = core_fail(SHEAF_E_FORMAT, "%s: holds file %d of %d, expected file %d of %d", p, m.filenumber,
                            m.nfiles, k, nfiles);
         }
-        if (rc || !ms) {
+        if (rc) {
             core_meta_free(&m);
             free(p);
             break;
         }
         ms[k] = m;
         paths[k] = p;
+        have = k + 1;
     }
     /* the mapping of a multi-file set: global rank -> (file, task) from the headers */
     int32_t *mapping = NULL, total = 0;
+    int64_t sumtasks = 0;
     for (int32_t k = 0; k < nfiles && !rc && nfiles > 1; k++)
-        total += ms[k].ntasks;
+        sumtasks += ms[k].ntasks;
+    if (!rc && sumtasks > INT32_MAX / 8)
+        rc = core_fail(SHEAF_E_FORMAT, "%s: the %d files of the set hold %lld tasks, more than a set can have", name,
+                       nfiles, (long long)sumtasks);
+    total = (int32_t)sumtasks;
     if (!rc && nfiles > 1) {
         mapping = malloc((size_t)total * 8);
         if (!mapping)
@@ -343,7 +374,7 @@ int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ct
         }
         rc = recover_file(&r, paths[k], name, &ms[k], salvage, dry, k == 0 ? mapping : NULL, total, journaled);
     }
-    for (int32_t k = 0; k < nfiles && ms && paths; k++) {
+    for (int32_t k = 0; k < have; k++) {
         core_meta_free(&ms[k]);
         free(paths[k]);
     }
