@@ -99,9 +99,8 @@ static int flush_file(core_container *c, int32_t k)
             free(buf);
             return core_fail(SHEAF_E_NOMEM, "%s: out of memory", pf->f.name);
         }
-        int fd = open(j, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-        if (fd < 0) {
-            rc = core_fail_errno(SHEAF_E_IO, errno, "%s: cannot open the journal", j);
+        int fd; /* never through a symbolic link planted at the journal's name, never a FIFO */
+        if ((rc = core_open_regular(j, O_WRONLY | O_CREAT | O_APPEND, &fd))) {
             free(j);
             free(buf);
             return rc;

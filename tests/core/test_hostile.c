@@ -2,7 +2,8 @@
  * `sheaf recover` / `sheaf verify` on an unclosed header that names millions
  * of member files or a block table far larger than the file (memory must stay
  * bounded by the file: each case runs in a child under an address-space
- * limit). */
+ * limit), and containers that are not regular files (a FIFO must fail at
+ * once, never block). */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
@@ -229,6 +230,65 @@ static void test_recover_huge_table(void **st)
     assert_int_equal(bounded(recover_fails, fn), 0);
 }
 
+/* A FIFO where a container is expected: every open fails at once with a message
+ * (before the fix, the read opens blocked forever waiting for a writer). alarm()
+ * turns a regression into a failure, not a hang. */
+static void expect_not_regular(const char *what, const char *name)
+{
+    const char *e = sheaf_last_error();
+    if (!strstr(e, name) || !strstr(e, "is not a regular file (a FIFO)"))
+        fail_msg("%s: message \"%s\" does not say that %s is a FIFO", what, e, name);
+}
+
+static void test_fifo_container(void **st)
+{
+    (void)st;
+    char fn[4200];
+    snprintf(fn, sizeof fn, "%s/fifo.sion", g_dir);
+    assert_int_equal(mkfifo(fn, 0600), 0);
+    alarm(20);
+    int nt = 0, nf = 0, *gr = NULL;
+    sion_int64 *cs = NULL;
+    sion_int32 fsb = 0;
+    FILE *fp = NULL;
+    assert_int_equal(sion_open(fn, "rb", &nt, &nf, &cs, &fsb, &gr, &fp), -1);
+    expect_not_regular("sion_open rb", fn);
+    assert_int_equal(sion_open(fn, "rb,posix", &nt, &nf, &cs, &fsb, &gr, &fp), -1);
+    expect_not_regular("sion_open rb,posix", fn);
+    sion_int64 rcs = 0;
+    int rk = 0;
+    assert_int_equal(sion_open_rank(fn, "rb", &rcs, &fsb, &rk, &fp), -1);
+    expect_not_regular("sion_open_rank", fn);
+    /* writing over a FIFO: refused too, not a stream of data into a pipe */
+    int wnt = 1, wnf = 1, wgr = 0, *wgrp = &wgr;
+    sion_int64 wcs = 100, *wcsp = &wcs;
+    sion_int32 wfsb = 512;
+    assert_int_equal(sion_open(fn, "wb", &wnt, &wnf, &wcsp, &wfsb, &wgrp, &fp), -1);
+    expect_not_regular("sion_open wb", fn);
+    sheaf_recover_summary s;
+    assert_int_equal(sheaf_recover(fn, SHEAF_RECOVER_DRY_RUN, NULL, NULL, &s), SHEAF_E_ARG);
+    expect_not_regular("sheaf_recover", fn);
+    alarm(0);
+    unlink(fn);
+}
+
+/* The journal of an unclosed container is a FIFO: recover fails naming it. */
+static void test_fifo_journal(void **st)
+{
+    (void)st;
+    char fn[4200], j[4300];
+    snprintf(fn, sizeof fn, "%s/fifoj.sion", g_dir);
+    craft_unclosed(fn, 3, 512, 512, 512, 4096);
+    snprintf(j, sizeof j, "%s.sheafj", fn);
+    assert_int_equal(mkfifo(j, 0600), 0);
+    alarm(20);
+    sheaf_recover_summary s;
+    assert_int_equal(sheaf_recover(fn, SHEAF_RECOVER_DRY_RUN, NULL, NULL, &s), SHEAF_E_ARG);
+    expect_not_regular("sheaf_recover (journal)", j);
+    alarm(0);
+    unlink(j);
+}
+
 int main(void)
 {
     g_dir = tu_mkdtemp();
@@ -236,6 +296,8 @@ int main(void)
         cmocka_unit_test(test_recover_huge_file_count),
         cmocka_unit_test(test_recover_zero_chunks),
         cmocka_unit_test(test_recover_huge_table),
+        cmocka_unit_test(test_fifo_container),
+        cmocka_unit_test(test_fifo_journal),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmtree(g_dir);

@@ -36,10 +36,14 @@ class Tools:
     def __init__(self, bindir):
         self.bindir = bindir
 
-    def run(self, tool, *args, stdin=None):
+    def run(self, tool, *args, stdin=None, timeout=120):
         exe = os.path.join(self.bindir, tool)
-        p = subprocess.run([exe] + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           stdin=subprocess.DEVNULL, timeout=120)
+        try:
+            p = subprocess.run([exe] + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            check(False, "%s %s: still running after %ds (blocked?)" % (tool, " ".join(map(str, args)), timeout))
+            return subprocess.CompletedProcess(args, 99, b"", b"timeout")
         check(p.returncode >= 0, "%s %s: killed by signal %d" % (tool, " ".join(map(str, args)), -p.returncode))
         err = p.stderr.decode(errors="replace")
         check("Sanitizer" not in err and "runtime error:" not in err,
@@ -505,6 +509,60 @@ def test_progress(T, vdir, work):
         os.close(master)
 
 
+def test_fifo_inputs(T, work):
+    """A FIFO as the container: every reading tool fails at once, saying so
+    (they used to block forever waiting for a writer)."""
+    d = os.path.join(work, "fifo")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "out"))
+    fifo = os.path.join(d, "c.sion")
+    os.mkfifo(fifo)
+    for args in (("sheaf", "dump", fifo), ("sheaf", "dump", "--json", fifo), ("sheaf", "verify", fifo),
+                 ("sheaf", "recover", fifo), ("sheaf", "recover", "--dry-run", fifo), ("sheaf", "cat", fifo),
+                 ("sheaf", "split", fifo, os.path.join(d, "out")), ("sheaf", "defrag", fifo, os.path.join(d, "x")),
+                 ("siondump", fifo), ("sioncat", fifo), ("sionsplit", fifo, os.path.join(d, "out") + "/"),
+                 ("siondefrag", fifo, os.path.join(d, "y"))):
+        p = T.run(*args, timeout=20)
+        err = p.stderr.decode()
+        check(p.returncode not in (0, 99) and "c.sion is not a regular file (a FIFO)" in err,
+              "%s on a FIFO: exit %d, stderr %r" % (" ".join(args[:2]), p.returncode, err))
+
+
+def test_output_links(T, vdir, work):
+    """Outputs are never written through a symbolic link planted at their name:
+    defrag / siondefrag OUT and cat -o / sioncat -o fail naming the link, and
+    the link's target keeps its bytes; a dangling link creates nothing."""
+    d = os.path.join(work, "links")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    src = os.path.join(vdir, "serial5.sion")
+    precious = b"precious bytes that must survive"
+    for i, args in enumerate((("sheaf", "defrag", src, "{}"), ("siondefrag", src, "{}"),
+                              ("sheaf", "cat", "-o", "{}", src), ("sioncat", "-o", "{}", src))):
+        for dangling in (False, True):
+            victim = os.path.join(d, "victim%d%s" % (i, "d" if dangling else ""))
+            link = os.path.join(d, "out%d%s" % (i, "d" if dangling else ""))
+            if not dangling:
+                with open(victim, "wb") as f:
+                    f.write(precious)
+            os.symlink(victim, link)
+            p = T.run(*[link if a == "{}" else a for a in args])
+            err = p.stderr.decode()
+            what = " ".join(args[:2]) + (" (dangling link)" if dangling else "")
+            check(p.returncode == 1 and link in err and "symbolic link" in err,
+                  "%s to a link: exit %d, stderr %r" % (what, p.returncode, err))
+            if dangling:
+                check(not os.path.exists(victim), "%s: created the link's target" % what)
+            else:
+                check(open(victim, "rb").read() == precious, "%s: wrote through the link" % what)
+    # a regular file is still overwritten (SIONlib's behaviour)
+    out = os.path.join(d, "plain")
+    with open(out, "wb") as f:
+        f.write(precious)
+    p = T.run("sheaf", "defrag", src, out)
+    check(p.returncode == 0 and open(out, "rb").read(4) == b"sion", "defrag over a regular file: %r" % p.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bindir", required=True)
@@ -524,6 +582,8 @@ def main():
     test_progress(T, a.vectors, work)
     test_damage(T, a.vectors, manifest, work)
     test_recover_unclosed4(T, a.vectors, manifest, work)
+    test_fifo_inputs(T, work)
+    test_output_links(T, a.vectors, work)
     print("%d checks, %d failures" % (CHECKS, len(FAILS)))
     return 1 if FAILS else 0
 
