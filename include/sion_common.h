@@ -81,8 +81,18 @@ int sion_seek(int sid, int rank, int blocknr, sion_int64 posinblk);
 /* Same, and returns the FILE* of the physical file now in use (ansi mode). */
 int sion_seek_fp(int sid, int rank, int blocknr, sion_int64 posinblk, FILE **fileptr);
 
-/* Record the bytes written so far in the metadata kept in memory and flush the
- * stdio buffer. (No fsync; the on-disk metadata is written at close.) */
+/* Write mode: make what the sid's task(s) wrote so far durable. The bytes written
+ * (also through the exported FILE* or fd) are taken into the block table in memory,
+ * the stdio buffer is flushed, the physical file is fsync'ed, then one record per task
+ * with its block table is appended to the journal "<file>.sheafj" and fdatasync'ed;
+ * buddy copies are flushed the same way. After a crash, sheaf recover (sheaf_recover in
+ * sheaf.h) restores every byte written before the last successful sion_flush. The
+ * container's own metadata are still written only at close. Costs two fsyncs per
+ * physical file: call it at checkpoint granularity. Not collective (each task flushes
+ * its own data). Read mode: nothing to make durable (SION_SUCCESS). Fails
+ * (SION_NOT_SUCCESS, message naming the file) when a write, fsync or the journal append
+ * fails, or the journal's name is a symbolic link or not a regular file. See
+ * doc/reliability.md. */
 int sion_flush(int sid);
 
 /* Absolute offset of the cursor in its physical file; SION_SIZE_NOT_VALID on error. */

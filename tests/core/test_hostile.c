@@ -2,7 +2,8 @@
  * `sheaf recover` / `sheaf verify` on an unclosed header that names millions
  * of member files or a block table far larger than the file (memory must stay
  * bounded by the file: each case runs in a child under an address-space
- * limit), and containers that are not regular files (a FIFO must fail at
+ * limit), file system block sizes that are not powers of two or above 32 MiB,
+ * and containers that are not regular files (a FIFO must fail at
  * once, never block). */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -289,6 +290,42 @@ static void test_fifo_journal(void **st)
     unlink(j);
 }
 
+/* fsblksize of a serial write open: powers of two up to 32 MiB, or -1 (detect). */
+static void test_fsblksize_serial(void **st)
+{
+    (void)st;
+    const struct { sion_int32 v; const char *want; } bad[] = {
+        {3, "file system block size 3 is not a power of two"},
+        {100000, "file system block size 100000 is not a power of two"},
+        {1 << 30, "file system block size 1073741824 is larger than 33554432 bytes"},
+        {(1 << 24) + 1, "is not a power of two"},
+    };
+    char fn[4200];
+    snprintf(fn, sizeof fn, "%s/fsblk.sion", g_dir);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int nt = 1, nf = 1, gr = 0, *grp = &gr;
+        sion_int64 cs = 100, *csp = &cs;
+        sion_int32 fsb = bad[i].v;
+        FILE *fp = NULL;
+        assert_int_equal(sion_open(fn, "wb", &nt, &nf, &csp, &fsb, &grp, &fp), -1);
+        if (!strstr(sheaf_last_error(), fn) || !strstr(sheaf_last_error(), bad[i].want))
+            fail_msg("fsblksize %d: message \"%s\" lacks \"%s\"", (int)bad[i].v, sheaf_last_error(), bad[i].want);
+        assert_true(access(fn, F_OK) != 0); /* nothing created */
+    }
+    const sion_int32 good[] = {1 << 25, 4096, -1};
+    for (size_t i = 0; i < 3; i++) {
+        int nt = 1, nf = 1, gr = 0, *grp = &gr;
+        sion_int64 cs = 100, *csp = &cs;
+        sion_int32 fsb = good[i];
+        FILE *fp = NULL;
+        int sid = sion_open(fn, "wb", &nt, &nf, &csp, &fsb, &grp, &fp);
+        assert_true(sid >= 0);
+        assert_true(fsb > 0 && (fsb & (fsb - 1)) == 0);
+        assert_int_equal(sion_close(sid), SION_SUCCESS);
+        unlink(fn);
+    }
+}
+
 int main(void)
 {
     g_dir = tu_mkdtemp();
@@ -298,6 +335,7 @@ int main(void)
         cmocka_unit_test(test_recover_huge_table),
         cmocka_unit_test(test_fifo_container),
         cmocka_unit_test(test_fifo_journal),
+        cmocka_unit_test(test_fsblksize_serial),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmtree(g_dir);
