@@ -84,7 +84,8 @@ int sion_seek_fp(int sid, int rank, int blocknr, sion_int64 posinblk, FILE **fil
 /* Write mode: make what the sid's task(s) wrote so far durable. The bytes written
  * (also through the exported FILE* or fd) are taken into the block table in memory,
  * the stdio buffer is flushed, the physical file is fsync'ed, then one record per task
- * with its block table is appended to the journal "<file>.sheafj" and fdatasync'ed;
+ * with its block table (and, in "checksum" mode, its block CRCs) is appended to the
+ * journal "<file>.sheafj" and fdatasync'ed;
  * buddy copies are flushed the same way. After a crash, sheaf recover (sheaf_recover in
  * sheaf.h) restores every byte written before the last successful sion_flush. The
  * container's own metadata are still written only at close. Costs two fsyncs per

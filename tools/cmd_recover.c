@@ -57,6 +57,16 @@ int cmd_recover(int argc, char **argv)
                s.files - s.files_closed,
                s.tasks_unflushed ? "; some tasks never flushed (0 bytes known durable)" : "",
                s.uncertain ? "; salvaged without a journal: trailing zero bytes are uncertain" : "");
+    if (s.files_closed != s.files)
+        printf("%s: checksums: %lld data block(s): %lld verified against the CRCs journaled by the writers, "
+               "%lld damaged, %lld unverifiable%s\n", argv[optind], (long long)s.blocks, (long long)s.blocks_verified,
+               (long long)s.blocks_damaged, (long long)s.blocks_unverifiable,
+               s.checksums ? (flags & SHEAF_RECOVER_DRY_RUN ? "; the checksum trailer would be written"
+                                                            : "; the checksum trailer is written")
+                           : " (written without the checksum key)");
+    if (s.blocks_damaged)
+        printf("%s: %lld block(s) hold damaged data: reading them fails with a checksum error (see the task lines)\n",
+               argv[optind], (long long)s.blocks_damaged);
     if (s.lost)
         printf("%s: %lld flushed bytes are missing from the file (it was truncated or damaged)\n", argv[optind],
                (long long)s.lost);

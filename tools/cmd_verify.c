@@ -46,13 +46,19 @@ static int verify(const char *file, int quiet)
             int rrc = sheaf_recover(file, flags, NULL, NULL, &s);
             if (rrc == SHEAF_E_NOTFOUND)
                 rrc = sheaf_recover(file, flags | SHEAF_RECOVER_SALVAGE, NULL, NULL, &s);
-            if (!rrc)
+            if (!rrc) {
                 fprintf(stderr, "%s: %s: never closed; recoverable: %lld bytes of %lld tasks%s (run: sheaf recover%s %s)\n",
                         tool_prog, file, (long long)s.bytes, (long long)s.tasks,
                         s.uncertain          ? " estimated without a journal, trailing zero bytes uncertain"
                         : s.tasks_unflushed ? " (what was flushed; some tasks never flushed)"
                                             : " (everything flushed)",
                         s.uncertain ? " --salvage" : "", file);
+                fprintf(stderr, "%s: %s: checksums: %lld data block(s): %lld verified, %lld damaged, %lld unverifiable%s\n",
+                        tool_prog, file, (long long)s.blocks, (long long)s.blocks_verified, (long long)s.blocks_damaged,
+                        (long long)s.blocks_unverifiable,
+                        s.checksums ? " (against the CRCs in the journal)" : " (no CRCs journaled: written without "
+                                                                             "the checksum key, or salvaged)");
+            }
         }
         fprintf(stderr, "%s: DAMAGED: %s: %s\n", tool_prog, file,
                 code == SHEAF_E_UNCLOSED   ? "container was never closed (writer crashed or did not call close)"
@@ -106,8 +112,28 @@ static int verify(const char *file, int quiet)
                 bad("%s: task %d: data cannot be read completely", file, t);
         progress_end();
     }
-    if (problems == 0 && !quiet)
+    if (problems == 0 && !quiet) {
         printf("%s: OK: %d tasks in %d file(s), %lld bytes of data\n", file, in.ntasks, nf, (long long)total);
+        /* what the reads could check: blocks holding data, in files with a checksum trailer */
+        long long blocks = 0;
+        int cks_files = 0;
+        for (int f = 0; f < nf; f++) {
+            sheaf_file_info fi;
+            cks_files += sheaf_get_file_info(in.sid, f, &fi) == SION_SUCCESS && (fi.flag2 & 1);
+        }
+        for (int t = 0; t < in.ntasks; t++)
+            for (int b = 0; b < in.bcount[t] && b < in.maxchunks; b++)
+                blocks += tool_block_bytes(&in, t, b) > 0;
+        if (cks_files == nf)
+            printf("%s: checksums: %lld data block(s) of %d tasks verified, 0 unverifiable\n", file, blocks,
+                   in.ntasks);
+        else if (cks_files == 0)
+            printf("%s: checksums: none (written without the checksum key): %lld data block(s) of %d tasks read, "
+                   "0 verified, %lld unverifiable\n", file, blocks, in.ntasks, blocks);
+        else
+            printf("%s: checksums: only %d of %d files have them: %lld data block(s) of %d tasks read, those in "
+                   "files without checksums unverifiable\n", file, cks_files, nf, blocks, in.ntasks);
+    }
     tool_close(&in);
     return problems ? TOOL_FAIL : TOOL_OK;
 }

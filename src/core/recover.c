@@ -13,10 +13,13 @@
  * journal is removed. Closed files are left alone. */
 #define _FILE_OFFSET_BITS 64
 #include "journal.h"
+#include "checksum.h"
+#include "crc32c.h"
 #include "partask.h"
 #include "error.h"
 #include "sheaf.h"
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +120,51 @@ static int salvage_task(core_file *f, const core_meta *m, int32_t t, int64_t fsi
     return 0;
 }
 
+/* Checksums of task t's nb blocks (sizes bs): blocks below first_cut are checked against
+ * the CRCs the writer journaled (jcrc, NULL: none); with out, the CRCs for the trailer are
+ * returned (malloc'd): the journaled one where there is one (so damage found now still
+ * fails every later read), else the CRC of what the file holds now. cnt: data blocks
+ * verified, damaged, unverifiable. Reads data only when there is something to check or
+ * to write. */
+static int check_blocks(rec_ctx *r, core_file *f, const core_meta *m, int32_t t, int64_t nb, const int64_t *bs,
+                        const uint32_t *jcrc, int64_t first_cut, uint32_t **out, int64_t cnt[3])
+{
+    uint32_t *crc = out ? malloc((size_t)(nb ? nb : 1) * sizeof *crc) : NULL;
+    if (out && !crc)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", f->name);
+    int rc = 0;
+    for (int64_t b = 0; b < nb && !rc; b++) {
+        int64_t off = m->starts[t] + b * m->globalskip;
+        int journaled = jcrc && b < first_cut;
+        uint32_t got = core_crc32c(0, "", 0);
+        if (bs[b] > 0 && (journaled || crc))
+            rc = core_cksum_range(f, off, bs[b], &got);
+        if (rc)
+            break;
+        if (bs[b] > 0 && journaled && got == jcrc[b]) {
+            cnt[0]++;
+        } else if (bs[b] > 0 && journaled) {
+            cnt[1]++;
+            say(r, "%s: task %d (global rank %lld) block %lld, bytes %lld-%lld of the file: checksum mismatch, the "
+                "data are damaged (reads of this block will fail)", f->name, t, (long long)m->globalranks[t],
+                (long long)b, (long long)off, (long long)(off + bs[b] - 1));
+        } else if (bs[b] > 0) {
+            cnt[2]++;
+        }
+        if (crc)
+            crc[b] = journaled ? jcrc[b] : got;
+    }
+    if (rc)
+        free(crc);
+    else if (out)
+        *out = crc;
+    r->sum->blocks += cnt[0] + cnt[1] + cnt[2];
+    r->sum->blocks_verified += cnt[0];
+    r->sum->blocks_damaged += cnt[1];
+    r->sum->blocks_unverifiable += cnt[2];
+    return rc;
+}
+
 /* Rebuild the block table of one unclosed physical file and close it. */
 static int recover_file(rec_ctx *r, const char *path, const char *name, core_meta *m, int salvage, int dry_run,
                         const int32_t *mapping, int32_t mapping_size, int set_journaled)
@@ -161,9 +209,18 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
             "trailing zero bytes of a task's data cannot be told from unwritten space", path);
         r->sum->uncertain = 1;
     }
+    /* some task journaled block CRCs (checksum mode): the file keeps a checksum trailer */
+    int cks = 0;
+    for (int32_t t = 0; !rc && have_journal && js.bcrc && t < n; t++)
+        cks |= js.nblocks[t] > 0 && js.bcrc[t] != NULL;
+    uint32_t **crc = cks ? calloc((size_t)n, sizeof *crc) : NULL;
+    if (cks && !crc)
+        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", path);
+    if (cks)
+        r->sum->checksums = 1;
     int64_t total = 0, flat_n = 0;
     for (int32_t t = 0; t < n && !rc; t++) {
-        int64_t cap = core_meta_capacity(m, t);
+        int64_t cap = core_meta_capacity(m, t), first_cut = INT64_MAX;
         if (have_journal && js.nblocks[t] > 0) {
             count[t] = js.nblocks[t];
             bs[t] = js.bsize[t];
@@ -195,6 +252,7 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
                     break;
                 }
                 if (off + keep > fsize) { /* the file lost data the journal says were durable */
+                    first_cut = b < first_cut ? b : first_cut; /* its journaled CRC no longer applies */
                     keep = fsize > off ? fsize - off : 0;
                     say(r, "%s: task %d block %lld: the journal names %lld bytes, the file ends after %lld",
                         path, t, (long long)b, (long long)bs[t][b], (long long)keep);
@@ -211,13 +269,21 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
         } else {
             rc = salvage_task(&f, m, t, fsize, &count[t], &bs[t]);
         }
-        int64_t bytes = 0;
+        int64_t bytes = 0, cnt[3] = {0, 0, 0};
         for (int64_t b = 0; !rc && b < count[t]; b++)
             bytes += bs[t][b];
         if (!rc)
-            say(r, "  task %d (global rank %lld): %lld block(s), %lld bytes%s", t, (long long)m->globalranks[t],
+            rc = check_blocks(r, &f, m, t, count[t], bs[t],
+                              have_journal && js.bcrc && js.nblocks[t] > 0 ? js.bcrc[t] : NULL, first_cut,
+                              crc ? &crc[t] : NULL, cnt);
+        char ck[160] = "";
+        if (cks)
+            snprintf(ck, sizeof ck, "; checksums: %lld block(s) verified, %lld damaged, %lld unverifiable",
+                     (long long)cnt[0], (long long)cnt[1], (long long)cnt[2]);
+        if (!rc)
+            say(r, "  task %d (global rank %lld): %lld block(s), %lld bytes%s%s", t, (long long)m->globalranks[t],
                 (long long)count[t], (long long)bytes,
-                have_journal && js.nblocks[t] == 0 ? " (never flushed: nothing is known to be durable)" : "");
+                have_journal && js.nblocks[t] == 0 ? " (never flushed: nothing is known to be durable)" : "", ck);
         total += bytes;
         flat_n += count[t];
     }
@@ -242,6 +308,16 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
         for (int32_t t = 0, k = 0; t < n && flat; t++)
             for (int64_t b = 0; b < count[t]; b++)
                 flat[k++] = bs[t][b];
+        if (!rc && cks) { /* the trailer core_meta_write_tail appends: task-major, one CRC per block */
+            free(m->crcs);
+            m->crcs = malloc((size_t)(flat_n ? flat_n : 1) * sizeof *m->crcs);
+            m->ncrcs = m->crcs ? flat_n : 0;
+            if (!m->crcs)
+                rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory for the checksums", path);
+            for (int32_t t = 0, k = 0; t < n && m->crcs; t++)
+                for (int64_t b = 0; b < count[t]; b++)
+                    m->crcs[k++] = crc[t][b];
+        }
     }
     int r2 = core_file_close(&f);
     if (!rc)
@@ -252,6 +328,9 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
             rc = core_journal_remove(path);
     }
     free(flat);
+    for (int32_t t = 0; t < n && crc; t++)
+        free(crc[t]);
+    free(crc);
     for (int32_t t = 0; t < n && bs; t++)
         free(bs[t]);
     free(bs);
