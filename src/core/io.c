@@ -12,12 +12,13 @@
 #include <unistd.h>
 
 /* Why an open of name failed (errno e): a symbolic link that O_NOFOLLOW refused is named as such. */
-static int open_failed(const char *name, int creating, int e)
+static int open_failed(const char *name, int creating, int nofollow, int e)
 {
     struct stat ls;
-    if (creating && (e == ELOOP || e == EMLINK) && lstat(name, &ls) == 0 && S_ISLNK(ls.st_mode))
-        return core_fail(SHEAF_E_IO, "cannot create %s: it is a symbolic link (sheaf never creates or "
-                         "overwrites a file through a link; remove it or give the real path)", name);
+    if (nofollow && (e == ELOOP || e == EMLINK) && lstat(name, &ls) == 0 && S_ISLNK(ls.st_mode))
+        return core_fail(SHEAF_E_IO, "cannot %s %s: it is a symbolic link (sheaf never creates or writes a "
+                         "file it made through a link; remove it or give the real path)",
+                         creating ? "create" : "write", name);
     return core_fail_errno(e == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO, e, "cannot %s %s",
                            creating ? "create" : "open", name);
 }
@@ -26,15 +27,16 @@ int core_open_regular(const char *name, int flags, int *fd_out)
 {
     *fd_out = -1;
     int creating = (flags & O_CREAT) != 0, trunc = (flags & O_TRUNC) != 0;
+    int nofollow = creating || (flags & O_NOFOLLOW) != 0;
     /* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; the descriptor
      * is used only once fstat says it is a regular file, and blocks again from then on.
      * O_TRUNC waits for that check too. */
     int fd;
     do {
-        fd = open(name, (flags & ~O_TRUNC) | O_NONBLOCK | O_CLOEXEC | (creating ? O_NOFOLLOW : 0), 0666);
+        fd = open(name, (flags & ~O_TRUNC) | O_NONBLOCK | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0666);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0)
-        return open_failed(name, creating, errno);
+        return open_failed(name, creating, nofollow, errno);
     struct stat st;
     int rc = 0;
     if (fstat(fd, &st) != 0)
@@ -58,7 +60,8 @@ int core_open_regular(const char *name, int flags, int *fd_out)
     return 0;
 }
 
-/* how: 0 read, 1 create/truncate for writing, 2 existing file for reading and writing */
+/* how: 0 read, 1 create/truncate for writing, 2 existing file for reading and writing,
+ * 3 the same, never through a symbolic link */
 static int file_open(core_file *f, const char *name, int how, int posix)
 {
     memset(f, 0, sizeof *f);
@@ -67,7 +70,8 @@ static int file_open(core_file *f, const char *name, int how, int posix)
     f->name = strdup(name);
     if (!f->name)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
-    int fd, rc = core_open_regular(name, how == 1 ? (O_RDWR | O_CREAT | O_TRUNC) : how == 2 ? O_RDWR : O_RDONLY, &fd);
+    int fd, rc = core_open_regular(name, how == 1 ? (O_RDWR | O_CREAT | O_TRUNC) : how == 2 ? O_RDWR
+                                         : how == 3 ? (O_RDWR | O_NOFOLLOW) : O_RDONLY, &fd);
     if (rc) {
         free(f->name);
         f->name = NULL;
@@ -75,7 +79,7 @@ static int file_open(core_file *f, const char *name, int how, int posix)
     }
     f->fd = fd;
     if (!posix) {
-        f->fp = fdopen(fd, how == 1 ? "w+b" : how == 2 ? "r+b" : "rb");
+        f->fp = fdopen(fd, how == 1 ? "w+b" : how >= 2 ? "r+b" : "rb");
         if (!f->fp) {
             int e = errno;
             close(fd);
@@ -92,9 +96,9 @@ int core_file_open(core_file *f, const char *name, int write, int posix)
     return file_open(f, name, write ? 1 : 0, posix);
 }
 
-int core_file_open_rw(core_file *f, const char *name, int posix)
+int core_file_open_rw(core_file *f, const char *name, int posix, int nofollow)
 {
-    return file_open(f, name, 2, posix);
+    return file_open(f, name, nofollow ? 3 : 2, posix);
 }
 
 int core_file_close(core_file *f)

@@ -170,7 +170,7 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
                         const int32_t *mapping, int32_t mapping_size, int set_journaled)
 {
     core_file f;
-    int rc = dry_run ? core_file_open(&f, path, 0, 1) : core_file_open_rw(&f, path, 1);
+    int rc = dry_run ? core_file_open(&f, path, 0, 1) : core_file_open_rw(&f, path, 1, 0); /* the user's name: may be a link */
     if (rc)
         return rc;
     int64_t fsize = 0;

@@ -3,7 +3,9 @@
  * container of a serial "wb" open (ANSI and POSIX), and the journal
  * "<file>.sheafj" appended to by sion_flush. The open (or flush) fails with a
  * message naming the file and saying it is a symbolic link, and the link's
- * target keeps its bytes. Multi-file members and buddy copies:
+ * target keeps its bytes. The tasks of a parallel open attach to the file
+ * their master created, and the master writes its metadata at the close:
+ * neither follows a link that replaced the file in between. Multi-file members and buddy copies:
  * tests/par/test_par_nofollow.c; tool outputs: tests/tools/test_tools.py. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +14,7 @@
 #include "../helpers/testutil.h"
 #include "sion.h"
 #include "sheaf.h"
+#include "partask.h"
 
 static char *g_dir;
 static const char precious[] = "precious bytes that must survive";
@@ -115,6 +118,33 @@ static void test_regular_overwritten(void **st)
     free(d);
 }
 
+/* A parallel open: the master created the file, a link replaced it before a task
+ * attached for writing (core_attach_task) and before the close (core_par_write_tail). */
+static void test_attach_link(void **st)
+{
+    (void)st;
+    char fn[4200], target[4200], moved[4300];
+    snprintf(fn, sizeof fn, "%s/par.sion", g_dir);
+    snprintf(target, sizeof target, "%s/victim-par", g_dir);
+    snprintf(moved, sizeof moved, "%s.moved", fn);
+    core_mode wm;
+    assert_int_equal(core_mode_parse("wb", &wm), 0);
+    int64_t cs[1] = {4096}, gr[1] = {0};
+    core_meta m;
+    memset(&m, 0, sizeof m);
+    assert_int_equal(core_par_create_file(fn, &wm, 1, cs, gr, 4096, 0, 1, &m), 0);
+    assert_int_equal(rename(fn, moved), 0);
+    plant(fn, target);
+    core_container *c = NULL;
+    assert_int_not_equal(core_attach_task(&c, fn, &wm, 1, m.starts[0], m.chunksizes[0], m.globalskip, 0, 0, NULL), 0);
+    expect_link_message(fn);
+    int64_t bc[1] = {1}, bs[1] = {0};
+    assert_int_not_equal(core_par_write_tail(fn, &m, bc, bs, NULL, 0), 0);
+    expect_link_message(fn);
+    expect_intact(target);
+    core_meta_free(&m);
+}
+
 int main(void)
 {
     g_dir = tu_mkdtemp();
@@ -123,6 +153,7 @@ int main(void)
         cmocka_unit_test(test_dangling_link),
         cmocka_unit_test(test_journal_link),
         cmocka_unit_test(test_regular_overwritten),
+        cmocka_unit_test(test_attach_link),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmtree(g_dir);
