@@ -585,6 +585,10 @@ def test_recover_checksums(T, vdir, work):
     check(p.returncode == 1 and "checksums: 4 data block(s): 4 verified, 0 damaged, 0 unverifiable" in err,
           "verify of a crashed checksum container: %r" % err)
     patch(path, 1536 + 10, b"\xff")  # task 0, block 0
+    p = T.run("sheaf", "verify", path)
+    err = p.stderr.decode()
+    check(p.returncode == 1 and "DAMAGED: " in err and "task 0 (global rank 0) block 0" in err and
+          "3 verified, 1 damaged, 0 unverifiable" in err, "verify of a damaged crashed container: %r" % err)
     p = T.run("sheaf", "recover", path)
     out = p.stdout.decode()
     check(p.returncode == 0 and "task 0 (global rank 0) block 0" in out and "3 verified" in out
@@ -595,11 +599,14 @@ def test_recover_checksums(T, vdir, work):
           "cat of the damaged task after recovery: exit %d %r" % (p.returncode, err))
     check(T.run("sheaf", "cat", "-t", 1, path).returncode == 0, "cat of an intact task after recovery")
     p = T.run("sheaf", "verify", path)
-    check(p.returncode == 1, "verify after recovery of a damaged block: exit %d" % p.returncode)
+    err = p.stderr.decode()
+    check(p.returncode == 1 and "checksum mismatch: task 0 (global rank 0), block 0" in err and
+          "checksums: 4 data block(s) of 3 tasks: 3 verified, 1 damaged, 0 unreadable, 0 unverifiable" in err,
+          "verify after recovery of a damaged block: exit %d %r" % (p.returncode, err))
     p = T.run("sheaf", "verify", os.path.join(vdir, "serial5.sion"))
     out = p.stdout.decode()
-    check(p.returncode == 0 and "checksums: none (written without the checksum key)" in out and
-          "0 verified" in out and "unverifiable" in out, "verify of a container without checksums: %r" % out)
+    check(p.returncode == 0 and "checksums: none (written without the checksum key): 4 data block(s) of 5 tasks: "
+          "0 verified, 4 read but unverifiable" in out, "verify of a container without checksums: %r" % out)
 
 
 def main():
