@@ -57,7 +57,10 @@ static int verify(const char *file, int quiet)
             int rrc = sheaf_recover(file, flags, damaged_line, NULL, &s);
             if (rrc == SHEAF_E_NOTFOUND)
                 rrc = sheaf_recover(file, flags | SHEAF_RECOVER_SALVAGE, NULL, NULL, &s);
-            if (!rrc) {
+            if (rrc)
+                fprintf(stderr, "%s: %s: never closed, and what is recoverable cannot be told: %s\n", tool_prog, file,
+                        sheaf_last_error());
+            else {
                 fprintf(stderr, "%s: %s: never closed; recoverable: %lld bytes of %lld tasks%s (run: sheaf recover%s %s)\n",
                         tool_prog, file, (long long)s.bytes, (long long)s.tasks,
                         s.uncertain          ? " estimated without a journal, trailing zero bytes uncertain"
