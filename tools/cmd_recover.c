@@ -16,6 +16,8 @@ static void usage(FILE *o)
     fprintf(o, "usage: %s [--salvage] [--dry-run] [-q] FILE\n"
                "  Turn a container that was never closed (the writing job died) into a closed one:\n"
                "  every byte a task wrote before its last sion_flush comes back (from FILE.sheafj).\n"
+               "  Written with the \"checksum\" key: every block is checked against the CRC journaled\n"
+               "  with it (damaged blocks are named and keep failing reads) and the checksums are kept.\n"
                "  --salvage  no journal (e.g. written by SIONlib): estimate each block from the file's\n"
                "             contents (it ends at its last non-zero byte; trailing zeros are uncertain)\n"
                "  --dry-run  only report what would be recovered\n"

@@ -173,7 +173,10 @@ static int verify(const char *file, int quiet)
 static void usage(FILE *o)
 {
     fprintf(o, "usage: sheaf verify [-q] FILE...\n"
-               "  Checks metadata, file sizes, multi-file members and reads all data.\n"
+               "  Checks metadata, file sizes, multi-file members and reads all data, block by block;\n"
+               "  says how many data blocks were verified against their checksums (\"checksum\" mode),\n"
+               "  damaged, unreadable, or only read (no checksums). A container never closed: what\n"
+               "  `sheaf recover` would bring back, checked against the CRCs the writers journaled.\n"
                "  Exit status: 0 healthy, 1 damaged or unreadable, 2 usage error.\n"
                "  -q  print nothing when healthy\n");
 }
