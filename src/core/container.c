@@ -211,7 +211,7 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
     int32_t bs = fsblksize ? *fsblksize : -1;
     if (bs <= 0) {
         int64_t d = core_file_fs_blksize(&pf->f);
-        bs = (d <= 0) ? SION_DEFAULT_FSBLOCKSIZE : (d > SION_MAX_FSBLOCKSIZE ? SION_DEFAULT_FSBLOCKSIZE : (int32_t)d);
+        bs = (d <= 0 || !core_fsblksize_ok(d)) ? SION_DEFAULT_FSBLOCKSIZE : (int32_t)d; /* as core_fsblksize_for */
         if (fsblksize)
             *fsblksize = bs;
     }
