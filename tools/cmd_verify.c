@@ -36,12 +36,15 @@ static int sink_null(void *ctx, const void *buf, size_t n)
     return 0;
 }
 
-/* recover's dry run reports one line per damaged block: show those */
+/* recover's dry run reports one line per damaged block and one per task: show the
+ * damaged blocks and the tasks with blocks that are damaged or could not be checked */
 static void damaged_line(void *ctx, const char *line)
 {
     (void)ctx;
     if (strstr(line, "checksum mismatch"))
         fprintf(stderr, "%s: DAMAGED: %s\n", tool_prog, line);
+    else if (strstr(line, "; checksums:") && !strstr(line, " 0 damaged, 0 unverifiable"))
+        fprintf(stderr, "%s: %s\n", tool_prog, line + strspn(line, " "));
 }
 
 static int verify(const char *file, int quiet)
@@ -132,6 +135,7 @@ static int verify(const char *file, int quiet)
             progress_start("verify", total);
         for (int t = 0; t < in.ntasks; t++) {
             int tbad = 0;
+            long long dmg0 = damaged, unr0 = unreadable, blk0 = blocks;
             for (int b = 0; b < in.bcount[t] && b < in.maxchunks; b++) {
                 if (tool_block_bytes(&in, t, b) <= 0)
                     continue;
@@ -145,7 +149,8 @@ static int verify(const char *file, int quiet)
             }
             tasks_bad += tbad;
             if (tbad)
-                bad("%s: task %d: data cannot be read completely", file, t);
+                bad("%s: task %d: data cannot be read completely: %lld damaged and %lld unreadable of %lld data "
+                    "block(s)", file, t, damaged - dmg0, unreadable - unr0, blocks - blk0);
         }
         progress_end();
         if (!quiet || problems) {

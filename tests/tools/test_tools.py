@@ -611,7 +611,9 @@ def test_recover_checksums(T, vdir, work):
     p = T.run("sheaf", "verify", path)
     err = p.stderr.decode()
     check(p.returncode == 1 and "DAMAGED: " in err and "task 0 (global rank 0) block 0" in err and
-          "3 verified, 1 damaged, 0 unverifiable" in err, "verify of a damaged crashed container: %r" % err)
+          "3 verified, 1 damaged, 0 unverifiable" in err and
+          "task 0 (global rank 0): 1 block(s), 360 bytes; checksums: 0 block(s) verified, 1 damaged, 0 unverifiable"
+          in err, "verify of a damaged crashed container: %r" % err)
     p = T.run("sheaf", "recover", path)
     out = p.stdout.decode()
     check(p.returncode == 0 and "task 0 (global rank 0) block 0" in out and "3 verified" in out
@@ -624,6 +626,7 @@ def test_recover_checksums(T, vdir, work):
     p = T.run("sheaf", "verify", path)
     err = p.stderr.decode()
     check(p.returncode == 1 and "checksum mismatch: task 0 (global rank 0), block 0" in err and
+          "task 0: data cannot be read completely: 1 damaged and 0 unreadable of 1 data block(s)" in err and
           "checksums: 4 data block(s) of 3 tasks: 3 verified, 1 damaged, 0 unreadable, 0 unverifiable" in err,
           "verify after recovery of a damaged block: exit %d %r" % (p.returncode, err))
     p = T.run("sheaf", "verify", os.path.join(vdir, "serial5.sion"))
