@@ -38,7 +38,7 @@ int core_open_regular(const char *name, int flags, int *fd_out)
     if (fd < 0)
         return open_failed(name, creating, nofollow, errno);
     struct stat st;
-    int rc = 0;
+    int rc = 0, fl = fcntl(fd, F_GETFL);
     if (fstat(fd, &st) != 0)
         rc = core_fail_errno(SHEAF_E_IO, errno, "cannot stat %s", name);
     else if (S_ISDIR(st.st_mode))
@@ -50,7 +50,7 @@ int core_open_regular(const char *name, int flags, int *fd_out)
                        (flags & O_ACCMODE) == O_RDONLY ? "reads" : "writes");
     else if (trunc && ftruncate(fd, 0) != 0)
         rc = core_fail_errno(SHEAF_E_IO, errno, "cannot truncate %s", name);
-    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+    else if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
         rc = core_fail_errno(SHEAF_E_IO, errno, "%s: cannot clear O_NONBLOCK", name);
     if (rc) {
         close(fd);
