@@ -74,6 +74,10 @@ int sheaf_get_file_info(int sid, int filenr, sheaf_file_info *info);
  *                          are estimated from their contents: a block ends at
  *                          its last non-zero byte (summary.uncertain = 1);
  *   SHEAF_RECOVER_DRY_RUN  only report what would be recovered, change nothing.
+ * With the "checksum" mode key the journal holds each block's CRC: recovery
+ * checks every block against it (also in a dry run), reports damaged and
+ * unverifiable blocks (per task lines, counts in the summary) and writes the
+ * checksum trailer, so reads of the recovered container stay verified.
  * report(ctx, line) receives one line per file and task (may be NULL).
  * Closed files are left alone (a stale journal is removed). Returns
  * SHEAF_E_OK (0) or a SHEAF_E_* code with a message naming the file
@@ -89,6 +93,15 @@ typedef struct sheaf_recover_summary {
     sion_int64 bytes;            /* bytes recovered */
     sion_int64 lost;             /* bytes the journal names that the file no longer holds */
     int        uncertain;        /* salvage was used */
+    /* checksums: blocks holding data, and what recovery could check of them against the
+     * CRC-32C each writer in "checksum" mode journaled with its flush (an SHJ2 record) */
+    int        checksums;        /* some task journaled CRCs: the recovered files keep a checksum trailer */
+    sion_int64 blocks;           /* blocks holding data in the recovered files */
+    sion_int64 blocks_verified;  /* their data match the journaled CRC */
+    sion_int64 blocks_damaged;   /* their data do NOT match it: reads of them fail (checksum error) */
+    sion_int64 blocks_unverifiable; /* no CRC journaled, or the file lost part of the block: the
+                                       trailer gets a CRC of what is there now, which only protects
+                                       against later damage */
 } sheaf_recover_summary;
 typedef void (*sheaf_recover_fn)(void *ctx, const char *line);
 int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ctx, sheaf_recover_summary *out);

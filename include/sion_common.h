@@ -95,12 +95,22 @@ int sion_seek(int sid, int rank, int blocknr, sion_int64 posinblk);
 /* Same, and returns the FILE* of the physical file now in use (ansi mode). */
 int sion_seek_fp(int sid, int rank, int blocknr, sion_int64 posinblk, FILE **fileptr);
 
-/* Write mode: make the bytes written so far durable (fsync, journal: see
- * sheaf.h / doc/reliability.md). Read mode: flush the stdio buffer.
+/* Write mode: make what the sid's task(s) wrote so far durable. The bytes written
+ * (also through the exported FILE* or fd) are taken into the block table in memory,
+ * the stdio buffer is flushed, the physical file is fsync'ed, then one record per task
+ * with its block table (and, in "checksum" mode, its block CRCs) is appended to the
+ * journal "<file>.sheafj" and fdatasync'ed;
+ * buddy copies are flushed the same way. After a crash, sheaf recover (sheaf_recover in
+ * sheaf.h) restores every byte written before the last successful sion_flush. The
+ * container's own metadata are still written only at close. Costs two fsyncs per
+ * physical file: call it at checkpoint granularity. Not collective (each task flushes
+ * its own data). Read mode: flushes the stdio buffer, nothing to make durable.
  * Returns SIONlib's value: SION_SUCCESS if the cursor is past the start of
  * the current block, SION_NOT_SUCCESS without a message if it is at the start
  * (nothing written in a new block yet; the flush is done all the same), and
- * SION_NOT_SUCCESS with a message on an error or a bad sid. */
+ * SION_NOT_SUCCESS with a message (naming the file) on an error or a bad sid: a
+ * write, fsync or the journal append failed, or the journal's name is a symbolic
+ * link or not a regular file. See doc/reliability.md. */
 int sion_flush(int sid);
 
 /* Absolute offset of the cursor in its physical file; SION_SIZE_NOT_VALID on error. */

@@ -15,10 +15,12 @@ extern "C" {
  *   user data order; "keyval[=inline]". Unknown keys are ignored.
  * Write: *ntasks, (*chunksizes)[ntasks] and (*globalranks)[ntasks] are
  *   inputs; *nfiles must be <= 1; *fsblksize <= 0 detects the file system
- *   block size (clamped to SION_MAX_FSBLOCKSIZE, else SION_DEFAULT_FSBLOCKSIZE)
- *   and writes it back. Chunk sizes are rounded up to fsblksize multiples
- *   inside the container; the caller's array is left as given (as SIONlib's
- *   serial open; the parallel opens write the rounded size back).
+ *   block size (SION_DEFAULT_FSBLOCKSIZE when it is unknown, above
+ *   SION_MAX_FSBLOCKSIZE or not a power of two) and writes it back; a given
+ *   one must be a power of two up to SION_MAX_FSBLOCKSIZE (32 MiB), else the
+ *   open fails with a message. Chunk sizes are rounded up to fsblksize
+ *   multiples inside the container; the caller's array is left as given (as
+ *   SIONlib's serial open; the parallel opens leave it as given too).
  *   Starts at task 0, block 0; switch tasks with sion_seek.
  * Read: ntasks, nfiles, fsblksize are outputs; chunksizes/globalranks may be
  *   NULL (not returned), point to NULL (malloc'd, caller frees) or to a

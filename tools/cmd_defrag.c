@@ -23,7 +23,7 @@ int do_defrag(const char *inpath, const char *outpath, sion_int64 fsblk, int ver
         return TOOL_FAIL;
     int rc = TOOL_OK;
     struct stat so;
-    if (stat(outpath, &so) == 0)
+    if (lstat(outpath, &so) == 0) /* a link at OUT is refused by the open, naming it */
         for (int f = 0; f < in.nfiles_open; f++) {
             sheaf_file_info fi;
             struct stat si;

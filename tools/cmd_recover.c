@@ -16,6 +16,8 @@ static void usage(FILE *o)
     fprintf(o, "usage: %s [--salvage] [--dry-run] [-q] FILE\n"
                "  Turn a container that was never closed (the writing job died) into a closed one:\n"
                "  every byte a task wrote before its last sion_flush comes back (from FILE.sheafj).\n"
+               "  Written with the \"checksum\" key: every block is checked against the CRC journaled\n"
+               "  with it (damaged blocks are named and keep failing reads) and the checksums are kept.\n"
                "  --salvage  no journal (e.g. written by SIONlib): estimate each block from the file's\n"
                "             contents (it ends at its last non-zero byte; trailing zeros are uncertain)\n"
                "  --dry-run  only report what would be recovered\n"
@@ -57,6 +59,16 @@ int cmd_recover(int argc, char **argv)
                s.files - s.files_closed,
                s.tasks_unflushed ? "; some tasks never flushed (0 bytes known durable)" : "",
                s.uncertain ? "; salvaged without a journal: trailing zero bytes are uncertain" : "");
+    if (s.files_closed != s.files)
+        printf("%s: checksums: %lld data block(s): %lld verified against the CRCs journaled by the writers, "
+               "%lld damaged, %lld unverifiable%s\n", argv[optind], (long long)s.blocks, (long long)s.blocks_verified,
+               (long long)s.blocks_damaged, (long long)s.blocks_unverifiable,
+               s.checksums ? (flags & SHEAF_RECOVER_DRY_RUN ? "; the checksum trailer would be written"
+                                                            : "; the checksum trailer is written")
+                           : " (written without the checksum key)");
+    if (s.blocks_damaged)
+        printf("%s: %lld block(s) hold damaged data: reading them fails with a checksum error (see the task lines)\n",
+               argv[optind], (long long)s.blocks_damaged);
     if (s.lost)
         printf("%s: %lld flushed bytes are missing from the file (it was truncated or damaged)\n", argv[optind],
                (long long)s.lost);

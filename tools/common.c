@@ -178,9 +178,16 @@ int tool_getopt(int argc, char **argv, const char *shortopts, const struct optio
 
 int tool_open_output(tool_in *in, const char *out)
 {
-    int fd = open(out, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    /* never through a symbolic link planted at the name (as split and the library's creates) */
+    int fd = open(out, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0) {
-        tool_err("%s: cannot create: %s", out, strerror(errno));
+        int e = errno;
+        struct stat ls;
+        if ((e == ELOOP || e == EMLINK) && lstat(out, &ls) == 0 && S_ISLNK(ls.st_mode))
+            tool_err("%s: cannot create: it is a symbolic link (outputs are never written through a link; "
+                     "remove it or give the real path)", out);
+        else
+            tool_err("%s: cannot create: %s", out, strerror(e));
         return -1;
     }
     /* never truncate one of the container's own files */

@@ -137,9 +137,24 @@ int core_create_check(const char *name, int32_t ntasks, const int64_t *chunksize
         else if (chunksizes[t] > INT64_MAX / 4) /* rounding up to fsblksize must not overflow */
             return core_fail(SHEAF_E_ARG, "%s: task %d has chunk size %lld, larger than any file can be",
                              name, t, (long long)chunksizes[t]);
-    if (fsblksize > (1 << 30))
-        return core_fail(SHEAF_E_ARG, "%s: file system block size %d too large", name, fsblksize);
-    return 0;
+    return core_fsblksize_check(name, fsblksize);
+}
+
+int core_fsblksize_ok(int64_t fsblksize)
+{
+    return fsblksize <= 0 || (fsblksize <= SION_MAX_FSBLOCKSIZE && (fsblksize & (fsblksize - 1)) == 0);
+}
+
+int core_fsblksize_check(const char *name, int64_t fsblksize)
+{
+    if (core_fsblksize_ok(fsblksize))
+        return 0;
+    if (fsblksize > SION_MAX_FSBLOCKSIZE)
+        return core_fail(SHEAF_E_ARG, "%s: file system block size %lld is larger than %d bytes (32 MiB, SIONlib's "
+                         "SION_MAX_FSBLOCKSIZE); give a power of two up to that, or -1 to detect it", name,
+                         (long long)fsblksize, SION_MAX_FSBLOCKSIZE);
+    return core_fail(SHEAF_E_ARG, "%s: file system block size %lld is not a power of two; give a power of two up "
+                     "to 32 MiB, or -1 to detect it", name, (long long)fsblksize);
 }
 
 int core_meta_init_write(core_meta *m, const char *prefix, const core_mode *mode, int32_t ntasks,
@@ -196,7 +211,7 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
     int32_t bs = fsblksize ? *fsblksize : -1;
     if (bs <= 0) {
         int64_t d = core_file_fs_blksize(&pf->f);
-        bs = (d <= 0) ? SION_DEFAULT_FSBLOCKSIZE : (d > SION_MAX_FSBLOCKSIZE ? SION_DEFAULT_FSBLOCKSIZE : (int32_t)d);
+        bs = (d <= 0 || !core_fsblksize_ok(d)) ? SION_DEFAULT_FSBLOCKSIZE : (int32_t)d; /* as core_fsblksize_for */
         if (fsblksize)
             *fsblksize = bs;
     }

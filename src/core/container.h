@@ -98,8 +98,15 @@ void core_kv_free(core_container *c);
 /* Allocate an empty container / free one (closing its files, no metadata written). */
 core_container *core_container_new(const char *name, const core_mode *mode);
 void core_container_free(core_container *c);
-/* Validate the arguments of a create (name, ntasks, chunk sizes, fsblksize <= 1 GiB). */
+/* Validate the arguments of a create (name, ntasks, chunk sizes, core_fsblksize_check). */
 int core_create_check(const char *name, int32_t ntasks, const int64_t *chunksizes, int32_t fsblksize);
+/* A file system block size given to a write open: <= 0 means "detect"; otherwise a power
+ * of two up to SION_MAX_FSBLOCKSIZE (32 MiB: SIONlib's own limit, and above the largest
+ * block sizes of GPFS (16 MiB) and the stripe sizes Lustre reports as st_blksize; a
+ * larger alignment only wastes space per chunk). _ok: 1 if valid; _check: 0, or
+ * SHEAF_E_ARG with a message naming the file. */
+int core_fsblksize_ok(int64_t fsblksize);
+int core_fsblksize_check(const char *name, int64_t fsblksize);
 /* Fill a META1 for writing (format 5, host order, keyval from mode, filenumber 1 and
  * nfiles 1 as the serial writer stores them): chunk sizes rounded up to multiples of
  * bs (> 0), globalranks NULL means 0..ntasks-1; computes starts[]/globalskip. */

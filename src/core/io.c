@@ -11,7 +11,57 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-/* how: 0 read, 1 create/truncate for writing, 2 existing file for reading and writing */
+/* Why an open of name failed (errno e): a symbolic link that O_NOFOLLOW refused is named as such. */
+static int open_failed(const char *name, int creating, int nofollow, int e)
+{
+    struct stat ls;
+    if (nofollow && (e == ELOOP || e == EMLINK) && lstat(name, &ls) == 0 && S_ISLNK(ls.st_mode))
+        return core_fail(SHEAF_E_IO, "cannot %s %s: it is a symbolic link (sheaf never creates or writes a "
+                         "file it made through a link; remove it or give the real path)",
+                         creating ? "create" : "write", name);
+    return core_fail_errno(e == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO, e, "cannot %s %s",
+                           creating ? "create" : "open", name);
+}
+
+int core_open_regular(const char *name, int flags, int *fd_out)
+{
+    *fd_out = -1;
+    int creating = (flags & O_CREAT) != 0, trunc = (flags & O_TRUNC) != 0;
+    int nofollow = creating || (flags & O_NOFOLLOW) != 0;
+    /* O_NONBLOCK: opening a FIFO (or a device) must not wait for a writer; the descriptor
+     * is used only once fstat says it is a regular file, and blocks again from then on.
+     * O_TRUNC waits for that check too. */
+    int fd;
+    do {
+        fd = open(name, (flags & ~O_TRUNC) | O_NONBLOCK | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0666);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return open_failed(name, creating, nofollow, errno);
+    struct stat st;
+    int rc = 0, fl = fcntl(fd, F_GETFL);
+    if (fstat(fd, &st) != 0)
+        rc = core_fail_errno(SHEAF_E_IO, errno, "cannot stat %s", name);
+    else if (S_ISDIR(st.st_mode))
+        rc = core_fail(SHEAF_E_ARG, "%s is a directory, not a container file", name);
+    else if (!S_ISREG(st.st_mode))
+        rc = core_fail(SHEAF_E_ARG, "%s is not a regular file (%s): sheaf %s only regular files", name,
+                       S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device"
+                       : S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" : "a special file",
+                       (flags & O_ACCMODE) == O_RDONLY ? "reads" : "writes");
+    else if (trunc && ftruncate(fd, 0) != 0)
+        rc = core_fail_errno(SHEAF_E_IO, errno, "cannot truncate %s", name);
+    else if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+        rc = core_fail_errno(SHEAF_E_IO, errno, "%s: cannot clear O_NONBLOCK", name);
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    *fd_out = fd;
+    return 0;
+}
+
+/* how: 0 read, 1 create/truncate for writing, 2 existing file for reading and writing,
+ * 3 the same, never through a symbolic link */
 static int file_open(core_file *f, const char *name, int how, int posix)
 {
     memset(f, 0, sizeof *f);
@@ -20,28 +70,16 @@ static int file_open(core_file *f, const char *name, int how, int posix)
     f->name = strdup(name);
     if (!f->name)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
-    int flags = how == 1 ? (O_RDWR | O_CREAT | O_TRUNC) : how == 2 ? O_RDWR : O_RDONLY;
-    int fd;
-    do {
-        fd = open(name, flags | O_CLOEXEC, 0666);
-    } while (fd < 0 && errno == EINTR);
-    if (fd < 0) {
-        int e = errno;
+    int fd, rc = core_open_regular(name, how == 1 ? (O_RDWR | O_CREAT | O_TRUNC) : how == 2 ? O_RDWR
+                                         : how == 3 ? (O_RDWR | O_NOFOLLOW) : O_RDONLY, &fd);
+    if (rc) {
         free(f->name);
         f->name = NULL;
-        return core_fail_errno(e == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO, e,
-                               "cannot %s %s", how == 1 ? "create" : "open", name);
-    }
-    struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-        close(fd);
-        free(f->name);
-        f->name = NULL;
-        return core_fail(SHEAF_E_ARG, "%s is a directory, not a container file", name);
+        return rc;
     }
     f->fd = fd;
     if (!posix) {
-        f->fp = fdopen(fd, how == 1 ? "w+b" : how == 2 ? "r+b" : "rb");
+        f->fp = fdopen(fd, how == 1 ? "w+b" : how >= 2 ? "r+b" : "rb");
         if (!f->fp) {
             int e = errno;
             close(fd);
@@ -58,9 +96,9 @@ int core_file_open(core_file *f, const char *name, int write, int posix)
     return file_open(f, name, write ? 1 : 0, posix);
 }
 
-int core_file_open_rw(core_file *f, const char *name, int posix)
+int core_file_open_rw(core_file *f, const char *name, int posix, int nofollow)
 {
-    return file_open(f, name, 2, posix);
+    return file_open(f, name, nofollow ? 3 : 2, posix);
 }
 
 int core_file_close(core_file *f)

@@ -19,11 +19,19 @@ typedef struct core_file {
     char *name;      /* malloc'd copy of the path */
 } core_file;
 
-/* Open for reading, or create/truncate for writing (mode 0666 & ~umask). */
+/* Open for reading, or create/truncate for writing (mode 0666 & ~umask). Only regular
+ * files are opened (a FIFO fails at once instead of blocking); a file is never created or
+ * truncated through a symbolic link (O_NOFOLLOW; the message says it is a link). */
 int core_file_open(core_file *f, const char *name, int write, int posix);
 /* Open an existing file for reading and writing, without creating or truncating it
- * (the parallel layer: tasks write their chunks into a file their master created). */
-int core_file_open_rw(core_file *f, const char *name, int posix);
+ * (the parallel layer: tasks write their chunks into a file their master created;
+ * nofollow: never through a symbolic link, for files sheaf created itself). */
+int core_file_open_rw(core_file *f, const char *name, int posix, int nofollow);
+/* The descriptor under those opens: open(name, flags) with O_NONBLOCK and O_CLOEXEC, with
+ * O_CREAT also O_NOFOLLOW (flags may ask for it without O_CREAT); only a regular file is
+ * kept (then O_TRUNC is applied and O_NONBLOCK cleared). 0 and *fd set, or a SHEAF_E_*
+ * code with the message recorded (a refused link: "... it is a symbolic link ..."). */
+int core_open_regular(const char *name, int flags, int *fd);
 int core_file_close(core_file *f);          /* flushes; reports write-back errors */
 int core_file_seek(core_file *f, int64_t off);
 int core_file_tell(core_file *f, int64_t *off);

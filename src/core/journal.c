@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "checksum.h"
 #define REC_FIXED 36                        /* record without the block sizes */
 #define JOURNAL_MAX ((int64_t)1 << 30)      /* larger journals are refused */
 
@@ -66,12 +67,15 @@ static int flush_file(core_container *c, int32_t k)
 {
     core_pfile *pf = &c->files[k];
     size_t len = 0;
-    for (int32_t t = 0; t < c->ntasks; t++)
-        if (c->tasks[t].file == k)
-            len += REC_FIXED + 8 * (size_t)c->tasks[t].nblocks;
-    if (!len)
-        return 0;
-    int rc = core_file_sync(&pf->f); /* the data first: a record never names bytes that are not durable */
+    int rc = 0;
+    for (int32_t t = 0; t < c->ntasks && !rc; t++)
+        if (c->tasks[t].file == k) {
+            len += REC_FIXED + (c->tasks[t].crc_on ? 12 : 8) * (size_t)c->tasks[t].nblocks;
+            rc = core_cksum_finish_task(c, t); /* the CRC of every byte written, also through the raw handle */
+        }
+    if (rc || !len)
+        return rc;
+    rc = core_file_sync(&pf->f); /* the data first: a record never names bytes that are not durable */
     if (rc)
         return rc;
     unsigned char *buf = malloc(len), *p = buf;
@@ -81,8 +85,8 @@ static int flush_file(core_container *c, int32_t k)
         const core_task *tk = &c->tasks[t];
         if (tk->file != k)
             continue;
-        size_t L = REC_FIXED + 8 * (size_t)tk->nblocks;
-        memcpy(p, "SHJ1", 4);
+        size_t L = REC_FIXED + (tk->crc_on ? 12 : 8) * (size_t)tk->nblocks;
+        memcpy(p, tk->crc_on ? "SHJ2" : "SHJ1", 4);
         core_put_le32(p + 4, (uint32_t)L);
         core_put_le32(p + 8, (uint32_t)tk->lrank);
         core_put_le32(p + 12, 0);
@@ -90,6 +94,8 @@ static int flush_file(core_container *c, int32_t k)
         core_put_le64(p + 24, (uint64_t)tk->nblocks);
         for (int64_t b = 0; b < tk->nblocks; b++)
             core_put_le64(p + 32 + 8 * b, (uint64_t)tk->bsize[b]);
+        for (int64_t b = 0; tk->crc_on && b < tk->nblocks; b++)
+            core_put_le32(p + 32 + 8 * tk->nblocks + 4 * b, tk->bcrc[b]);
         core_put_le32(p + L - 4, core_crc32c(0, p, L - 4));
         p += L;
     }
@@ -99,9 +105,8 @@ static int flush_file(core_container *c, int32_t k)
             free(buf);
             return core_fail(SHEAF_E_NOMEM, "%s: out of memory", pf->f.name);
         }
-        int fd = open(j, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-        if (fd < 0) {
-            rc = core_fail_errno(SHEAF_E_IO, errno, "%s: cannot open the journal", j);
+        int fd; /* never through a symbolic link planted at the journal's name, never a FIFO */
+        if ((rc = core_open_regular(j, O_WRONLY | O_CREAT | O_APPEND, &fd))) {
             free(j);
             free(buf);
             return rc;
@@ -153,10 +158,15 @@ int core_durable_flush(core_container *c)
 
 void core_journal_state_free(core_journal_state *st)
 {
-    for (int32_t t = 0; t < st->ntasks && st->bsize; t++)
-        free(st->bsize[t]);
+    for (int32_t t = 0; t < st->ntasks; t++) {
+        if (st->bsize)
+            free(st->bsize[t]);
+        if (st->bcrc)
+            free(st->bcrc[t]);
+    }
     free(st->nblocks);
     free(st->bsize);
+    free(st->bcrc);
     memset(st, 0, sizeof *st);
 }
 
@@ -169,18 +179,22 @@ int core_journal_parse(const unsigned char *raw, size_t n, int32_t ntasks, const
         st->nblocks = calloc((size_t)(ntasks > 0 ? ntasks : 1), sizeof *st->nblocks);
     if (!st->bsize)
         st->bsize = calloc((size_t)(ntasks > 0 ? ntasks : 1), sizeof *st->bsize);
-    if (!st->nblocks || !st->bsize)
+    if (!st->bcrc)
+        st->bcrc = calloc((size_t)(ntasks > 0 ? ntasks : 1), sizeof *st->bcrc);
+    if (!st->nblocks || !st->bsize || !st->bcrc)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory reading the journal", j);
     for (size_t pos = 0; !rc && pos + REC_FIXED <= n;) {
         const unsigned char *p = raw + pos;
         uint32_t L = core_get_le32(p + 4);
-        int ok = !memcmp(p, "SHJ1", 4) && L >= REC_FIXED && (L - REC_FIXED) % 8 == 0 && L <= n - pos &&
-                 core_get_le64(p + 24) == (L - REC_FIXED) / 8 && core_get_le32(p + L - 4) == core_crc32c(0, p, L - 4);
+        int magic = !memcmp(p, "SHJ1", 4) ? 1 : !memcmp(p, "SHJ2", 4) ? 2 : 0;
+        unsigned per = magic == 2 ? 12 : 8; /* bytes per block: size (and CRC) */
+        int ok = magic && L >= REC_FIXED && (L - REC_FIXED) % per == 0 && L <= n - pos &&
+                 core_get_le64(p + 24) == (L - REC_FIXED) / per && core_get_le32(p + L - 4) == core_crc32c(0, p, L - 4);
         if (!ok) {
-            st->damaged += !memcmp(p, "SHJ1", 4);
+            st->damaged += magic != 0;
             const unsigned char *next = NULL;
             for (size_t q = pos + 1; q + 4 <= n && !next; q++)
-                if (raw[q] == 'S' && !memcmp(raw + q, "SHJ1", 4))
+                if (raw[q] == 'S' && (!memcmp(raw + q, "SHJ1", 4) || !memcmp(raw + q, "SHJ2", 4)))
                     next = raw + q;
             pos = next ? (size_t)(next - raw) : n;
             continue;
@@ -189,13 +203,19 @@ int core_journal_parse(const unsigned char *raw, size_t n, int32_t ntasks, const
         int64_t nb = (int64_t)core_get_le64(p + 24);
         if (t >= 0 && t < ntasks && (!globalranks || (int64_t)core_get_le64(p + 16) == globalranks[t]) && nb >= 1) {
             free(st->bsize[t]); /* a later record of the task replaces the earlier one */
+            free(st->bcrc[t]);
+            st->bcrc[t] = NULL;
             st->bsize[t] = malloc((size_t)nb * sizeof(int64_t));
-            if (!st->bsize[t]) {
+            if (magic == 2)
+                st->bcrc[t] = malloc((size_t)nb * sizeof(uint32_t));
+            if (!st->bsize[t] || (magic == 2 && !st->bcrc[t])) {
                 rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", j);
                 break;
             }
             for (int64_t b = 0; b < nb; b++)
                 st->bsize[t][b] = (int64_t)core_get_le64(p + 32 + 8 * b);
+            for (int64_t b = 0; magic == 2 && b < nb; b++)
+                st->bcrc[t][b] = core_get_le32(p + 32 + 8 * nb + 4 * b);
             st->nblocks[t] = nb;
             st->records++;
         }

@@ -9,12 +9,17 @@
  * The container file itself stays a plain format-5 file (SIONlib reads it
  * once recovered); a clean close fsyncs the file and removes the journal, and
  * an open for writing removes a stale one. One journal per physical file, no
- * per-task files. Records (little-endian):
+ * per-task files. Records (little-endian), two versions:
  *   "SHJ1" | u32 length L | i32 task index in the file | i32 0 |
  *   i64 global rank | i64 nblocks | i64 blocksize[nblocks] | u32 crc32c of bytes [0, L-4)
- * A torn or damaged record is skipped (the reader resynchronizes on the next
- * "SHJ1"); the last valid record of a task wins. Not thread-safe per
- * container; different containers (tasks) may append concurrently. */
+ *   "SHJ2": the same, and u32 blockcrc[nblocks] (CRC-32C of each block's
+ *   blocksize bytes) between the block sizes and the record's CRC; written
+ *   for tasks in checksum mode, so that recovery keeps the protection.
+ * Tasks without checksums still write SHJ1 (what earlier versions read);
+ * the reader takes both. A torn or damaged record is skipped (the reader
+ * resynchronizes on the next "SHJ1"/"SHJ2"); the last valid record of a
+ * task wins. Not thread-safe per container; different containers (tasks)
+ * may append concurrently. */
 #ifndef CORE_JOURNAL_H
 #define CORE_JOURNAL_H
 #include "container.h"
@@ -39,6 +44,7 @@ typedef struct core_journal_state {
     int32_t ntasks;
     int64_t *nblocks;      /* [ntasks]; 0 = no record for the task */
     int64_t **bsize;       /* [ntasks] -> nblocks entries (malloc'd each) */
+    uint32_t **bcrc;       /* [ntasks] -> nblocks block CRCs (SHJ2 record), NULL: none journaled */
     int64_t records, damaged; /* valid records read, damaged/torn ones skipped */
 } core_journal_state;
 /* Read the journal of path for a file of ntasks tasks whose META1 lists

@@ -109,7 +109,7 @@ int core_par_write_tail_at(const char *path_in, const char *name, core_meta *m, 
     if (!path)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
     core_file f;
-    rc = core_file_open_rw(&f, path, 0);
+    rc = core_file_open_rw(&f, path, 0, path_in == NULL); /* a parallel close: the file this open created */
     if (rc) {
         free(path);
         return rc;
@@ -195,7 +195,8 @@ int core_attach_tasks(core_container **out, const char *name, const core_mode *m
             pf->m.globalskip = sp->globalskip;
             pf->m.data_big = c->data_big;
             pf->m.meta_big = core_host_is_big();
-            rc = write ? core_file_open_rw(&pf->f, sp->path, md.posix) : core_file_open(&pf->f, sp->path, 0, md.posix);
+            rc = write ? core_file_open_rw(&pf->f, sp->path, md.posix, 1) /* created by its master */
+                       : core_file_open(&pf->f, sp->path, 0, md.posix);
             if (rc)
                 goto fail;
             c->nfiles++;
@@ -349,7 +350,7 @@ int32_t core_fsblksize_for(const char *path)
             free(dir);
         }
     }
-    if (d <= 0 || d > SION_MAX_FSBLOCKSIZE)
+    if (d <= 0 || !core_fsblksize_ok(d)) /* unknown, too large, or not a power of two */
         return SION_DEFAULT_FSBLOCKSIZE;
     return (int32_t)d;
 }

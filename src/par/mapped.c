@@ -217,6 +217,8 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
 {
     if (!rc && *numFiles < 1)
         rc = core_fail(SHEAF_E_ARG, "%s: a mapped write needs *numFiles > 0 (got %d)", fname, *numFiles);
+    if (!rc && fsblksize)
+        rc = core_fsblksize_check(fname, *fsblksize);
     for (int i = 0; i < nlocal && !rc; i++)
         if (chunks[i] < 0)
             rc = core_fail(SHEAF_E_ARG, "%s: negative chunk size %lld for logical task %d", fname,

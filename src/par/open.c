@@ -54,8 +54,8 @@ static int split_message(int reason, int64_t who, const char *fname)
     case SPLIT_EMPTYFILE:
         return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: physical file %lld has no tasks", fname, (long long)who);
     case SPLIT_FSBLK:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: invalid file system block size %lld", fname,
-                         (long long)who);
+        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: invalid file system block size %lld (a power of "
+                         "two up to 32 MiB, or -1 to detect it)", fname, (long long)who);
     default:
         return core_fail(SHEAF_E_NOMEM, "%s: sion_generic_paropen: task 0 ran out of memory checking the split", fname);
     }
@@ -199,6 +199,8 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
                        *filenumber, *numfiles, gsize);
     if (!rc && (*lsize < 1 || *lrank < 0 || *lrank >= *lsize || *lsize > gsize))
         rc = core_fail(SHEAF_E_ARG, "%s: task %d: local rank %d of %d is not possible", fname, grank, *lrank, *lsize);
+    if (!rc && fsblksize) /* every task checks its own argument: each gets the full message */
+        rc = core_fsblksize_check(fname, *fsblksize);
 
     /* G1: the split, checked by task 0 */
     int64_t mine[6] = {rc ? 0 : *filenumber, rc ? 1 : *numfiles, rc ? 0 : *lrank, rc ? 1 : *lsize, rc ? 1 : 0,
@@ -222,7 +224,7 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
             fsb = p0 ? core_fsblksize_for(p0) : -1;
             free(p0);
         }
-        if (!verdict[0] && (fsb <= 0 || fsb > (1 << 30))) {
+        if (!verdict[0] && (fsb <= 0 || !core_fsblksize_ok(fsb))) {
             verdict[0] = SPLIT_FSBLK;
             verdict[3] = fsb;
         }

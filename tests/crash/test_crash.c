@@ -10,7 +10,9 @@
  * children finish and close first), then runs sheaf_recover and reads every
  * task back with the serial API: each task must hold at least the bytes it
  * reported as flushed, and every byte it holds must be the pattern. Trials
- * without flushes check that recovery never crashes or invents data.
+ * without flushes check that recovery never crashes or invents data; every
+ * third trial writes with "checksum": recovery must verify every recovered
+ * block against the CRCs the tasks journaled (none damaged or unverifiable).
  * Prints trials, kills, flushed and recovered bytes and losses; exit 0 only
  * with 0 losses and no unexpected error.
  *   test_crash [TRIALS]   (default 200, ctest runs 500; env SHEAF_TEST_SEED changes the run) */
@@ -24,7 +26,7 @@
 
 typedef struct trial {
     char fname[4200];
-    int P, nf, flush, salt;
+    int P, nf, flush, salt, cksum;
     int64_t chunk[MAXP];
     uint64_t seed;
     int pipefd;
@@ -48,8 +50,8 @@ static void writer(tc_task *t)
             ls++;
         }
     FILE *fp = NULL;
-    int sid = sion_generic_paropen(tr->aid, tr->fname, "bw", &chunk, &fsblk, t->world, g, tr->P, &fn, &nf, &lr, &ls,
-                                   &fp, NULL);
+    int sid = sion_generic_paropen(tr->aid, tr->fname, tr->cksum ? "bw,checksum" : "bw", &chunk, &fsblk, t->world, g,
+                                   tr->P, &fn, &nf, &lr, &ls, &fp, NULL);
     if (sid < 0)
         _exit(3);
     unsigned char buf[6000];
@@ -99,6 +101,7 @@ int main(int argc, char **argv)
     uint64_t seed = pt_seed();
     int aid = tc_create_api("crash");
     long long kills = 0, completed = 0, flushed_bytes = 0, recovered = 0, losses = 0, errors = 0, noflush = 0;
+    long long cks_trials = 0, cks_verified = 0;
     for (int k = 0; k < trials; k++) {
         trial tr;
         memset(&tr, 0, sizeof tr);
@@ -107,6 +110,7 @@ int main(int argc, char **argv)
         tr.P = (int)pt_range(&rs, 1, MAXP);
         tr.nf = tr.P > 1 && pt_range(&rs, 0, 3) == 0 ? 2 : 1;
         tr.flush = k % 5 != 4; /* every fifth trial: no flushes */
+        tr.cksum = k % 3 == 1; /* every third: checksum mode (recovery must keep and pass the CRCs) */
         tr.salt = k + 1;
         tr.aid = aid;
         for (int g = 0; g < tr.P; g++)
@@ -162,6 +166,16 @@ int main(int argc, char **argv)
             }
             continue;
         }
+        if (tr.cksum) {
+            cks_trials++;
+            cks_verified += s.blocks_verified;
+            if (s.blocks_damaged || s.blocks_unverifiable || (s.blocks > 0 && !s.checksums)) {
+                fprintf(stderr, "trial %d (P=%d nf=%d, checksum): %lld damaged, %lld unverifiable blocks of %lld "
+                        "(checksums %d)\n", k, tr.P, tr.nf, (long long)s.blocks_damaged,
+                        (long long)s.blocks_unverifiable, (long long)s.blocks, s.checksums);
+                errors++;
+            }
+        }
         int ntasks = 0, nfiles = 0, *gr = NULL;
         sion_int64 *chunks = NULL;
         sion_int32 fsblk = 0;
@@ -207,7 +221,8 @@ int main(int argc, char **argv)
     sion_generic_free_api(aid);
     pt_rmtree(dir);
     printf("crash test: %d trials (%lld killed, %lld completed, %lld without a recoverable container and nothing "
-           "flushed); flushed %lld bytes, recovered %lld bytes; lost flushed bytes: %lld; errors: %lld\n",
-           trials, kills, completed, noflush, flushed_bytes, recovered, losses, errors);
+           "flushed); flushed %lld bytes, recovered %lld bytes; lost flushed bytes: %lld; errors: %lld; "
+           "checksum trials recovered: %lld, their blocks verified against the journaled CRCs: %lld\n",
+           trials, kills, completed, noflush, flushed_bytes, recovered, losses, errors, cks_trials, cks_verified);
     return losses || errors ? 1 : 0;
 }

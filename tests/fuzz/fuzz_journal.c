@@ -2,7 +2,8 @@
  * (core_journal_parse), as `sheaf recover` reads "<file>.sheafj" after a crash.
  * The first byte chooses the task count (1..64); the rest is the journal.
  * Beyond "no crash, no leak, no huge allocation": every kept record names a
- * task in range with 1..(journal size / 8) blocks. */
+ * task in range with 1..(journal size / 8) blocks, 1..(size / 12) when it
+ * carries block CRCs (version SHJ2). */
 #include "journal.h"
 #include "error.h"
 #include <stdio.h>
@@ -26,6 +27,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         for (int32_t t = 0; t < ntasks; t++) {
             CHECK(st.nblocks[t] >= 0);
             CHECK(st.nblocks[t] == 0 || (st.bsize[t] && st.nblocks[t] <= (int64_t)size / 8));
+            CHECK(!st.bcrc[t] || (st.nblocks[t] > 0 && st.nblocks[t] <= (int64_t)size / 12)); /* SHJ2 */
         }
     core_journal_state_free(&st);
     return 0;
