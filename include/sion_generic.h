@@ -112,7 +112,7 @@ int sion_generic_register_get_capability_cb(int aid, sion_generic_capability_cb 
  * Write: *chunksize (>= 0; rounded up to *fsblksize inside; as in SIONlib the
  *   caller's value is not changed),
  *   *fsblksize (-1: detected by grank 0 from the directory of fname and
- *   used by all; else a power of two up to SION_MAX_FSBLOCKSIZE, 32 MiB, or
+ *   used by all; else a size up to SION_MAX_FSBLOCKSIZE, 32 MiB, or
  *   the open fails on every task, each task given a bad value saying so), *filenumber, *numfiles (this task's physical file, 0 <=
  *   filenumber < numfiles, same numfiles on all tasks), *lrank, *lsize (its
  *   place in that file; the tasks of a file have lrank 0..lsize-1) are inputs.

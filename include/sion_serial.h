@@ -17,8 +17,8 @@ extern "C" {
  *   inputs; *nfiles must be <= 1; *fsblksize <= 0 detects the file system
  *   block size (SION_DEFAULT_FSBLOCKSIZE when it is unknown, above
  *   SION_MAX_FSBLOCKSIZE or not a power of two) and writes it back; a given
- *   one must be a power of two up to SION_MAX_FSBLOCKSIZE (32 MiB), else the
- *   open fails with a message. Chunk sizes are rounded up to fsblksize
+ *   one must be at most SION_MAX_FSBLOCKSIZE (32 MiB), else the open fails
+ *   with a message (any size up to that is taken, as SIONlib does). Chunk sizes are rounded up to fsblksize
  *   multiples inside the container; the caller's array is left as given (as
  *   SIONlib's serial open; the parallel opens leave it as given too).
  *   Starts at task 0, block 0; switch tasks with sion_seek.

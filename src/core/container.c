@@ -142,19 +142,23 @@ int core_create_check(const char *name, int32_t ntasks, const int64_t *chunksize
 
 int core_fsblksize_ok(int64_t fsblksize)
 {
-    return fsblksize <= 0 || (fsblksize <= SION_MAX_FSBLOCKSIZE && (fsblksize & (fsblksize - 1)) == 0);
+    /* Any size up to SIONlib's SION_MAX_FSBLOCKSIZE: SIONlib accepts sizes that are not
+     * powers of two, and its own test programs write with 10, 100, 2500 or 1000000. */
+    return fsblksize <= SION_MAX_FSBLOCKSIZE;
+}
+
+int core_fsblksize_detected_ok(int64_t d)
+{
+    return d > 0 && d <= SION_MAX_FSBLOCKSIZE && (d & (d - 1)) == 0;
 }
 
 int core_fsblksize_check(const char *name, int64_t fsblksize)
 {
     if (core_fsblksize_ok(fsblksize))
         return 0;
-    if (fsblksize > SION_MAX_FSBLOCKSIZE)
-        return core_fail(SHEAF_E_ARG, "%s: file system block size %lld is larger than %d bytes (32 MiB, SIONlib's "
-                         "SION_MAX_FSBLOCKSIZE); give a power of two up to that, or -1 to detect it", name,
-                         (long long)fsblksize, SION_MAX_FSBLOCKSIZE);
-    return core_fail(SHEAF_E_ARG, "%s: file system block size %lld is not a power of two; give a power of two up "
-                     "to 32 MiB, or -1 to detect it", name, (long long)fsblksize);
+    return core_fail(SHEAF_E_ARG, "%s: file system block size %lld is larger than %d bytes (32 MiB, SIONlib's "
+                     "SION_MAX_FSBLOCKSIZE); give a size up to that, or -1 to detect it", name,
+                     (long long)fsblksize, SION_MAX_FSBLOCKSIZE);
 }
 
 int core_meta_init_write(core_meta *m, const char *prefix, const core_mode *mode, int32_t ntasks,
@@ -211,7 +215,7 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
     int32_t bs = fsblksize ? *fsblksize : -1;
     if (bs <= 0) {
         int64_t d = core_file_fs_blksize(&pf->f);
-        bs = (d <= 0 || !core_fsblksize_ok(d)) ? SION_DEFAULT_FSBLOCKSIZE : (int32_t)d; /* as core_fsblksize_for */
+        bs = !core_fsblksize_detected_ok(d) ? SION_DEFAULT_FSBLOCKSIZE : (int32_t)d; /* as core_fsblksize_for */
         if (fsblksize)
             *fsblksize = bs;
     }

@@ -105,7 +105,10 @@ int core_create_check(const char *name, int32_t ntasks, const int64_t *chunksize
  * block sizes of GPFS (16 MiB) and the stripe sizes Lustre reports as st_blksize; a
  * larger alignment only wastes space per chunk). _ok: 1 if valid; _check: 0, or
  * SHEAF_E_ARG with a message naming the file. */
+/* A block size given to a write open: <= 0 (detect) or up to SION_MAX_FSBLOCKSIZE. */
 int core_fsblksize_ok(int64_t fsblksize);
+/* A detected block size worth using: a power of two up to SION_MAX_FSBLOCKSIZE. */
+int core_fsblksize_detected_ok(int64_t d);
 int core_fsblksize_check(const char *name, int64_t fsblksize);
 /* Fill a META1 for writing (format 5, host order, keyval from mode, filenumber 1 and
  * nfiles 1 as the serial writer stores them): chunk sizes rounded up to multiples of

@@ -350,7 +350,7 @@ int32_t core_fsblksize_for(const char *path)
             free(dir);
         }
     }
-    if (d <= 0 || !core_fsblksize_ok(d)) /* unknown, too large, or not a power of two */
+    if (!core_fsblksize_detected_ok(d)) /* unknown, too large, or not a power of two */
         return SION_DEFAULT_FSBLOCKSIZE;
     return (int32_t)d;
 }

@@ -55,7 +55,7 @@ int core_meta_read_path(const char *path, core_meta *m);
 /* File system block size to use for a new file at path: st_blksize of the
  * file if it exists, else of its directory (statvfs as fallback); values
  * <= 0, above SION_MAX_FSBLOCKSIZE or not a power of two give SION_DEFAULT_FSBLOCKSIZE
- * (what a write open accepts: core_fsblksize_ok). */
+ * (core_fsblksize_detected_ok). */
 int32_t core_fsblksize_for(const char *path);
 
 /* Task: a container holding exactly one task over the existing physical file

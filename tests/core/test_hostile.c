@@ -290,15 +290,14 @@ static void test_fifo_journal(void **st)
     unlink(j);
 }
 
-/* fsblksize of a serial write open: powers of two up to 32 MiB, or -1 (detect). */
+/* fsblksize of a serial write open: any size up to 32 MiB (SIONlib's tests use
+ * 10, 100, 2500), or -1 (detect). */
 static void test_fsblksize_serial(void **st)
 {
     (void)st;
     const struct { sion_int32 v; const char *want; } bad[] = {
-        {3, "file system block size 3 is not a power of two"},
-        {100000, "file system block size 100000 is not a power of two"},
         {1 << 30, "file system block size 1073741824 is larger than 33554432 bytes"},
-        {(1 << 24) + 1, "is not a power of two"},
+        {(1 << 25) + 1, "is larger than 33554432 bytes"},
     };
     char fn[4200];
     snprintf(fn, sizeof fn, "%s/fsblk.sion", g_dir);
@@ -312,15 +311,18 @@ static void test_fsblksize_serial(void **st)
             fail_msg("fsblksize %d: message \"%s\" lacks \"%s\"", (int)bad[i].v, sheaf_last_error(), bad[i].want);
         assert_true(access(fn, F_OK) != 0); /* nothing created */
     }
-    const sion_int32 good[] = {1 << 25, 4096, -1};
-    for (size_t i = 0; i < 3; i++) {
+    const sion_int32 good[] = {1 << 25, 4096, -1, 3, 10, 2500, 1000000};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         int nt = 1, nf = 1, gr = 0, *grp = &gr;
         sion_int64 cs = 100, *csp = &cs;
         sion_int32 fsb = good[i];
         FILE *fp = NULL;
         int sid = sion_open(fn, "wb", &nt, &nf, &csp, &fsb, &grp, &fp);
         assert_true(sid >= 0);
-        assert_true(fsb > 0 && (fsb & (fsb - 1)) == 0);
+        if (good[i] > 0)
+            assert_int_equal(fsb, good[i]); /* taken as given */
+        else
+            assert_true(fsb > 0 && (fsb & (fsb - 1)) == 0); /* detected */
         assert_int_equal(sion_close(sid), SION_SUCCESS);
         unlink(fn);
     }

@@ -1,9 +1,10 @@
 /* test_par_fsblk.c - the file system block size of a parallel write open
- * (generic API, 3 tasks; plain and mapped opens): 3, 100000 (not powers of
- * two) and 1 GiB (above SIONlib's SION_MAX_FSBLOCKSIZE, 32 MiB) fail on every
+ * (generic API, 3 tasks; plain and mapped opens): 1 GiB and 32 MiB + 1 (above
+ * SIONlib's SION_MAX_FSBLOCKSIZE, 32 MiB) fail on every
  * task, each task that was given the value with a message naming the file and
  * saying what is wrong, and no file is created; a value given by one task only
- * fails the open everywhere too; 65536 and -1 (detect) are accepted. */
+ * fails the open everywhere too; 65536, 10, 2500 (SIONlib's tests use sizes
+ * that are not powers of two) and -1 (detect) are accepted. */
 #include "partest.h"
 #include "sheaf.h"
 
@@ -36,7 +37,8 @@ static void task(tc_task *t)
     }
     if (c->ok) {
         if (CHECK(sid >= 0, "open with fsblksize %d: %s", (int)c->fsb[g], sheaf_last_error())) {
-            CHECK(fsb > 0 && (fsb & (fsb - 1)) == 0, "fsblksize %d written back", (int)fsb);
+            CHECK(c->fsb[g] > 0 ? fsb == c->fsb[g] : fsb > 0 && (fsb & (fsb - 1)) == 0, "fsblksize %d given, %d written back",
+                  (int)c->fsb[g], (int)fsb);
             CHECK((c->mapped ? sion_generic_parclose_mapped(sid) : sion_generic_parclose(sid)) == SION_SUCCESS,
                   "close: %s", sheaf_last_error());
         }
@@ -72,17 +74,19 @@ static void run(int mapped, sion_int32 v0, sion_int32 v, int ok, const char *wan
 
 static void test_plain(void)
 {
-    run(0, 3, 3, 0, "file system block size 3 is not a power of two");
-    run(0, 100000, 100000, 0, "file system block size 100000 is not a power of two");
+    run(0, (1 << 25) + 1, (1 << 25) + 1, 0, "file system block size 33554433 is larger than 33554432 bytes");
     run(0, 1 << 30, 1 << 30, 0, "file system block size 1073741824 is larger than 33554432 bytes");
-    run(0, -1, 3, 0, "file system block size 3 is not a power of two"); /* tasks 1, 2 only */
+    run(0, -1, 1 << 30, 0, "file system block size 1073741824 is larger"); /* tasks 1, 2 only */
     run(0, 65536, 65536, 1, NULL);
+    run(0, 10, 10, 1, NULL);
+    run(0, 2500, 2500, 1, NULL);
     run(0, -1, -1, 1, NULL);
 }
 
 static void test_mapped(void)
 {
-    run(1, 3, 3, 0, "file system block size 3 is not a power of two");
+    run(1, (1 << 25) + 1, (1 << 25) + 1, 0, "is larger than 33554432 bytes");
+    run(1, 10, 10, 1, NULL);
     run(1, 1 << 30, 1 << 30, 0, "is larger than 33554432 bytes");
     run(1, 65536, 65536, 1, NULL);
 }

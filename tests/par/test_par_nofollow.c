@@ -1,7 +1,7 @@
 /* test_par_nofollow.c - a parallel write (generic API, one thread per task,
  * 2 physical files, "buddy") never creates a file through a symbolic link
  * planted at one of its names: file 0, the member "<name>.000001", the buddy
- * copy "<name>_BUDDY_01" or its member "<name>_BUDDY_01.000001". The open
+ * copy "<name>_BUDDY_00" or its member "<name>_BUDDY_00.000001". The open
  * fails on every task, the task that created the file names it and says it
  * is a symbolic link, and the link's target keeps its bytes. The journals of
  * both members, planted after the open, make sion_flush fail the same way. */
@@ -109,8 +109,8 @@ static void run_link(const char *suffix)
 
 static void test_file0(void) { run_link(""); }
 static void test_member(void) { run_link(".000001"); }
-static void test_buddy(void) { run_link("_BUDDY_01"); }
-static void test_buddy_member(void) { run_link("_BUDDY_01.000001"); }
+static void test_buddy(void) { run_link("_BUDDY_00"); }
+static void test_buddy_member(void) { run_link("_BUDDY_00.000001"); }
 
 static void test_journals(void)
 {
