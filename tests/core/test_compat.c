@@ -218,6 +218,15 @@ static void test_multifile_and_open_rank(void **st)
     unsigned char b[100];
     assert_int_equal(sion_fread(b, 1, 100, sid), 100);
     assert_true(sion_get_bytes_read(sid) == 100);
+    /* sion_seek takes the task's rank in its file (SIONlib's open_rank handle
+     * has rank = local rank 1 and refuses its global rank 5) */
+    assert_int_equal(sion_seek(sid, 5, 0, 10), SION_NOT_SUCCESS);
+    expect_msg("rank 5");
+    assert_int_equal(sion_seek(sid, 1, 0, 10), SION_SUCCESS);
+    assert_true(sion_get_bytes_read(sid) == 10);
+    assert_int_equal(sion_seek(sid, SION_CURRENT_RANK, 0, 20), SION_SUCCESS);
+    assert_true(sion_get_bytes_read(sid) == 20);
+    assert_int_equal(sion_seek(sid, 0, 0, 0), SION_NOT_SUCCESS); /* another task of the file */
     assert_int_equal(sion_close(sid), SION_SUCCESS);
 }
 
