@@ -17,8 +17,8 @@ extern "C" {
  *   inputs; *nfiles must be <= 1; *fsblksize <= 0 detects the file system
  *   block size (clamped to SION_MAX_FSBLOCKSIZE, else SION_DEFAULT_FSBLOCKSIZE)
  *   and writes it back. Chunk sizes are rounded up to fsblksize multiples
- *   inside the container; the caller's array is left as given (as SIONlib's
- *   serial open; the parallel opens write the rounded size back).
+ *   inside the container; the caller's array is left as given (as SIONlib;
+ *   the parallel opens leave *chunksize as given too).
  *   Starts at task 0, block 0; switch tasks with sion_seek.
  * Read: ntasks, nfiles, fsblksize are outputs; chunksizes/globalranks may be
  *   NULL (not returned), point to NULL (malloc'd, caller frees) or to a
