@@ -322,6 +322,55 @@ static void test_seek_key_current_block(void **st)
     free(dir);
 }
 
+/* The SION_ERROR_RETURN line a call prints, captured from stderr. */
+static int stderr_saved = -1;
+static char stderr_path[4200];
+static void capture_begin(const char *dir)
+{
+    snprintf(stderr_path, sizeof stderr_path, "%s/stderr.txt", dir);
+    fflush(stderr);
+    stderr_saved = dup(2);
+    FILE *f = fopen(stderr_path, "w");
+    assert_non_null(f);
+    assert_int_equal(dup2(fileno(f), 2), 2);
+    fclose(f);
+}
+static void capture_end(char *out, size_t n)
+{
+    fflush(stderr);
+    assert_int_equal(dup2(stderr_saved, 2), 2);
+    close(stderr_saved);
+    FILE *f = fopen(stderr_path, "r");
+    assert_non_null(f);
+    size_t k = fread(out, 1, n - 1, f);
+    out[k] = '\0';
+    fclose(f);
+}
+
+/* The generic API calls print rc=<the value they return>, as SIONlib's
+ * _sion_errorprint(SION_NOT_SUCCESS, ...) does: 0 for the register and free
+ * calls on an api id that is not open. */
+static void test_generic_api_error_rc(void **st)
+{
+    (void)st;
+    char *dir = tu_mkdtemp(), out[2048];
+    int old = sheaf_set_error_printing(1);
+    int aid = sion_generic_create_api("rc");
+    assert_true(aid >= 0);
+    assert_int_equal(sion_generic_free_api(aid), SION_SUCCESS);
+    capture_begin(dir);
+    int r1 = sion_generic_free_api(aid);
+    int r2 = sion_generic_register_barrier_cb(aid, NULL);
+    capture_end(out, sizeof out);
+    assert_int_equal(r1, SION_NOT_SUCCESS);
+    assert_int_equal(r2, SION_NOT_SUCCESS);
+    if (strstr(out, "rc=-1") || !strstr(out, "sion_generic_free_api") || !strstr(out, "rc=0"))
+        fail_msg("expected rc=0 lines only, got:\n%s", out);
+    sheaf_set_error_printing(old);
+    tu_rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_multifile_and_open_rank),
         cmocka_unit_test(test_bad_sid_values),
         cmocka_unit_test(test_seek_key_current_block),
+        cmocka_unit_test(test_generic_api_error_rc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
