@@ -11,6 +11,7 @@
  * The serial values were also checked against SIONlib 1.7.6 built from the
  * mirror (probe programs printing the same calls' results).
  * The first test must stay first: it checks the first sid of the process. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -371,6 +372,37 @@ static void test_generic_api_error_rc(void **st)
     free(dir);
 }
 
+/* The id counter never wraps: once INT_MAX numbers are used up (here
+ * simulated with the registry's skip, src/api/registry.h), opens fail with a
+ * message and free what they had opened; open sids keep working. Must stay
+ * the last test: it uses up the process's ids. */
+void api_skip_ids(int n);
+static void test_ids_exhausted(void **st)
+{
+    (void)st;
+    char p[4096];
+    int nt = 0, nf = 0;
+    int sid = sion_open((char *)vec_path("multi6.sion", p, sizeof p), "rb", &nt, &nf, NULL, NULL, NULL, NULL);
+    assert_true(sid >= 0);
+    api_skip_ids(INT_MAX);
+    api_skip_ids(INT_MAX); /* saturates, no wrap to small or negative numbers */
+    int sid2 = sion_open((char *)vec_path("multi6.sion", p, sizeof p), "rb", &nt, &nf, NULL, NULL, NULL, NULL);
+    assert_int_equal(sid2, SION_ID_UNDEF);
+    expect_msg("no sid left");
+    sion_int64 chunk = 0;
+    sion_int32 bs = 0;
+    int rank = 1;
+    assert_int_equal(sion_open_rank((char *)vec_path("multi6.sion", p, sizeof p), "rb", &chunk, &bs, &rank, NULL),
+                     SION_ID_UNDEF);
+    assert_int_equal(sion_generic_create_api("late"), -1);
+    expect_msg("no sid left");
+    unsigned char b[10];
+    assert_int_equal(sion_fread(b, 1, 10, sid), 10); /* the open sid is untouched */
+    assert_int_equal(sion_close(sid), SION_SUCCESS);
+    assert_int_equal(sion_close(INT_MAX), SION_NOT_SUCCESS);
+    assert_int_equal(sion_close(INT_MAX - 1), SION_NOT_SUCCESS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +413,7 @@ int main(void)
         cmocka_unit_test(test_bad_sid_values),
         cmocka_unit_test(test_seek_key_current_block),
         cmocka_unit_test(test_generic_api_error_rc),
+        cmocka_unit_test(test_ids_exhausted), /* last: uses up the ids */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
