@@ -89,7 +89,8 @@ sion_int64 sion_bytes_avail_in_chunk(int sid);
  * block or SION_CURRENT_POS. In write mode only the rank may change (serial).
  * Parallel (non-mapped) handles: rank must be SION_CURRENT_RANK or the task's
  * rank in its physical file (as in SIONlib; in a one-file set that is its rank
- * in the communicator); mapped handles take global ranks.
+ * in the communicator); so do sion_open_rank handles (the rank's position in
+ * its file, not the rank passed to the open); mapped handles take global ranks.
  * Returns SION_SUCCESS or SION_NOT_SUCCESS (out of range, misuse). */
 int sion_seek(int sid, int rank, int blocknr, sion_int64 posinblk);
 /* Same, and returns the FILE* of the physical file now in use (ansi mode). */

@@ -18,9 +18,10 @@ extern "C" {
  *   block size (SION_DEFAULT_FSBLOCKSIZE when it is unknown, above
  *   SION_MAX_FSBLOCKSIZE or not a power of two) and writes it back; a given
  *   one must be at most SION_MAX_FSBLOCKSIZE (32 MiB), else the open fails
- *   with a message (any size up to that is taken, as SIONlib does). Chunk sizes are rounded up to fsblksize
- *   multiples inside the container; the caller's array is left as given (as
- *   SIONlib's serial open; the parallel opens leave it as given too).
+ *   with a message (any size up to that is taken, as SIONlib does). Chunk
+ *   sizes are rounded up to fsblksize multiples inside the container; the
+ *   caller's array is left as given (as SIONlib; the parallel opens leave
+ *   *chunksize as given too).
  *   Starts at task 0, block 0; switch tasks with sion_seek.
  * Read: ntasks, nfiles, fsblksize are outputs; chunksizes/globalranks may be
  *   NULL (not returned), point to NULL (malloc'd, caller frees) or to a

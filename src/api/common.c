@@ -78,13 +78,17 @@ int sion_seek(int sid, int rank, int blocknr, sion_int64 posinblk)
 {
     LOOKUP(sid, "sion_seek", SION_NOT_SUCCESS);
     par_state *p = c->par;
-    if (p && !p->mapped && !c->dup && rank != SION_CURRENT_RANK) {
-        /* as SIONlib: on a (non-mapped) parallel handle the rank is the task's
-         * rank in its physical file (its global rank only in a one-file set) */
-        if (rank != p->lrank) {
+    int32_t own = p && !p->mapped && !c->dup ? c->cur : c->only_task;
+    if (own >= 0 && rank != SION_CURRENT_RANK) {
+        /* as SIONlib (_sion_seek_on_current_rank_*): on a handle on one task
+         * (a non-mapped parallel handle, a sion_open_rank handle) the rank is
+         * the task's rank in its physical file (its global rank only in a
+         * one-file set) */
+        core_task *t = &c->tasks[own];
+        if (rank != t->lrank) {
             core_fail(SHEAF_E_ARG, "%s: sion_seek: rank %d is not this task's rank in its file (%d of file %d); "
-                      "a parallel handle takes the file-local rank or SION_CURRENT_RANK", c->name, rank, p->lrank,
-                      p->filenumber);
+                      "a %s handle takes the file-local rank or SION_CURRENT_RANK", c->name, rank, t->lrank,
+                      c->files[t->file].m.filenumber, p ? "parallel" : "sion_open_rank");
             FAIL(SION_NOT_SUCCESS);
         }
         rank = SION_CURRENT_RANK;

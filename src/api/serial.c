@@ -54,7 +54,7 @@ int sion_open(char *fname, const char *file_mode, int *ntasks, int *nfiles, sion
         if (nfiles)
             *nfiles = 1;
         /* the caller's chunksizes stay as given: SIONlib's serial write open
-         * aligns only its own copy (the parallel opens write the aligned size back) */
+         * aligns only its own copy (so do the parallel opens) */
     } else {
         if (core_open_read(&c, fname, &mode))
             return fail_id();

@@ -141,7 +141,6 @@ int core_coll_take(core_container *c, int64_t n, int64_t *off)
         return 0;
     *off = block_offset(c, t, t->cur_block) + t->cur_pos;
     t->cur_pos += n;
-    c->bytes_read += n;
     int rc = core_place(c); /* read_sync takes the cursor from the handle's position */
     return rc ? rc : 1;
 }

@@ -54,7 +54,6 @@ typedef struct core_container {
     int32_t fsblksize;
     int keyval;          /* SION_KEYVAL_* */
     int data_big;        /* declared user-data order */
-    int64_t bytes_read;
     int32_t *mapping;    /* [2*ntasks] (file, lrank) when nfiles > 1 */
     /* arrays handed out by the information getters (built on demand, src/api/common.c) */
     int64_t *x_chunks, *x_granks, *x_bcount, *x_bsizes, *x_curpos, *x_curblk;

@@ -69,12 +69,7 @@ int sheaf_set_error_printing(int on)
     return old;
 }
 
-void core_report_error(int rank)
-{
-    if (!print_enabled() || tl_code == 0)
-        return;
-    fprintf(stderr, "SION_ERROR_RETURN on rank %d, rc=%d: %s\n", rank, tl_code, tl_msg);
-}
+void core_report_error(int rank) { core_report_error_rc(rank, tl_code); }
 
 void core_report_error_rc(int rank, int rc)
 {

@@ -186,7 +186,6 @@ int core_read(core_container *c, void *buf, uint64_t n, uint64_t *got)
         if (rc)
             return rc;
         t->cur_pos += want;
-        c->bytes_read += want;
         *got += (uint64_t)want;
         p += want;
         n -= (uint64_t)want;

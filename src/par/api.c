@@ -17,14 +17,14 @@ int sion_generic_create_api(char *name)
 {
     if (!name) {
         core_fail(SHEAF_E_ARG, "sion_generic_create_api: no name given");
-        core_report_error(-1);
+        core_report_error_rc(-1, -1);
         return -1;
     }
     par_api *a = calloc(1, sizeof *a);
     if (!a || !(a->name = strdup(name))) {
         free(a);
         core_fail(SHEAF_E_NOMEM, "sion_generic_create_api(%s): out of memory", name);
-        core_report_error(-1);
+        core_report_error_rc(-1, -1);
         return -1;
     }
     /* the id comes from the sid table, as in SIONlib: an MPI program's first sid is 1 */
@@ -34,7 +34,7 @@ int sion_generic_create_api(char *name)
     if (aid < 0) {
         free(a->name);
         free(a);
-        core_report_error(-1);
+        core_report_error_rc(-1, -1);
         return -1;
     }
     return aid;
@@ -48,7 +48,7 @@ int sion_generic_free_api(int aid)
     pthread_mutex_unlock(&g_lock);
     if (!a) {
         core_fail(SHEAF_E_ARG, "sion_generic_free_api: unknown api id %d", aid);
-        core_report_error(-1);
+        core_report_error_rc(-1, SION_NOT_SUCCESS);
         return SION_NOT_SUCCESS;
     }
     free(a->name);
@@ -71,7 +71,7 @@ int sion_generic_free_api(int aid)
             return SION_SUCCESS;                                                   \
         if (!cb)                                                                   \
             core_fail(SHEAF_E_ARG, "%s: no callback given", call);                 \
-        core_report_error(-1);                                                     \
+        core_report_error_rc(-1, SION_NOT_SUCCESS);                                \
         return SION_NOT_SUCCESS;                                                   \
     } while (0)
 

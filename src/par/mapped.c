@@ -846,7 +846,7 @@ int sion_generic_paropen_mapped(int aid, char *fname, const char *mode, int *num
     if (sid >= 0)
         return sid;
 fail:
-    core_report_error(grank);
+    core_report_error_rc(grank, SION_ID_UNDEF);
     return SION_ID_UNDEF;
 }
 

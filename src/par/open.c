@@ -708,7 +708,7 @@ int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int6
     if (sid >= 0)
         return sid;
 fail:
-    core_report_error(grank);
+    core_report_error_rc(grank, SION_ID_UNDEF);
     return SION_ID_UNDEF;
 }
 

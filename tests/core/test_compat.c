@@ -11,6 +11,7 @@
  * The serial values were also checked against SIONlib 1.7.6 built from the
  * mirror (probe programs printing the same calls' results).
  * The first test must stay first: it checks the first sid of the process. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -218,6 +219,15 @@ static void test_multifile_and_open_rank(void **st)
     unsigned char b[100];
     assert_int_equal(sion_fread(b, 1, 100, sid), 100);
     assert_true(sion_get_bytes_read(sid) == 100);
+    /* sion_seek takes the task's rank in its file (SIONlib's open_rank handle
+     * has rank = local rank 1 and refuses its global rank 5) */
+    assert_int_equal(sion_seek(sid, 5, 0, 10), SION_NOT_SUCCESS);
+    expect_msg("rank 5");
+    assert_int_equal(sion_seek(sid, 1, 0, 10), SION_SUCCESS);
+    assert_true(sion_get_bytes_read(sid) == 10);
+    assert_int_equal(sion_seek(sid, SION_CURRENT_RANK, 0, 20), SION_SUCCESS);
+    assert_true(sion_get_bytes_read(sid) == 20);
+    assert_int_equal(sion_seek(sid, 0, 0, 0), SION_NOT_SUCCESS); /* another task of the file */
     assert_int_equal(sion_close(sid), SION_SUCCESS);
 }
 
@@ -313,6 +323,86 @@ static void test_seek_key_current_block(void **st)
     free(dir);
 }
 
+/* The SION_ERROR_RETURN line a call prints, captured from stderr. */
+static int stderr_saved = -1;
+static char stderr_path[4200];
+static void capture_begin(const char *dir)
+{
+    snprintf(stderr_path, sizeof stderr_path, "%s/stderr.txt", dir);
+    fflush(stderr);
+    stderr_saved = dup(2);
+    FILE *f = fopen(stderr_path, "w");
+    assert_non_null(f);
+    assert_int_equal(dup2(fileno(f), 2), 2);
+    fclose(f);
+}
+static void capture_end(char *out, size_t n)
+{
+    fflush(stderr);
+    assert_int_equal(dup2(stderr_saved, 2), 2);
+    close(stderr_saved);
+    FILE *f = fopen(stderr_path, "r");
+    assert_non_null(f);
+    size_t k = fread(out, 1, n - 1, f);
+    out[k] = '\0';
+    fclose(f);
+}
+
+/* The generic API calls print rc=<the value they return>, as SIONlib's
+ * _sion_errorprint(SION_NOT_SUCCESS, ...) does: 0 for the register and free
+ * calls on an api id that is not open. */
+static void test_generic_api_error_rc(void **st)
+{
+    (void)st;
+    char *dir = tu_mkdtemp(), out[2048];
+    int old = sheaf_set_error_printing(1);
+    int aid = sion_generic_create_api("rc");
+    assert_true(aid >= 0);
+    assert_int_equal(sion_generic_free_api(aid), SION_SUCCESS);
+    capture_begin(dir);
+    int r1 = sion_generic_free_api(aid);
+    int r2 = sion_generic_register_barrier_cb(aid, NULL);
+    capture_end(out, sizeof out);
+    assert_int_equal(r1, SION_NOT_SUCCESS);
+    assert_int_equal(r2, SION_NOT_SUCCESS);
+    if (strstr(out, "rc=-1") || !strstr(out, "sion_generic_free_api") || !strstr(out, "rc=0"))
+        fail_msg("expected rc=0 lines only, got:\n%s", out);
+    sheaf_set_error_printing(old);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+/* The id counter never wraps: once INT_MAX numbers are used up (here
+ * simulated with the registry's skip, src/api/registry.h), opens fail with a
+ * message and free what they had opened; open sids keep working. Must stay
+ * the last test: it uses up the process's ids. */
+void api_skip_ids(int n);
+static void test_ids_exhausted(void **st)
+{
+    (void)st;
+    char p[4096];
+    int nt = 0, nf = 0;
+    int sid = sion_open((char *)vec_path("multi6.sion", p, sizeof p), "rb", &nt, &nf, NULL, NULL, NULL, NULL);
+    assert_true(sid >= 0);
+    api_skip_ids(INT_MAX);
+    api_skip_ids(INT_MAX); /* saturates, no wrap to small or negative numbers */
+    int sid2 = sion_open((char *)vec_path("multi6.sion", p, sizeof p), "rb", &nt, &nf, NULL, NULL, NULL, NULL);
+    assert_int_equal(sid2, SION_ID_UNDEF);
+    expect_msg("no sid left");
+    sion_int64 chunk = 0;
+    sion_int32 bs = 0;
+    int rank = 1;
+    assert_int_equal(sion_open_rank((char *)vec_path("multi6.sion", p, sizeof p), "rb", &chunk, &bs, &rank, NULL),
+                     SION_ID_UNDEF);
+    assert_int_equal(sion_generic_create_api("late"), -1);
+    expect_msg("no sid left");
+    unsigned char b[10];
+    assert_int_equal(sion_fread(b, 1, 10, sid), 10); /* the open sid is untouched */
+    assert_int_equal(sion_close(sid), SION_SUCCESS);
+    assert_int_equal(sion_close(INT_MAX), SION_NOT_SUCCESS);
+    assert_int_equal(sion_close(INT_MAX - 1), SION_NOT_SUCCESS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +412,8 @@ int main(void)
         cmocka_unit_test(test_multifile_and_open_rank),
         cmocka_unit_test(test_bad_sid_values),
         cmocka_unit_test(test_seek_key_current_block),
+        cmocka_unit_test(test_generic_api_error_rc),
+        cmocka_unit_test(test_ids_exhausted), /* last: uses up the ids */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -173,7 +173,27 @@ static void test_no_directory(void)
         /* read of a missing file: same agreement */
         snprintf(f, sizeof f, "%s/missing.sion", dir);
         snprintf(what, sizeof what, "read of a missing file (P=%d)", P);
+        /* each task's SION_ERROR_RETURN line shows rc=-1, the value the open
+         * returns (as SIONlib), not sheaf's error class of the failure */
+        char errf[4300], out[8192];
+        snprintf(errf, sizeof errf, "%s/stderr.txt", dir);
+        int old = sheaf_set_error_printing(1), saved = dup(2);
+        fflush(stderr);
+        FILE *ef = fopen(errf, "w");
+        CHECK(ef && dup2(fileno(ef), 2) == 2, "redirect stderr");
+        fclose(ef);
         run_open(aid, P, nf, BAD_NOFILE, f, "br", &c);
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        sheaf_set_error_printing(old);
+        ef = fopen(errf, "r");
+        size_t k = ef ? fread(out, 1, sizeof out - 1, ef) : 0;
+        out[k] = '\0';
+        if (ef)
+            fclose(ef);
+        CHECK(strstr(out, "rc=-1") && !strstr(out, "rc=-6") && !strstr(out, "rc=-2"),
+              "%s: printed rc is not the returned -1:\n%s", what, out);
         expect_all_fail(c, P, what, f);
         free(c);
         good_open_after(aid, P, nf, dir, what);
