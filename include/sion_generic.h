@@ -10,8 +10,18 @@
  * (SION_STD_SUCCESS) on success, non-zero on failure. `datatype` is one of
  * _SION_INT32, _SION_INT64, _SION_CHAR; counts are in elements. A callback
  * is collective over the group it is given: every task of the group calls it
- * with the same root. For scatter/scatterv the ROOT's buffer is `out` and each
- * task's destination is `in` (SIONlib's argument order).
+ * with the same root. Argument order exactly as SIONlib 1.7 calls them:
+ *   bcastr(data, group, type, n, root)
+ *   gatherr(in = each task's n elements, out = the root's array, ...)
+ *   gathervr(in = each task's nelem elements, out = the root's array, ...,
+ *            counts = per-task counts (valid on the root), nelem, root)
+ *   scatterr(in = the ROOT's array (read on the root only), out = each
+ *            task's n elements, ...)  -- as MPI_Scatter(in, ..., out, ...)
+ *   scattervr(in = each task's nelem elements, out = the ROOT's array,
+ *             counts (root), nelem, root)  -- note: the other way round from
+ *             scatterr, as in SIONlib (MPI_Scatterv(out, counts, ..., in, ...)).
+ * A layer written for SIONlib (e.g. its test_genapi_INC_MPI_api.c) therefore
+ * works unchanged.
  *
  * Collectives per call (P tasks in the global group, p in a file's local
  * group; each row is one callback invocation on every task of that group):

@@ -153,14 +153,18 @@ static int cb_gatherv(void *in, void *out, void *group, int datatype, int *count
     return rc == MPI_SUCCESS ? 0 : 1;
 }
 
-/* SIONlib order: the root's send buffer is `out`, each task's destination `in`. */
+/* SIONlib's order: scatter takes the root's array first (`in`, read on the
+ * root only) and each task's destination second (`out`), as MPI_Scatter. */
 static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem, int root)
 {
     MPI_Datatype t = mpi_type(datatype);
     if (t == MPI_DATATYPE_NULL)
         return 1;
-    return MPI_Scatter(out, nelem, t, in, nelem, t, root, group_comm(group)) == MPI_SUCCESS ? 0 : 1;
+    return MPI_Scatter(in, nelem, t, out, nelem, t, root, group_comm(group)) == MPI_SUCCESS ? 0 : 1;
 }
+
+/* scatterv is the other way round in SIONlib: each task's destination is
+ * `in` (nelem elements), the root's array `out` (counts[i] for task i). */
 
 static int cb_scatterv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
 {

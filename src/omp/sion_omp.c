@@ -36,7 +36,7 @@ static int cb_gatherv(void *in, void *out, void *group, int datatype, int *count
 }
 static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem, int root)
 {
-    return team_scatter(group, in, out, team_type_size(datatype), nelem, root);
+    return team_scatter(group, out, in, team_type_size(datatype), nelem, root); /* root array: in (SIONlib) */
 }
 static int cb_scatterv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
 {

@@ -107,13 +107,15 @@ static int cb_gather(void *in, void *out, void *group, int datatype, int nelem, 
     return finish(g);
 }
 
+/* SIONlib's order: the root's array is `in`, each task's destination `out`
+ * (scatterv below is the other way round, as in SIONlib). */
 static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem, int root)
 {
     hy_group *g = group;
     size_t e = team_type_size(datatype) * (size_t)(nelem > 0 ? nelem : 0), mine = e * (size_t)g->nthreads;
     int t = omp_get_thread_num(), rp = root / g->nthreads, rt = root % g->nthreads;
     if (g->prank == rp && t == rt)
-        g->team->ptr[0] = out;
+        g->team->ptr[0] = in;
 #pragma omp barrier
 #pragma omp master
     {
@@ -125,7 +127,7 @@ static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem,
     }
 #pragma omp barrier
     if (g->mpirc == MPI_SUCCESS && e)
-        memcpy(in, g->buf + (size_t)t * e, e);
+        memcpy(out, g->buf + (size_t)t * e, e);
     return finish(g);
 }
 

@@ -658,7 +658,7 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
         cbfail = 1;
     int ok = !verdict[0]; /* as delivered: a task whose callback failed still follows the others */
     int64_t mine[2] = {0, 0};
-    if (api->scatter(mine, heads2 ? heads2 : dummy, gcomm, _SION_INT64, 2, 0))
+    if (api->scatter(heads2 ? heads2 : dummy, mine, gcomm, _SION_INT64, 2, 0))
         cbfail = 1;
     if (!ok)
         mine[0] = mine[1] = 0;

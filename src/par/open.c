@@ -308,7 +308,7 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
     }
     free(reqs);
     /* L2: the layout back (the file exists once this arrives) */
-    if (api->scatter(mylay, lay ? lay : ldummy, lcomm, _SION_INT64, LOCAL_LAYOUT, 0))
+    if (api->scatter(lay ? lay : ldummy, mylay, lcomm, _SION_INT64, LOCAL_LAYOUT, 0))
         cbfail = 1;
     free(lay);
     if (!rc && cbfail)
@@ -433,7 +433,7 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
         free(lsz);
     }
     core_meta_free(&m0);
-    int cb = api->scatter(mine, map ? map : gdummy, gcomm, _SION_INT32, 4, 0);
+    int cb = api->scatter(map ? map : gdummy, mine, gcomm, _SION_INT32, 4, 0);
     free(map);
     if (cb && !rc)
         rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the scatter callback failed on task %d", fname, grank);
@@ -525,7 +525,7 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
         }
     }
     par_coll_roles_free(&roles);
-    if (api->scatter(mylay, lay ? lay : ldummy, lcomm, _SION_INT64, READ_LAYOUT, 0))
+    if (api->scatter(lay ? lay : ldummy, mylay, lcomm, _SION_INT64, READ_LAYOUT, 0))
         cbfail = 1;
     free(lay);
     int64_t nb = !mylay[0] ? mylay[5] : 0; /* as the master announced it, callback failure or not */
@@ -959,7 +959,7 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         par_coll_roles_free(&roles);
     }
     free(reqs);
-    if (api->scatter(mylay, lay ? lay : dummy, p->lcomm, _SION_INT64, LOCAL_LAYOUT, 0))
+    if (api->scatter(lay ? lay : dummy, mylay, p->lcomm, _SION_INT64, LOCAL_LAYOUT, 0))
         cbfail = 1;
     free(lay);
     if (!rc && cbfail)
