@@ -26,7 +26,7 @@
  * Collectives per call (P tasks in the global group, p in a file's local
  * group; each row is one callback invocation on every task of that group):
  *   sion_generic_paropen, write : global 2 gather + 2 bcast, local 1 gather + 1 scatter
- *   sion_generic_paropen, read  : global 2 bcast + 1 scatter + 1 gather, local 1 scatter
+ *   sion_generic_paropen, read  : global 2 gather + 2 bcast + 1 scatter, local 1 scatter
  *                                 + 1 scatterv (the block tables)
  *   sion_generic_parclose, write: local 1 gather + 1 gatherv, global 1 gather + 1 bcast
  *                                 (+ 1 global gather of the mapping for a multi-file set)
@@ -41,7 +41,12 @@
  *
  * Errors: a failure on any task (bad argument, file not creatable, I/O error)
  * becomes a failure of the call on every task of the global group; no task
- * is left waiting in a collective. Thread-safety: API objects may be created
+ * is left waiting in a collective. Values that must be the same on every
+ * task (read or write; keyval, collective, collsize, cmerge, buddy; writing
+ * also numFiles, fsblksize, checksum, endianness) are compared by task 0 in
+ * the first exchange: a difference fails the open on every task with
+ * "the tasks disagree on <what>: task 0 gives <x>, task <n> gives <y>".
+ * Chunk sizes may differ per task (>= 0). Thread-safety: API objects may be created
  * and used from several threads; one sid is used by one thread at a time. */
 #ifndef SION_GENERIC_H
 #define SION_GENERIC_H

@@ -143,15 +143,26 @@ out:
     return rc;
 }
 
-/* First step of every mapped call: gather (count, status) of each process to
- * rank 0, which allocates what it needs (alloc(total) returns 0 or a code)
- * and broadcasts (status, total). On rank 0 *pcount receives the counts
- * (malloc'd). Returns the agreed status (0 ok) on every task. */
+/* Options of a mapped open that must be the same on every task. */
+enum { MO_WRITE, MO_NFILES, MO_FSBLK, MO_KEYVAL, MO_N };
+static const char *const mo_names[MO_N] = {"the file mode (read or write)", "the number of files (numFiles)",
+                                           "the file system block size (fsblksize)", "the key-value mode (keyval)"};
+#define HEAD_N (2 + MO_N)
+
+/* First step of every mapped call: gather (count, status, options) of each
+ * process to rank 0, which checks that the options agree (opts NULL: a close,
+ * nothing to compare), allocates what it needs (alloc(total) returns 0 or a
+ * code) and broadcasts (status, total, disagreement). On rank 0 *pcount
+ * receives the counts (malloc'd). Returns the agreed status (0 ok) on every
+ * task, with a message naming a disagreement. */
 static int count_phase(const par_api *api, const char *fname, void *gcomm, int grank, int gsize, int64_t count,
-                       int rc, int **pcount, int64_t limit, int (*alloc)(void *ctx, int64_t total), void *ctx,
-                       int64_t *total_out, int *cbfail_out)
+                       int rc, const int64_t *opts, int **pcount, int64_t limit,
+                       int (*alloc)(void *ctx, int64_t total), void *ctx, int64_t *total_out, int *cbfail_out)
 {
-    int64_t head[2] = {count, rc}, *heads = NULL, dummy[2], verdict[2] = {0, 0};
+    int64_t head[HEAD_N] = {count, rc}, *heads = NULL, dummy[HEAD_N];
+    int64_t verdict[6] = {0, 0, -1, -1, 0, 0}; /* status, total, disagreeing task, option, its value, task 0's */
+    if (opts && !rc)
+        memcpy(head + 2, opts, MO_N * sizeof *opts);
     int culprit = -1;
     if (grank == 0) {
         heads = malloc((size_t)gsize * sizeof head);
@@ -159,16 +170,25 @@ static int count_phase(const par_api *api, const char *fname, void *gcomm, int g
         if (!heads || !*pcount)
             verdict[0] = core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname);
     }
-    int cbfail = api->gather(head, heads ? heads : dummy, gcomm, _SION_INT64, 2, 0) != 0;
+    int cbfail = api->gather(head, heads ? heads : dummy, gcomm, _SION_INT64, HEAD_N, 0) != 0;
     *cbfail_out = grank != 0 && cbfail; /* a task whose callback failed goes on and fails at the agreement */
     if (grank == 0 && !verdict[0]) {
         for (int g = 0; g < gsize; g++) {
-            if (heads[2 * g + 1] && !verdict[0]) {
-                verdict[0] = heads[2 * g + 1];
+            const int64_t *e = heads + HEAD_N * g;
+            if (e[1] && !verdict[0]) {
+                verdict[0] = e[1];
                 culprit = g;
             }
-            (*pcount)[g] = (int)heads[2 * g];           /* -1: "distribute for me" (mapped read) */
-            verdict[1] += heads[2 * g] > 0 ? heads[2 * g] : 0;
+            for (int f = 0; f < MO_N && !verdict[0] && !heads[1]; f++)
+                if (e[2 + f] != heads[2 + f]) {
+                    verdict[0] = SHEAF_E_ARG;
+                    verdict[2] = g;
+                    verdict[3] = f;
+                    verdict[4] = e[2 + f];
+                    verdict[5] = heads[2 + f];
+                }
+            (*pcount)[g] = (int)e[0];           /* -1: "distribute for me" (mapped read) */
+            verdict[1] += e[0] > 0 ? e[0] : 0;
         }
         if (!verdict[0] && verdict[1] > limit)
             verdict[0] = core_fail(SHEAF_E_ARG, "%s: %lld entries are too many for one mapped call", fname,
@@ -179,9 +199,20 @@ static int count_phase(const par_api *api, const char *fname, void *gcomm, int g
             verdict[0] = alloc(ctx, verdict[1]);
     }
     free(heads);
-    if (api->bcast(verdict, gcomm, _SION_INT64, 2, 0))
+    if (api->bcast(verdict, gcomm, _SION_INT64, 6, 0))
         *cbfail_out = 1; /* go on with what it delivered */
     *total_out = verdict[1];
+    if (verdict[0] && verdict[2] >= 0 && verdict[3] >= 0 && verdict[3] < MO_N) {
+        int f = (int)verdict[3];
+        if (f == MO_WRITE)
+            return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen_mapped: the tasks disagree on %s: task 0 opens "
+                             "for %s, task %lld for %s (it must be the same on every task)", fname, mo_names[f],
+                             verdict[5] ? "writing" : "reading", (long long)verdict[2],
+                             verdict[4] ? "writing" : "reading");
+        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen_mapped: the tasks disagree on %s: task 0 gives %lld, "
+                         "task %lld gives %lld (it must be the same on every task)", fname, mo_names[f],
+                         (long long)verdict[5], (long long)verdict[2], (long long)verdict[4]);
+    }
     if (verdict[0] && !rc) {
         if (grank == 0 && culprit > 0)
             return core_fail((int)verdict[0], "%s: the mapped call failed on task %d (see its message)", fname,
@@ -240,7 +271,8 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
     int64_t ntotal = 0;
     int st = (grank == 0 && !r) ? core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname) : 0;
     int cbf = 0;
-    int cst = count_phase(api, fname, gcomm, grank, gsize, nlocal, rc ? rc : st, &pcount, INT32_MAX / WREC,
+    int64_t opts[MO_N] = {1, *numFiles, fsblksize && *fsblksize > 0 ? *fsblksize : -1, md->keyval};
+    int cst = count_phase(api, fname, gcomm, grank, gsize, nlocal, rc ? rc : st, opts, &pcount, INT32_MAX / WREC,
                           alloc_records, r, &ntotal, &cbf);
     if (!cst && cbf && !rc)
         rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed on task %d", fname, grank);
@@ -466,7 +498,7 @@ static int close_mapped_write(core_container *c, par_state *p)
     int *pc1 = NULL, *pc2 = NULL;
     int64_t got = 0, *allbs = NULL;
     int cbf = 0;
-    int st = count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, rc ? 0 : nl, rc, &pc1, INT32_MAX,
+    int st = count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, rc ? 0 : nl, rc, NULL, &pc1, INT32_MAX,
                          alloc_blockcounts, &x, &got, &cbf);
     cbfail |= cbf;
     if (!st) {
@@ -474,7 +506,7 @@ static int close_mapped_write(core_container *c, par_state *p)
         if (api->gatherv(nbs, x.allnb ? x.allnb : dummy, p->gcomm, _SION_INT64, cnt, nl, 0))
             cbfail = 1;
         free(cnt);
-        st = count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, total, 0, &pc2, INT32_MAX, alloc_blocksizes,
+        st = count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, total, 0, NULL, &pc2, INT32_MAX, alloc_blocksizes,
                          &allbs, &got, &cbf);
         cbfail |= cbf;
     }
@@ -623,7 +655,8 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
     int *pcount = NULL, cbfail = 0;
     int64_t got = 0;
     int cbf = 0;
-    int cst = count_phase(api, fname, gcomm, grank, gsize, rc ? 0 : nreq, rc ? rc : st, &pcount, INT32_MAX,
+    int64_t opts[MO_N] = {0, 0, 0, md->keyval};
+    int cst = count_phase(api, fname, gcomm, grank, gsize, rc ? 0 : nreq, rc ? rc : st, opts, &pcount, INT32_MAX,
                           alloc_wanted, &rr, &got, &cbf);
     if (!cst && cbf && !rc)
         rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed on task %d", fname, grank);

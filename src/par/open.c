@@ -15,7 +15,7 @@
  * Every task takes part in every collective even after a local failure, so
  * a failure never leaves another task waiting; G agree turns it into a
  * failure of the call on all tasks. */
-#include "par.h"
+#include "openargs.h"
 #include "../api/registry.h"
 #include "../core/endian.h"
 #include "../core/error.h"
@@ -32,80 +32,6 @@
 #define READ_CK (8 + PAR_COLL_FIELDS)      /* read: the file has checksums */
 
 static const char *shown(const char *fname) { return fname ? fname : "(null)"; }
-
-/* Reasons task 0 gives for refusing a write split (bcast with the verdict). */
-enum { SPLIT_OK, SPLIT_TASK, SPLIT_NUMFILES, SPLIT_LSIZE, SPLIT_LRANK, SPLIT_EMPTYFILE, SPLIT_NOMEM, SPLIT_FSBLK };
-
-static int split_message(int reason, int64_t who, const char *fname)
-{
-    switch (reason) {
-    case SPLIT_TASK:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld was given invalid arguments (see its message)",
-                         fname, (long long)who);
-    case SPLIT_NUMFILES:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld gives a different number of files than task 0",
-                         fname, (long long)who);
-    case SPLIT_LSIZE:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld gives a local size that does not match "
-                         "the number of tasks in its file", fname, (long long)who);
-    case SPLIT_LRANK:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld gives a local rank that is out of range "
-                         "or taken by another task of its file", fname, (long long)who);
-    case SPLIT_EMPTYFILE:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: physical file %lld has no tasks", fname, (long long)who);
-    case SPLIT_FSBLK:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: invalid file system block size %lld", fname,
-                         (long long)who);
-    default:
-        return core_fail(SHEAF_E_NOMEM, "%s: sion_generic_paropen: task 0 ran out of memory checking the split", fname);
-    }
-}
-
-/* Task 0: check the split gathered as 6 int64 per task (filenumber, numfiles,
- * lrank, lsize, local status, fsblksize). O(P) memory, here only. */
-static int check_split(const int64_t *all, int gsize, int64_t *who, int64_t *file0master)
-{
-    int64_t nf = all[1];
-    for (int g = 0; g < gsize; g++) {
-        const int64_t *e = all + 6 * g;
-        if (e[4]) { *who = g; return SPLIT_TASK; }
-        if (e[1] != nf) { *who = g; return SPLIT_NUMFILES; }
-    }
-    int64_t *lsz = calloc((size_t)nf, sizeof *lsz), *cnt = calloc((size_t)nf, sizeof *cnt);
-    int64_t *base = calloc((size_t)nf + 1, sizeof *base);
-    unsigned char *seen = calloc((size_t)gsize, 1);
-    int reason = SPLIT_OK;
-    if (!lsz || !cnt || !base || !seen) {
-        reason = SPLIT_NOMEM;
-        goto out;
-    }
-    for (int g = 0; g < gsize && !reason; g++) {
-        const int64_t *e = all + 6 * g;
-        if (cnt[e[0]]++ == 0)
-            lsz[e[0]] = e[3];
-        else if (lsz[e[0]] != e[3]) { *who = g; reason = SPLIT_LSIZE; }
-    }
-    for (int64_t k = 0; k < nf && !reason; k++) {
-        if (cnt[k] == 0) { *who = k; reason = SPLIT_EMPTYFILE; }
-        else if (cnt[k] != lsz[k]) {
-            for (int g = 0; g < gsize; g++)
-                if (all[6 * g] == k) { *who = g; break; }
-            reason = SPLIT_LSIZE;
-        }
-        base[k + 1] = base[k] + cnt[k];
-    }
-    for (int g = 0; g < gsize && !reason; g++) {
-        const int64_t *e = all + 6 * g;
-        int64_t slot = base[e[0]] + e[2]; /* lrank < lsize == cnt checked by the caller */
-        if (seen[slot]) { *who = g; reason = SPLIT_LRANK; }
-        seen[slot] = 1;
-        if (e[0] == 0 && e[2] == 0)
-            *file0master = g;
-    }
-out:
-    free(lsz); free(cnt); free(base); free(seen);
-    return reason;
-}
 
 static int valid_rw_mode(const char *mode, core_mode *md, const char *fname)
 {
@@ -182,6 +108,30 @@ static int master_create(par_state *p, const char *path, const core_mode *md, in
 }
 
 /* ---- write open ---------------------------------------------------------- */
+typedef struct write_root_ctx {
+    const par_api *api;
+    const char *fname;
+} write_root_ctx;
+
+/* Task 0 of a write open, once every task's options agree: the split, and
+ * fsblksize (-1: detected from the directory of file 0). */
+static void write_root(void *ctx, const int64_t *all, int gsize, par_open_verdict *v)
+{
+    const write_root_ctx *w = ctx;
+    v->reason = par_check_split(all, gsize, &v->who, &v->file0master);
+    int64_t fsb = par_open_req_get(all, 0, PO_FSBLK);
+    if (!v->reason && fsb <= 0) {
+        char *p0 = par_member_path(w->api, w->fname, 0);
+        fsb = p0 ? core_fsblksize_for(p0) : -1;
+        free(p0);
+    }
+    if (!v->reason && (fsb <= 0 || fsb > (1 << 30))) {
+        v->reason = SPLIT_FSBLK;
+        v->who = fsb;
+    }
+    v->fsblksize = fsb;
+}
+
 static int open_write(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
                       sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
                       const int *lrank, const int *lsize, FILE **fileptr, char **newfname)
@@ -200,53 +150,29 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
     if (!rc && (*lsize < 1 || *lrank < 0 || *lrank >= *lsize || *lsize > gsize))
         rc = core_fail(SHEAF_E_ARG, "%s: task %d: local rank %d of %d is not possible", fname, grank, *lrank, *lsize);
 
-    /* G1: the split, checked by task 0 */
-    int64_t mine[6] = {rc ? 0 : *filenumber, rc ? 1 : *numfiles, rc ? 0 : *lrank, rc ? 1 : *lsize, rc ? 1 : 0,
-                       fsblksize ? *fsblksize : -1};
-    int64_t *all = NULL, dummy[6];
-    int64_t verdict[5] = {SPLIT_OK, 0, -1, 0, 0}; /* reason, fsblksize, file0master, who, callback failure */
-    if (grank == 0 && !(all = malloc((size_t)gsize * sizeof mine)))
-        verdict[0] = SPLIT_NOMEM;
-    if (api->gather(mine, all ? all : dummy, gcomm, _SION_INT64, 6, 0)) {
-        if (grank == 0)
-            verdict[4] = 1;
-        else if (!rc) /* failed after sending: go on, the agreement fails the call */
-            rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the gather callback failed on task %d", fname,
-                           grank);
-    }
-    if (grank == 0 && all && !verdict[4]) {
-        verdict[0] = check_split(all, gsize, &verdict[3], &verdict[2]);
-        int64_t fsb = all[5];
-        if (!verdict[0] && fsb <= 0) {
-            char *p0 = par_member_path(api, fname, 0);
-            fsb = p0 ? core_fsblksize_for(p0) : -1;
-            free(p0);
-        }
-        if (!verdict[0] && (fsb <= 0 || fsb > (1 << 30))) {
-            verdict[0] = SPLIT_FSBLK;
-            verdict[3] = fsb;
-        }
-        verdict[1] = fsb;
-    }
-    free(all);
-    /* G2: the verdict */
+    /* G1 + G2: arguments and options to task 0, which checks the split and
+     * that they agree, and decides fsblksize; the verdict back */
+    par_open_req req0;
+    par_open_req_init(&req0, rc, 1, md, numfiles, fsblksize, filenumber, lrank, lsize);
+    write_root_ctx wctx = {api, fname};
+    par_open_verdict v;
+    int xcb = 0, xrc = par_open_exchange(api, fname, gcomm, grank, gsize, &req0, write_root, &wctx, &v, &xcb);
     /* A callback that reports failure but delivered its data marks this task
      * failed; the protocol goes on with the data, so that no task waits for
      * one that left early, and the agreement fails the call everywhere. */
-    if (api->bcast(verdict, gcomm, _SION_INT64, 5, 0) && !rc)
-        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the bcast callback failed on task %d", fname, grank);
-    if (verdict[4])
-        return core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the gather callback failed on task 0", fname);
-    if (verdict[0])
-        return rc ? rc : split_message((int)verdict[0], verdict[3], fname);
+    if (xcb && !rc)
+        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d", fname,
+                       grank);
+    if (xrc)
+        return rc ? rc : xrc;
 
     par_state *p = state_new(api, fname, gcomm, grank, gsize);
-    int32_t fsb = (int32_t)verdict[1];
+    int32_t fsb = (int32_t)v.fsblksize;
     int lr = *lrank, ls = *lsize, fn = *filenumber, nf = *numfiles;
     if (p) {
         p->write = 1;
         p->lrank = lr; p->lsize = ls; p->filenumber = fn; p->nfiles = nf;
-        p->file0master = (int)verdict[2];
+        p->file0master = (int)v.file0master;
         p->fsblksize = fsb;
         p->mode = *md;
     } else {
@@ -354,45 +280,66 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
 }
 
 /* ---- read open ----------------------------------------------------------- */
+typedef struct read_root_ctx {
+    const par_api *api;
+    const char *fname;
+    core_meta *m0;
+} read_root_ctx;
+
+/* Task 0 of a read open, once every task's options agree: read file 0. */
+static void read_root(void *ctx, const int64_t *all, int gsize, par_open_verdict *v)
+{
+    (void)all; (void)gsize;
+    const read_root_ctx *r = ctx;
+    core_meta *m0 = r->m0;
+    char *p0 = par_member_path(r->api, r->fname, 0);
+    int r0 = p0 ? core_meta_read_path(p0, m0) : SHEAF_E_NOMEM;
+    if (!r0 && m0->filenumber != 0 && m0->nfiles > 1)
+        r0 = core_fail(SHEAF_E_ARG, "%s: is file %d of a %d-file set; open the set by its first file", p0,
+                       m0->filenumber, m0->nfiles);
+    if (!r0 && m0->nfiles > 1 && m0->mapping_size < m0->nfiles)
+        r0 = core_fail(SHEAF_E_FORMAT, "%s: multi-file set of %d files without a task mapping", p0, m0->nfiles);
+    free(p0);
+    if (r0) {
+        v->reason = SPLIT_ROOT;
+        v->status = r0;
+        return;
+    }
+    v->nfiles = m0->nfiles > 1 ? m0->nfiles : 1;
+    v->ntasks = m0->nfiles > 1 ? m0->mapping_size : m0->ntasks;
+    v->fsblksize = m0->fsblksize;
+}
+
 static int open_read(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
                      sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
-                     int *lrank_out, int *lsize_out, FILE **fileptr, char **newfname)
+                     int *lrank_out, int *lsize_out, FILE **fileptr, char **newfname, int *agreed)
 {
     int rc = mode_rc;
-    /* B1: task 0 reads file 0: status, nfiles, tasks, fsblksize */
-    int64_t head[4] = {0, 0, 0, 0};
+    /* G1 + G2: every task's options to task 0 (they must agree), which
+     * reads file 0: nfiles, tasks, fsblksize in the verdict */
     core_meta m0;
     memset(&m0, 0, sizeof m0);
     m0.mapping_size = -1;
-    if (grank == 0) {
-        char *p0 = par_member_path(api, fname, 0);
-        int r0 = p0 ? core_meta_read_path(p0, &m0) : SHEAF_E_NOMEM;
-        if (!r0 && m0.filenumber != 0 && m0.nfiles > 1)
-            r0 = core_fail(SHEAF_E_ARG, "%s: is file %d of a %d-file set; open the set by its first file", p0,
-                           m0.filenumber, m0.nfiles);
-        if (!r0 && m0.nfiles > 1 && m0.mapping_size < m0.nfiles)
-            r0 = core_fail(SHEAF_E_FORMAT, "%s: multi-file set of %d files without a task mapping", p0, m0.nfiles);
-        free(p0);
-        head[0] = r0;
-        head[1] = m0.nfiles > 1 ? m0.nfiles : 1;
-        head[2] = m0.nfiles > 1 ? m0.mapping_size : m0.ntasks;
-        head[3] = m0.fsblksize;
-    }
-    if (api->bcast(head, gcomm, _SION_INT64, 4, 0) && !rc) /* go on with what it delivered (see open_write) */
-        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the bcast callback failed on task %d", fname, grank);
-    if (head[0]) {
+    read_root_ctx rctx = {api, fname, &m0};
+    par_open_req req0;
+    par_open_req_init(&req0, rc, 0, md, NULL, NULL, NULL, NULL, NULL);
+    par_open_verdict v;
+    int xcb = 0, xrc = par_open_exchange(api, fname, gcomm, grank, gsize, &req0, read_root, &rctx, &v, &xcb);
+    /* the same on every task: the options agreed (a buddy read may try the copies) */
+    *agreed = !v.cbfail && (v.reason == SPLIT_OK || v.reason == SPLIT_ROOT);
+    if (xcb && !rc) /* go on with what it delivered (see open_write) */
+        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d", fname, grank);
+    if (xrc) {
         core_meta_free(&m0);
-        if (grank == 0)
-            return (int)head[0];
-        return core_fail((int)head[0], "%s: task 0 could not read the container's first file (see its message)",
-                         fname);
+        return rc ? rc : xrc;
     }
-    if (head[2] != gsize) {
+    if (v.ntasks != gsize) {
         core_meta_free(&m0);
         return core_fail(SHEAF_E_ARG, "%s: the container holds %lld tasks but is opened by %d; "
                          "to read it with a different number of tasks use a mapped open "
-                         "(sion_paropen_mapped_mpi / sion_generic_paropen_mapped)", fname, (long long)head[2], gsize);
+                         "(sion_paropen_mapped_mpi / sion_generic_paropen_mapped)", fname, (long long)v.ntasks, gsize);
     }
+    int64_t head[4] = {0, v.nfiles, v.ntasks, v.fsblksize};
     int nf = (int)head[1];
     /* S1: (status, file, lrank, lsize) of each task from the mapping */
     int32_t *map = NULL, gdummy[4], mine[4] = {0, 0, grank, gsize};
@@ -653,8 +600,9 @@ static int open_buddy_read(const par_api *api, const char *fname, const core_mod
         char *bn = par_buddy_name(fname, b);
         if (!bn)
             return core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+        int bagreed = 0;
         int bsid = open_read(api, bn, &bm, 0, chunksize, fsblksize, gcomm, grank, gsize, filenumber, numfiles, lrank,
-                             lsize, fileptr, newfname);
+                             lsize, fileptr, newfname, &bagreed);
         if (bsid >= 0) {
             if (grank == 0)
                 core_warn(grank, "%s: cannot be read (%s); reading its buddy copy %s", fname, why, bn);
@@ -687,15 +635,17 @@ int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int6
     /* a mode every task parses the same way decides the path; a task whose
      * mode fails still follows its w/r so that it meets the others */
     int write = mrc ? (mode && strchr(mode, 'w') != NULL) : md.write;
-    int sid;
+    int sid, agreed = 1;
     sion_int64 chunk_req = chunksize ? *chunksize : 0;
     if (write)
         sid = open_write(&api, nm, &md, mrc, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber, numfiles,
                          lrank, lsize, fileptr, newfname);
     else /* SIONlib hands lrank/lsize back in read mode through these pointers */
         sid = open_read(&api, nm, &md, mrc, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber, numfiles,
-                        (int *)(uintptr_t)lrank, (int *)(uintptr_t)lsize, fileptr, newfname);
-    if (!mrc && md.buddy > 0) /* collective, agreed: the same outcome on every task */
+                        (int *)(uintptr_t)lrank, (int *)(uintptr_t)lsize, fileptr, newfname, &agreed);
+    /* buddy levels are among the options every task agreed on (a write that
+     * failed tries no copy; a read whose options disagreed neither) */
+    if (!mrc && md.buddy > 0 && agreed)
         sid = write ? open_buddies_write(&api, nm, &md, sid, chunk_req, fsblksize, gcommgroup, grank, gsize,
                                          filenumber, numfiles, lrank, lsize)
                     : open_buddy_read(&api, nm, &md, sid, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber,
