@@ -107,7 +107,7 @@ static void cmd_agree(void)
     expect_disagree("checksum", "checksums (checksum): task 0 gives on, task 1 gives off", "wb,checksum", "wb", 1, 1,
                     4096, 4096, 0);
     expect_disagree("collsize", "the collector group size (collsize): task 0 gives 2, task 1 gives 3",
-                    "wb,collsize=2", "wb,collsize=3", 1, 1, 4096, 4096, 0);
+                    "wb,collective,collsize=2", "wb,collective,collsize=3", 1, 1, 4096, 4096, 0);
     expect_disagree("cmerge", "merged coalescing (cmerge)", "wb,collsize=2,cmerge", "wb,collsize=2", 1, 1, 4096,
                     4096, 0);
     expect_disagree("buddy", "buddy copies (buddy): task 0 gives 0, task 1 gives 1", "wb", "wb,buddy", 1, 1, 4096,

@@ -142,7 +142,7 @@ static void test_disagreements(void)
     run_case(aid, dir, "w.collective", "coalescing I/O (collective): task 0 gives on, task 2 gives off",
              "wb,collective", "wb", 1, 1, 4096, 4096, 0, NULL);
     run_case(aid, dir, "w.collsize", "the collector group size (collsize): task 0 gives 2, task 2 gives 4",
-             "wb,collsize=2", "wb,collsize=4", 1, 1, 4096, 4096, 0, NULL);
+             "wb,collective,collsize=2", "wb,collective,collsize=4", 1, 1, 4096, 4096, 0, NULL);
     run_case(aid, dir, "w.cmerge", "merged coalescing (cmerge)", "wb,collsize=2", "wb,collsize=2,cmerge", 1, 1,
              4096, 4096, 0, NULL);
     run_case(aid, dir, "w.buddy", "buddy copies (buddy): task 0 gives 1, task 2 gives 2", "wb,buddy", "wb,buddy=2",

@@ -39,7 +39,7 @@ static int x_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsblks
             if (atomic_load(&g_hostile) == HOSTILE_HEADER && x->len > 0)
                 x->off = 0;
             else if (atomic_load(&g_hostile) == HOSTILE_OTHER_GROUP && x->len > 0)
-                x->off += 4096; /* into the next group's chunks */
+                x->off += 8192; /* into the other group's chunks (hostile_task: 2 groups of 2 x 4096) */
             char *d = (char *)(intptr_t)x->ptr;
             for (int64_t done = 0; x->len > 0 && done < x->len && !bad; done += piece) {
                 sion_int64 part[2] = {x->off + done, x->len - done < piece ? x->len - done : piece};
@@ -177,6 +177,31 @@ out:
     free(got);
 }
 
+/* SIONlib 1.7's grouping for collsize cs over the chunks 2 s_t requested
+ * here (independent of core_coll_layout): ceil(P / cs) collectors, at most
+ * ceil(sum / 4096); capacity floor(sum / collectors) rounded up to 4096; a
+ * task joins the group while its chunks fit. last[t]: end of t's group. */
+static void sionlib_groups(const cfg *c, int P, int cs, int *first)
+{
+    int64_t sum = 0;
+    for (int t = 0; t < P; t++)
+        sum += 2 * tsize(c, t);
+    int64_t n = (P + cs - 1) / cs, maxn = (sum + 4095) / 4096;
+    if (n > maxn)
+        n = maxn;
+    if (n < 1)
+        n = 1;
+    int64_t cap = (sum / n + 4095) / 4096 * 4096, cur = 0;
+    for (int t = 0, f = 0; t < P; t++) {
+        if (t == 0 || cur + 2 * tsize(c, t) > cap) {
+            f = t;
+            cur = 0;
+        }
+        cur += 2 * tsize(c, t);
+        first[t] = f;
+    }
+}
+
 /* serial check: every task's stream, and the layout */
 static void serial_check(cfg *c, int P)
 {
@@ -200,7 +225,8 @@ static void serial_check(cfg *c, int P)
         for (int t = 0; t < P; t++)
             CHECK(chunks[t] % 4096 == 0, "task %d: chunk %lld not block-aligned without coalescing", t,
                   (long long)chunks[t]);
-    int cs = c->collsize > 0 ? c->collsize : P;
+    int first[64];
+    sionlib_groups(c, P, c->collsize > 0 ? c->collsize : P, first);
     for (int t = 0; t < P; t++) {
         int64_t want = 0, calls[5];
         unsigned char *exp = NULL;
@@ -210,8 +236,10 @@ static void serial_check(cfg *c, int P)
                 want += calls[i];
             exp = malloc((size_t)want + 1);
             pt_fill(exp, 7, t, 0, (size_t)want);
-        } else if (t % cs == 0) { /* collector: each call's data of the group in task order */
-            int last = t + cs < P ? t + cs : P;
+        } else if (first[t] == t) { /* collector: each call's data of the group in task order */
+            int last = t + 1;
+            while (last < P && first[last] == t)
+                last++;
             for (int u = t; u < last; u++)
                 want += 2 * tsize(c, u);
             exp = malloc((size_t)want + 1);
@@ -283,7 +311,8 @@ static void hostile_task(tc_task *t)
     pt_rank = t->grank;
     unsigned char buf[512];
     memset(buf, 0xEE, sizeof buf);
-    int sid = open_w(c, t, "", 512);
+    /* chunks of 4096 with collsize 2: 2 collectors, capacity 8192, groups {0,1} {2,3} */
+    int sid = open_w(c, t, "", 4096);
     if (!CHECK(sid >= 0, "open: %s", sheaf_last_error()))
         return;
     size_t w = sion_coll_fwrite(buf, 1, sizeof buf, sid);
