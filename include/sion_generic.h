@@ -169,15 +169,19 @@ int sion_generic_paropen_mapped(int aid, char *fname, const char *mode, int *num
 int sion_generic_parclose_mapped(int sid);
 
 /* Collective (coalescing) I/O. Called by every task of the physical file
- * (each with its own size; 0 is fine). Enabled at open by the mode keys
- * "collective", "collsize=N" (tasks per collector), "cmerge" /
- * "collectivemerge", or the environment (SION_COLLSIZE: > 0 tasks per
+ * (each with its own size; 0 is fine). Enabled at open by the mode key
+ * "collective" (with "collsize=N": N tasks per collector; "cmerge" /
+ * "collectivemerge": merge mode; these two alone do not enable it, as in
+ * SIONlib 1.7), or the environment (SION_COLLSIZE: > 0 tasks per
  * collector, -1 automatic, 0 off; SION_COLLNUM: number of collectors), and
  * only when the API has gather_and_execute and execute_and_scatter (else a
  * warning and individual I/O). The file's master splits its tasks into
- * groups of consecutive tasks: automatic = about one file-system block of
- * chunk space per collector (SIONlib's caps: at most 32/16/8/8/8/4
- * collectors for >= 512/256/128/64/32/16 tasks). Written chunks of a group
+ * groups of consecutive tasks exactly as SIONlib: ceil(tasks / collsize)
+ * collectors (automatic: at most 32/16/8/8/8/4 collectors for >=
+ * 512/256/128/64/32/16 tasks), never more than one per file-system block of
+ * chunk space; each collector's share is floor(chunk bytes / collectors)
+ * rounded up to a block, and a task joins the current group while the
+ * group's chunks fit in that share. Written chunks of a group
  * are packed (each exactly the requested chunk size) and the group's last
  * chunk is padded to the next block boundary, so many small tasks share
  * blocks. In a call every task accounts its own bytes (a new block when the
