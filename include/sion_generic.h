@@ -181,7 +181,9 @@ int sion_generic_parclose_mapped(int sid);
  * 512/256/128/64/32/16 tasks), never more than one per file-system block of
  * chunk space; each collector's share is floor(chunk bytes / collectors)
  * rounded up to a block, and a task joins the current group while the
- * group's chunks fit in that share. Written chunks of a group
+ * group's chunks fit in that share; a task whose get_capability callback
+ * returns SION_CAPABILITY_ONLY_SENDER always joins (the capability is
+ * gathered at write opens, as SIONlib). Written chunks of a group
  * are packed (each exactly the requested chunk size) and the group's last
  * chunk is padded to the next block boundary, so many small tasks share
  * blocks. In a call every task accounts its own bytes (a new block when the

@@ -4,6 +4,7 @@
 #include "collective.h"
 #include "error.h"
 #include "crc32c.h"
+#include "sion_generic.h" /* SION_CAPABILITY_* */
 #include <stdlib.h>
 
 static int env_int(const char *name, int *out)
@@ -71,6 +72,12 @@ int64_t core_coll_capacity(int32_t ntasks, const int64_t *cs, int32_t fsblksize,
 int core_coll_layout(const char *name, int32_t ntasks, int64_t *cs, int32_t fsblksize, int collsize, int merge,
                      int write, int32_t *collector, int32_t *groupsize, int64_t *span)
 {
+    return core_coll_layout_cap(name, ntasks, cs, NULL, fsblksize, collsize, merge, write, collector, groupsize, span);
+}
+
+int core_coll_layout_cap(const char *name, int32_t ntasks, int64_t *cs, const int32_t *capability, int32_t fsblksize,
+                         int collsize, int merge, int write, int32_t *collector, int32_t *groupsize, int64_t *span)
+{
     if (ntasks < 1 || fsblksize < 1)
         return core_fail(SHEAF_E_ARG, "%s: collective layout for %d tasks, block size %d", name, ntasks, fsblksize);
     int64_t sum = 0;
@@ -86,7 +93,8 @@ int core_coll_layout(const char *name, int32_t ntasks, int64_t *cs, int32_t fsbl
          * stay within the capacity (SIONlib's greedy grouping) */
         int32_t last = first + 1;
         int64_t gsum = cs[first];
-        while (last < ntasks && gsum + cs[last] <= cap)
+        while (last < ntasks &&
+               (gsum + cs[last] <= cap || (capability && capability[last] == SION_CAPABILITY_ONLY_SENDER)))
             gsum += cs[last++];
         for (int32_t t = first; t < last; t++) {
             collector[t] = first;

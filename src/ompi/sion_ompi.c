@@ -489,6 +489,14 @@ static int cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_i
     return rc || !spec;
 }
 
+/* As SIONlib: thread 0 of each process can collect, the other threads only
+ * send, so collector groups start at process boundaries (core_coll_layout_cap). */
+static int cb_capability(void *group)
+{
+    (void)group;
+    return omp_get_thread_num() == 0 ? SION_CAPABILITY_FULL : SION_CAPABILITY_ONLY_SENDER;
+}
+
 /* ---- the API object -------------------------------------------------------- */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_aid = -1;
@@ -508,6 +516,7 @@ static void init_api(void)
     sion_generic_register_scattervr_cb(aid, cb_scatterv);
     sion_generic_register_gather_and_execute_cb(aid, cb_gather_exec);
     sion_generic_register_execute_and_scatter_cb(aid, cb_exec_scatter);
+    sion_generic_register_get_capability_cb(aid, cb_capability);
     g_aid = aid;
 }
 

@@ -95,10 +95,10 @@ static int export_and_register(core_container *c, par_state *p, const char *path
 /* Master of a write open or reinit: decide coalescing (which may repack cs),
  * then create the file. roles receives the coalescing roles (empty: off). */
 static int master_create(par_state *p, const char *path, const core_mode *md, int ls, int64_t *cs,
-                         const int64_t *gr, int32_t fsb, par_coll_roles *roles)
+                         const int32_t *caps, const int64_t *gr, int32_t fsb, par_coll_roles *roles)
 {
     core_mode m2;
-    int on = par_coll_plan(&p->api, md, &m2, ls, cs, fsb, 1, roles, p->grank, p->fname);
+    int on = par_coll_plan(&p->api, md, &m2, ls, cs, caps, fsb, 1, roles, p->grank, p->fname);
     if (on < 0)
         return on;
     int rc = core_par_create_file_at(path, p->fname, &m2, ls, cs, gr, fsb, p->filenumber, p->nfiles, &p->meta);
@@ -187,7 +187,9 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
         p->lcomm = lcomm;
 
     /* L1: chunk sizes to the master */
-    int64_t req[2] = {rc ? 0 : *chunksize, grank}, *reqs = NULL, ldummy[LOCAL_LAYOUT];
+    /* chunk size, global rank, capability for coalescing (SIONlib gathers it too) */
+    int64_t req[3] = {rc ? 0 : *chunksize, grank, par_coll_capability(api, lcomm)}, *reqs = NULL,
+            ldummy[LOCAL_LAYOUT];
     int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, -1, 1, 0, 0, 0, 0};
     par_coll_roles roles = {NULL, NULL, NULL};
     int cbfail = 0, mrc = 0;
@@ -200,27 +202,31 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
         if (!reqs || !lay)
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", fname, fn);
     }
-    if (api->gather(req, reqs ? reqs : ldummy, lcomm, _SION_INT64, 2, 0))
+    if (api->gather(req, reqs ? reqs : ldummy, lcomm, _SION_INT64, 3, 0))
         cbfail = 1;
     if (lr == 0 && lay) {
         int64_t *cs = NULL, *gr = NULL;
+        int32_t *caps = NULL;
         if (!mrc && !cbfail && path) {
             cs = malloc((size_t)ls * sizeof *cs);
             gr = malloc((size_t)ls * sizeof *gr);
-            if (!cs || !gr)
+            caps = malloc((size_t)ls * sizeof *caps);
+            if (!cs || !gr || !caps)
                 mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", fname, fn);
         }
         if (!mrc && !cbfail && path && p) {
             for (int t = 0; t < ls; t++) {
-                cs[t] = reqs[2 * t];
-                gr[t] = reqs[2 * t + 1];
+                cs[t] = reqs[3 * t];
+                gr[t] = reqs[3 * t + 1];
+                caps[t] = (int32_t)reqs[3 * t + 2];
             }
-            mrc = master_create(p, path, md, ls, cs, gr, fsb, &roles);
+            mrc = master_create(p, path, md, ls, cs, caps, gr, fsb, &roles);
         } else if (!mrc) {
             mrc = SHEAF_E_IO;
         }
         free(cs);
         free(gr);
+        free(caps);
         for (int t = 0; t < ls; t++) {
             int64_t *e = lay + LOCAL_LAYOUT * t;
             e[0] = mrc;
@@ -443,7 +449,8 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
         /* older formats cannot be read collectively (SIONlib); checksummed files are read
          * individually, each task verifying its own blocks */
         if (!mrc && m.format >= 4 && !m.crcs) {
-            int on = par_coll_plan(api, md, &m2, ls, m.chunksizes, (int32_t)m.fsblksize, 0, &roles, grank, fname);
+            int on = par_coll_plan(api, md, &m2, ls, m.chunksizes, NULL, (int32_t)m.fsblksize, 0, &roles, grank,
+                                   fname);
             if (on < 0)
                 mrc = on;
         }
@@ -864,7 +871,8 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
     if (vcb && !rc) /* only this task's callback failed: go on, its master refuses below */
         rc = core_fail(SHEAF_E_IO, "%s: sion_generic_parreinit: a collective callback failed on task %d", p->fname,
                        p->grank);
-    int64_t req[3] = {rc ? 0 : chunksize, p->grank, rc}, *reqs = NULL, dummy[LOCAL_LAYOUT];
+    int64_t req[4] = {rc ? 0 : chunksize, p->grank, rc, par_coll_capability(api, p->lcomm)}, *reqs = NULL,
+            dummy[LOCAL_LAYOUT];
     int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, -1, 1, 0, 0, 0, 0};
     par_coll_roles roles = {NULL, NULL, NULL};
     int mrc = 0, cbfail = 0;
@@ -874,18 +882,20 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         if (!reqs || !lay)
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", p->fname, p->filenumber);
     }
-    if (api->gather(req, reqs ? reqs : dummy, p->lcomm, _SION_INT64, 3, 0))
+    if (api->gather(req, reqs ? reqs : dummy, p->lcomm, _SION_INT64, 4, 0))
         cbfail = 1;
     if (p->lrank == 0 && lay) {
         int64_t *cs = malloc((size_t)p->lsize * sizeof *cs), *gr = malloc((size_t)p->lsize * sizeof *gr);
-        if (!cs || !gr)
+        int32_t *caps = malloc((size_t)p->lsize * sizeof *caps);
+        if (!cs || !gr || !caps)
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
         for (int t = 0; t < p->lsize && !mrc && !cbfail; t++) {
-            cs[t] = reqs[3 * t];
-            gr[t] = reqs[3 * t + 1];
-            if (reqs[3 * t + 2])
-                mrc = core_fail((int)reqs[3 * t + 2], "%s: sion_generic_parreinit failed on task %lld (see its "
-                                "message)", p->fname, (long long)reqs[3 * t + 1]);
+            cs[t] = reqs[4 * t];
+            gr[t] = reqs[4 * t + 1];
+            caps[t] = (int32_t)reqs[4 * t + 3];
+            if (reqs[4 * t + 2])
+                mrc = core_fail((int)reqs[4 * t + 2], "%s: sion_generic_parreinit failed on task %lld (see its "
+                                "message)", p->fname, (long long)reqs[4 * t + 1]);
         }
         if (!mrc && cbfail)
             mrc = SHEAF_E_IO;
@@ -893,7 +903,8 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
             char *path = par_member_path(api, p->fname, p->filenumber);
             core_meta_free(&p->meta);
             p->have_meta = 0;
-            mrc = path ? master_create(p, path, &p->mode, p->lsize, cs, gr, p->fsblksize, &roles) : SHEAF_E_NOMEM;
+            mrc = path ? master_create(p, path, &p->mode, p->lsize, cs, caps, gr, p->fsblksize, &roles)
+                       : SHEAF_E_NOMEM;
             free(path);
         }
         for (int t = 0; t < p->lsize; t++) {
@@ -906,6 +917,7 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         }
         free(cs);
         free(gr);
+        free(caps);
         par_coll_roles_free(&roles);
     }
     free(reqs);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include "collective.h"
 #include "sheaf.h"
+#include "sion_generic.h"
 
 #define N 600
 
@@ -111,6 +112,31 @@ static void test_fixed_and_padding(void **st)
     assert_int_equal(gs[0], 3);
 }
 
+static void test_capability(void **st)
+{
+    (void)st;
+    /* SIONlib's hybrid shape (test_ompicol2): 8 x 100 B, fsblksize 16,
+     * collsize 2; tasks 0 and 4 (thread 0 of each process) can collect, the
+     * others only send and always join: 2 groups of 4, nothing to pad */
+    int32_t cap[8];
+    for (int i = 0; i < 8; i++)
+        cap[i] = i % 4 == 0 ? SION_CAPABILITY_FULL : SION_CAPABILITY_ONLY_SENDER;
+    fill(8, 100);
+    assert_int_equal(core_coll_layout_cap("t", 8, cs, cap, 16, 2, 0, 1, col, gs, NULL), 0);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(col[i], i / 4 * 4);
+        assert_int_equal(gs[i], 4);
+        assert_int_equal(cs[i], 100);
+    }
+    /* without capabilities: 4 collectors, share 208: groups of 2, padded */
+    fill(8, 100);
+    assert_int_equal(core_coll_layout("t", 8, cs, 16, 2, 0, 1, col, gs, NULL), 0);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(col[i], i / 2 * 2);
+        assert_int_equal(cs[i], i % 2 ? 108 : 100);
+    }
+}
+
 static void test_merge(void **st)
 {
     (void)st;
@@ -171,7 +197,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_auto_small_one_group), cmocka_unit_test(test_auto_caps),
-        cmocka_unit_test(test_fixed_and_padding),    cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_fixed_and_padding),    cmocka_unit_test(test_capability), cmocka_unit_test(test_merge),
         cmocka_unit_test(test_env),                  cmocka_unit_test(test_bad),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

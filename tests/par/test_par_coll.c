@@ -96,6 +96,7 @@ typedef struct cfg {
     char fname[4200];
     int expect_packed;  /* small sizes: the packed layout must use less than a block per task */
     int coalescing;     /* the API has the callbacks (else: aligned chunks, individual I/O) */
+    int fsblk;          /* 0: 4096 */
 } cfg;
 
 static int64_t tsize(const cfg *c, int t) { return c->size + t % 3; }
@@ -108,7 +109,7 @@ static int open_w(cfg *c, tc_task *t, const char *extra, sion_int64 chunk)
         size_t l = strlen(mode);
         snprintf(mode + l, sizeof mode - l, ",collsize=%d", c->collsize);
     }
-    sion_int32 fsblk = 4096;
+    sion_int32 fsblk = c->fsblk > 0 ? c->fsblk : 4096;
     int fn = 0, nf = 1, lr = t->grank, ls = t->gsize;
     FILE *fp = NULL;
     return sion_generic_paropen(c->aid, c->fname, mode, &chunk, &fsblk, t->world, t->grank, t->gsize, &fn, &nf, &lr,
@@ -283,7 +284,7 @@ static void test_roundtrip(void)
                 for (int merge = 0; merge < 2; merge++) {
                     if (merge && ci == 0)
                         continue; /* merge needs known groups for the serial check */
-                    cfg c = {aid, csz[ci], merge, sizes[si], "", sizes[si] < 2048, 1};
+                    cfg c = {aid, csz[ci], merge, sizes[si], "", sizes[si] < 2048, 1, 0};
                     snprintf(c.fname, sizeof c.fname, "%s/rt_%d_%lld_%d_%d.sion", dir, Ps[pi],
                              (long long)sizes[si], csz[ci], merge);
                     tc_run(Ps[pi], rt_task, &c);
@@ -297,7 +298,7 @@ static void test_std_level(void)
 {
     const char *dir = pt_mkdtemp();
     int aid = tc_create_api("threadcomm-std");
-    cfg c = {aid, 2, 0, 300, "", 0, 0};
+    cfg c = {aid, 2, 0, 300, "", 0, 0, 0};
     snprintf(c.fname, sizeof c.fname, "%s/std.sion", dir);
     tc_run(4, rt_task, &c);
     serial_check(&c, 4);
@@ -329,7 +330,7 @@ static void test_hostile(void)
     int aid = full_api();
     for (int h = HOSTILE_HEADER; h <= HOSTILE_OTHER_GROUP; h++) {
         atomic_store(&g_hostile, h);
-        cfg c = {aid, 2, 0, 512, "", 1, 1};
+        cfg c = {aid, 2, 0, 512, "", 1, 1, 0};
         snprintf(c.fname, sizeof c.fname, "%s/hostile%d.sion", dir, h);
         tc_run(4, hostile_task, &c);
         atomic_store(&g_hostile, HOSTILE_NONE);
@@ -378,7 +379,7 @@ static void test_reinit(void)
 {
     const char *dir = pt_mkdtemp();
     int aid = full_api();
-    cfg c = {aid, 3, 0, 200, "", 1, 1};
+    cfg c = {aid, 3, 0, 200, "", 1, 1, 0};
     snprintf(c.fname, sizeof c.fname, "%s/reinit.sion", dir);
     tc_run(5, reinit_task, &c);
     serial_check(&c, 5);
@@ -414,9 +415,81 @@ static void test_dup(void)
 {
     const char *dir = pt_mkdtemp();
     int aid = full_api();
-    cfg c = {aid, 0, 0, 16, "", 1, 1};
+    cfg c = {aid, 0, 0, 16, "", 1, 1, 0};
     snprintf(c.fname, sizeof c.fname, "%s/dup.sion", dir);
     tc_run(3, dup_task, &c);
+    sion_generic_free_api(aid);
+    pt_rmtree(dir);
+}
+
+/* SIONlib's test_ompimrg1 / test_ompicol2 shape over threadcomm: 8 tasks
+ * as 2 "processes" of 4 "threads" (capability: task % 4 == 0 collects, the
+ * others only send, as SIONlib's OpenMP/hybrid layers say), chunk 100,
+ * fsblksize 16, collsize 2. SIONlib groups whole processes (a task that can
+ * only send always joins): 2 groups of 4, no padding since 400 % 16 == 0
+ * (without capabilities: 4 groups of 2 padded to 208). Merge mode: the
+ * collector's stream gets each sender's data as one piece (the layer hands
+ * it over in pieces of fsblksize), so the blocks are SIONlib's
+ * [400, 400, 380, 300] for coll 100, coll 50, coll 100, own 80, coll 100. */
+static int cap_by_four(void *group) { return tc_group_rank(group) % 4 == 0 ? SION_CAPABILITY_FULL : SION_CAPABILITY_ONLY_SENDER; }
+
+static void hyb_task(tc_task *t)
+{
+    cfg *c = t->arg;
+    pt_rank = t->grank;
+    unsigned char b[100];
+    int sid = open_w(c, t, "", 100);
+    if (!CHECK(sid >= 0, "open: %s", sheaf_last_error()))
+        return;
+    size_t calls[5] = {100, 50, 100, 80, 100};
+    for (int i = 0; i < 5; i++) {
+        memset(b, 'A' + t->grank * 3 + i, sizeof b);
+        size_t w = i == 3 ? sion_fwrite(b, 1, calls[i], sid) : sion_coll_fwrite(b, 1, calls[i], sid);
+        CHECK(w == calls[i], "call %d: %zu of %zu: %s", i, w, calls[i], sheaf_last_error());
+    }
+    CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "close: %s", sheaf_last_error());
+}
+
+static void test_capability_merge(void)
+{
+    const char *dir = pt_mkdtemp();
+    int aid = full_api();
+    CHECK(sion_generic_register_get_capability_cb(aid, cap_by_four) == SION_SUCCESS, "register capability");
+    for (int merge = 0; merge < 2; merge++) {
+        cfg c = {aid, 2, merge, 100, "", 0, 1, 16};
+        snprintf(c.fname, sizeof c.fname, "%s/hyb%d.sion", dir, merge);
+        tc_run(8, hyb_task, &c);
+        int ntasks = 0, nfiles = 0, *gr = NULL;
+        sion_int64 *chunks = NULL;
+        sion_int32 fsblk = 0;
+        FILE *fp = NULL;
+        int sid = sion_open(c.fname, "rb", &ntasks, &nfiles, &chunks, &fsblk, &gr, &fp);
+        if (!CHECK(sid >= 0 && ntasks == 8, "serial open: %s", sheaf_last_error()))
+            continue;
+        int nt = 0, maxb = 0;
+        sion_int64 gskip = 0, vh = 0, *cs = NULL, *grs = NULL, *bc = NULL, *bs = NULL;
+        CHECK(sion_get_locations(sid, &nt, &maxb, &gskip, &vh, &cs, &grs, &bc, &bs) == SION_SUCCESS, "locations");
+        for (int t = 0; t < 8 && cs; t++) {
+            int coll = t % 4 == 0;
+            if (!merge) { /* groups of 4 tasks of 100 B: nothing to pad */
+                CHECK(cs[t] == 100, "plain: task %d chunk %lld (want 100: groups are whole processes)", t,
+                      (long long)cs[t]);
+            } else if (coll) {
+                CHECK(cs[t] == 400 && bc[t] == 4, "merge: collector %d chunk %lld, %lld blocks", t, (long long)cs[t],
+                      (long long)bc[t]);
+                sion_int64 want[4] = {400, 400, 380, 300};
+                for (int k = 0; k < 4 && bc[t] == 4; k++)
+                    CHECK(bs[8 * k + t] == want[k], "merge: collector %d block %d holds %lld, SIONlib %lld", t, k,
+                          (long long)bs[8 * k + t], (long long)want[k]);
+            } else {
+                CHECK(cs[t] == 112 && bc[t] == 1 && bs[t] == 80, "merge: sender %d chunk %lld, %lld blocks, %lld B",
+                      t, (long long)cs[t], (long long)bc[t], (long long)bs[t]);
+            }
+        }
+        sion_close(sid);
+        free(chunks);
+        free(gr);
+    }
     sion_generic_free_api(aid);
     pt_rmtree(dir);
 }
@@ -427,6 +500,7 @@ int main(int argc, char **argv)
                                     {"std_level_falls_back", test_std_level},
                                     {"hostile_spec_refused", test_hostile},
                                     {"reinit", test_reinit},
-                                    {"dup_refused", test_dup}};
-    return pt_main(tests, 5, argc, argv);
+                                    {"dup_refused", test_dup},
+                                    {"capability_and_merge_blocks_as_sionlib", test_capability_merge}};
+    return pt_main(tests, 6, argc, argv);
 }
