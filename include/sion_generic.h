@@ -160,6 +160,9 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize);
  *   contiguous ranges. Outputs: *nlocaltasks, *globalranks (allocated when
  *   distributing), *chunksizes, *mapping_filenrs, *mapping_lranks (malloc'd,
  *   caller frees), *numFiles, *fsblksize.
+ * A process may own no logical task (write: *nlocaltasks = 0; read: 0
+ *   requested, or none left by the automatic distribution): it takes part
+ *   in the collectives and gets a sid that only the mapped close accepts.
  * Switch between the owned logical tasks with sion_seek(sid, grank, ...).
  * Returns a sid or -1 on every task. */
 int sion_generic_paropen_mapped(int aid, char *fname, const char *mode, int *numFiles, void *gcommgroup,

@@ -17,9 +17,10 @@
  * (A bcast before each gatherv makes its counts agree on all tasks even when
  * rank 0 cannot take the data.)
  *   read close : agree
- * Every process needs at least one logical task (write: given by the
- * caller; read: requested, or from the automatic distribution, which needs
- * at least as many logical tasks as processes). */
+ * A process may own no logical task (write: none given; read: none
+ * requested, or none left by the automatic distribution when there are more
+ * processes than tasks), as in SIONlib: it takes part in the collectives and
+ * gets a sid that only the mapped close accepts. */
 #include "par.h"
 #include "../api/registry.h"
 #include "../core/error.h"
@@ -51,6 +52,22 @@ static void root_free(mapped_root *r)
     free(r->pcount);
     free(r->rec);
     free(r);
+}
+
+/* The tasks of this process (n of them) attached to their files; with no
+ * task (SIONlib allows a process to own none) an empty container that only
+ * the mapped close accepts. */
+static int attach_own(core_container **c, const char *fname, const core_mode *md, int write, int32_t n,
+                      const core_attach_spec *sp)
+{
+    if (n > 0)
+        return core_attach_tasks(c, fname, md, write, n, sp);
+    core_mode m = *md;
+    m.write = write;
+    if (!(*c = core_container_new(fname, &m)))
+        return SHEAF_E_NOMEM;
+    (*c)->attached = 1;
+    return 0;
 }
 
 /* ---- write ---------------------------------------------------------------- */
@@ -252,8 +269,6 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
         if (chunks[i] < 0)
             rc = core_fail(SHEAF_E_ARG, "%s: negative chunk size %lld for logical task %d", fname,
                            (long long)chunks[i], granks[i]);
-    if (!rc && nlocal == 0) /* refused before anything is created */
-        rc = core_fail(SHEAF_E_ARG, "%s: mapped write: every process needs at least one logical task", fname);
     int64_t *myrec = NULL, dummy[WREC];
     if (!rc && !(myrec = malloc((size_t)(nlocal ? nlocal : 1) * WREC * sizeof *myrec)))
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
@@ -324,8 +339,8 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
     core_attach_spec *sp = NULL;
     char **paths = NULL;
     if (!rc) {
-        sp = calloc((size_t)nlocal, sizeof *sp);
-        paths = calloc((size_t)nlocal, sizeof *paths);
+        sp = calloc((size_t)(nlocal ? nlocal : 1), sizeof *sp);
+        paths = calloc((size_t)(nlocal ? nlocal : 1), sizeof *paths);
         if (!sp || !paths)
             rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
         for (int i = 0; i < nlocal && !rc; i++) {
@@ -335,7 +350,7 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
                                        granks[i], 0, NULL, NULL};
         }
         if (!rc)
-            rc = core_attach_tasks(&c, fname, md, 1, nlocal, sp);
+            rc = attach_own(&c, fname, md, 1, nlocal, sp);
     }
     if (!rc && (!(p = calloc(1, sizeof *p)) || !(p->fname = strdup(fname))))
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
@@ -386,7 +401,7 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
     if (fsblksize)
         *fsblksize = (int32_t)verdict[1];
     if (fileptr)
-        *fileptr = c->files[0].f.fp;
+        *fileptr = c->nfiles > 0 ? c->files[0].f.fp : NULL;
     return sid;
 }
 
@@ -474,11 +489,12 @@ static int close_mapped_write(core_container *c, par_state *p)
 {
     const par_api *api = &p->api;
     mapped_root *r = p->root;
-    int rc = core_sync(c), cbfail = 0;
+    int rc = c->ntasks > 0 ? core_sync(c) : 0, cbfail = 0; /* a process may own no task */
     int64_t total = 0, dummy[2];
     for (int i = 0; i < c->ntasks; i++)
         total += c->tasks[i].nblocks;
-    int64_t *nbs = malloc((size_t)c->ntasks * sizeof *nbs), *bs = malloc((size_t)(total ? total : 1) * sizeof *bs);
+    size_t nt = c->ntasks > 0 ? (size_t)c->ntasks : 1; /* a process may own no task */
+    int64_t *nbs = malloc(nt * sizeof *nbs), *bs = malloc((size_t)(total ? total : 1) * sizeof *bs);
     if (!nbs || !bs)
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
     for (int i = 0, k = 0; i < c->ntasks && !rc; i++) {
@@ -568,9 +584,6 @@ static int root_assign(read_root *rr, const int *pcount, int gsize, int64_t *hea
         if (rr->want[i] < 0 || rr->want[i] >= n)
             return core_fail(SHEAF_E_ARG, "%s: task %lld requested, the container holds tasks 0..%lld", fname,
                              (long long)rr->want[i], (long long)n - 1);
-    if (nauto > n)
-        return core_fail(SHEAF_E_ARG, "%s: %lld processes ask for an automatic share of %lld logical tasks: "
-                         "more processes than tasks", fname, (long long)nauto, (long long)n);
     nrec = nwant + (nauto ? n : 0);
     if (nrec > INT32_MAX / RREC)
         return core_fail(SHEAF_E_ARG, "%s: too many tasks requested", fname);
@@ -636,9 +649,6 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
                        FILE **fileptr)
 {
     int nreq = rc ? 0 : *nlocaltasks;
-    if (!rc && nreq == 0)
-        rc = core_fail(SHEAF_E_ARG, "%s: mapped read: every process needs at least one logical task "
-                       "(*nlocaltasks = 0; use -1 to let sheaf distribute them)", fname);
     if (!rc && nreq > 0 && (!globalranks || !*globalranks))
         rc = core_fail(SHEAF_E_ARG, "%s: mapped read of %d tasks needs their global ranks", fname, nreq);
     if (rc)
@@ -728,8 +738,6 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
     if (!rc && (cbfail || !ok))
         rc = core_fail(SHEAF_E_IO, "%s: a collective step of the mapped read failed", fname);
     int n = (int)mine[0];
-    if (!rc && n == 0)
-        rc = core_fail(SHEAF_E_ARG, "%s: mapped read: this process got no task to read", fname);
     core_container *c = NULL;
     par_state *p = NULL;
     core_attach_spec *sp = NULL;
@@ -738,12 +746,12 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
     sion_int64 *oc = NULL;
     int sid = -1;
     if (!rc) {
-        sp = calloc((size_t)n, sizeof *sp);
-        paths = calloc((size_t)n, sizeof *paths);
-        og = malloc((size_t)n * sizeof *og);
-        of = malloc((size_t)n * sizeof *of);
-        ol = malloc((size_t)n * sizeof *ol);
-        oc = malloc((size_t)n * sizeof *oc);
+        sp = calloc((size_t)(n ? n : 1), sizeof *sp);
+        paths = calloc((size_t)(n ? n : 1), sizeof *paths);
+        og = malloc((size_t)(n ? n : 1) * sizeof *og);
+        of = malloc((size_t)(n ? n : 1) * sizeof *of);
+        ol = malloc((size_t)(n ? n : 1) * sizeof *ol);
+        oc = malloc((size_t)(n ? n : 1) * sizeof *oc);
         if (!sp || !paths || !og || !of || !ol || !oc)
             rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
         for (int i = 0, k = 0; i < n && !rc; i++) {
@@ -769,7 +777,7 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
             oc[i] = e[4];
         }
         if (!rc)
-            rc = core_attach_tasks(&c, fname, md, 0, n, sp);
+            rc = attach_own(&c, fname, md, 0, n, sp);
     }
     if (!rc && (!(p = calloc(1, sizeof *p)) || !(p->fname = strdup(fname))))
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
@@ -825,7 +833,7 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
     if (mapping_lranks) *mapping_lranks = ol; else free(ol);
     if (numFiles) *numFiles = (int)verdict[2];
     if (fsblksize) *fsblksize = (int32_t)verdict[3];
-    if (fileptr) *fileptr = c->files[0].f.fp;
+    if (fileptr) *fileptr = c->nfiles > 0 ? c->files[0].f.fp : NULL;
     return sid;
 }
 
