@@ -41,8 +41,9 @@ int par_coll_plan(const par_api *api, const core_mode *md, core_mode *md_out, in
     if (!core_coll_wanted(md, ls, &collsize))
         return 0;
     if (!api->gather_exec || !api->exec_scatter) {
-        core_warn(grank, "%s: collective I/O requested, but the API '%s' has no gather_and_execute and "
-                  "execute_and_scatter callbacks: sion_coll_* do individual I/O", fname, api->name);
+        /* (api is a copy: its name is not kept, see par_api_get) */
+        core_warn(grank, "%s: collective I/O requested, but the generic API has no gather_and_execute and "
+                  "execute_and_scatter callbacks: sion_coll_* do individual I/O", fname);
         return 0;
     }
     roles->collector = malloc((size_t)ls * sizeof *roles->collector);
