@@ -416,8 +416,8 @@ static int root_finish(const par_api *api, const char *fname, mapped_root *r, co
     int64_t *off = malloc((size_t)n * sizeof *off);     /* record -> first block size */
     int64_t *slot = malloc((size_t)n * sizeof *slot);   /* (file base + lrank) -> record */
     int64_t *base = calloc((size_t)nf + 1, sizeof *base);
-    int32_t *map = nf > 1 ? malloc((size_t)n * 2 * sizeof *map) : NULL;
-    if (!off || !slot || !base || (nf > 1 && !map)) {
+    int32_t *map = malloc((size_t)n * 2 * sizeof *map); /* file 0 gets it even alone, as SIONlib */
+    if (!off || !slot || !base || !map) {
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname);
         goto out;
     }

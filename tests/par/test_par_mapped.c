@@ -396,6 +396,24 @@ static void test_mapped_edges(void)
 
     int ok = edge_run(c, 2, E_ONE_FILE);
     CHECK(ok, "mapped write into 1 file: %s", c->msg[0]);
+    { /* as SIONlib's mapped close, the single file ends with the task mapping:
+       * int32 count + (file, task) per task after the block sizes */
+        int ntasks = 0, nfiles = 0, *gr = NULL;
+        sion_int64 *cs = NULL;
+        sion_int32 fsblk = 0;
+        int sid = sion_open(c->fname, "rb", &ntasks, &nfiles, &cs, &fsblk, &gr, NULL);
+        sheaf_file_info fi;
+        if (CHECK(sid >= 0 && sheaf_get_file_info(sid, 0, &fi) == SION_SUCCESS, "serial open: %s",
+                  sheaf_last_error())) {
+            long long want = fi.start_of_varheader + 8LL * NT * (1 + fi.maxchunks) + 4 + 8LL * NT;
+            CHECK(pt_fsize(c->fname) == want, "single-file mapped write: %lld bytes, want %lld (with the mapping)",
+                  pt_fsize(c->fname), want);
+        }
+        if (sid >= 0)
+            sion_close(sid);
+        free(cs);
+        free(gr);
+    }
     ok = edge_run(c, 2, E_NEG_CHUNK);
     CHECK(!ok, "mapped write with a negative chunk size was accepted");
     printf("  negative chunk: %s / %s\n", c->msg[0], c->msg[1]);
