@@ -10,13 +10,23 @@
  * (SION_STD_SUCCESS) on success, non-zero on failure. `datatype` is one of
  * _SION_INT32, _SION_INT64, _SION_CHAR; counts are in elements. A callback
  * is collective over the group it is given: every task of the group calls it
- * with the same root. For scatter/scatterv the ROOT's buffer is `out` and each
- * task's destination is `in` (SIONlib's argument order).
+ * with the same root. Argument order exactly as SIONlib 1.7 calls them:
+ *   bcastr(data, group, type, n, root)
+ *   gatherr(in = each task's n elements, out = the root's array, ...)
+ *   gathervr(in = each task's nelem elements, out = the root's array, ...,
+ *            counts = per-task counts (valid on the root), nelem, root)
+ *   scatterr(in = the ROOT's array (read on the root only), out = each
+ *            task's n elements, ...)  -- as MPI_Scatter(in, ..., out, ...)
+ *   scattervr(in = each task's nelem elements, out = the ROOT's array,
+ *             counts (root), nelem, root)  -- note: the other way round from
+ *             scatterr, as in SIONlib (MPI_Scatterv(out, counts, ..., in, ...)).
+ * A layer written for SIONlib (e.g. its test_genapi_INC_MPI_api.c) therefore
+ * works unchanged.
  *
  * Collectives per call (P tasks in the global group, p in a file's local
  * group; each row is one callback invocation on every task of that group):
  *   sion_generic_paropen, write : global 2 gather + 2 bcast, local 1 gather + 1 scatter
- *   sion_generic_paropen, read  : global 2 bcast + 1 scatter + 1 gather, local 1 scatter
+ *   sion_generic_paropen, read  : global 2 gather + 2 bcast + 1 scatter, local 1 scatter
  *                                 + 1 scatterv (the block tables)
  *   sion_generic_parclose, write: local 1 gather + 1 gatherv, global 1 gather + 1 bcast
  *                                 (+ 1 global gather of the mapping for a multi-file set)
@@ -31,7 +41,12 @@
  *
  * Errors: a failure on any task (bad argument, file not creatable, I/O error)
  * becomes a failure of the call on every task of the global group; no task
- * is left waiting in a collective. Thread-safety: API objects may be created
+ * is left waiting in a collective. Values that must be the same on every
+ * task (read or write; keyval, collective, collsize, cmerge, buddy; writing
+ * also numFiles, fsblksize, checksum, endianness) are compared by task 0 in
+ * the first exchange: a difference fails the open on every task with
+ * "the tasks disagree on <what>: task 0 gives <x>, task <n> gives <y>".
+ * Chunk sizes may differ per task (>= 0). Thread-safety: API objects may be created
  * and used from several threads; one sid is used by one thread at a time. */
 #ifndef SION_GENERIC_H
 #define SION_GENERIC_H
@@ -151,6 +166,9 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize);
  *   contiguous ranges. Outputs: *nlocaltasks, *globalranks (allocated when
  *   distributing), *chunksizes, *mapping_filenrs, *mapping_lranks (malloc'd,
  *   caller frees), *numFiles, *fsblksize.
+ * A process may own no logical task (write: *nlocaltasks = 0; read: 0
+ *   requested, or none left by the automatic distribution): it takes part
+ *   in the collectives and gets a sid that only the mapped close accepts.
  * Switch between the owned logical tasks with sion_seek(sid, grank, ...).
  * Returns a sid or -1 on every task. */
 int sion_generic_paropen_mapped(int aid, char *fname, const char *mode, int *numFiles, void *gcommgroup,
@@ -160,15 +178,21 @@ int sion_generic_paropen_mapped(int aid, char *fname, const char *mode, int *num
 int sion_generic_parclose_mapped(int sid);
 
 /* Collective (coalescing) I/O. Called by every task of the physical file
- * (each with its own size; 0 is fine). Enabled at open by the mode keys
- * "collective", "collsize=N" (tasks per collector), "cmerge" /
- * "collectivemerge", or the environment (SION_COLLSIZE: > 0 tasks per
+ * (each with its own size; 0 is fine). Enabled at open by the mode key
+ * "collective" (with "collsize=N": N tasks per collector; "cmerge" /
+ * "collectivemerge": merge mode; these two alone do not enable it, as in
+ * SIONlib 1.7), or the environment (SION_COLLSIZE: > 0 tasks per
  * collector, -1 automatic, 0 off; SION_COLLNUM: number of collectors), and
  * only when the API has gather_and_execute and execute_and_scatter (else a
  * warning and individual I/O). The file's master splits its tasks into
- * groups of consecutive tasks: automatic = about one file-system block of
- * chunk space per collector (SIONlib's caps: at most 32/16/8/8/8/4
- * collectors for >= 512/256/128/64/32/16 tasks). Written chunks of a group
+ * groups of consecutive tasks exactly as SIONlib: ceil(tasks / collsize)
+ * collectors (automatic: at most 32/16/8/8/8/4 collectors for >=
+ * 512/256/128/64/32/16 tasks), never more than one per file-system block of
+ * chunk space; each collector's share is floor(chunk bytes / collectors)
+ * rounded up to a block, and a task joins the current group while the
+ * group's chunks fit in that share; a task whose get_capability callback
+ * returns SION_CAPABILITY_ONLY_SENDER always joins (the capability is
+ * gathered at write opens, as SIONlib). Written chunks of a group
  * are packed (each exactly the requested chunk size) and the group's last
  * chunk is padded to the next block boundary, so many small tasks share
  * blocks. In a call every task accounts its own bytes (a new block when the

@@ -18,13 +18,15 @@
 #include <mpi.h>
 #include <stdio.h>
 #include "sion_datatypes.h"
+#include "sion_datatypes_mpi.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Open a container over gComm.
  * Write: *numFiles > 0 cuts gComm into numFiles contiguous rank ranges of
- *   size/numFiles ranks (the remainder joins the last file); *numFiles <= 0
+ *   size/numFiles ranks (the remainder joins the last file; lComm is not
+ *   used and may be NULL, which SIONlib 1.7 refuses); *numFiles <= 0
  *   uses *lComm (a partition of gComm; one physical file per local
  *   communicator, numbered in the order their rank-0 tasks appear in gComm)
  *   and sets *numFiles. *chunksize >= 0 per rank (rounded up to the block
@@ -36,6 +38,10 @@ extern "C" {
  * Both: *globalrank is overwritten with the rank in gComm; *fileptr gets the
  *   FILE* in ansi mode (NULL in posix mode); *newfname (if newfname != NULL)
  *   a malloc'd name of this rank's physical file.
+ * All ranks must pass the same read/write mode, numFiles (> 0, or <= 0 with
+ *   lComm), fsblksize and mode keys (keyval, checksum, collective, collsize,
+ *   cmerge, buddy, endianness); otherwise the open fails on every rank with
+ *   a message naming the disagreement (chunk sizes may differ).
  * Returns a sid, or -1 on all ranks with a message naming the file and cause. */
 int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
                      const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,
@@ -58,6 +64,23 @@ int sion_paropen_mapped_mpi(char *fname, const char *file_mode, int *numFiles, M
                             int **mapping_filenrs, int **mapping_lranks, sion_int32 *fsblksize,
                             FILE **fileptr);
 int sion_parclose_mapped_mpi(int sid);
+
+/* File check (SIONlib 1.7; used by checkpoint libraries such as SCR to ask
+ * whether a container can be opened). sion_file_check_par_args_init_mpi
+ * keeps a copy of file_mode and the communicators/numFiles for the check;
+ * NULL when out of memory. sion_file_check_par_cb_mpi(fname, args) is
+ * collective over args' gComm: it opens fname with sion_paropen_mpi in that
+ * mode (errors not printed), closes it again, and returns SION_SUCCESS (1)
+ * when the open worked, SION_NOT_SUCCESS (0) otherwise, the same on every
+ * rank. As in SIONlib, a write mode ("bw") really creates (truncates) the
+ * file; use a read mode ("br", "br,buddy") to check a checkpoint.
+ * sion_file_check_par_args_free_mpi releases args (NULL is fine) and returns
+ * SION_SUCCESS. The caller keeps ownership of the communicators. */
+typedef struct _sion_file_check_par_args_mpi_struct sion_file_check_par_args_mpi;
+sion_file_check_par_args_mpi *sion_file_check_par_args_init_mpi(const char *file_mode, MPI_Comm gComm,
+                                                                int numfiles, MPI_Comm lComm);
+int sion_file_check_par_args_free_mpi(sion_file_check_par_args_mpi *args);
+int sion_file_check_par_cb_mpi(char *fname, void *args);
 
 /* Old names of sion_coll_fwrite / sion_coll_fread. */
 size_t sion_coll_fwrite_mpi(const void *data, size_t size, size_t nitems, int sid);

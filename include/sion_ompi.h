@@ -4,8 +4,12 @@
  * Compile with -fopenmp and include <mpi.h> before sion.h (or -DSION_OMPI).
  *
  * Call from inside a parallel region, by every thread of every rank of gComm.
- * MPI must be initialised with at least MPI_THREAD_FUNNELED: only the master
- * thread of each rank calls MPI. numFiles/lComm as for sion_paropen_mpi, the
+ * Only the master thread of each rank calls MPI: initialise MPI with
+ * MPI_THREAD_FUNNELED (MPI_Init_thread). As in SIONlib, a plain MPI_Init
+ * (MPI_THREAD_SINGLE) is accepted when the OpenMP master thread is the one
+ * that initialised MPI (a warning, once, on rank 0); otherwise the open fails
+ * on every rank. The ranks must agree on read/write and numFiles (else the
+ * open fails on every rank, naming the disagreement). numFiles/lComm as for sion_paropen_mpi, the
  * split happens at MPI-process granularity (all threads of a rank share its
  * file). Collective counts and error agreement as in sion_generic.h.
  * Reading a multi-file container needs files that hold whole processes
@@ -16,6 +20,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include "sion_datatypes.h"
+#include "sion_datatypes_mpi.h"
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -29,6 +29,9 @@ void *api_release_kind(int id, int kind);
 #define LOOKUP(sid, call, errval)                      \
     core_clear_error();                                \
     core_container *c = api_lookup((sid), (call));     \
+    if (c && c->ntasks < 1) /* a mapped open's process that owns no task */ \
+        c = (core_fail(SHEAF_E_ARG, "%s: %s: this process owns no logical task of the mapped open (sid %d); " \
+                       "only sion_parclose_mapped_* accepts it", c->name, (call), (sid)), NULL); \
     if (!c) {                                          \
         core_report_error_rc(-1, (int)(intptr_t)(errval)); \
         return (errval);                               \

@@ -4,6 +4,7 @@
 #include "collective.h"
 #include "error.h"
 #include "crc32c.h"
+#include "sion_generic.h" /* SION_CAPABILITY_* */
 #include <stdlib.h>
 
 static int env_int(const char *name, int *out)
@@ -39,27 +40,43 @@ int core_coll_wanted(const core_mode *mode, int32_t ntasks, int *collsize)
 
 static int64_t round_up(int64_t v, int64_t bs) { return (v + bs - 1) / bs * bs; }
 
-/* Automatic group capacity: bytes of chunk space one collector takes. */
-static int64_t auto_capacity(int32_t ntasks, int64_t sum, int64_t bs)
+int64_t core_coll_capacity(int32_t ntasks, const int64_t *cs, int32_t fsblksize, int collsize, int32_t *ncoll_out)
 {
-    int64_t ncoll = (sum + bs - 1) / bs;
-    if (ncoll < 1)
+    int64_t sum = 0;
+    for (int32_t t = 0; t < ntasks; t++)
+        sum += cs[t];
+    /* at most one file-system block of chunk space per collector */
+    int64_t ncoll = (sum + fsblksize - 1) / fsblksize, maxc = ncoll;
+    if (collsize > 0) { /* tasks per collector, as the user asked, within that bound */
+        ncoll = (ntasks + collsize - 1) / collsize;
+        if (ncoll > maxc)
+            ncoll = maxc;
+    } else {
+        if (ncoll > ntasks)
+            ncoll = ntasks;
+        static const int32_t lim[][2] = {{512, 32}, {256, 16}, {128, 8}, {64, 8}, {32, 8}, {16, 4}};
+        for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++)
+            if (ntasks >= lim[i][0]) {
+                if (ncoll > lim[i][1])
+                    ncoll = lim[i][1];
+                break;
+            }
+    }
+    if (ncoll < 1) /* all chunks empty (SIONlib divides by zero here): one group */
         ncoll = 1;
-    if (ncoll > ntasks)
-        ncoll = ntasks;
-    static const int32_t lim[][2] = {{512, 32}, {256, 16}, {128, 8}, {64, 8}, {32, 8}, {16, 4}};
-    for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++)
-        if (ntasks >= lim[i][0]) {
-            if (ncoll > lim[i][1])
-                ncoll = lim[i][1];
-            break;
-        }
-    int64_t cap = round_up((sum + ncoll - 1) / ncoll, bs);
-    return cap > 0 ? cap : bs;
+    if (ncoll_out)
+        *ncoll_out = (int32_t)ncoll;
+    return round_up(sum / ncoll, fsblksize); /* SIONlib: the quotient rounded down, then up to a block */
 }
 
 int core_coll_layout(const char *name, int32_t ntasks, int64_t *cs, int32_t fsblksize, int collsize, int merge,
                      int write, int32_t *collector, int32_t *groupsize, int64_t *span)
+{
+    return core_coll_layout_cap(name, ntasks, cs, NULL, fsblksize, collsize, merge, write, collector, groupsize, span);
+}
+
+int core_coll_layout_cap(const char *name, int32_t ntasks, int64_t *cs, const int32_t *capability, int32_t fsblksize,
+                         int collsize, int merge, int write, int32_t *collector, int32_t *groupsize, int64_t *span)
 {
     if (ntasks < 1 || fsblksize < 1)
         return core_fail(SHEAF_E_ARG, "%s: collective layout for %d tasks, block size %d", name, ntasks, fsblksize);
@@ -69,19 +86,16 @@ int core_coll_layout(const char *name, int32_t ntasks, int64_t *cs, int32_t fsbl
             return core_fail(SHEAF_E_ARG, "%s: chunk sizes out of range for a collective layout", name);
         sum += cs[t];
     }
-    int64_t cap = collsize > 0 ? 0 : auto_capacity(ntasks, sum, fsblksize);
+    int64_t cap = core_coll_capacity(ntasks, cs, fsblksize, collsize, NULL);
     int32_t first = 0;
     while (first < ntasks) {
-        /* the group: first .. last-1 */
+        /* the group: first .. last-1; a task joins while the group's chunks
+         * stay within the capacity (SIONlib's greedy grouping) */
         int32_t last = first + 1;
         int64_t gsum = cs[first];
-        if (collsize > 0) {
-            while (last < ntasks && last - first < collsize)
-                gsum += cs[last++];
-        } else {
-            while (last < ntasks && gsum + cs[last] <= cap)
-                gsum += cs[last++];
-        }
+        while (last < ntasks &&
+               (gsum + cs[last] <= cap || (capability && capability[last] == SION_CAPABILITY_ONLY_SENDER)))
+            gsum += cs[last++];
         for (int32_t t = first; t < last; t++) {
             collector[t] = first;
             groupsize[t] = last - first;

@@ -22,17 +22,37 @@
  * Returns 1 (on) or 0 (off). */
 int core_coll_wanted(const core_mode *mode, int32_t ntasks, int *collsize);
 
-/* Split ntasks tasks into collector groups and (write) adjust chunk sizes.
- * collsize > 0: groups of exactly collsize tasks (the last may be smaller).
- * Otherwise automatic: about one file-system block of chunk space per
- * collector, at most ceil(sum/fsblksize) collectors, capped at 32/16/8/8/8/4
- * for >= 512/256/128/64/32/16 tasks (as SIONlib). chunksizes (in: requested
- * or stored; out, write only: the layout to store). collector[t] gets the
- * index of t's collector, groupsize[t] the size of t's group, span[t] (if
- * span is not NULL) the chunk bytes of t's group in one block row (after
- * the layout). Fails only on invalid arguments (message names `name`). */
+/* Split ntasks tasks into collector groups and (write) adjust chunk sizes,
+ * exactly as SIONlib 1.7 (_sion_calculate_startpointers_collective[_merge]):
+ * the number of collectors is ceil(ntasks / collsize) for collsize > 0,
+ * else automatic (at most ntasks, capped at 32/16/8/8/8/4 for >=
+ * 512/256/128/64/32/16 tasks), and in both cases at most
+ * ceil(sum of chunks / fsblksize); each collector takes a capacity of
+ * floor(sum / collectors) rounded up to fsblksize, and groups are formed
+ * greedily: a task joins the current group while the group's chunks stay
+ * within the capacity (so collsize gives the number of collectors, not the
+ * exact group size). chunksizes (in: requested or stored; out, write only:
+ * the layout to store: the last chunk of each group padded to a block
+ * boundary; merge: the collector's chunk takes the whole group rounded up,
+ * the senders' chunks are rounded up). collector[t] gets the index of t's
+ * collector, groupsize[t] the size of t's group, span[t] (if span is not
+ * NULL) the chunk bytes of t's group in one block row (after the layout).
+ * Fails only on invalid arguments (message names `name`). */
+/* The capacity of one collector (bytes of chunk space) for these chunk
+ * sizes, and (ncoll, may be NULL) the number of collectors it was derived
+ * from; see core_coll_layout. */
+int64_t core_coll_capacity(int32_t ntasks, const int64_t *chunksizes, int32_t fsblksize, int collsize,
+                           int32_t *ncoll);
 int core_coll_layout(const char *name, int32_t ntasks, int64_t *chunksizes, int32_t fsblksize, int collsize,
                      int merge, int write, int32_t *collector, int32_t *groupsize, int64_t *span);
+/* The same with each task's capability (get_capability callback; NULL: all
+ * SION_CAPABILITY_FULL): a task that can only send
+ * (SION_CAPABILITY_ONLY_SENDER) never starts a group, it joins the current
+ * one whatever its size, as in SIONlib (e.g. the threads other than 0 of a
+ * hybrid process). */
+int core_coll_layout_cap(const char *name, int32_t ntasks, int64_t *chunksizes, const int32_t *capability,
+                         int32_t fsblksize, int collsize, int merge, int write, int32_t *collector,
+                         int32_t *groupsize, int64_t *span);
 
 /* Sender bookkeeping for a write of n bytes (data, for the block checksum)
  * done by the collector: like core_write without the I/O. The bytes must fit

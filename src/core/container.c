@@ -274,7 +274,10 @@ int core_meta_write_tail(core_file *f, core_meta *m, int serial)
 {
     int64_t maxb = m->maxchunks;
     m->start_of_varheader = m->data_start + maxb * m->globalskip;
-    int mapped = !serial && m->nfiles > 1 && m->filenumber == 0;
+    /* file 0 of a multi-file set; a single file only when a mapping was given
+     * (SIONlib's mapped close writes one there too) */
+    int mapped = !serial && ((m->nfiles > 1 && m->filenumber == 0) ||
+                             (m->nfiles <= 1 && m->mapping && m->mapping_size > 0));
     if (!serial && !mapped)
         m->mapping_size = -1; /* parallel close: nothing after the block sizes */
     size_t mb = 8 * (size_t)m->ntasks * (size_t)(1 + maxb);

@@ -57,10 +57,11 @@ int core_mode_parse(const char *mode, core_mode *m)
         } else if (!strcmp(tok, "collective")) {
             m->collective = 1;
         } else if (!strcmp(tok, "collsize")) {
-            m->collective = 1;
+            /* as SIONlib 1.7: the group size only; coalescing needs "collective"
+             * (or SION_COLLSIZE / SION_COLLNUM) */
             m->collsize = val ? atoi(val) : -1;
         } else if (!strcmp(tok, "collectivemerge") || !strcmp(tok, "cmerge")) {
-            m->collective = 1; m->cmerge = 1;
+            m->cmerge = 1; /* merge mode of coalescing; alone it changes nothing (SIONlib) */
         } else if (!strcmp(tok, "checksum")) {
             m->checksum = 1;
         } else if (!strcmp(tok, "nochecksum")) {

@@ -9,9 +9,10 @@ typedef struct core_mode {
     int posix;        /* 1: file descriptors; 0: ANSI FILE* (default) */
     int keyval;       /* SION_KEYVAL_* ; SION_KEYVAL_NOTSET when absent */
     int data_big;     /* declared user data order: -1 host, 0 little, 1 big */
-    int collective;   /* 'collective' present */
+    int collective;   /* 'collective' present (collsize / cmerge alone do not switch
+                       * coalescing on, as in SIONlib 1.7) */
     int collsize;     /* collsize=N, -1 if absent */
-    int cmerge;       /* collectivemerge / cmerge */
+    int cmerge;       /* collectivemerge / cmerge (applies when coalescing is on) */
     int buddy;        /* buddy levels, 0 if absent */
     int checksum;     /* 'checksum': write block and metadata checksums (checksum.h) */
     int nochecksum;   /* 'nochecksum': read without verifying stored checksums */

@@ -74,8 +74,10 @@ int core_par_write_tail_at(const char *path_in, const char *name, core_meta *m, 
     int want_map = m->nfiles > 1 && m->filenumber == 0;
     if (want_map && (!mapping || mapping_size < m->ntasks))
         return core_fail(SHEAF_E_ARG, "%s: file 0 of a %d-file set needs the task mapping", name, m->nfiles);
-    if (!want_map && mapping)
+    if (!want_map && mapping && m->nfiles > 1)
         return core_fail(SHEAF_E_ARG, "%s: only file 0 of a multi-file set holds a mapping", name);
+    if (mapping && m->nfiles <= 1) /* optional for one file (SIONlib's mapped close writes it) */
+        want_map = mapping_size == m->ntasks;
     if (want_map)
         for (int32_t g = 0; g < mapping_size; g++)
             if (mapping[2 * g] < 0 || mapping[2 * g] >= m->nfiles || mapping[2 * g + 1] < 0)

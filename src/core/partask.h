@@ -40,8 +40,10 @@ int core_par_create_file_at(const char *path, const char *name, const core_mode 
  * blocksizes is the flat concatenation of the tasks' block tables in task
  * order (what a gatherv delivers): task t's entries start at
  * sum(blockcount[0..t-1]). mapping (2*mapping_size int32: file, local task,
- * indexed by global task) is required for file 0 of a multi-file set and must
- * be NULL otherwise. Writes META2, the mapping, then the header; m gets the
+ * indexed by global task) is required for file 0 of a multi-file set, optional
+ * for a single-file set (written after the block sizes, as SIONlib's mapped
+ * close does; ignored unless it covers every task), and must be NULL for the
+ * other files of a set. Writes META2, the mapping, then the header; m gets the
  * block table and the mapping. */
 int core_par_write_tail(const char *name, core_meta *m, const int64_t *blockcount, const int64_t *blocksizes,
                         const int32_t *mapping, int32_t mapping_size);

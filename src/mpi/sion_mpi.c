@@ -153,14 +153,18 @@ static int cb_gatherv(void *in, void *out, void *group, int datatype, int *count
     return rc == MPI_SUCCESS ? 0 : 1;
 }
 
-/* SIONlib order: the root's send buffer is `out`, each task's destination `in`. */
+/* SIONlib's order: scatter takes the root's array first (`in`, read on the
+ * root only) and each task's destination second (`out`), as MPI_Scatter. */
 static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem, int root)
 {
     MPI_Datatype t = mpi_type(datatype);
     if (t == MPI_DATATYPE_NULL)
         return 1;
-    return MPI_Scatter(out, nelem, t, in, nelem, t, root, group_comm(group)) == MPI_SUCCESS ? 0 : 1;
+    return MPI_Scatter(in, nelem, t, out, nelem, t, root, group_comm(group)) == MPI_SUCCESS ? 0 : 1;
 }
+
+/* scatterv is the other way round in SIONlib: each task's destination is
+ * `in` (nelem elements), the root's array `out` (counts[i] for task i). */
 
 static int cb_scatterv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
 {
@@ -510,13 +514,19 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
                 lrc = mpi_fail(call, shown, SHEAF_E_ARG, "lComm is not a valid communicator", rc);
         }
     }
-    /* write: every rank must ask for the same split (numFiles > 0 or lComm) */
-    int nf = (write && bycount) ? *numFiles : 0;
+    /* every rank must open the same way (-1: read) and, writing, ask for the
+     * same split (numFiles > 0, or 0: lComm); checked on every rank, so the
+     * generic layer is entered by all ranks or none */
+    int nf = !write ? -1 : bycount ? *numFiles : 0;
     int mm[2] = {nf, -nf};
     lrc = agree(call, shown, comm, rank, lrc, mm);
-    if (lrc == 0 && write && mm[0] != -mm[1])
-        lrc = core_fail(SHEAF_E_ARG, "%s: %s: the ranks pass different numFiles (from %d to %d; <= 0 means lComm)",
-                        shown, call, mm[0], -mm[1]);
+    if (lrc == 0 && mm[0] == -1 && -mm[1] >= 0)
+        lrc = core_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the file mode (read or write): rank %d opens "
+                        "for %s, other ranks for %s (it must be the same on every rank)", shown, call, rank,
+                        write ? "writing" : "reading", write ? "reading" : "writing");
+    else if (lrc == 0 && mm[0] != -mm[1])
+        lrc = core_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the number of files (numFiles): from %d to %d "
+                        "(<= 0 means lComm; it must be the same on every rank)", shown, call, mm[0], -mm[1]);
     if (lrc == 0 && write && bycount) {
         nfiles = *numFiles;
         split_by_count(rank, size, nfiles, &filenumber, &lrank, &lsize);

@@ -36,7 +36,7 @@ static int cb_gatherv(void *in, void *out, void *group, int datatype, int *count
 }
 static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem, int root)
 {
-    return team_scatter(group, in, out, team_type_size(datatype), nelem, root);
+    return team_scatter(group, out, in, team_type_size(datatype), nelem, root); /* root array: in (SIONlib) */
 }
 static int cb_scatterv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
 {
@@ -57,6 +57,14 @@ static int cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_i
                                              process);
 }
 
+/* As SIONlib: thread 0 can collect, the other threads only send, so a
+ * collector group always starts at thread 0 (core_coll_layout_cap). */
+static int cb_capability(void *group)
+{
+    (void)group;
+    return omp_get_thread_num() == 0 ? SION_CAPABILITY_FULL : SION_CAPABILITY_ONLY_SENDER;
+}
+
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_aid = -1;
 
@@ -75,6 +83,7 @@ static void init_api(void)
     sion_generic_register_scattervr_cb(aid, cb_scatterv);
     sion_generic_register_gather_and_execute_cb(aid, cb_gather_exec);
     sion_generic_register_execute_and_scatter_cb(aid, cb_exec_scatter);
+    sion_generic_register_get_capability_cb(aid, cb_capability);
     g_aid = aid;
 }
 

@@ -107,13 +107,15 @@ static int cb_gather(void *in, void *out, void *group, int datatype, int nelem, 
     return finish(g);
 }
 
+/* SIONlib's order: the root's array is `in`, each task's destination `out`
+ * (scatterv below is the other way round, as in SIONlib). */
 static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem, int root)
 {
     hy_group *g = group;
     size_t e = team_type_size(datatype) * (size_t)(nelem > 0 ? nelem : 0), mine = e * (size_t)g->nthreads;
     int t = omp_get_thread_num(), rp = root / g->nthreads, rt = root % g->nthreads;
     if (g->prank == rp && t == rt)
-        g->team->ptr[0] = out;
+        g->team->ptr[0] = in;
 #pragma omp barrier
 #pragma omp master
     {
@@ -125,7 +127,7 @@ static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem,
     }
 #pragma omp barrier
     if (g->mpirc == MPI_SUCCESS && e)
-        memcpy(in, g->buf + (size_t)t * e, e);
+        memcpy(out, g->buf + (size_t)t * e, e);
     return finish(g);
 }
 
@@ -487,6 +489,14 @@ static int cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_i
     return rc || !spec;
 }
 
+/* As SIONlib: thread 0 of each process can collect, the other threads only
+ * send, so collector groups start at process boundaries (core_coll_layout_cap). */
+static int cb_capability(void *group)
+{
+    (void)group;
+    return omp_get_thread_num() == 0 ? SION_CAPABILITY_FULL : SION_CAPABILITY_ONLY_SENDER;
+}
+
 /* ---- the API object -------------------------------------------------------- */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_aid = -1;
@@ -506,6 +516,7 @@ static void init_api(void)
     sion_generic_register_scattervr_cb(aid, cb_scatterv);
     sion_generic_register_gather_and_execute_cb(aid, cb_gather_exec);
     sion_generic_register_execute_and_scatter_cb(aid, cb_exec_scatter);
+    sion_generic_register_get_capability_cb(aid, cb_capability);
     g_aid = aid;
 }
 
@@ -539,11 +550,16 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
         prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname, "MPI is not initialized");
         return;
     }
+    /* Only the master thread calls MPI, so MPI_THREAD_FUNNELED is what the
+     * layer needs; as SIONlib, a plain MPI_Init (MPI_THREAD_SINGLE) is
+     * accepted when the master thread is the one that initialized MPI
+     * (a warning on rank 0); otherwise refused on every rank. */
     MPI_Query_thread(&level);
+    int notmain = 0;
     if (level < MPI_THREAD_FUNNELED) {
-        prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
-                  "MPI must be initialized with at least MPI_THREAD_FUNNELED (MPI_Init_thread)");
-        return; /* every rank has the same level: no one goes on */
+        int ismain = 0;
+        if (MPI_Is_thread_main(&ismain) != MPI_SUCCESS || !ismain)
+            notmain = 1;
     }
     if (MPI_Comm_dup(gComm, &pr->comm) != MPI_SUCCESS) {
         pr->comm = MPI_COMM_NULL;
@@ -566,22 +582,39 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
     }
     if (bycount && *numFiles > pr->size)
         bad = 3;
-    /* one agreement: errors, thread counts, numFiles */
-    int v[4] = {bad, nthreads, -nthreads, bycount ? *numFiles : 0}, r[4];
-    int w[4] = {0, 0, 0, 0};
-    w[0] = v[0]; w[1] = v[1]; w[2] = v[2]; w[3] = v[3];
-    if (MPI_Allreduce(w, r, 4, MPI_INT, MPI_MAX, pr->comm) != MPI_SUCCESS) {
+    if (notmain)
+        bad = 4;
+    /* one agreement: errors, thread counts, the mode and numFiles (-1: read,
+     * 0: lComm, > 0: numFiles), all as max and -min */
+    int mf = !pr->write ? -1 : bycount ? *numFiles : 0;
+    int v[6] = {bad, nthreads, -nthreads, mf, -mf, level < MPI_THREAD_FUNNELED}, r[6];
+    if (MPI_Allreduce(v, r, 6, MPI_INT, MPI_MAX, pr->comm) != MPI_SUCCESS) {
         prep_fail(pr, SHEAF_E_IO, "%s: sion_paropen_ompi: %s", fname, "MPI_Allreduce failed");
         return;
     }
     if (r[0])
         prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
-                  r[0] == 3 ? "numFiles is larger than the number of MPI processes"
+                  r[0] == 4   ? "MPI runs below MPI_THREAD_FUNNELED and the OpenMP master thread is not the thread "
+                                "that initialized MPI (use MPI_Init_thread with MPI_THREAD_FUNNELED)"
+                  : r[0] == 3 ? "numFiles is larger than the number of MPI processes"
                   : r[0] == 2 ? "numFiles <= 0 needs a valid local communicator lComm"
                               : "invalid file mode or missing numFiles (on some rank)");
     else if (r[1] != -r[2])
         prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
                   "the MPI processes run different numbers of threads");
+    else if (-r[4] == -1 && r[3] >= 0)
+        prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
+                  "the ranks disagree on the file mode (read or write): some open for reading, some for writing "
+                  "(it must be the same on every rank)");
+    else if (r[3] != -r[4])
+        prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
+                  "the ranks disagree on the number of files (numFiles; <= 0 means lComm; it must be the same on "
+                  "every rank)");
+    static int warned; /* once per process (master thread only) */
+    if (!pr->rc && r[5] && pr->rank == 0 && !warned++)
+        core_warn(0, "%s: sion_paropen_ompi: MPI was initialized below MPI_THREAD_FUNNELED; sheaf calls MPI from "
+                  "the master thread only, which works with common MPI libraries (MPI_Init_thread with "
+                  "MPI_THREAD_FUNNELED is the correct level)", fname);
     if (pr->rc || !pr->write)
         return;
     if (bycount) {

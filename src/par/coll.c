@@ -27,8 +27,13 @@
 #define PAR_COLL_BUF_MIN (64 * 1024)
 #define PAR_COLL_BUF_MAX (16 * 1024 * 1024)
 
-int par_coll_plan(const par_api *api, const core_mode *md, core_mode *md_out, int32_t ls, int64_t *cs, int32_t fsb,
-                  int write, par_coll_roles *roles, int grank, const char *fname)
+int par_coll_capability(const par_api *api, void *lcomm)
+{
+    return api->capability ? api->capability(lcomm) : SION_CAPABILITY_FULL;
+}
+
+int par_coll_plan(const par_api *api, const core_mode *md, core_mode *md_out, int32_t ls, int64_t *cs,
+                  const int32_t *caps, int32_t fsb, int write, par_coll_roles *roles, int grank, const char *fname)
 {
     *md_out = *md;
     memset(roles, 0, sizeof *roles);
@@ -36,8 +41,9 @@ int par_coll_plan(const par_api *api, const core_mode *md, core_mode *md_out, in
     if (!core_coll_wanted(md, ls, &collsize))
         return 0;
     if (!api->gather_exec || !api->exec_scatter) {
-        core_warn(grank, "%s: collective I/O requested, but the API '%s' has no gather_and_execute and "
-                  "execute_and_scatter callbacks: sion_coll_* do individual I/O", fname, api->name);
+        /* (api is a copy: its name is not kept, see par_api_get) */
+        core_warn(grank, "%s: collective I/O requested, but the generic API has no gather_and_execute and "
+                  "execute_and_scatter callbacks: sion_coll_* do individual I/O", fname);
         return 0;
     }
     roles->collector = malloc((size_t)ls * sizeof *roles->collector);
@@ -45,8 +51,8 @@ int par_coll_plan(const par_api *api, const core_mode *md, core_mode *md_out, in
     roles->span = malloc((size_t)ls * sizeof *roles->span);
     int rc = !roles->collector || !roles->groupsize || !roles->span
                  ? core_fail(SHEAF_E_NOMEM, "%s: out of memory planning collective I/O", fname)
-                 : core_coll_layout(fname, ls, cs, fsb, collsize, md->cmerge, write, roles->collector,
-                                    roles->groupsize, roles->span);
+                 : core_coll_layout_cap(fname, ls, cs, caps, fsb, collsize, md->cmerge, write, roles->collector,
+                                        roles->groupsize, roles->span);
     if (rc) {
         par_coll_roles_free(roles);
         return rc;
@@ -165,15 +171,40 @@ static int process_write(const void *data, sion_int64 *spec, int sid)
     return coll_result(p, rc);
 }
 
+/* Merge mode: the collector appends each sender's data to its own stream.
+ * A sender's contribution is written as one piece, as SIONlib does (a new
+ * block when it does not fit in the rest of the current one), although the
+ * layer may deliver it in smaller pieces: they are collected in the
+ * collector buffer until the next sender starts (a piece at offset 0), the
+ * end-of-group marker, or the end of the call (merge_flush). */
+static int merge_flush(core_container *c, par_state *p)
+{
+    if (p->cbuf_len <= 0)
+        return 0;
+    int64_t n = p->cbuf_len;
+    p->cbuf_len = 0;
+    return core_write(c, p->cbuf, (uint64_t)n);
+}
+
 static int process_merge(const void *data, sion_int64 *spec, int sid)
 {
     core_container *c;
     par_state *p = coll_state(sid, &c);
     if (!p)
         return -1;
+    if (!data || spec[0] < 0) /* end of the group */
+        return coll_result(p, merge_flush(c, p));
     if (spec[1] <= 0)
         return 0;
-    int rc = core_write(c, data, (uint64_t)spec[1]);
+    int rc = spec[0] == 0 ? merge_flush(c, p) : 0; /* a new sender */
+    if (!rc && p->cbuf && p->cbuf_len + spec[1] > p->cbuf_cap)
+        rc = merge_flush(c, p); /* more than the buffer holds: written in parts */
+    if (!rc && p->cbuf && spec[1] <= p->cbuf_cap) {
+        memcpy(p->cbuf + p->cbuf_len, data, (size_t)spec[1]);
+        p->cbuf_len += spec[1];
+    } else if (!rc) {
+        rc = core_write(c, data, (uint64_t)spec[1]);
+    }
     return coll_result(p, rc);
 }
 
@@ -268,7 +299,7 @@ size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
     int cb = p->api.gather_exec(data, spec, 2, p->fsblksize, p->lcomm, p->collector, p->collector + 1,
                             p->collector + p->groupsize - 1, sid, merge ? process_merge : process_write);
     if (me) {
-        int r2 = merge ? 0 : coll_flush(c, p);
+        int r2 = merge ? merge_flush(c, p) : coll_flush(c, p);
         int r3 = merge ? 0 : core_place(c); /* the handle back at this task's own cursor */
         if (!rc)
             rc = p->coll_rc ? p->coll_rc : r2 ? r2 : r3;

@@ -17,9 +17,10 @@
  * (A bcast before each gatherv makes its counts agree on all tasks even when
  * rank 0 cannot take the data.)
  *   read close : agree
- * Every process needs at least one logical task (write: given by the
- * caller; read: requested, or from the automatic distribution, which needs
- * at least as many logical tasks as processes). */
+ * A process may own no logical task (write: none given; read: none
+ * requested, or none left by the automatic distribution when there are more
+ * processes than tasks), as in SIONlib: it takes part in the collectives and
+ * gets a sid that only the mapped close accepts. */
 #include "par.h"
 #include "../api/registry.h"
 #include "../core/error.h"
@@ -51,6 +52,22 @@ static void root_free(mapped_root *r)
     free(r->pcount);
     free(r->rec);
     free(r);
+}
+
+/* The tasks of this process (n of them) attached to their files; with no
+ * task (SIONlib allows a process to own none) an empty container that only
+ * the mapped close accepts. */
+static int attach_own(core_container **c, const char *fname, const core_mode *md, int write, int32_t n,
+                      const core_attach_spec *sp)
+{
+    if (n > 0)
+        return core_attach_tasks(c, fname, md, write, n, sp);
+    core_mode m = *md;
+    m.write = write;
+    if (!(*c = core_container_new(fname, &m)))
+        return SHEAF_E_NOMEM;
+    (*c)->attached = 1;
+    return 0;
 }
 
 /* ---- write ---------------------------------------------------------------- */
@@ -143,15 +160,26 @@ out:
     return rc;
 }
 
-/* First step of every mapped call: gather (count, status) of each process to
- * rank 0, which allocates what it needs (alloc(total) returns 0 or a code)
- * and broadcasts (status, total). On rank 0 *pcount receives the counts
- * (malloc'd). Returns the agreed status (0 ok) on every task. */
+/* Options of a mapped open that must be the same on every task. */
+enum { MO_WRITE, MO_NFILES, MO_FSBLK, MO_KEYVAL, MO_N };
+static const char *const mo_names[MO_N] = {"the file mode (read or write)", "the number of files (numFiles)",
+                                           "the file system block size (fsblksize)", "the key-value mode (keyval)"};
+#define HEAD_N (2 + MO_N)
+
+/* First step of every mapped call: gather (count, status, options) of each
+ * process to rank 0, which checks that the options agree (opts NULL: a close,
+ * nothing to compare), allocates what it needs (alloc(total) returns 0 or a
+ * code) and broadcasts (status, total, disagreement). On rank 0 *pcount
+ * receives the counts (malloc'd). Returns the agreed status (0 ok) on every
+ * task, with a message naming a disagreement. */
 static int count_phase(const par_api *api, const char *fname, void *gcomm, int grank, int gsize, int64_t count,
-                       int rc, int **pcount, int64_t limit, int (*alloc)(void *ctx, int64_t total), void *ctx,
-                       int64_t *total_out, int *cbfail_out)
+                       int rc, const int64_t *opts, int **pcount, int64_t limit,
+                       int (*alloc)(void *ctx, int64_t total), void *ctx, int64_t *total_out, int *cbfail_out)
 {
-    int64_t head[2] = {count, rc}, *heads = NULL, dummy[2], verdict[2] = {0, 0};
+    int64_t head[HEAD_N] = {count, rc}, *heads = NULL, dummy[HEAD_N];
+    int64_t verdict[6] = {0, 0, -1, -1, 0, 0}; /* status, total, disagreeing task, option, its value, task 0's */
+    if (opts && !rc)
+        memcpy(head + 2, opts, MO_N * sizeof *opts);
     int culprit = -1;
     if (grank == 0) {
         heads = malloc((size_t)gsize * sizeof head);
@@ -159,16 +187,25 @@ static int count_phase(const par_api *api, const char *fname, void *gcomm, int g
         if (!heads || !*pcount)
             verdict[0] = core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname);
     }
-    int cbfail = api->gather(head, heads ? heads : dummy, gcomm, _SION_INT64, 2, 0) != 0;
+    int cbfail = api->gather(head, heads ? heads : dummy, gcomm, _SION_INT64, HEAD_N, 0) != 0;
     *cbfail_out = grank != 0 && cbfail; /* a task whose callback failed goes on and fails at the agreement */
     if (grank == 0 && !verdict[0]) {
         for (int g = 0; g < gsize; g++) {
-            if (heads[2 * g + 1] && !verdict[0]) {
-                verdict[0] = heads[2 * g + 1];
+            const int64_t *e = heads + HEAD_N * g;
+            if (e[1] && !verdict[0]) {
+                verdict[0] = e[1];
                 culprit = g;
             }
-            (*pcount)[g] = (int)heads[2 * g];           /* -1: "distribute for me" (mapped read) */
-            verdict[1] += heads[2 * g] > 0 ? heads[2 * g] : 0;
+            for (int f = 0; f < MO_N && !verdict[0] && !heads[1]; f++)
+                if (e[2 + f] != heads[2 + f]) {
+                    verdict[0] = SHEAF_E_ARG;
+                    verdict[2] = g;
+                    verdict[3] = f;
+                    verdict[4] = e[2 + f];
+                    verdict[5] = heads[2 + f];
+                }
+            (*pcount)[g] = (int)e[0];           /* -1: "distribute for me" (mapped read) */
+            verdict[1] += e[0] > 0 ? e[0] : 0;
         }
         if (!verdict[0] && verdict[1] > limit)
             verdict[0] = core_fail(SHEAF_E_ARG, "%s: %lld entries are too many for one mapped call", fname,
@@ -179,9 +216,20 @@ static int count_phase(const par_api *api, const char *fname, void *gcomm, int g
             verdict[0] = alloc(ctx, verdict[1]);
     }
     free(heads);
-    if (api->bcast(verdict, gcomm, _SION_INT64, 2, 0))
+    if (api->bcast(verdict, gcomm, _SION_INT64, 6, 0))
         *cbfail_out = 1; /* go on with what it delivered */
     *total_out = verdict[1];
+    if (verdict[0] && verdict[2] >= 0 && verdict[3] >= 0 && verdict[3] < MO_N) {
+        int f = (int)verdict[3];
+        if (f == MO_WRITE)
+            return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen_mapped: the tasks disagree on %s: task 0 opens "
+                             "for %s, task %lld for %s (it must be the same on every task)", fname, mo_names[f],
+                             verdict[5] ? "writing" : "reading", (long long)verdict[2],
+                             verdict[4] ? "writing" : "reading");
+        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen_mapped: the tasks disagree on %s: task 0 gives %lld, "
+                         "task %lld gives %lld (it must be the same on every task)", fname, mo_names[f],
+                         (long long)verdict[5], (long long)verdict[2], (long long)verdict[4]);
+    }
     if (verdict[0] && !rc) {
         if (grank == 0 && culprit > 0)
             return core_fail((int)verdict[0], "%s: the mapped call failed on task %d (see its message)", fname,
@@ -223,8 +271,6 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
         if (chunks[i] < 0)
             rc = core_fail(SHEAF_E_ARG, "%s: negative chunk size %lld for logical task %d", fname,
                            (long long)chunks[i], granks[i]);
-    if (!rc && nlocal == 0) /* refused before anything is created */
-        rc = core_fail(SHEAF_E_ARG, "%s: mapped write: every process needs at least one logical task", fname);
     int64_t *myrec = NULL, dummy[WREC];
     if (!rc && !(myrec = malloc((size_t)(nlocal ? nlocal : 1) * WREC * sizeof *myrec)))
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
@@ -242,7 +288,8 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
     int64_t ntotal = 0;
     int st = (grank == 0 && !r) ? core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname) : 0;
     int cbf = 0;
-    int cst = count_phase(api, fname, gcomm, grank, gsize, nlocal, rc ? rc : st, &pcount, INT32_MAX / WREC,
+    int64_t opts[MO_N] = {1, *numFiles, fsblksize && *fsblksize > 0 ? *fsblksize : -1, md->keyval};
+    int cst = count_phase(api, fname, gcomm, grank, gsize, nlocal, rc ? rc : st, opts, &pcount, INT32_MAX / WREC,
                           alloc_records, r, &ntotal, &cbf);
     if (!cst && cbf && !rc)
         rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed on task %d", fname, grank);
@@ -294,8 +341,8 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
     core_attach_spec *sp = NULL;
     char **paths = NULL;
     if (!rc) {
-        sp = calloc((size_t)nlocal, sizeof *sp);
-        paths = calloc((size_t)nlocal, sizeof *paths);
+        sp = calloc((size_t)(nlocal ? nlocal : 1), sizeof *sp);
+        paths = calloc((size_t)(nlocal ? nlocal : 1), sizeof *paths);
         if (!sp || !paths)
             rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
         for (int i = 0; i < nlocal && !rc; i++) {
@@ -305,7 +352,7 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
                                        granks[i], 0, NULL, NULL};
         }
         if (!rc)
-            rc = core_attach_tasks(&c, fname, md, 1, nlocal, sp);
+            rc = attach_own(&c, fname, md, 1, nlocal, sp);
     }
     if (!rc && (!(p = calloc(1, sizeof *p)) || !(p->fname = strdup(fname))))
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
@@ -355,7 +402,7 @@ static int mapped_write(const par_api *api, const char *fname, const core_mode *
     if (fsblksize)
         *fsblksize = (int32_t)verdict[1];
     if (fileptr)
-        *fileptr = c->files[0].f.fp;
+        *fileptr = c->nfiles > 0 ? c->files[0].f.fp : NULL;
     return sid;
 }
 
@@ -370,8 +417,8 @@ static int root_finish(const par_api *api, const char *fname, mapped_root *r, co
     int64_t *off = malloc((size_t)n * sizeof *off);     /* record -> first block size */
     int64_t *slot = malloc((size_t)n * sizeof *slot);   /* (file base + lrank) -> record */
     int64_t *base = calloc((size_t)nf + 1, sizeof *base);
-    int32_t *map = nf > 1 ? malloc((size_t)n * 2 * sizeof *map) : NULL;
-    if (!off || !slot || !base || (nf > 1 && !map)) {
+    int32_t *map = malloc((size_t)n * 2 * sizeof *map); /* file 0 gets it even alone, as SIONlib */
+    if (!off || !slot || !base || !map) {
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname);
         goto out;
     }
@@ -443,11 +490,12 @@ static int close_mapped_write(core_container *c, par_state *p)
 {
     const par_api *api = &p->api;
     mapped_root *r = p->root;
-    int rc = core_sync(c), cbfail = 0;
+    int rc = c->ntasks > 0 ? core_sync(c) : 0, cbfail = 0; /* a process may own no task */
     int64_t total = 0, dummy[2];
     for (int i = 0; i < c->ntasks; i++)
         total += c->tasks[i].nblocks;
-    int64_t *nbs = malloc((size_t)c->ntasks * sizeof *nbs), *bs = malloc((size_t)(total ? total : 1) * sizeof *bs);
+    size_t nt = c->ntasks > 0 ? (size_t)c->ntasks : 1; /* a process may own no task */
+    int64_t *nbs = malloc(nt * sizeof *nbs), *bs = malloc((size_t)(total ? total : 1) * sizeof *bs);
     if (!nbs || !bs)
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
     for (int i = 0, k = 0; i < c->ntasks && !rc; i++) {
@@ -467,7 +515,7 @@ static int close_mapped_write(core_container *c, par_state *p)
     int *pc1 = NULL, *pc2 = NULL;
     int64_t got = 0, *allbs = NULL;
     int cbf = 0;
-    int st = count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, rc ? 0 : nl, rc, &pc1, INT32_MAX,
+    int st = count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, rc ? 0 : nl, rc, NULL, &pc1, INT32_MAX,
                          alloc_blockcounts, &x, &got, &cbf);
     cbfail |= cbf;
     if (!st) {
@@ -475,7 +523,7 @@ static int close_mapped_write(core_container *c, par_state *p)
         if (api->gatherv(nbs, x.allnb ? x.allnb : dummy, p->gcomm, _SION_INT64, cnt, nl, 0))
             cbfail = 1;
         free(cnt);
-        st = count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, total, 0, &pc2, INT32_MAX, alloc_blocksizes,
+        st = count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, total, 0, NULL, &pc2, INT32_MAX, alloc_blocksizes,
                          &allbs, &got, &cbf);
         cbfail |= cbf;
     }
@@ -537,9 +585,6 @@ static int root_assign(read_root *rr, const int *pcount, int gsize, int64_t *hea
         if (rr->want[i] < 0 || rr->want[i] >= n)
             return core_fail(SHEAF_E_ARG, "%s: task %lld requested, the container holds tasks 0..%lld", fname,
                              (long long)rr->want[i], (long long)n - 1);
-    if (nauto > n)
-        return core_fail(SHEAF_E_ARG, "%s: %lld processes ask for an automatic share of %lld logical tasks: "
-                         "more processes than tasks", fname, (long long)nauto, (long long)n);
     nrec = nwant + (nauto ? n : 0);
     if (nrec > INT32_MAX / RREC)
         return core_fail(SHEAF_E_ARG, "%s: too many tasks requested", fname);
@@ -605,9 +650,6 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
                        FILE **fileptr)
 {
     int nreq = rc ? 0 : *nlocaltasks;
-    if (!rc && nreq == 0)
-        rc = core_fail(SHEAF_E_ARG, "%s: mapped read: every process needs at least one logical task "
-                       "(*nlocaltasks = 0; use -1 to let sheaf distribute them)", fname);
     if (!rc && nreq > 0 && (!globalranks || !*globalranks))
         rc = core_fail(SHEAF_E_ARG, "%s: mapped read of %d tasks needs their global ranks", fname, nreq);
     if (rc)
@@ -624,7 +666,8 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
     int *pcount = NULL, cbfail = 0;
     int64_t got = 0;
     int cbf = 0;
-    int cst = count_phase(api, fname, gcomm, grank, gsize, rc ? 0 : nreq, rc ? rc : st, &pcount, INT32_MAX,
+    int64_t opts[MO_N] = {0, 0, 0, md->keyval};
+    int cst = count_phase(api, fname, gcomm, grank, gsize, rc ? 0 : nreq, rc ? rc : st, opts, &pcount, INT32_MAX,
                           alloc_wanted, &rr, &got, &cbf);
     if (!cst && cbf && !rc)
         rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed on task %d", fname, grank);
@@ -659,7 +702,7 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
         cbfail = 1;
     int ok = !verdict[0]; /* as delivered: a task whose callback failed still follows the others */
     int64_t mine[2] = {0, 0};
-    if (api->scatter(mine, heads2 ? heads2 : dummy, gcomm, _SION_INT64, 2, 0))
+    if (api->scatter(heads2 ? heads2 : dummy, mine, gcomm, _SION_INT64, 2, 0))
         cbfail = 1;
     if (!ok)
         mine[0] = mine[1] = 0;
@@ -696,8 +739,6 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
     if (!rc && (cbfail || !ok))
         rc = core_fail(SHEAF_E_IO, "%s: a collective step of the mapped read failed", fname);
     int n = (int)mine[0];
-    if (!rc && n == 0)
-        rc = core_fail(SHEAF_E_ARG, "%s: mapped read: this process got no task to read", fname);
     core_container *c = NULL;
     par_state *p = NULL;
     core_attach_spec *sp = NULL;
@@ -706,12 +747,12 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
     sion_int64 *oc = NULL;
     int sid = -1;
     if (!rc) {
-        sp = calloc((size_t)n, sizeof *sp);
-        paths = calloc((size_t)n, sizeof *paths);
-        og = malloc((size_t)n * sizeof *og);
-        of = malloc((size_t)n * sizeof *of);
-        ol = malloc((size_t)n * sizeof *ol);
-        oc = malloc((size_t)n * sizeof *oc);
+        sp = calloc((size_t)(n ? n : 1), sizeof *sp);
+        paths = calloc((size_t)(n ? n : 1), sizeof *paths);
+        og = malloc((size_t)(n ? n : 1) * sizeof *og);
+        of = malloc((size_t)(n ? n : 1) * sizeof *of);
+        ol = malloc((size_t)(n ? n : 1) * sizeof *ol);
+        oc = malloc((size_t)(n ? n : 1) * sizeof *oc);
         if (!sp || !paths || !og || !of || !ol || !oc)
             rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
         for (int i = 0, k = 0; i < n && !rc; i++) {
@@ -737,7 +778,7 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
             oc[i] = e[4];
         }
         if (!rc)
-            rc = core_attach_tasks(&c, fname, md, 0, n, sp);
+            rc = attach_own(&c, fname, md, 0, n, sp);
     }
     if (!rc && (!(p = calloc(1, sizeof *p)) || !(p->fname = strdup(fname))))
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
@@ -793,7 +834,7 @@ static int mapped_read(const par_api *api, const char *fname, const core_mode *m
     if (mapping_lranks) *mapping_lranks = ol; else free(ol);
     if (numFiles) *numFiles = (int)verdict[2];
     if (fsblksize) *fsblksize = (int32_t)verdict[3];
-    if (fileptr) *fileptr = c->files[0].f.fp;
+    if (fileptr) *fileptr = c->nfiles > 0 ? c->files[0].f.fp : NULL;
     return sid;
 }
 

@@ -15,7 +15,7 @@
  * Every task takes part in every collective even after a local failure, so
  * a failure never leaves another task waiting; G agree turns it into a
  * failure of the call on all tasks. */
-#include "par.h"
+#include "openargs.h"
 #include "../api/registry.h"
 #include "../core/endian.h"
 #include "../core/error.h"
@@ -32,80 +32,6 @@
 #define READ_CK (8 + PAR_COLL_FIELDS)      /* read: the file has checksums */
 
 static const char *shown(const char *fname) { return fname ? fname : "(null)"; }
-
-/* Reasons task 0 gives for refusing a write split (bcast with the verdict). */
-enum { SPLIT_OK, SPLIT_TASK, SPLIT_NUMFILES, SPLIT_LSIZE, SPLIT_LRANK, SPLIT_EMPTYFILE, SPLIT_NOMEM, SPLIT_FSBLK };
-
-static int split_message(int reason, int64_t who, const char *fname)
-{
-    switch (reason) {
-    case SPLIT_TASK:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld was given invalid arguments (see its message)",
-                         fname, (long long)who);
-    case SPLIT_NUMFILES:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld gives a different number of files than task 0",
-                         fname, (long long)who);
-    case SPLIT_LSIZE:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld gives a local size that does not match "
-                         "the number of tasks in its file", fname, (long long)who);
-    case SPLIT_LRANK:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld gives a local rank that is out of range "
-                         "or taken by another task of its file", fname, (long long)who);
-    case SPLIT_EMPTYFILE:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: physical file %lld has no tasks", fname, (long long)who);
-    case SPLIT_FSBLK:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: invalid file system block size %lld (a power of "
-                         "two up to 32 MiB, or -1 to detect it)", fname, (long long)who);
-    default:
-        return core_fail(SHEAF_E_NOMEM, "%s: sion_generic_paropen: task 0 ran out of memory checking the split", fname);
-    }
-}
-
-/* Task 0: check the split gathered as 6 int64 per task (filenumber, numfiles,
- * lrank, lsize, local status, fsblksize). O(P) memory, here only. */
-static int check_split(const int64_t *all, int gsize, int64_t *who, int64_t *file0master)
-{
-    int64_t nf = all[1];
-    for (int g = 0; g < gsize; g++) {
-        const int64_t *e = all + 6 * g;
-        if (e[4]) { *who = g; return SPLIT_TASK; }
-        if (e[1] != nf) { *who = g; return SPLIT_NUMFILES; }
-    }
-    int64_t *lsz = calloc((size_t)nf, sizeof *lsz), *cnt = calloc((size_t)nf, sizeof *cnt);
-    int64_t *base = calloc((size_t)nf + 1, sizeof *base);
-    unsigned char *seen = calloc((size_t)gsize, 1);
-    int reason = SPLIT_OK;
-    if (!lsz || !cnt || !base || !seen) {
-        reason = SPLIT_NOMEM;
-        goto out;
-    }
-    for (int g = 0; g < gsize && !reason; g++) {
-        const int64_t *e = all + 6 * g;
-        if (cnt[e[0]]++ == 0)
-            lsz[e[0]] = e[3];
-        else if (lsz[e[0]] != e[3]) { *who = g; reason = SPLIT_LSIZE; }
-    }
-    for (int64_t k = 0; k < nf && !reason; k++) {
-        if (cnt[k] == 0) { *who = k; reason = SPLIT_EMPTYFILE; }
-        else if (cnt[k] != lsz[k]) {
-            for (int g = 0; g < gsize; g++)
-                if (all[6 * g] == k) { *who = g; break; }
-            reason = SPLIT_LSIZE;
-        }
-        base[k + 1] = base[k] + cnt[k];
-    }
-    for (int g = 0; g < gsize && !reason; g++) {
-        const int64_t *e = all + 6 * g;
-        int64_t slot = base[e[0]] + e[2]; /* lrank < lsize == cnt checked by the caller */
-        if (seen[slot]) { *who = g; reason = SPLIT_LRANK; }
-        seen[slot] = 1;
-        if (e[0] == 0 && e[2] == 0)
-            *file0master = g;
-    }
-out:
-    free(lsz); free(cnt); free(base); free(seen);
-    return reason;
-}
 
 static int valid_rw_mode(const char *mode, core_mode *md, const char *fname)
 {
@@ -169,10 +95,10 @@ static int export_and_register(core_container *c, par_state *p, const char *path
 /* Master of a write open or reinit: decide coalescing (which may repack cs),
  * then create the file. roles receives the coalescing roles (empty: off). */
 static int master_create(par_state *p, const char *path, const core_mode *md, int ls, int64_t *cs,
-                         const int64_t *gr, int32_t fsb, par_coll_roles *roles)
+                         const int32_t *caps, const int64_t *gr, int32_t fsb, par_coll_roles *roles)
 {
     core_mode m2;
-    int on = par_coll_plan(&p->api, md, &m2, ls, cs, fsb, 1, roles, p->grank, p->fname);
+    int on = par_coll_plan(&p->api, md, &m2, ls, cs, caps, fsb, 1, roles, p->grank, p->fname);
     if (on < 0)
         return on;
     int rc = core_par_create_file_at(path, p->fname, &m2, ls, cs, gr, fsb, p->filenumber, p->nfiles, &p->meta);
@@ -182,6 +108,30 @@ static int master_create(par_state *p, const char *path, const core_mode *md, in
 }
 
 /* ---- write open ---------------------------------------------------------- */
+typedef struct write_root_ctx {
+    const par_api *api;
+    const char *fname;
+} write_root_ctx;
+
+/* Task 0 of a write open, once every task's options agree: the split, and
+ * fsblksize (-1: detected from the directory of file 0). */
+static void write_root(void *ctx, const int64_t *all, int gsize, par_open_verdict *v)
+{
+    const write_root_ctx *w = ctx;
+    v->reason = par_check_split(all, gsize, &v->who, &v->file0master);
+    int64_t fsb = par_open_req_get(all, 0, PO_FSBLK);
+    if (!v->reason && fsb <= 0) {
+        char *p0 = par_member_path(w->api, w->fname, 0);
+        fsb = p0 ? core_fsblksize_for(p0) : -1;
+        free(p0);
+    }
+    if (!v->reason && (fsb <= 0 || !core_fsblksize_ok(fsb))) {
+        v->reason = SPLIT_FSBLK;
+        v->who = fsb;
+    }
+    v->fsblksize = fsb;
+}
+
 static int open_write(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
                       sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
                       const int *lrank, const int *lsize, FILE **fileptr, char **newfname)
@@ -202,53 +152,29 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
     if (!rc && fsblksize) /* every task checks its own argument: each gets the full message */
         rc = core_fsblksize_check(fname, *fsblksize);
 
-    /* G1: the split, checked by task 0 */
-    int64_t mine[6] = {rc ? 0 : *filenumber, rc ? 1 : *numfiles, rc ? 0 : *lrank, rc ? 1 : *lsize, rc ? 1 : 0,
-                       fsblksize ? *fsblksize : -1};
-    int64_t *all = NULL, dummy[6];
-    int64_t verdict[5] = {SPLIT_OK, 0, -1, 0, 0}; /* reason, fsblksize, file0master, who, callback failure */
-    if (grank == 0 && !(all = malloc((size_t)gsize * sizeof mine)))
-        verdict[0] = SPLIT_NOMEM;
-    if (api->gather(mine, all ? all : dummy, gcomm, _SION_INT64, 6, 0)) {
-        if (grank == 0)
-            verdict[4] = 1;
-        else if (!rc) /* failed after sending: go on, the agreement fails the call */
-            rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the gather callback failed on task %d", fname,
-                           grank);
-    }
-    if (grank == 0 && all && !verdict[4]) {
-        verdict[0] = check_split(all, gsize, &verdict[3], &verdict[2]);
-        int64_t fsb = all[5];
-        if (!verdict[0] && fsb <= 0) {
-            char *p0 = par_member_path(api, fname, 0);
-            fsb = p0 ? core_fsblksize_for(p0) : -1;
-            free(p0);
-        }
-        if (!verdict[0] && (fsb <= 0 || !core_fsblksize_ok(fsb))) {
-            verdict[0] = SPLIT_FSBLK;
-            verdict[3] = fsb;
-        }
-        verdict[1] = fsb;
-    }
-    free(all);
-    /* G2: the verdict */
+    /* G1 + G2: arguments and options to task 0, which checks the split and
+     * that they agree, and decides fsblksize; the verdict back */
+    par_open_req req0;
+    par_open_req_init(&req0, rc, 1, md, numfiles, fsblksize, filenumber, lrank, lsize);
+    write_root_ctx wctx = {api, fname};
+    par_open_verdict v;
+    int xcb = 0, xrc = par_open_exchange(api, fname, gcomm, grank, gsize, &req0, write_root, &wctx, &v, &xcb);
     /* A callback that reports failure but delivered its data marks this task
      * failed; the protocol goes on with the data, so that no task waits for
      * one that left early, and the agreement fails the call everywhere. */
-    if (api->bcast(verdict, gcomm, _SION_INT64, 5, 0) && !rc)
-        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the bcast callback failed on task %d", fname, grank);
-    if (verdict[4])
-        return core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the gather callback failed on task 0", fname);
-    if (verdict[0])
-        return rc ? rc : split_message((int)verdict[0], verdict[3], fname);
+    if (xcb && !rc)
+        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d", fname,
+                       grank);
+    if (xrc)
+        return rc ? rc : xrc;
 
     par_state *p = state_new(api, fname, gcomm, grank, gsize);
-    int32_t fsb = (int32_t)verdict[1];
+    int32_t fsb = (int32_t)v.fsblksize;
     int lr = *lrank, ls = *lsize, fn = *filenumber, nf = *numfiles;
     if (p) {
         p->write = 1;
         p->lrank = lr; p->lsize = ls; p->filenumber = fn; p->nfiles = nf;
-        p->file0master = (int)verdict[2];
+        p->file0master = (int)v.file0master;
         p->fsblksize = fsb;
         p->mode = *md;
     } else {
@@ -263,7 +189,9 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
         p->lcomm = lcomm;
 
     /* L1: chunk sizes to the master */
-    int64_t req[2] = {rc ? 0 : *chunksize, grank}, *reqs = NULL, ldummy[LOCAL_LAYOUT];
+    /* chunk size, global rank, capability for coalescing (SIONlib gathers it too) */
+    int64_t req[3] = {rc ? 0 : *chunksize, grank, par_coll_capability(api, lcomm)}, *reqs = NULL,
+            ldummy[LOCAL_LAYOUT];
     int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, -1, 1, 0, 0, 0, 0};
     par_coll_roles roles = {NULL, NULL, NULL};
     int cbfail = 0, mrc = 0;
@@ -276,27 +204,31 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
         if (!reqs || !lay)
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", fname, fn);
     }
-    if (api->gather(req, reqs ? reqs : ldummy, lcomm, _SION_INT64, 2, 0))
+    if (api->gather(req, reqs ? reqs : ldummy, lcomm, _SION_INT64, 3, 0))
         cbfail = 1;
     if (lr == 0 && lay) {
         int64_t *cs = NULL, *gr = NULL;
+        int32_t *caps = NULL;
         if (!mrc && !cbfail && path) {
             cs = malloc((size_t)ls * sizeof *cs);
             gr = malloc((size_t)ls * sizeof *gr);
-            if (!cs || !gr)
+            caps = malloc((size_t)ls * sizeof *caps);
+            if (!cs || !gr || !caps)
                 mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", fname, fn);
         }
         if (!mrc && !cbfail && path && p) {
             for (int t = 0; t < ls; t++) {
-                cs[t] = reqs[2 * t];
-                gr[t] = reqs[2 * t + 1];
+                cs[t] = reqs[3 * t];
+                gr[t] = reqs[3 * t + 1];
+                caps[t] = (int32_t)reqs[3 * t + 2];
             }
-            mrc = master_create(p, path, md, ls, cs, gr, fsb, &roles);
+            mrc = master_create(p, path, md, ls, cs, caps, gr, fsb, &roles);
         } else if (!mrc) {
             mrc = SHEAF_E_IO;
         }
         free(cs);
         free(gr);
+        free(caps);
         for (int t = 0; t < ls; t++) {
             int64_t *e = lay + LOCAL_LAYOUT * t;
             e[0] = mrc;
@@ -310,7 +242,7 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
     }
     free(reqs);
     /* L2: the layout back (the file exists once this arrives) */
-    if (api->scatter(mylay, lay ? lay : ldummy, lcomm, _SION_INT64, LOCAL_LAYOUT, 0))
+    if (api->scatter(lay ? lay : ldummy, mylay, lcomm, _SION_INT64, LOCAL_LAYOUT, 0))
         cbfail = 1;
     free(lay);
     if (!rc && cbfail)
@@ -356,48 +288,69 @@ static int open_write(const par_api *api, const char *fname, const core_mode *md
 }
 
 /* ---- read open ----------------------------------------------------------- */
+typedef struct read_root_ctx {
+    const par_api *api;
+    const char *fname;
+    core_meta *m0;
+} read_root_ctx;
+
+/* Task 0 of a read open, once every task's options agree: read file 0. */
+static void read_root(void *ctx, const int64_t *all, int gsize, par_open_verdict *v)
+{
+    (void)all; (void)gsize;
+    const read_root_ctx *r = ctx;
+    core_meta *m0 = r->m0;
+    /* SIONlib's task 0 opens file 0 serially here, with a sid of its own:
+     * use that number up, so that the sids a program sees are SIONlib's */
+    api_skip_ids(1);
+    char *p0 = par_member_path(r->api, r->fname, 0);
+    int r0 = p0 ? core_meta_read_path(p0, m0) : SHEAF_E_NOMEM;
+    if (!r0 && m0->filenumber != 0 && m0->nfiles > 1)
+        r0 = core_fail(SHEAF_E_ARG, "%s: is file %d of a %d-file set; open the set by its first file", p0,
+                       m0->filenumber, m0->nfiles);
+    if (!r0 && m0->nfiles > 1 && m0->mapping_size < m0->nfiles)
+        r0 = core_fail(SHEAF_E_FORMAT, "%s: multi-file set of %d files without a task mapping", p0, m0->nfiles);
+    free(p0);
+    if (r0) {
+        v->reason = SPLIT_ROOT;
+        v->status = r0;
+        return;
+    }
+    v->nfiles = m0->nfiles > 1 ? m0->nfiles : 1;
+    v->ntasks = m0->nfiles > 1 ? m0->mapping_size : m0->ntasks;
+    v->fsblksize = m0->fsblksize;
+}
+
 static int open_read(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
                      sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
-                     int *lrank_out, int *lsize_out, FILE **fileptr, char **newfname)
+                     int *lrank_out, int *lsize_out, FILE **fileptr, char **newfname, int *agreed)
 {
     int rc = mode_rc;
-    /* B1: task 0 reads file 0: status, nfiles, tasks, fsblksize */
-    int64_t head[4] = {0, 0, 0, 0};
+    /* G1 + G2: every task's options to task 0 (they must agree), which
+     * reads file 0: nfiles, tasks, fsblksize in the verdict */
     core_meta m0;
     memset(&m0, 0, sizeof m0);
     m0.mapping_size = -1;
-    if (grank == 0) {
-        /* SIONlib's task 0 opens file 0 serially here, with a sid of its own:
-         * use that number up, so that the sids a program sees are SIONlib's */
-        api_skip_ids(1);
-        char *p0 = par_member_path(api, fname, 0);
-        int r0 = p0 ? core_meta_read_path(p0, &m0) : SHEAF_E_NOMEM;
-        if (!r0 && m0.filenumber != 0 && m0.nfiles > 1)
-            r0 = core_fail(SHEAF_E_ARG, "%s: is file %d of a %d-file set; open the set by its first file", p0,
-                           m0.filenumber, m0.nfiles);
-        if (!r0 && m0.nfiles > 1 && m0.mapping_size < m0.nfiles)
-            r0 = core_fail(SHEAF_E_FORMAT, "%s: multi-file set of %d files without a task mapping", p0, m0.nfiles);
-        free(p0);
-        head[0] = r0;
-        head[1] = m0.nfiles > 1 ? m0.nfiles : 1;
-        head[2] = m0.nfiles > 1 ? m0.mapping_size : m0.ntasks;
-        head[3] = m0.fsblksize;
-    }
-    if (api->bcast(head, gcomm, _SION_INT64, 4, 0) && !rc) /* go on with what it delivered (see open_write) */
-        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the bcast callback failed on task %d", fname, grank);
-    if (head[0]) {
+    read_root_ctx rctx = {api, fname, &m0};
+    par_open_req req0;
+    par_open_req_init(&req0, rc, 0, md, NULL, NULL, NULL, NULL, NULL);
+    par_open_verdict v;
+    int xcb = 0, xrc = par_open_exchange(api, fname, gcomm, grank, gsize, &req0, read_root, &rctx, &v, &xcb);
+    /* the same on every task: the options agreed (a buddy read may try the copies) */
+    *agreed = !v.cbfail && (v.reason == SPLIT_OK || v.reason == SPLIT_ROOT);
+    if (xcb && !rc) /* go on with what it delivered (see open_write) */
+        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d", fname, grank);
+    if (xrc) {
         core_meta_free(&m0);
-        if (grank == 0)
-            return (int)head[0];
-        return core_fail((int)head[0], "%s: task 0 could not read the container's first file (see its message)",
-                         fname);
+        return rc ? rc : xrc;
     }
-    if (head[2] != gsize) {
+    if (v.ntasks != gsize) {
         core_meta_free(&m0);
         return core_fail(SHEAF_E_ARG, "%s: the container holds %lld tasks but is opened by %d; "
                          "to read it with a different number of tasks use a mapped open "
-                         "(sion_paropen_mapped_mpi / sion_generic_paropen_mapped)", fname, (long long)head[2], gsize);
+                         "(sion_paropen_mapped_mpi / sion_generic_paropen_mapped)", fname, (long long)v.ntasks, gsize);
     }
+    int64_t head[4] = {0, v.nfiles, v.ntasks, v.fsblksize};
     int nf = (int)head[1];
     /* S1: (status, file, lrank, lsize) of each task from the mapping */
     int32_t *map = NULL, gdummy[4], mine[4] = {0, 0, grank, gsize};
@@ -438,7 +391,7 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
         free(lsz);
     }
     core_meta_free(&m0);
-    int cb = api->scatter(mine, map ? map : gdummy, gcomm, _SION_INT32, 4, 0);
+    int cb = api->scatter(map ? map : gdummy, mine, gcomm, _SION_INT32, 4, 0);
     free(map);
     if (cb && !rc)
         rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the scatter callback failed on task %d", fname, grank);
@@ -501,7 +454,8 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
         /* older formats cannot be read collectively (SIONlib); checksummed files are read
          * individually, each task verifying its own blocks */
         if (!mrc && m.format >= 4 && !m.crcs) {
-            int on = par_coll_plan(api, md, &m2, ls, m.chunksizes, (int32_t)m.fsblksize, 0, &roles, grank, fname);
+            int on = par_coll_plan(api, md, &m2, ls, m.chunksizes, NULL, (int32_t)m.fsblksize, 0, &roles, grank,
+                                   fname);
             if (on < 0)
                 mrc = on;
         }
@@ -530,7 +484,7 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
         }
     }
     par_coll_roles_free(&roles);
-    if (api->scatter(mylay, lay ? lay : ldummy, lcomm, _SION_INT64, READ_LAYOUT, 0))
+    if (api->scatter(lay ? lay : ldummy, mylay, lcomm, _SION_INT64, READ_LAYOUT, 0))
         cbfail = 1;
     free(lay);
     int64_t nb = !mylay[0] ? mylay[5] : 0; /* as the master announced it, callback failure or not */
@@ -658,8 +612,9 @@ static int open_buddy_read(const par_api *api, const char *fname, const core_mod
         char *bn = par_buddy_name(fname, b);
         if (!bn)
             return core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+        int bagreed = 0;
         int bsid = open_read(api, bn, &bm, 0, chunksize, fsblksize, gcomm, grank, gsize, filenumber, numfiles, lrank,
-                             lsize, fileptr, newfname);
+                             lsize, fileptr, newfname, &bagreed);
         if (bsid >= 0) {
             if (grank == 0)
                 core_warn(grank, "%s: cannot be read (%s); reading its buddy copy %s", fname, why, bn);
@@ -692,15 +647,17 @@ int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int6
     /* a mode every task parses the same way decides the path; a task whose
      * mode fails still follows its w/r so that it meets the others */
     int write = mrc ? (mode && strchr(mode, 'w') != NULL) : md.write;
-    int sid;
+    int sid, agreed = 1;
     sion_int64 chunk_req = chunksize ? *chunksize : 0;
     if (write)
         sid = open_write(&api, nm, &md, mrc, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber, numfiles,
                          lrank, lsize, fileptr, newfname);
     else /* SIONlib hands lrank/lsize back in read mode through these pointers */
         sid = open_read(&api, nm, &md, mrc, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber, numfiles,
-                        (int *)(uintptr_t)lrank, (int *)(uintptr_t)lsize, fileptr, newfname);
-    if (!mrc && md.buddy > 0) /* collective, agreed: the same outcome on every task */
+                        (int *)(uintptr_t)lrank, (int *)(uintptr_t)lsize, fileptr, newfname, &agreed);
+    /* buddy levels are among the options every task agreed on (a write that
+     * failed tries no copy; a read whose options disagreed neither) */
+    if (!mrc && md.buddy > 0 && agreed)
         sid = write ? open_buddies_write(&api, nm, &md, sid, chunk_req, fsblksize, gcommgroup, grank, gsize,
                                          filenumber, numfiles, lrank, lsize)
                     : open_buddy_read(&api, nm, &md, sid, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber,
@@ -919,7 +876,8 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
     if (vcb && !rc) /* only this task's callback failed: go on, its master refuses below */
         rc = core_fail(SHEAF_E_IO, "%s: sion_generic_parreinit: a collective callback failed on task %d", p->fname,
                        p->grank);
-    int64_t req[3] = {rc ? 0 : chunksize, p->grank, rc}, *reqs = NULL, dummy[LOCAL_LAYOUT];
+    int64_t req[4] = {rc ? 0 : chunksize, p->grank, rc, par_coll_capability(api, p->lcomm)}, *reqs = NULL,
+            dummy[LOCAL_LAYOUT];
     int64_t *lay = NULL, mylay[LOCAL_LAYOUT] = {SHEAF_E_IO, 0, 0, 0, -1, 1, 0, 0, 0, 0};
     par_coll_roles roles = {NULL, NULL, NULL};
     int mrc = 0, cbfail = 0;
@@ -929,18 +887,20 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         if (!reqs || !lay)
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", p->fname, p->filenumber);
     }
-    if (api->gather(req, reqs ? reqs : dummy, p->lcomm, _SION_INT64, 3, 0))
+    if (api->gather(req, reqs ? reqs : dummy, p->lcomm, _SION_INT64, 4, 0))
         cbfail = 1;
     if (p->lrank == 0 && lay) {
         int64_t *cs = malloc((size_t)p->lsize * sizeof *cs), *gr = malloc((size_t)p->lsize * sizeof *gr);
-        if (!cs || !gr)
+        int32_t *caps = malloc((size_t)p->lsize * sizeof *caps);
+        if (!cs || !gr || !caps)
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
         for (int t = 0; t < p->lsize && !mrc && !cbfail; t++) {
-            cs[t] = reqs[3 * t];
-            gr[t] = reqs[3 * t + 1];
-            if (reqs[3 * t + 2])
-                mrc = core_fail((int)reqs[3 * t + 2], "%s: sion_generic_parreinit failed on task %lld (see its "
-                                "message)", p->fname, (long long)reqs[3 * t + 1]);
+            cs[t] = reqs[4 * t];
+            gr[t] = reqs[4 * t + 1];
+            caps[t] = (int32_t)reqs[4 * t + 3];
+            if (reqs[4 * t + 2])
+                mrc = core_fail((int)reqs[4 * t + 2], "%s: sion_generic_parreinit failed on task %lld (see its "
+                                "message)", p->fname, (long long)reqs[4 * t + 1]);
         }
         if (!mrc && cbfail)
             mrc = SHEAF_E_IO;
@@ -948,7 +908,8 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
             char *path = par_member_path(api, p->fname, p->filenumber);
             core_meta_free(&p->meta);
             p->have_meta = 0;
-            mrc = path ? master_create(p, path, &p->mode, p->lsize, cs, gr, p->fsblksize, &roles) : SHEAF_E_NOMEM;
+            mrc = path ? master_create(p, path, &p->mode, p->lsize, cs, caps, gr, p->fsblksize, &roles)
+                       : SHEAF_E_NOMEM;
             free(path);
         }
         for (int t = 0; t < p->lsize; t++) {
@@ -961,10 +922,11 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         }
         free(cs);
         free(gr);
+        free(caps);
         par_coll_roles_free(&roles);
     }
     free(reqs);
-    if (api->scatter(mylay, lay ? lay : dummy, p->lcomm, _SION_INT64, LOCAL_LAYOUT, 0))
+    if (api->scatter(lay ? lay : dummy, mylay, p->lcomm, _SION_INT64, LOCAL_LAYOUT, 0))
         cbfail = 1;
     free(lay);
     if (!rc && cbfail)

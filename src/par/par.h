@@ -76,11 +76,15 @@ typedef struct par_coll_roles {
 } par_coll_roles;
 /* Master of a file: decide whether its ls tasks use coalescing I/O (mode,
  * environment, and the API having gather_and_execute + execute_and_scatter;
- * a warning when asked for but not possible). When on: in write mode cs[]
+ * a warning when asked for but not possible); caps: each task's capability
+ * (NULL: all full; only writes gather them, as SIONlib). When on: in write mode cs[]
  * becomes the packed layout and md_out->packed is set; roles are filled
  * (release with par_coll_roles_free). Returns 1 on, 0 off, < 0 error. */
-int par_coll_plan(const par_api *api, const core_mode *md, core_mode *md_out, int32_t ls, int64_t *cs, int32_t fsb,
-                  int write, par_coll_roles *roles, int grank, const char *fname);
+int par_coll_plan(const par_api *api, const core_mode *md, core_mode *md_out, int32_t ls, int64_t *cs,
+                  const int32_t *caps, int32_t fsb, int write, par_coll_roles *roles, int grank, const char *fname);
+/* This task's capability for coalescing I/O (the API's get_capability
+ * callback on the local group; SION_CAPABILITY_FULL without one). */
+int par_coll_capability(const par_api *api, void *lcomm);
 void par_coll_roles_free(par_coll_roles *roles);
 /* Fill the PAR_COLL_FIELDS layout entries of task t (roles NULL or empty:
  * coalescing off; starts: the file's chunk starts). */

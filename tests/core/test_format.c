@@ -333,13 +333,14 @@ static void test_mode(void **st)
     assert_int_equal(core_mode_parse("bw,endianness", &m), SHEAF_E_ARG);
 
     assert_int_equal(core_mode_parse("bw,collsize=16", &m), 0);
-    assert_int_equal(m.collective, 1);
+    assert_int_equal(m.collective, 0); /* SIONlib: collsize alone does not switch coalescing on */
     assert_int_equal(m.collsize, 16);
     assert_int_equal(core_mode_parse("bw,collective", &m), 0);
     assert_int_equal(m.collective, 1);
     assert_int_equal(m.collsize, -1);
     assert_int_equal(core_mode_parse("bw,cmerge", &m), 0);
     assert_int_equal(m.cmerge, 1);
+    assert_int_equal(m.collective, 0); /* nor does cmerge */
     assert_int_equal(core_mode_parse("bw,buddy=2", &m), 0);
     assert_int_equal(m.buddy, 2);
     assert_int_equal(core_mode_parse("bw,buddy", &m), 0);

@@ -162,6 +162,7 @@ run_mpi_example() { # <dir> <binary> <container> <numFiles>
 if [ -n "$mpi" ]; then
     step "MPI layer installed"
     [ -f "$prefix/include/sion_mpi.h" ] || die "header sion_mpi.h not installed"
+    [ -f "$prefix/include/sion_datatypes_mpi.h" ] || die "header sion_datatypes_mpi.h not installed"
     [ -f "$libdir/libsheaf_mpi.a" ] || die "libsheaf_mpi.a not installed in $libdir"
     [ -e "$libdir/libsheaf_mpi.so" ] || die "libsheaf_mpi.so not installed in $libdir"
 
@@ -204,6 +205,15 @@ int main(void) { return sion_parclose_mpi(-1) == SION_SUCCESS; }' |
 int main(void) { return sion_parclose_mpi(-1) == SION_SUCCESS; }' |
         "$mpicc" -std=c99 -Wall -Werror -I"$prefix/include" -fsyntax-only -x c - ||
         die "sion.h after <mpi.h> does not declare the MPI layer"
+    echo '#include <mpi.h>
+#include <sion.h>
+static sion_int64 v;
+int main(void) { sion_file_check_par_args_mpi *a = sion_file_check_par_args_init_mpi("br", MPI_COMM_WORLD, 1, MPI_COMM_NULL);
+    MPI_Datatype t32 = SION_MPI_INT32, t64 = SION_MPI_INT64; (void)t32; (void)t64; (void)v;
+    int (*cb)(char *, void *) = sion_file_check_par_cb_mpi; (void)cb;
+    return sion_file_check_par_args_free_mpi(a) == SION_SUCCESS; }' |
+        "$mpicc" -std=c99 -Wall -Werror -I"$prefix/include" -fsyntax-only -x c - ||
+        die "sion.h after <mpi.h> lacks SION_MPI_INT32/64 or the file-check calls"
 fi
 
 step "README.md's C code blocks build and run with sionconfig${mpi:+ (and the MPI one with mpicc)}"

@@ -10,9 +10,9 @@
  *   starts block 1), one call of 3 * s_r (larger than a chunk: that task
  *   writes it itself, across blocks), then an individual sion_fwrite.
  * Then: rank 0 reads every task with the serial API and checks the packed
- * layout (the chunks of a group are the requested sizes, the group's total
- * is a multiple of the block size; merge: the collector's chunk holds the
- * group); every rank reads its own task individually and collectively
+ * layout against SIONlib 1.7's grouping (sionlib_groups: the chunks of a
+ * group are the requested sizes, the group's total is a multiple of the
+ * block size; merge: the collector's chunk holds the group); every rank reads its own task individually and collectively
  * (sion_coll_fread with the same call sizes) in parallel opens. A task's
  * stream must equal the pattern of its task number, byte for byte.
  * Merge mode writes two collective calls only and expects, in each
@@ -114,6 +114,45 @@ static void write_container(const char *fn, int64_t s)
     CHECK(sion_parclose_mpi(sid) == SION_SUCCESS, "close after writing failed");
 }
 
+/* SIONlib 1.7's collector groups over the requested chunks 2 s_t of one
+ * file of n tasks (written here independently of sheaf's core): collectors
+ * = ceil(n / collsize) (collsize <= 0: automatic, at most n, capped at
+ * 32/16/8/8/8/4 for >= 512/256/128/64/32/16 tasks), at most
+ * ceil(sum / fsblk); capacity floor(sum / collectors) rounded up to fsblk;
+ * a task joins the group while the group's chunks fit. first[t]: t's collector. */
+static void sionlib_groups(int64_t s, int n, int collsize, int64_t fsblk, int *first)
+{
+    int64_t sum = 0;
+    for (int t = 0; t < n; t++)
+        sum += 2 * task_size(s, t);
+    int64_t maxc = (sum + fsblk - 1) / fsblk, nc;
+    if (collsize > 0) {
+        nc = (n + collsize - 1) / collsize;
+        if (nc > maxc)
+            nc = maxc;
+    } else {
+        nc = maxc < n ? maxc : n;
+        int caps[6][2] = {{512, 32}, {256, 16}, {128, 8}, {64, 8}, {32, 8}, {16, 4}};
+        for (int i = 0; i < 6; i++)
+            if (n >= caps[i][0]) {
+                if (nc > caps[i][1])
+                    nc = caps[i][1];
+                break;
+            }
+    }
+    if (nc < 1)
+        nc = 1;
+    int64_t cap = (sum / nc + fsblk - 1) / fsblk * fsblk, cur = 0;
+    for (int t = 0, f = 0; t < n; t++) {
+        if (t == 0 || cur + 2 * task_size(s, t) > cap) {
+            f = t;
+            cur = 0;
+        }
+        cur += 2 * task_size(s, t);
+        first[t] = f;
+    }
+}
+
 /* Expected stream of task t (malloc'd, *len bytes). */
 static unsigned char *expected(int t, int64_t s, int64_t *len)
 {
@@ -124,12 +163,17 @@ static unsigned char *expected(int t, int64_t s, int64_t *len)
         fill(b, t, 0, *len);
         return b;
     }
-    int cs = g_collsize > 0 ? g_collsize : g_np;
-    if (t % cs) { /* a sender: its data went to the collector */
+    int *first = malloc((size_t)g_np * sizeof *first);
+    sionlib_groups(s, g_np, g_collsize, g_fsblk > 0 ? g_fsblk : 4096, first);
+    if (first[t] != t) { /* a sender: its data went to the collector */
+        free(first);
         *len = 0;
         return malloc(1);
     }
-    int last = t + cs < g_np ? t + cs : g_np;
+    int last = t + 1;
+    while (last < g_np && first[last] == t)
+        last++;
+    free(first);
     int64_t total = 0;
     for (int u = t; u < last; u++)
         total += 2 * task_size(s, u);
@@ -146,10 +190,13 @@ static unsigned char *expected(int t, int64_t s, int64_t *len)
 
 static void check_layout(const sion_int64 *chunks, int ntasks, sion_int32 fsblk, int64_t s)
 {
-    if (g_nf != 1 || g_collsize <= 0)
-        return; /* groups are known here only for one file and an explicit collsize */
-    for (int first = 0; first < ntasks; first += g_collsize) {
-        int last = first + g_collsize < ntasks ? first + g_collsize : ntasks;
+    if (g_nf != 1)
+        return; /* groups are computed here for one file */
+    int *grp = malloc((size_t)ntasks * sizeof *grp);
+    sionlib_groups(s, ntasks, g_collsize, fsblk, grp);
+    for (int first = 0, last; first < ntasks; first = last) {
+        for (last = first + 1; last < ntasks && grp[last] == first;)
+            last++;
         int64_t req = 0, got = 0;
         for (int t = first; t < last; t++) {
             req += 2 * task_size(s, t);
@@ -167,6 +214,7 @@ static void check_layout(const sion_int64 *chunks, int ntasks, sion_int32 fsblk,
                       (long long)chunks[t], (long long)(2 * task_size(s, t)));
         }
     }
+    free(grp);
 }
 
 static void serial_check(const char *fn, int64_t s)

@@ -986,7 +986,7 @@ static void mapped_read_check(const char *path, int ntasks, int nfiles, const ma
     }
     CHECK(nf == nfiles, "%s: mapped read: *numFiles = %d, expected %d", what, nf, nfiles);
     CHECK(fsblk > 0, "%s: mapped read: *fsblksize = %d", what, fsblk);
-    CHECK(fp != NULL, "%s: mapped read: fileptr NULL in ansi mode", what);
+    CHECK(fp != NULL || nlocal == 0, "%s: mapped read: fileptr NULL in ansi mode", what);
     if (explicit_tasks) {
         CHECK(nlocal == nexplicit, "%s: *nlocaltasks changed to %d from %d", what, nlocal, nexplicit);
     } else {

@@ -2,7 +2,11 @@
  * (task = rank * nthreads + thread). Run with mpiexec -n R; nthreads from
  * argv. Writes with numFiles 1 and 2 and with a local communicator, reads
  * back in hybrid mode and (rank 0) with the serial API, compares bytes.
- * Usage: test_ompi DIR NTHREADS */
+ * Also: ranks (and threads of one rank) that disagree on read/write fail on
+ * every task with a message naming it. With a third argument "single" MPI is
+ * initialized with plain MPI_Init (MPI_THREAD_SINGLE), which must work too
+ * (SIONlib accepts it; only the master thread calls MPI).
+ * Usage: test_ompi DIR NTHREADS [single] */
 #include <mpi.h>
 #include "sion.h"
 #include <omp.h>
@@ -177,13 +181,40 @@ static void run_coll(const char *fname, int collsize, size_t s, int rank, int si
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Task `odd_task` (or every thread of rank odd_rank) opens for reading while
+ * the others write: every task must fail, naming the file mode. */
+static void disagree(const char *fname, int odd_rank, int odd_thread, int rank, int nt)
+{
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num();
+        int odd = rank == odd_rank && (odd_thread < 0 || t == odd_thread);
+        int nf = 1, grank = -1;
+        sion_int64 chunk = 100;
+        sion_int32 fsblk = 4096;
+        FILE *fp = NULL;
+        int sid = sion_paropen_ompi(fname, odd ? "rb" : "wb", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, &fp,
+                                    NULL);
+        CHECK(sid < 0, "rank %d thread %d: an open with disagreeing modes succeeded", rank, t);
+        if (sid >= 0)
+            sion_parclose_ompi(sid);
+        else
+            CHECK(strstr(sheaf_last_error(), "disagree on the file mode") != NULL, "rank %d thread %d: message %s",
+                  rank, t, sheaf_last_error());
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     int provided = 0, rank = 0, size = 1;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    if (argc == 4 && !strcmp(argv[3], "single"))
+        MPI_Init(&argc, &argv);
+    else
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (argc != 3) {
+    if (argc != 3 && argc != 4) {
         if (rank == 0)
             fprintf(stderr, "usage: %s DIR NTHREADS\n", argv[0]);
         MPI_Finalize();
@@ -200,6 +231,10 @@ int main(int argc, char **argv)
         snprintf(f, sizeof f, "%s/hybl.sion", argv[1]);
         run(f, 0, 1, rank, size, nt);
     }
+    snprintf(f, sizeof f, "%s/hybd.sion", argv[1]);
+    disagree(f, 0, nt > 1 ? 1 : 0, rank, nt); /* one thread of rank 0 */
+    if (size >= 2)
+        disagree(f, 1, -1, rank, nt);         /* all threads of rank 1 */
     snprintf(f, sizeof f, "%s/hybc.sion", argv[1]);
     int csizes[] = {0, 3, nt + 1};
     size_t sizes[] = {1, 700, 65536};

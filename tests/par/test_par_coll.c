@@ -39,7 +39,7 @@ static int x_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsblks
             if (atomic_load(&g_hostile) == HOSTILE_HEADER && x->len > 0)
                 x->off = 0;
             else if (atomic_load(&g_hostile) == HOSTILE_OTHER_GROUP && x->len > 0)
-                x->off += 4096; /* into the next group's chunks */
+                x->off += 8192; /* into the other group's chunks (hostile_task: 2 groups of 2 x 4096) */
             char *d = (char *)(intptr_t)x->ptr;
             for (int64_t done = 0; x->len > 0 && done < x->len && !bad; done += piece) {
                 sion_int64 part[2] = {x->off + done, x->len - done < piece ? x->len - done : piece};
@@ -96,6 +96,7 @@ typedef struct cfg {
     char fname[4200];
     int expect_packed;  /* small sizes: the packed layout must use less than a block per task */
     int coalescing;     /* the API has the callbacks (else: aligned chunks, individual I/O) */
+    int fsblk;          /* 0: 4096 */
 } cfg;
 
 static int64_t tsize(const cfg *c, int t) { return c->size + t % 3; }
@@ -108,7 +109,7 @@ static int open_w(cfg *c, tc_task *t, const char *extra, sion_int64 chunk)
         size_t l = strlen(mode);
         snprintf(mode + l, sizeof mode - l, ",collsize=%d", c->collsize);
     }
-    sion_int32 fsblk = 4096;
+    sion_int32 fsblk = c->fsblk > 0 ? c->fsblk : 4096;
     int fn = 0, nf = 1, lr = t->grank, ls = t->gsize;
     FILE *fp = NULL;
     return sion_generic_paropen(c->aid, c->fname, mode, &chunk, &fsblk, t->world, t->grank, t->gsize, &fn, &nf, &lr,
@@ -177,6 +178,31 @@ out:
     free(got);
 }
 
+/* SIONlib 1.7's grouping for collsize cs over the chunks 2 s_t requested
+ * here (independent of core_coll_layout): ceil(P / cs) collectors, at most
+ * ceil(sum / 4096); capacity floor(sum / collectors) rounded up to 4096; a
+ * task joins the group while its chunks fit. last[t]: end of t's group. */
+static void sionlib_groups(const cfg *c, int P, int cs, int *first)
+{
+    int64_t sum = 0;
+    for (int t = 0; t < P; t++)
+        sum += 2 * tsize(c, t);
+    int64_t n = (P + cs - 1) / cs, maxn = (sum + 4095) / 4096;
+    if (n > maxn)
+        n = maxn;
+    if (n < 1)
+        n = 1;
+    int64_t cap = (sum / n + 4095) / 4096 * 4096, cur = 0;
+    for (int t = 0, f = 0; t < P; t++) {
+        if (t == 0 || cur + 2 * tsize(c, t) > cap) {
+            f = t;
+            cur = 0;
+        }
+        cur += 2 * tsize(c, t);
+        first[t] = f;
+    }
+}
+
 /* serial check: every task's stream, and the layout */
 static void serial_check(cfg *c, int P)
 {
@@ -200,7 +226,8 @@ static void serial_check(cfg *c, int P)
         for (int t = 0; t < P; t++)
             CHECK(chunks[t] % 4096 == 0, "task %d: chunk %lld not block-aligned without coalescing", t,
                   (long long)chunks[t]);
-    int cs = c->collsize > 0 ? c->collsize : P;
+    int first[64];
+    sionlib_groups(c, P, c->collsize > 0 ? c->collsize : P, first);
     for (int t = 0; t < P; t++) {
         int64_t want = 0, calls[5];
         unsigned char *exp = NULL;
@@ -210,8 +237,10 @@ static void serial_check(cfg *c, int P)
                 want += calls[i];
             exp = malloc((size_t)want + 1);
             pt_fill(exp, 7, t, 0, (size_t)want);
-        } else if (t % cs == 0) { /* collector: each call's data of the group in task order */
-            int last = t + cs < P ? t + cs : P;
+        } else if (first[t] == t) { /* collector: each call's data of the group in task order */
+            int last = t + 1;
+            while (last < P && first[last] == t)
+                last++;
             for (int u = t; u < last; u++)
                 want += 2 * tsize(c, u);
             exp = malloc((size_t)want + 1);
@@ -255,7 +284,7 @@ static void test_roundtrip(void)
                 for (int merge = 0; merge < 2; merge++) {
                     if (merge && ci == 0)
                         continue; /* merge needs known groups for the serial check */
-                    cfg c = {aid, csz[ci], merge, sizes[si], "", sizes[si] < 2048, 1};
+                    cfg c = {aid, csz[ci], merge, sizes[si], "", sizes[si] < 2048, 1, 0};
                     snprintf(c.fname, sizeof c.fname, "%s/rt_%d_%lld_%d_%d.sion", dir, Ps[pi],
                              (long long)sizes[si], csz[ci], merge);
                     tc_run(Ps[pi], rt_task, &c);
@@ -269,7 +298,7 @@ static void test_std_level(void)
 {
     const char *dir = pt_mkdtemp();
     int aid = tc_create_api("threadcomm-std");
-    cfg c = {aid, 2, 0, 300, "", 0, 0};
+    cfg c = {aid, 2, 0, 300, "", 0, 0, 0};
     snprintf(c.fname, sizeof c.fname, "%s/std.sion", dir);
     tc_run(4, rt_task, &c);
     serial_check(&c, 4);
@@ -283,7 +312,8 @@ static void hostile_task(tc_task *t)
     pt_rank = t->grank;
     unsigned char buf[512];
     memset(buf, 0xEE, sizeof buf);
-    int sid = open_w(c, t, "", 512);
+    /* chunks of 4096 with collsize 2: 2 collectors, capacity 8192, groups {0,1} {2,3} */
+    int sid = open_w(c, t, "", 4096);
     if (!CHECK(sid >= 0, "open: %s", sheaf_last_error()))
         return;
     size_t w = sion_coll_fwrite(buf, 1, sizeof buf, sid);
@@ -300,7 +330,7 @@ static void test_hostile(void)
     int aid = full_api();
     for (int h = HOSTILE_HEADER; h <= HOSTILE_OTHER_GROUP; h++) {
         atomic_store(&g_hostile, h);
-        cfg c = {aid, 2, 0, 512, "", 1, 1};
+        cfg c = {aid, 2, 0, 512, "", 1, 1, 0};
         snprintf(c.fname, sizeof c.fname, "%s/hostile%d.sion", dir, h);
         tc_run(4, hostile_task, &c);
         atomic_store(&g_hostile, HOSTILE_NONE);
@@ -349,7 +379,7 @@ static void test_reinit(void)
 {
     const char *dir = pt_mkdtemp();
     int aid = full_api();
-    cfg c = {aid, 3, 0, 200, "", 1, 1};
+    cfg c = {aid, 3, 0, 200, "", 1, 1, 0};
     snprintf(c.fname, sizeof c.fname, "%s/reinit.sion", dir);
     tc_run(5, reinit_task, &c);
     serial_check(&c, 5);
@@ -385,9 +415,81 @@ static void test_dup(void)
 {
     const char *dir = pt_mkdtemp();
     int aid = full_api();
-    cfg c = {aid, 0, 0, 16, "", 1, 1};
+    cfg c = {aid, 0, 0, 16, "", 1, 1, 0};
     snprintf(c.fname, sizeof c.fname, "%s/dup.sion", dir);
     tc_run(3, dup_task, &c);
+    sion_generic_free_api(aid);
+    pt_rmtree(dir);
+}
+
+/* SIONlib's test_ompimrg1 / test_ompicol2 shape over threadcomm: 8 tasks
+ * as 2 "processes" of 4 "threads" (capability: task % 4 == 0 collects, the
+ * others only send, as SIONlib's OpenMP/hybrid layers say), chunk 100,
+ * fsblksize 16, collsize 2. SIONlib groups whole processes (a task that can
+ * only send always joins): 2 groups of 4, no padding since 400 % 16 == 0
+ * (without capabilities: 4 groups of 2 padded to 208). Merge mode: the
+ * collector's stream gets each sender's data as one piece (the layer hands
+ * it over in pieces of fsblksize), so the blocks are SIONlib's
+ * [400, 400, 380, 300] for coll 100, coll 50, coll 100, own 80, coll 100. */
+static int cap_by_four(void *group) { return tc_group_rank(group) % 4 == 0 ? SION_CAPABILITY_FULL : SION_CAPABILITY_ONLY_SENDER; }
+
+static void hyb_task(tc_task *t)
+{
+    cfg *c = t->arg;
+    pt_rank = t->grank;
+    unsigned char b[100];
+    int sid = open_w(c, t, "", 100);
+    if (!CHECK(sid >= 0, "open: %s", sheaf_last_error()))
+        return;
+    size_t calls[5] = {100, 50, 100, 80, 100};
+    for (int i = 0; i < 5; i++) {
+        memset(b, 'A' + t->grank * 3 + i, sizeof b);
+        size_t w = i == 3 ? sion_fwrite(b, 1, calls[i], sid) : sion_coll_fwrite(b, 1, calls[i], sid);
+        CHECK(w == calls[i], "call %d: %zu of %zu: %s", i, w, calls[i], sheaf_last_error());
+    }
+    CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "close: %s", sheaf_last_error());
+}
+
+static void test_capability_merge(void)
+{
+    const char *dir = pt_mkdtemp();
+    int aid = full_api();
+    CHECK(sion_generic_register_get_capability_cb(aid, cap_by_four) == SION_SUCCESS, "register capability");
+    for (int merge = 0; merge < 2; merge++) {
+        cfg c = {aid, 2, merge, 100, "", 0, 1, 16};
+        snprintf(c.fname, sizeof c.fname, "%s/hyb%d.sion", dir, merge);
+        tc_run(8, hyb_task, &c);
+        int ntasks = 0, nfiles = 0, *gr = NULL;
+        sion_int64 *chunks = NULL;
+        sion_int32 fsblk = 0;
+        FILE *fp = NULL;
+        int sid = sion_open(c.fname, "rb", &ntasks, &nfiles, &chunks, &fsblk, &gr, &fp);
+        if (!CHECK(sid >= 0 && ntasks == 8, "serial open: %s", sheaf_last_error()))
+            continue;
+        int nt = 0, maxb = 0;
+        sion_int64 gskip = 0, vh = 0, *cs = NULL, *grs = NULL, *bc = NULL, *bs = NULL;
+        CHECK(sion_get_locations(sid, &nt, &maxb, &gskip, &vh, &cs, &grs, &bc, &bs) == SION_SUCCESS, "locations");
+        for (int t = 0; t < 8 && cs; t++) {
+            int coll = t % 4 == 0;
+            if (!merge) { /* groups of 4 tasks of 100 B: nothing to pad */
+                CHECK(cs[t] == 100, "plain: task %d chunk %lld (want 100: groups are whole processes)", t,
+                      (long long)cs[t]);
+            } else if (coll) {
+                CHECK(cs[t] == 400 && bc[t] == 4, "merge: collector %d chunk %lld, %lld blocks", t, (long long)cs[t],
+                      (long long)bc[t]);
+                sion_int64 want[4] = {400, 400, 380, 300};
+                for (int k = 0; k < 4 && bc[t] == 4; k++)
+                    CHECK(bs[8 * k + t] == want[k], "merge: collector %d block %d holds %lld, SIONlib %lld", t, k,
+                          (long long)bs[8 * k + t], (long long)want[k]);
+            } else {
+                CHECK(cs[t] == 112 && bc[t] == 1 && bs[t] == 80, "merge: sender %d chunk %lld, %lld blocks, %lld B",
+                      t, (long long)cs[t], (long long)bc[t], (long long)bs[t]);
+            }
+        }
+        sion_close(sid);
+        free(chunks);
+        free(gr);
+    }
     sion_generic_free_api(aid);
     pt_rmtree(dir);
 }
@@ -398,6 +500,7 @@ int main(int argc, char **argv)
                                     {"std_level_falls_back", test_std_level},
                                     {"hostile_spec_refused", test_hostile},
                                     {"reinit", test_reinit},
-                                    {"dup_refused", test_dup}};
-    return pt_main(tests, 5, argc, argv);
+                                    {"dup_refused", test_dup},
+                                    {"capability_and_merge_blocks_as_sionlib", test_capability_merge}};
+    return pt_main(tests, 6, argc, argv);
 }

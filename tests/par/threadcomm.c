@@ -23,7 +23,7 @@ enum { OP_SYNC = 100 };
 
 typedef struct {
     int op, root, datatype, nelem;
-    const void *src;   /* bytes this rank deposits (gather: in; bcast/scatter root: data/out) */
+    const void *src;   /* bytes this rank deposits (gather: in; bcast root: data; scatter root: in; scatterv root: out) */
     void *dst;         /* where this rank withdraws to */
     const int *counts; /* v-ops: counts (used on root only) */
 } tc_args;
@@ -438,7 +438,8 @@ int tc_scatter(void *in, void *out, void *group, int datatype, int nelem, int ro
     if (!h)
         return 1;
     COUNT(h, TC_SCATTER);
-    tc_args a = {.op = TC_SCATTER, .root = root, .datatype = datatype, .nelem = nelem, .src = out, .dst = in};
+    /* SIONlib's order: the root's array is `in`, each task's destination `out` */
+    tc_args a = {.op = TC_SCATTER, .root = root, .datatype = datatype, .nelem = nelem, .src = in, .dst = out};
     return collective(h, a) | injected(h->sh->kind, TC_SCATTER);
 }
 int tc_scatterv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
