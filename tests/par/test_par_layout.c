@@ -131,9 +131,9 @@ static void opener(tc_task *t)
                                    &fp, NULL);
     if (!CHECK(sid >= 0, "open: %s", sheaf_last_error()))
         return;
-    /* the chunk written back: the group's last task got the padding */
-    CHECK(chunk == (g == 4 ? 4096 - 4 * 700 : g == 7 ? 4096 - 2 * 700 : 700), "task %d: chunk %lld", g,
-          (long long)chunk);
+    /* *chunksize stays as given (SIONlib 1.7.6 writes nothing back on a write
+     * open); the group's last task got the padding in the file (checked below) */
+    CHECK(chunk == 700, "task %d: chunk %lld", g, (long long)chunk);
     CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "close: %s", sheaf_last_error());
 }
 
