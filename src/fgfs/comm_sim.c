@@ -309,8 +309,9 @@ static int enter(const sheaf_fgfs_comm *c, int kind, int root, sim_slot s, size_
         g->mismatch = 1;
     if (g->arrived == 0) {
         g->kind = kind, g->root = root, g->maxlen = maxlen, g->op = op, g->mismatch = root < 0 || root >= g->n;
-    } else if (g->kind != kind || g->root != root || g->op != op)
-        g->mismatch = 1;
+    } else if (g->kind != kind || g->root != root || !g->op != !op ||
+               (op && (g->op->combine != op->combine || g->op->max_len != op->max_len)))
+        g->mismatch = 1; /* operators are per-process structs: same function and bound */
     s.rc = 0;
     g->slot[h->rank] = s;
     if (++g->arrived == g->n) {

@@ -136,6 +136,10 @@ int fgfs_ctx_resolve(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_name *nm)
  * process's own failure (0 when nm is valid). */
 int fgfs_classify(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, const char *path,
                   sheaf_fgfs_status *st);
+/* The same, stopping after triage level max_level (1: fully local / unique
+ * / "at least two names", no Bloom filter). */
+int fgfs_classify_to(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, const char *path,
+                     sheaf_fgfs_status *st, int max_level);
 /* Exact grouping of names: table for everyone (t->e malloc'd). */
 int fgfs_group(sheaf_fgfs_ctx *ctx, const char *name, int mycode, const char *path, fgfs_group_table *t);
 int fgfs_group_find(const fgfs_group_table *t, const char *name);

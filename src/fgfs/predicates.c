@@ -107,7 +107,7 @@ int sheaf_fgfs_is_consistent(sheaf_fgfs_ctx *ctx, const char *path, int *answer)
         static sheaf_fgfs_name dummy;
         nm = &dummy; /* read-only use: take part in the collective */
     }
-    int rc = fgfs_classify(ctx, nm, my, path, &st);
+    int rc = fgfs_classify_to(ctx, nm, my, path, &st, 1); /* only "one name?": no Bloom filter */
     if (!rc && st.cls == SHEAF_FGFS_UNIQUE) {
         *answer = 1; /* one name everywhere: consistent by definition, no I/O */
         if (!my)

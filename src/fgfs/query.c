@@ -124,6 +124,12 @@ static int bloom_count(sheaf_fgfs_ctx *ctx, const char *uri, double *est)
 int fgfs_classify(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, const char *path,
                   sheaf_fgfs_status *st)
 {
+    return fgfs_classify_to(ctx, nm, mycode, path, st, 2);
+}
+
+int fgfs_classify_to(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, const char *path,
+                     sheaf_fgfs_status *st, int max_level)
+{
     fgfs_triage_msg m = {{mycode, ctx->rank}, 1, 0, UINT64_MAX, 0};
     if (!mycode) {
         uint64_t h = fgfs_hash64(nm->uri, strlen(nm->uri));
@@ -154,6 +160,10 @@ int fgfs_classify(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, co
         return SHEAF_FGFS_OK;
     }
     st->triage_level = 2;
+    st->cls = SHEAF_FGFS_POORLY; /* at least two names; refined by level 2 */
+    st->servers = 2;
+    if (max_level < 2)
+        return SHEAF_FGFS_OK;
     double est = 0;
     if ((rc = bloom_count(ctx, nm->uri, &est)))
         return rc;
