@@ -65,6 +65,14 @@ extern "C" {
 /* Message of the last failure in this thread ("" if none). Valid until the
  * next failing call in the same thread. Thread-safe. */
 SHEAF_FGFS_API const char *sheaf_fgfs_last_error(void);
+/* Record a message (printf format) as this thread's last error and return
+ * code: for implementations of the collective interface (sheaf_fgfs_comm)
+ * that live outside the library. Thread-safe. */
+SHEAF_FGFS_API int sheaf_fgfs_error(int code, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* ------------------------------------------------------------------ */
 /* 1. Mount table and global names (local, no communication)          */

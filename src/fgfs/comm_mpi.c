@@ -3,8 +3,8 @@
  * MPI_ERRORS_RETURN. reduce: a binomial tree of point-to-point messages of
  * variable length (probe, then receive), each prefixed by one status byte so
  * that a failure below travels up to the root instead of leaving it
- * waiting; bcast: MPI_Bcast of the length, then of the data. */
-#include "fgfs.h"
+ * waiting; bcast: MPI_Bcast of the length, then of the data. Uses only the
+ * public header: a separate library, as any other implementation would be. */
 #include "sheaf_fgfs_mpi.h"
 #include <stdlib.h>
 #include <string.h>
@@ -158,13 +158,13 @@ static const sheaf_fgfs_comm_ops mpi_ops = {m_rank, m_size, m_barrier, m_bcast, 
 int sheaf_fgfs_comm_mpi(MPI_Comm comm, sheaf_fgfs_comm *out)
 {
     if (!out)
-        return fgfs_err(SHEAF_FGFS_EINVAL, "fgfs comm_mpi: NULL output");
+        return sheaf_fgfs_error(SHEAF_FGFS_EINVAL, "fgfs comm_mpi: NULL output");
     MPI_Comm nc;
     if (MPI_Comm_dup(comm, &nc) != MPI_SUCCESS)
-        return fgfs_err(SHEAF_FGFS_ECOMM, "fgfs comm_mpi: MPI_Comm_dup failed");
+        return sheaf_fgfs_error(SHEAF_FGFS_ECOMM, "fgfs comm_mpi: MPI_Comm_dup failed");
     if (wrap(nc, out)) {
         MPI_Comm_free(&nc);
-        return fgfs_err(SHEAF_FGFS_ENOMEM, "fgfs comm_mpi: out of memory");
+        return sheaf_fgfs_error(SHEAF_FGFS_ENOMEM, "fgfs comm_mpi: out of memory");
     }
     return SHEAF_FGFS_OK;
 }

@@ -14,3 +14,12 @@ int fgfs_err(int code, const char *fmt, ...)
 }
 
 const char *sheaf_fgfs_last_error(void) { return errbuf; }
+
+int sheaf_fgfs_error(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+    va_end(ap);
+    return code;
+}

@@ -48,6 +48,8 @@ int sheaf_fgfs_init(sheaf_fgfs_comm *comm, const sheaf_fgfs_config *cfg, sheaf_f
     if (!c->max_group_bytes)
         c->max_group_bytes = 1u << 20;
     ctx->bloom_bits = fgfs_bloom_bits((uint64_t)c->bloom_names);
+    if (!c->host && getenv("SHEAF_FGFS_HOST") && *getenv("SHEAF_FGFS_HOST"))
+        c->host = getenv("SHEAF_FGFS_HOST"); /* tests and simulated nodes */
     if (c->host) {
         if (strlen(c->host) >= sizeof ctx->host && !my)
             my = fgfs_err(SHEAF_FGFS_EINVAL, "fgfs init: host name longer than %zu bytes", sizeof ctx->host - 1);
