@@ -22,8 +22,7 @@ int sheaf_fgfs_status_of(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_statu
     else if (nm)
         rc = fgfs_classify(ctx, nm, my, path, st);
     else {
-        sheaf_fgfs_name dummy; /* still take part in the collectives */
-        dummy.uri[0] = 0;
+        static const sheaf_fgfs_name dummy; /* still take part in the collectives */
         rc = fgfs_classify(ctx, &dummy, my, path, st);
     }
     free(nm);
@@ -100,18 +99,15 @@ int sheaf_fgfs_group_comm(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_comm
 int sheaf_fgfs_is_consistent(sheaf_fgfs_ctx *ctx, const char *path, int *answer)
 {
     NEED_CTX(ctx, path, answer);
-    sheaf_fgfs_name *nm = malloc(sizeof *nm);
-    int my = nm ? fgfs_ctx_resolve(ctx, path, nm) : fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory", path);
+    static const sheaf_fgfs_name dummy; /* without memory: still take part (read only) */
+    sheaf_fgfs_name *alloc = malloc(sizeof *alloc);
+    int my = alloc ? fgfs_ctx_resolve(ctx, path, alloc) : fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory", path);
+    const sheaf_fgfs_name *nm = alloc ? alloc : &dummy;
     sheaf_fgfs_status st;
-    if (!nm) {
-        static sheaf_fgfs_name dummy;
-        nm = &dummy; /* read-only use: take part in the collective */
-    }
     int rc = fgfs_classify_to(ctx, nm, my, path, &st, 1); /* only "one name?": no Bloom filter */
     if (!rc && st.cls == SHEAF_FGFS_UNIQUE) {
         *answer = 1; /* one name everywhere: consistent by definition, no I/O */
-        if (!my)
-            free(nm);
+        free(alloc);
         return SHEAF_FGFS_OK;
     }
     fgfs_group_table t = {0};
@@ -138,7 +134,6 @@ int sheaf_fgfs_is_consistent(sheaf_fgfs_ctx *ctx, const char *path, int *answer)
             *answer = h.have == t.n && h.hmin == h.hmax;
     }
     fgfs_group_table_free(&t);
-    if (!my)
-        free(nm);
+    free(alloc);
     return rc;
 }
