@@ -195,7 +195,6 @@ typedef struct sheaf_fgfs_sim_stats {
     long reduces, bcasts, splits, barriers;
     long rounds;             /* sum over collectives of ceil(log2 members) */
     size_t max_msg;          /* largest message between two processes (bytes) */
-    long max_resident_msgs;  /* reserved */
 } sheaf_fgfs_sim_stats;
 SHEAF_FGFS_API int sheaf_fgfs_sim_run(int nprocs, size_t stack_kib,
                                       int (*fn)(sheaf_fgfs_comm *world, int rank, void *arg), void *arg,

@@ -61,19 +61,23 @@ int fgfs_async_build(sheaf_fgfs_ctx *ctx)
     for (uint32_t i = 0; i < t.n && !rc; i++) {
         char mp[FGFS_PATH];
         snprintf(mp, sizeof mp, "%.*s", (int)t.e[i].len, t.e[i].name);
+        char *copy = ctx->amap ? strdup(mp) : NULL;
+        if (!copy && !my)
+            my = fgfs_err(SHEAF_FGFS_ENOMEM, "async init: out of memory");
+        /* a local failure travels in this classification's status word, so
+         * that init fails on every process or on none */
         int mine = my;
-        /* the mount point need not exist here: resolve it lexically */
-        if (!mine)
+        if (!mine) /* the mount point need not exist here: resolve it lexically */
             mine = sheaf_fgfs_resolve(ctx->mounts, ctx->host, mp, ctx->cfg.flags | SHEAF_FGFS_NOREALPATH, nm);
         sheaf_fgfs_status st;
-        static sheaf_fgfs_name dummy;
+        static const sheaf_fgfs_name dummy;
         rc = fgfs_classify(ctx, nm && !my ? nm : &dummy, mine, mp, &st);
-        if (!rc && ctx->amap) {
-            if (!(ctx->amap[i].mp = strdup(mp)))
-                my = fgfs_err(SHEAF_FGFS_ENOMEM, "async init: out of memory");
+        if (!rc) {
+            ctx->amap[i].mp = copy;
             ctx->amap[i].st = st;
             ctx->namap = (int)i + 1;
-        }
+        } else
+            free(copy);
     }
     free(nm);
     fgfs_group_table_free(&t);

@@ -266,6 +266,8 @@ int sheaf_fgfs_select(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_criteria *c, sheaf_f
         sheaf_fgfs_choice ch;
         int fits = 0;
         snprintf(mp, sizeof mp, "%.*s", (int)u.e[i].len, u.e[i].name);
+        if (!strncmp(mp, "/proc/", 6) || !strncmp(mp, "/sys/", 5))
+            continue; /* e.g. the cgroup tmpfs: not storage (the same on every process: the union is) */
         memset(&ch, 0, sizeof ch);
         rc = judge(ctx, s, c, mp, &ch, &fits);
         if (!rc && fits)

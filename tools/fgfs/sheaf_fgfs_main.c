@@ -30,7 +30,7 @@ static void usage(FILE *o)
 {
     fprintf(o, "usage: [mpiexec -n P] sheaf-fgfs [--json] [--async] [--threshold N] [--site FILE] [-v]\n"
                "                  classify|groups|consistent PATH...\n"
-               "       [mpiexec -n P] sheaf-fgfs [--json] select --bytes N [--dist unique|low|high|full]\n"
+               "       [mpiexec -n P] sheaf-fgfs [--json] select --bytes N[K|M|G|T] [--dist unique|low|high|full]\n"
                "                  [--speed low|high] [--scal single|multi]\n"
                "classify: fully/well/poorly distributed or unique; groups: processes sharing the path\n"
                "(number, size and representative of the groups); consistent: the same bytes everywhere;\n"
@@ -44,6 +44,27 @@ static int pick(const char *v, const char *const *names, int n)
         if (!strcmp(v, names[i]))
             return i + 1;
     return -1;
+}
+
+/* N with an optional K/M/G/T suffix (powers of 1024); -1 when malformed */
+static int parse_bytes(const char *v, unsigned long long *out)
+{
+    char *e = NULL;
+    unsigned long long n = strtoull(v, &e, 10);
+    int shift = 0;
+    if (e == v)
+        return -1;
+    switch (*e) {
+    case 'K': case 'k': shift = 10; e++; break;
+    case 'M': case 'm': shift = 20; e++; break;
+    case 'G': case 'g': shift = 30; e++; break;
+    case 'T': case 't': shift = 40; e++; break;
+    default: break;
+    }
+    if (*e || (shift && n > (~0ull >> shift)))
+        return -1;
+    *out = n << shift;
+    return 0;
 }
 
 static int parse(int argc, char **argv, opts *o)
@@ -74,8 +95,9 @@ static int parse(int argc, char **argv, opts *o)
         for (; i + 1 < argc; i += 2) {
             const char *k = argv[i], *v = argv[i + 1];
             int x = 0;
-            if (!strcmp(k, "--bytes"))
-                o->crit.bytes_per_process = strtoull(v, NULL, 0), have_bytes = 1;
+            unsigned long long b;
+            if (!strcmp(k, "--bytes") && !parse_bytes(v, &b))
+                o->crit.bytes_per_process = b, have_bytes = 1;
             else if (!strcmp(k, "--dist") && (x = pick(v, dist, 4)) > 0)
                 o->crit.distribution = (sheaf_fgfs_dist_req)x;
             else if (!strcmp(k, "--speed") && (x = pick(v, speed, 2)) > 0)
