@@ -213,10 +213,10 @@ typedef struct sheaf_fgfs_config {
     int well_threshold;       /* servers >= this: well distributed (0: 16) */
     int bloom_names;          /* Bloom filter sized for this many names at 50% density (0: 4096) */
     size_t max_group_bytes;   /* bound of an exact grouping table (0: 1 MiB) */
-    const sheaf_fgfs_mounts *mounts; /* NULL: sheaf_fgfs_mounts_load() at init (owned by the context) */
-    const char *host;         /* NULL: gethostname */
+    const sheaf_fgfs_mounts *mounts; /* NULL: sheaf_fgfs_mounts_load() at init (owned by the context); else not copied */
+    const char *host;         /* NULL: $SHEAF_FGFS_HOST, else gethostname (copied) */
     int flags;                /* SHEAF_FGFS_NOREALPATH */
-    const char *site_config;  /* performance parameters for select (NULL: $SHEAF_FGFS_SITE or built-ins) */
+    const char *site_config;  /* file of site parameters for select (NULL: $SHEAF_FGFS_SITE or built-ins); not copied */
 } sheaf_fgfs_config;
 
 /* Create a context over comm (not copied: it must outlive the context).
