@@ -20,6 +20,28 @@ typedef struct opts {
     char **paths;
 } opts;
 
+/* s as a JSON string (quotes, backslashes and control characters escaped)
+ * in one of two static buffers: two may appear in one printf */
+static const char *js(const char *s)
+{
+    static char buf[2][3 * 4096 + 8];
+    static int which;
+    char *o = buf[which ^= 1], *start = o;
+    *o++ = '"';
+    for (; *s && o - start < (long)sizeof buf[0] - 8; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            *o++ = '\\', *o++ = (char)c;
+        else if (c < 0x20)
+            o += sprintf(o, "\\u%04x", c);
+        else
+            *o++ = (char)c;
+    }
+    *o++ = '"';
+    *o = 0;
+    return start;
+}
+
 static const char *cls_name(sheaf_fgfs_class c)
 {
     static const char *n[] = {"fully-distributed", "well-distributed", "poorly-distributed", "unique"};
@@ -126,8 +148,8 @@ static int one_path(sheaf_fgfs_ctx *ctx, const opts *o, int rank, const char *pa
         if ((rc = sheaf_fgfs_status_of(ctx, path, &st)))
             return rc;
         if (rank == 0 && o->json)
-            printf("%s\n  {\"path\": \"%s\", \"class\": \"%s\", \"servers\": %.1f, \"all_local\": %d, \"triage_level\": %d}",
-                   sep, path, cls_name(st.cls), st.servers, st.all_local, st.triage_level);
+            printf("%s\n  {\"path\": %s, \"class\": \"%s\", \"servers\": %.1f, \"all_local\": %d, \"triage_level\": %d}",
+                   sep, js(path), cls_name(st.cls), st.servers, st.all_local, st.triage_level);
         else if (rank == 0)
             printf("%-40s %-19s servers~%.1f (triage level %d)\n", path, cls_name(st.cls), st.servers,
                    st.triage_level);
@@ -136,8 +158,8 @@ static int one_path(sheaf_fgfs_ctx *ctx, const opts *o, int rank, const char *pa
         if ((rc = sheaf_fgfs_pardesc_of(ctx, path, &d)))
             return rc;
         if (rank == 0 && o->json)
-            printf("%s\n  {\"path\": \"%s\", \"groups\": %d, \"rank0\": {\"group\": %d, \"size\": %d, \"rep\": %d}}", sep,
-                   path, d.ngroups, d.group, d.group_size, d.rep);
+            printf("%s\n  {\"path\": %s, \"groups\": %d, \"rank0\": {\"group\": %d, \"size\": %d, \"rep\": %d}}", sep,
+                   js(path), d.ngroups, d.group, d.group_size, d.rep);
         else if (rank == 0)
             printf("%-40s %d group(s); rank 0: group %d of size %d, representative %d\n", path, d.ngroups, d.group,
                    d.group_size, d.rep);
@@ -148,7 +170,7 @@ static int one_path(sheaf_fgfs_ctx *ctx, const opts *o, int rank, const char *pa
         if ((rc = sheaf_fgfs_is_consistent(ctx, path, &a)))
             return rc;
         if (rank == 0 && o->json)
-            printf("%s\n  {\"path\": \"%s\", \"consistent\": %s}", sep, path, a ? "true" : "false");
+            printf("%s\n  {\"path\": %s, \"consistent\": %s}", sep, js(path), a ? "true" : "false");
         else if (rank == 0)
             printf("%-40s %s\n", path, a ? "consistent" : "NOT consistent");
     }
@@ -165,9 +187,9 @@ static int do_select(sheaf_fgfs_ctx *ctx, const opts *o, int rank)
         printf("{\"bytes_per_process\": %llu, \"choices\": [", (unsigned long long)o->crit.bytes_per_process);
     for (int i = 0; i < n; i++) {
         if (o->json)
-            printf("%s\n  {\"mount\": \"%s\", \"fstype\": \"%s\", \"class\": \"%s\", \"groups\": %d, \"max_group\": %d, "
+            printf("%s\n  {\"mount\": %s, \"fstype\": %s, \"class\": \"%s\", \"groups\": %d, \"max_group\": %d, "
                    "\"speed_mbs\": %.0f, \"scalability\": %.0f, \"multi\": %d, \"score\": %.1f, \"min_free\": %llu}",
-                   i ? "," : "", ch[i].mount_point, ch[i].fstype, cls_name(ch[i].cls), ch[i].ngroups, ch[i].max_group,
+                   i ? "," : "", js(ch[i].mount_point), js(ch[i].fstype), cls_name(ch[i].cls), ch[i].ngroups, ch[i].max_group,
                    ch[i].speed_mbs, ch[i].scalability, ch[i].multi, ch[i].score, (unsigned long long)ch[i].min_free);
         else
             printf("%2d. %-32s %-8s %-19s groups %-4d score %8.1f  free>=%llu MiB\n", i + 1, ch[i].mount_point,
