@@ -6,7 +6,7 @@
  * bind -> fully distributed (NODES groups, bind and its source have one
  * name); one -> unique and consistent; half-* -> poorly distributed, 2
  * groups, representatives 0 and NODES/2 x PPN; half-same consistent,
- * half-diff not (with "injected" the bytes are the host's: not checked);
+ * half-diff not, the node-local copies (different per node) not (with "injected" the bytes are the host's: not checked);
  * select: full distribution -> local, unique -> one. Rank 0 prints what it
  * found; the exit status is 1 on every rank when any check failed anywhere. */
 #include <mpi.h>
@@ -82,6 +82,8 @@ int main(int argc, char **argv)
         }
         CHECK(sheaf_fgfs_is_consistent(ctx, p_one, &a) == 0 && a == 1);
         if (!injected) {
+            /* node-local copies that differ (each node wrote its own name): one hash per node */
+            CHECK(sheaf_fgfs_is_consistent(ctx, p_local, &a) == 0 && a == (nodes == 1));
             CHECK(sheaf_fgfs_is_consistent(ctx, p_same, &a) == 0 && a == 1);
             int rc = sheaf_fgfs_is_consistent(ctx, p_diff, &a);
             CHECK(rc == 0 && a == (nodes > 1 ? 0 : 1));
