@@ -56,7 +56,13 @@ run() {
 down() {
     local dir=$1
     if [ -f "$dir/pids" ]; then
-        while read -r p; do kill "$p" 2>/dev/null || true; done < "$dir/pids"
+        # only the servers this bed started: a pid from the file is killed
+        # only while it still runs fusesrv for this directory (never a reused pid)
+        while read -r p; do
+            if tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | grep -q "fusesrv.* $dir/pids"; then
+                kill "$p" 2>/dev/null || true
+            fi
+        done < "$dir/pids"
         rm -f "$dir/pids"
     fi
     for f in "$dir"/ns/node*.mnt "$dir"/ns/node*.uts; do
