@@ -140,6 +140,9 @@ int fgfs_classify(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, co
  * / "at least two names", no Bloom filter). */
 int fgfs_classify_to(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, const char *path,
                      sheaf_fgfs_status *st, int max_level);
+/* The same from a name and its locality (uri ignored when mycode != 0). */
+int fgfs_classify_uri(sheaf_fgfs_ctx *ctx, const char *uri, int local, int mycode, const char *path,
+                      sheaf_fgfs_status *st, int max_level);
 /* Exact grouping of names: table for everyone (t->e malloc'd). */
 int fgfs_group(sheaf_fgfs_ctx *ctx, const char *name, int mycode, const char *path, fgfs_group_table *t);
 int fgfs_group_find(const fgfs_group_table *t, const char *name);

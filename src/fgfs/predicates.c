@@ -16,16 +16,20 @@ int sheaf_fgfs_status_of(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_statu
     NEED_CTX(ctx, path, st);
     sheaf_fgfs_name *nm = malloc(sizeof *nm);
     int my = nm ? fgfs_ctx_resolve(ctx, path, nm) : fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory", path);
-    int rc;
-    if (ctx->cfg.mode == SHEAF_FGFS_ASYNC)
-        rc = my ? my : fgfs_async_lookup(ctx, nm, st);
-    else if (nm)
-        rc = fgfs_classify(ctx, nm, my, path, st);
-    else {
-        static const sheaf_fgfs_name dummy; /* still take part in the collectives */
-        rc = fgfs_classify(ctx, &dummy, my, path, st);
+    if (ctx->cfg.mode == SHEAF_FGFS_ASYNC) {
+        int rc = my ? my : fgfs_async_lookup(ctx, nm, st);
+        free(nm);
+        return rc;
     }
+    /* only the name and its locality travel: the 8 KiB struct is gone
+     * before the collectives (10^5 simulated processes hold theirs at once) */
+    char *uri = !my ? strdup(nm->uri) : NULL;
+    int local = !my && nm->local;
+    if (!my && !uri)
+        my = fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory", path);
     free(nm);
+    int rc = fgfs_classify_uri(ctx, uri ? uri : "", local, my, path, st, 2);
+    free(uri);
     return rc;
 }
 
@@ -49,30 +53,51 @@ int sheaf_fgfs_is_well_distributed(sheaf_fgfs_ctx *c, const char *p, int *a) { r
 int sheaf_fgfs_is_poorly_distributed(sheaf_fgfs_ctx *c, const char *p, int *a) { return predicate(c, p, a, 2); }
 int sheaf_fgfs_is_unique(sheaf_fgfs_ctx *c, const char *p, int *a) { return predicate(c, p, a, 3); }
 
-/* resolve + exact grouping; *nm and *t for the caller (free both) */
-static int grouped(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_name **nmp, fgfs_group_table *t, int *mine)
+/* this process's name (and resolved path) on the heap, sized to fit: the
+ * 8 KiB sheaf_fgfs_name is freed before any collective */
+typedef struct small_name { char *uri, *path; int local; } small_name;
+
+static int small_resolve(sheaf_fgfs_ctx *ctx, const char *path, small_name *sn)
 {
+    sn->uri = sn->path = NULL;
+    sn->local = 0;
     sheaf_fgfs_name *nm = malloc(sizeof *nm);
     int my = nm ? fgfs_ctx_resolve(ctx, path, nm) : fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory", path);
-    int rc = fgfs_group(ctx, my ? "" : nm->uri, my, path, t);
-    if (!rc && (*mine = fgfs_group_find(t, nm->uri)) < 0) {
+    if (!my) {
+        sn->uri = strdup(nm->uri);
+        sn->path = strdup(nm->path);
+        sn->local = nm->local;
+        if (!sn->uri || !sn->path)
+            my = fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory", path);
+    }
+    free(nm);
+    return my;
+}
+static void small_free(small_name *sn)
+{
+    free(sn->uri);
+    free(sn->path);
+}
+
+/* resolve + exact grouping: the table and my group */
+static int grouped(sheaf_fgfs_ctx *ctx, const char *path, fgfs_group_table *t, int *mine)
+{
+    small_name sn;
+    int my = small_resolve(ctx, path, &sn);
+    int rc = fgfs_group(ctx, my ? "" : sn.uri, my, path, t);
+    if (!rc && (*mine = fgfs_group_find(t, sn.uri)) < 0) {
         fgfs_group_table_free(t);
-        rc = fgfs_err(SHEAF_FGFS_ECOMM, "%s: my name %s is missing from the group table", path, nm->uri);
+        rc = fgfs_err(SHEAF_FGFS_ECOMM, "%s: my name %s is missing from the group table", path, sn.uri);
     }
-    if (rc) {
-        free(nm);
-        return rc;
-    }
-    *nmp = nm;
-    return SHEAF_FGFS_OK;
+    small_free(&sn);
+    return rc;
 }
 
 int sheaf_fgfs_pardesc_of(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_pardesc *d)
 {
     NEED_CTX(ctx, path, d);
-    sheaf_fgfs_name *nm;
     fgfs_group_table t;
-    int g, rc = grouped(ctx, path, &nm, &t, &g);
+    int g, rc = grouped(ctx, path, &t, &g);
     if (rc)
         return rc;
     d->ngroups = (int)t.n;
@@ -80,7 +105,6 @@ int sheaf_fgfs_pardesc_of(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_pard
     d->group_size = (int)t.e[g].members;
     d->rep = (int)t.e[g].rep;
     fgfs_group_table_free(&t);
-    free(nm);
     return SHEAF_FGFS_OK;
 }
 
@@ -99,24 +123,22 @@ int sheaf_fgfs_group_comm(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_comm
 int sheaf_fgfs_is_consistent(sheaf_fgfs_ctx *ctx, const char *path, int *answer)
 {
     NEED_CTX(ctx, path, answer);
-    static const sheaf_fgfs_name dummy; /* without memory: still take part (read only) */
-    sheaf_fgfs_name *alloc = malloc(sizeof *alloc);
-    int my = alloc ? fgfs_ctx_resolve(ctx, path, alloc) : fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory", path);
-    const sheaf_fgfs_name *nm = alloc ? alloc : &dummy;
+    small_name sn;
+    int my = small_resolve(ctx, path, &sn);
     sheaf_fgfs_status st;
-    int rc = fgfs_classify_to(ctx, nm, my, path, &st, 1); /* only "one name?": no Bloom filter */
+    int rc = fgfs_classify_uri(ctx, my ? "" : sn.uri, sn.local, my, path, &st, 1); /* "one name?": no Bloom */
     if (!rc && st.cls == SHEAF_FGFS_UNIQUE) {
         *answer = 1; /* one name everywhere: consistent by definition, no I/O */
-        free(alloc);
+        small_free(&sn);
         return SHEAF_FGFS_OK;
     }
     fgfs_group_table t = {0};
     if (!rc)
-        rc = fgfs_group(ctx, nm->uri, 0, path, &t);
-    int g = rc ? -1 : fgfs_group_find(&t, nm->uri);
+        rc = fgfs_group(ctx, sn.uri, 0, path, &t);
+    int g = rc ? -1 : fgfs_group_find(&t, sn.uri);
     fgfs_hash_msg h = {{0, ctx->rank}, 0, 0, 0, 0};
     if (!rc && g >= 0 && t.e[g].rep == (uint32_t)ctx->rank) {
-        h.st.code = fgfs_hash_file(nm->path, &h.hmin);
+        h.st.code = fgfs_hash_file(sn.path, &h.hmin);
         h.have = h.st.code == 0;
         h.hmax = h.hmin;
     }
@@ -134,6 +156,6 @@ int sheaf_fgfs_is_consistent(sheaf_fgfs_ctx *ctx, const char *path, int *answer)
             *answer = h.have == t.n && h.hmin == h.hmax;
     }
     fgfs_group_table_free(&t);
-    free(alloc);
+    small_free(&sn);
     return rc;
 }

@@ -132,10 +132,16 @@ int fgfs_classify(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, co
 int fgfs_classify_to(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, const char *path,
                      sheaf_fgfs_status *st, int max_level)
 {
+    return fgfs_classify_uri(ctx, nm->uri, nm->local, mycode, path, st, max_level);
+}
+
+int fgfs_classify_uri(sheaf_fgfs_ctx *ctx, const char *uri, int local, int mycode, const char *path,
+                      sheaf_fgfs_status *st, int max_level)
+{
     fgfs_triage_msg m = {{mycode, ctx->rank}, 1, 0, UINT64_MAX, 0};
     if (!mycode) {
-        uint64_t h = fgfs_hash64(nm->uri, strlen(nm->uri));
-        m.all_local = m.any_local = (uint32_t)nm->local;
+        uint64_t h = fgfs_hash64(uri, strlen(uri));
+        m.all_local = m.any_local = (uint32_t)local;
         m.hmin = m.hmax = h;
     }
     uint8_t buf[FGFS_TRIAGE_LEN];
@@ -167,7 +173,7 @@ int fgfs_classify_to(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode,
     if (max_level < 2)
         return SHEAF_FGFS_OK;
     double est = 0;
-    if ((rc = bloom_count(ctx, nm->uri, &est)))
+    if ((rc = bloom_count(ctx, uri, &est)))
         return rc;
     st->servers = est < 2 ? 2 : est; /* level 1 saw two different names */
     st->cls = st->servers >= ctx->cfg.well_threshold ? SHEAF_FGFS_WELL : SHEAF_FGFS_POORLY;

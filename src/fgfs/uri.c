@@ -81,17 +81,16 @@ static int absolute(const char *path, int flags, char *out)
                 return 0;
         }
     }
-    char tmp[FGFS_PATH];
-    if (path[0] == '/') {
-        if (strlen(path) >= sizeof tmp)
-            return -1;
-        strcpy(tmp, path);
-    } else {
-        char cwd[FGFS_PATH];
-        if (!getcwd(cwd, sizeof cwd) || snprintf(tmp, sizeof tmp, "%s/%s", cwd, path) >= (int)sizeof tmp)
-            return -1;
-    }
-    return fgfs_normalize(tmp, out, FGFS_PATH);
+    if (path[0] == '/')
+        return fgfs_normalize(path, out, FGFS_PATH);
+    /* relative: on the heap, to keep the stacks of simulated processes small */
+    char *cwd = malloc(FGFS_PATH), *tmp = malloc(FGFS_PATH);
+    int rc = !cwd || !tmp || !getcwd(cwd, FGFS_PATH) || snprintf(tmp, FGFS_PATH, "%s/%s", cwd, path) >= FGFS_PATH
+                 ? -1
+                 : fgfs_normalize(tmp, out, FGFS_PATH);
+    free(cwd);
+    free(tmp);
+    return rc;
 }
 
 /* rest of p below mount point e ("" or "/..."), prefixed by the root field */
@@ -193,6 +192,33 @@ static void local_uri(sbuf *b, const sheaf_fgfs_mounts *m, const fgfs_mount *e, 
     fs_relative(b, e, p);
 }
 
+/* an image mount: image+<name of its backing file>!/REST (node-local when
+ * the backing file cannot be traced); buffers on the heap */
+static int image_uri(sbuf *b, const sheaf_fgfs_mounts *m, const fgfs_mount *e, const char *host, const char *p,
+                     int depth, int *local)
+{
+    char *bk = malloc(2 * FGFS_PATH), *norm = bk ? bk + FGFS_PATH : NULL;
+    sheaf_fgfs_name *inner = bk ? malloc(sizeof *inner) : NULL;
+    const char *backing = inner && depth < MAX_IMAGE_DEPTH ? backing_file(m, e, bk, FGFS_PATH) : NULL;
+    int rc = SHEAF_FGFS_OK;
+    if (!inner)
+        rc = fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory", p);
+    else if (!backing)
+        local_uri(b, m, e, host, p);
+    else if (fgfs_normalize(backing, norm, FGFS_PATH))
+        rc = fgfs_err(SHEAF_FGFS_EINVAL, "%s: backing file %s is not an absolute path", p, backing);
+    else if (!(rc = resolve_abs(m, host, norm, depth + 1, inner))) {
+        *local = inner->local;
+        puts_(b, "image+");
+        puts_(b, inner->uri);
+        puts_(b, "!");
+        fs_relative(b, e, p);
+    }
+    free(inner);
+    free(bk);
+    return rc;
+}
+
 static int remote_uri(sbuf *b, const sheaf_fgfs_mounts *m, const fgfs_mount *e, const char *host, const char *p,
                       int depth, int *local)
 {
@@ -278,28 +304,10 @@ static int resolve_abs(const sheaf_fgfs_mounts *m, const char *host, const char 
     out->kind = e->kind;
     out->mount = i;
     out->local = 1;
-    char bk[FGFS_PATH];
-    const char *backing;
     if (e->kind == SHEAF_FGFS_IMAGE || (e->kind == SHEAF_FGFS_FUSE && !strcmp(e->fstype, "fuse.squashfuse"))) {
-        if (depth < MAX_IMAGE_DEPTH && (backing = backing_file(m, e, bk, sizeof bk))) {
-            sheaf_fgfs_name *inner = malloc(sizeof *inner);
-            char norm[FGFS_PATH];
-            if (!inner)
-                return fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory", p);
-            int rc = fgfs_normalize(backing, norm, sizeof norm) ? SHEAF_FGFS_EINVAL
-                                                                 : resolve_abs(m, host, norm, depth + 1, inner);
-            if (!rc) {
-                out->local = inner->local;
-                puts_(&b, "image+");
-                puts_(&b, inner->uri);
-                puts_(&b, "!");
-                fs_relative(&b, e, p);
-            }
-            free(inner);
-            if (rc)
-                return rc;
-        } else
-            local_uri(&b, m, e, host, p); /* an image we cannot trace: node-local */
+        int rc = image_uri(&b, m, e, host, p, depth, &out->local);
+        if (rc)
+            return rc;
     } else if (e->kind == SHEAF_FGFS_FUSE && (strstr(e->fstype, "lxcfs") || strstr(e->fstype, "portal") ||
                                               strstr(e->fstype, "gvfsd"))) {
         local_uri(&b, m, e, host, p); /* node-local FUSE services */
