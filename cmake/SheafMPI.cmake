@@ -97,10 +97,12 @@ if(SHEAF_MPI_IMPL STREQUAL "openmpi")
   # permission is given by environment so it holds whoever configured the tree.
   list(APPEND SHEAF_MPIEXEC_PREFLAGS --oversubscribe)
   list(APPEND SHEAF_MPI_ENV OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    # no single-copy (CMA/ptrace) in shared memory: containers forbid ptrace
+    # no single-copy (CMA) in shared memory: it needs ptrace permission,
+    # which containers often deny
     OMPI_MCA_btl_vader_single_copy_mechanism=none
-    # every rank is on this machine: shared memory (vader) and self only, and
-    # the runtime's own TCP (oob) on loopback: nothing listens beyond it
+    # every rank is on this machine: shared memory (vader) and self only; the
+    # runtime's own TCP (oob) advertises loopback only (where it listens is
+    # what SHEAF_MPI_LOOPBACK_ONLY takes care of)
     OMPI_MCA_btl=self,vader OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
     # ranks wait in sched_yield rather than spin flat out when oversubscribed
     OMPI_MCA_mpi_yield_when_idle=1)
