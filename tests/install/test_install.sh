@@ -233,7 +233,10 @@ fi
 
 step "find_package(sheaf) consumer (shared and static${mpi:+, and sheaf::sheaf_mpi})"
 mpi_consumer=()
-[ -n "$mpi" ] && mpi_consumer=(-DSHEAF_MPI_EXAMPLE="$src/examples/mpi/sion_mpi_example.c")
+# the consumer's find_package(MPI) must find the MPI sheaf was built with (not
+# whatever `mpicc` is on the PATH: Debian's alternatives may name another MPI)
+[ -n "$mpi" ] && mpi_consumer=(-DSHEAF_MPI_EXAMPLE="$src/examples/mpi/sion_mpi_example.c"
+                               -DMPI_C_COMPILER="$mpicc")
 "$cmake" -S "$src/tests/install/consumer" -B "$tmp/consumer" -DCMAKE_C_COMPILER="$cc" \
     -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release "${mpi_consumer[@]}" \
     -DCMAKE_C_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" >"$tmp/consumer.log" 2>&1 || {
