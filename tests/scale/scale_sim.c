@@ -360,10 +360,11 @@ static void csv_rows(FILE *f, const run *r)
 
 static void print_run(const run *r)
 {
-    printf("P=%d numfiles=%d tasks/file=%d: %.2f s, RSS peak %.0f MiB, stack touched max %.1f KiB mean %.1f KiB, "
-           "%lld switches\n",
+    printf("P=%d numfiles=%d tasks/file=%d: %.2f s, RSS peak %.0f MiB, stack resident at the end max %.1f KiB mean "
+           "%.1f KiB, stack depth while waiting max %.1f KiB mean %.1f KiB, %lld switches\n",
            r->P, r->nf, r->tpf, r->wall, r->rss_mb, r->info.stack_max_touched / 1024.0,
-           r->info.stack_mean_touched / 1024.0, (long long)r->info.switches);
+           r->info.stack_mean_touched / 1024.0, r->info.depth_max / 1024.0, r->info.depth_mean / 1024.0,
+           (long long)r->info.switches);
     printf("  %-11s %9s %9s %9s %9s %9s %11s %11s %11s %10s %10s %8s\n", "phase", "calls", "sent max", "sent mean",
            "recv max", "recv mean", "buf root", "buf master", "buf other", "heap root", "heap mast", "wall s");
     for (int ph = 0; ph < PH_N; ph++) {
@@ -554,6 +555,8 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--check"))
             chk = 1;
+        else if (!strcmp(a, "--trim"))
+            sim_trim_stacks = 1;
         else if (!strcmp(a, "--keep"))
             o.keep = 1;
         else if (!strcmp(a, "-P") && v)
@@ -572,7 +575,7 @@ int main(int argc, char **argv)
             o.stack = (size_t)atoi(argv[++i]) * 1024;
         else {
             fprintf(stderr, "usage: %s [--check] [-P 1000,1e4] [-f 1,tpf1024] [--dir D] [--csv F] [--bytes N] "
-                    "[--fsblk N] [--stack KiB] [--keep]\n", argv[0]);
+                    "[--fsblk N] [--stack KiB] [--trim] [--keep]\n", argv[0]);
             return 2;
         }
     }

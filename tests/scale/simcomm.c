@@ -83,10 +83,13 @@ double sim_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
-static int64_t now_ns(void)
+/* CPU time of this OS thread: all tasks run on it, so the difference over a
+ * slice is the CPU the task used in it (time the machine gave to other
+ * processes is not counted) */
+static int64_t cpu_ns(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
@@ -542,6 +545,38 @@ double sim_sync(sim_task *t, int64_t key)
 }
 
 /* ---- running ---- */
+int sim_trim_stacks;
+static int64_t g_depth_max;
+static double g_depth_sum;
+static int64_t g_depth_n;
+
+/* A task gave the CPU back (it waits in a collective): note how deep its
+ * stack is, and with sim_trim_stacks give the pages below it back to the
+ * system (a deep call made earlier, e.g. opening a file, left them resident;
+ * they hold nothing the task needs). */
+static void suspended(tctx *t, unsigned char *base, size_t size, size_t pg)
+{
+#if defined(__x86_64__)
+    uintptr_t sp = (uintptr_t)t->uc.uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    uintptr_t sp = (uintptr_t)t->uc.uc_mcontext.sp;
+#else
+    uintptr_t sp = 0;
+#endif
+    if (!sp || sp < (uintptr_t)base || sp > (uintptr_t)base + size)
+        return;
+    int64_t depth = (int64_t)((uintptr_t)base + size - sp);
+    if (depth > g_depth_max)
+        g_depth_max = depth;
+    g_depth_sum += (double)depth;
+    g_depth_n++;
+    if (sim_trim_stacks) {
+        uintptr_t lo = (uintptr_t)base, hi = (sp - 512) & ~(uintptr_t)(pg - 1); /* 512: red zone and more */
+        if (hi > lo)
+            madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    }
+}
+
 int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_run_info *info)
 {
     long pg = sysconf(_SC_PAGESIZE);
@@ -564,6 +599,9 @@ int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_ru
             munmap(stacks, total);
         return -1;
     }
+    g_depth_max = 0;
+    g_depth_sum = 0;
+    g_depth_n = 0;
     S.world->kind = SIM_GLOBAL;
     S.world->size = P;
     S.world->filenumber = -1;
@@ -591,10 +629,12 @@ int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_ru
         S.cur = i;
         restore_err(t);
         sim_cur_acct = &t->pub.mem;
-        int64_t t0 = now_ns();
+        int64_t t0 = cpu_ns();
         swapcontext(&S.sched, &t->uc);
-        t->pub.st.busy_ns += now_ns() - t0;
+        t->pub.st.busy_ns += cpu_ns() - t0;
         sim_cur_acct = NULL;
+        if (t->state != T_DONE)
+            suspended(t, stacks + (size_t)i * stack_bytes, stack_bytes, (size_t)pg);
         S.cur = -1;
         save_err(t);
         S.switches++;
@@ -621,6 +661,8 @@ int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_ru
         info->stack_bytes = stack_bytes;
         info->switches = S.switches;
         info->layer_mem = S.layer;
+        info->depth_max = g_depth_max;
+        info->depth_mean = g_depth_n ? g_depth_sum / (double)g_depth_n : 0;
         size_t np = stack_bytes / (size_t)pg;
         unsigned char *vec = malloc(np);
         double sum = 0;

@@ -54,7 +54,7 @@ typedef struct sim_stats {
     long calls[SIM_NKIND][SIM_NOP];
     int64_t sent, recv; /* bytes through the callbacks */
     int64_t maxbuf;     /* largest buffer of one callback (send or receive) */
-    int64_t busy_ns;    /* time this task ran */
+    int64_t busy_ns;    /* CPU time this task used (user + system, CLOCK_THREAD_CPUTIME_ID) */
 } sim_stats;
 
 /* Optional per-call log of one task (e.g. task 0): group kind, operation and
@@ -79,6 +79,9 @@ typedef struct sim_run_info {
     double stack_mean_touched;
     int64_t switches;          /* context switches */
     sim_acct layer_mem;        /* the layer's own buffers (collective instances, groups) */
+    int64_t depth_max;         /* deepest stack of a task waiting in a collective (bytes) */
+    double depth_mean;
+
 } sim_run_info;
 
 /* Run fn as P tasks (ranks 0..P-1) with stack_bytes of stack each; returns
@@ -87,6 +90,10 @@ typedef struct sim_run_info {
  * disagree on operation, root, datatype or counts) prints the state and
  * ends the process with exit code 3. info may be NULL. */
 int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_run_info *info);
+/* 1: when a task waits, release its stack pages below the stack pointer
+ * (madvise), so resident stack = depth at the wait, not the deepest call
+ * ever made (for runs of 10^5+ tasks; costs one system call per switch). */
+extern int sim_trim_stacks;
 /* The running task (NULL in the scheduler). */
 sim_task *sim_self(void);
 
