@@ -51,7 +51,7 @@ typedef struct run {
     char fname[4200];
     agg a[PH_N][R_N];
     long calls_root[PH_N][SIM_NKIND][SIM_NOP], calls_other[PH_N][SIM_NKIND][SIM_NOP];
-    double tsync[PH_N + 1];
+    double tsync[PH_N + 1], csync[PH_N + 1];
     sim_call rootlog[PH_N][32];
     int nrootlog[PH_N];
     long failures;
@@ -125,12 +125,14 @@ static void task(sim_task *t)
     int nb = r->bytes < (int)sizeof buf ? r->bytes : (int)sizeof buf;
     for (int i = 0; i < nb; i++)
         buf[i] = pat(g, i);
+    t->cpu_time = role != R_OTHER; /* task 0 and the masters: CPU time (a system call per switch) */
     if (g == 0) {
         g_rootlog.c = g_rootcalls;
         g_rootlog.cap = 32;
         t->log = &g_rootlog;
     }
     r->tsync[0] = sim_sync(t, 0);
+    r->csync[0] = sim_sync_cpu;
 
     /* write */
     sion_int64 chunk = r->bytes;
@@ -146,6 +148,7 @@ static void task(sim_task *t)
     else if (sion_fwrite(buf, 1, (size_t)nb, sid) != (size_t)nb)
         fail(r, g, "fwrite");
     r->tsync[1] = sim_sync(t, sid); /* newest sid closes first: see README (registry) */
+    r->csync[1] = sim_sync_cpu;
     base = t->mem.live;
     phase_begin(t);
     if (sion_generic_parclose(sid) != SION_SUCCESS)
@@ -153,6 +156,7 @@ static void task(sim_task *t)
     agg_add(&r->a[PH_WCLOSE][role], t, t->mem.peak - base);
     phase_end(r, t, PH_WCLOSE, role);
     r->tsync[2] = sim_sync(t, 0);
+    r->csync[2] = sim_sync_cpu;
 
     /* read */
     sion_int64 rchunk = 0;
@@ -174,6 +178,7 @@ static void task(sim_task *t)
             fail(r, g, "fread: data differ");
     }
     r->tsync[3] = sim_sync(t, sid);
+    r->csync[3] = sim_sync_cpu;
     base = t->mem.live;
     phase_begin(t);
     if (sion_generic_parclose(sid) != SION_SUCCESS)
@@ -181,6 +186,7 @@ static void task(sim_task *t)
     agg_add(&r->a[PH_RCLOSE][role], t, t->mem.peak - base);
     phase_end(r, t, PH_RCLOSE, role);
     r->tsync[4] = sim_sync(t, 0);
+    r->csync[4] = sim_sync_cpu;
 }
 
 /* ---- running one configuration ---- */
@@ -334,7 +340,7 @@ static void counts_str(const long c[SIM_NKIND][SIM_NOP], char *buf, size_t len)
 static const char *csv_header =
     "P,numfiles,tasks_per_file,phase,calls_min,calls_max,sent_max,sent_mean,recv_max,recv_mean,"
     "bytes_max_other,maxbuf_root,maxbuf_master,maxbuf_other,heap_root,heap_master,heap_other_max,heap_mean,"
-    "busy_root_ms,busy_master_max_ms,busy_other_max_ms,phase_wall_s,stack_max_kib,stack_mean_kib,rss_hwm_mb,"
+    "cpu_root_ms,cpu_master_max_ms,busy_other_max_ms,phase_wall_s,phase_cpu_s,stack_max_kib,stack_mean_kib,rss_hwm_mb,"
     "layer_peak_mb,calls_root,calls_other";
 
 static void csv_rows(FILE *f, const run *r)
@@ -346,13 +352,13 @@ static void csv_rows(FILE *f, const run *r)
         counts_str(r->calls_root[ph], cr, sizeof cr);
         counts_str(r->calls_other[ph], co, sizeof co);
         fprintf(f,
-                "%d,%d,%d,%s,%ld,%ld,%lld,%.1f,%lld,%.1f,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.3f,%.3f,%.3f,%.3f,"
+                "%d,%d,%d,%s,%ld,%ld,%lld,%.1f,%lld,%.1f,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.3f,%.3f,%.3f,%.3f,%.3f,"
                 "%.1f,%.1f,%.1f,%.2f,%s,%s\n",
                 r->P, r->nf, r->tpf, ph_names[ph], t.calls_min, t.calls_max, (long long)t.sent_max, t.sent_sum / t.n,
                 (long long)t.recv_max, t.recv_sum / t.n, (long long)(O->sent_max + O->recv_max),
                 (long long)R->maxbuf_max, (long long)M->maxbuf_max, (long long)O->maxbuf_max, (long long)R->heap_max,
                 (long long)M->heap_max, (long long)O->heap_max, t.heap_sum / t.n, R->busy_max / 1e6,
-                M->busy_max / 1e6, O->busy_max / 1e6, r->tsync[ph + 1] - r->tsync[ph],
+                M->busy_max / 1e6, O->busy_max / 1e6, r->tsync[ph + 1] - r->tsync[ph], r->csync[ph + 1] - r->csync[ph],
                 r->info.stack_max_touched / 1024.0, r->info.stack_mean_touched / 1024.0, r->rss_mb,
                 r->info.layer_mem.peak / 1048576.0, cr, co);
     }
@@ -366,14 +372,14 @@ static void print_run(const run *r)
            r->info.stack_mean_touched / 1024.0, r->info.depth_max / 1024.0, r->info.depth_mean / 1024.0,
            (long long)r->info.switches);
     printf("  %-11s %9s %9s %9s %9s %9s %11s %11s %11s %10s %10s %8s\n", "phase", "calls", "sent max", "sent mean",
-           "recv max", "recv mean", "buf root", "buf master", "buf other", "heap root", "heap mast", "wall s");
+           "recv max", "recv mean", "buf root", "buf master", "buf other", "heap root", "heap mast", "cpu s");
     for (int ph = 0; ph < PH_N; ph++) {
         agg t = all_of(r, ph);
         printf("  %-11s %4ld-%-4ld %9lld %9.1f %9lld %9.1f %11lld %11lld %11lld %10lld %10lld %8.3f\n", ph_names[ph],
                t.calls_min, t.calls_max, (long long)t.sent_max, t.sent_sum / t.n, (long long)t.recv_max,
                t.recv_sum / t.n, (long long)r->a[ph][R_ROOT].maxbuf_max, (long long)r->a[ph][R_MASTER].maxbuf_max,
                (long long)r->a[ph][R_OTHER].maxbuf_max, (long long)r->a[ph][R_ROOT].heap_max,
-               (long long)r->a[ph][R_MASTER].heap_max, r->tsync[ph + 1] - r->tsync[ph]);
+               (long long)r->a[ph][R_MASTER].heap_max, r->csync[ph + 1] - r->csync[ph]);
     }
     fflush(stdout);
 }
@@ -433,8 +439,56 @@ static int known(const char *name)
     return 0;
 }
 
+/* ---- error state per task: task `bad` asks for a negative chunk size ---- */
+typedef struct errrun {
+    int aid, bad, wrong;
+    char fname[4200], first[1024];
+} errrun;
+static void err_task(sim_task *t)
+{
+    errrun *e = t->arg;
+    int g = t->rank, P = t->size, fnum = 0, nf = 1, lrank = g, lsize = P;
+    sion_int64 chunk = g == e->bad ? -1 : 16;
+    sion_int32 fsblk = 64;
+    int sid = sion_generic_paropen(e->aid, e->fname, "wb,posix", &chunk, &fsblk, t->world, g, P, &fnum, &nf, &lrank,
+                                   &lsize, NULL, NULL);
+    const char *m = sheaf_last_error();
+    int own = strstr(m, "negative chunk size") != NULL;
+    char who[32];
+    snprintf(who, sizeof who, "task %d", e->bad);
+    /* the failing task keeps its own cause; every other task is told which task failed */
+    int ok = sid < 0 && (g == e->bad ? own : !own && strstr(m, who) != NULL);
+    if (!ok && !e->wrong++)
+        snprintf(e->first, sizeof e->first, "task %d: sid %d, message \"%s\"", g, sid, m);
+    if (sid >= 0)
+        sion_generic_parclose(sid);
+}
+
+static int check_errors(const opts *o)
+{
+    static errrun e;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/scale_err.XXXXXX", o->dir);
+    if (!mkdtemp(dir))
+        return 1;
+    snprintf(e.fname, sizeof e.fname, "%s/e.sion", dir);
+    e.aid = sion_generic_create_api("simcomm");
+    e.bad = 617;
+    if (e.aid < 0 || sim_register(e.aid) || sim_run(1000, o->stack, err_task, &e, NULL))
+        return 1;
+    sion_generic_free_api(e.aid);
+    rm_tree(dir);
+    CK(!e.wrong, "error state per task (task %d fails its open): %d task(s) saw the wrong state; first: %s", e.bad,
+       e.wrong, e.first);
+    printf("error state: %s\n", e.wrong ? "WRONG" : "each of 1000 tasks sees its own message (task 617's cause, the "
+           "others 'task 617')");
+    return 0;
+}
+
 static int check(const opts *o)
 {
+    if (check_errors(o))
+        return 1;
     static run A[3], B[2];
     const int PA[3] = {1000, 10000, 100000};
     double t0 = sim_now();

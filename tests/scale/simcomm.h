@@ -54,7 +54,7 @@ typedef struct sim_stats {
     long calls[SIM_NKIND][SIM_NOP];
     int64_t sent, recv; /* bytes through the callbacks */
     int64_t maxbuf;     /* largest buffer of one callback (send or receive) */
-    int64_t busy_ns;    /* CPU time this task used (user + system, CLOCK_THREAD_CPUTIME_ID) */
+    int64_t busy_ns;    /* time this task ran: CPU time (user + system) when sim_task.cpu_time */
 } sim_stats;
 
 /* Optional per-call log of one task (e.g. task 0): group kind, operation and
@@ -71,6 +71,9 @@ typedef struct sim_task {
     sim_stats st;      /* reset by the task as it likes */
     sim_acct mem;      /* charged while the task runs */
     sim_log *log;      /* NULL, or where this task's calls are logged */
+    int cpu_time;      /* 1: st.busy_ns is CPU time (a system call per switch, ~1-4 us here);
+                        * 0: elapsed time of its slices (vDSO clock; includes time the OS
+                        * gave to other processes) */
 } sim_task;
 
 typedef struct sim_run_info {
@@ -101,6 +104,9 @@ sim_task *sim_self(void);
  * resume in DESCENDING order of key (e.g. a sid): see the README on the sid
  * registry. Returns the time (CLOCK_MONOTONIC, s) at which it completed. */
 double sim_sync(sim_task *t, int64_t key);
+
+/* CPU time of the process (user + system, s) when the last sim_sync completed. */
+extern double sim_sync_cpu;
 
 /* Register the callbacks on API object aid (STD level). 0 or -1. */
 int sim_register(int aid);
