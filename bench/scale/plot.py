@@ -23,8 +23,8 @@ metrics = [("maxbuf_root", "largest buffer, task 0 [B]"),
            ("bytes_max_other", "bytes per non-master task [B]"),
            ("calls_max", "callbacks per task"),
            ("heap_root", "heap allocated, task 0 [B]"),
-           ("busy_root_ms", "CPU of task 0 [ms]"),
-           ("phase_wall_s", "phase time, whole simulation [s]")]
+           ("cpu_root_ms", "CPU of task 0 [ms]"),
+           ("phase_cpu_s", "CPU of the whole simulation [s]")]
 fig, axes = plt.subplots(len(metrics), len(phases), figsize=(16, 3.2 * len(metrics)), squeeze=False)
 for j, ph in enumerate(phases):
     by = collections.defaultdict(list)
