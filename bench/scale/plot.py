@@ -18,6 +18,12 @@ def series(r):
     P, nf, tpf = int(r["P"]), int(r["numfiles"]), int(r["tasks_per_file"])
     return "1 file" if nf == 1 else f"{tpf} tasks/file"
 
+def color(s):
+    """the same colour for a series in every panel (a series without points in a panel must not shift them)"""
+    if s == "1 file":
+        return "C0"
+    return {"1024": "C1", "256": "C2"}.get(s.split()[0], "C3")
+
 metrics = [("maxbuf_root", "largest buffer, task 0 [B]"),
            ("maxbuf_master", "largest buffer, other masters [B]"),
            ("bytes_max_other", "bytes per non-master task [B]"),
@@ -37,7 +43,7 @@ for j, ph in enumerate(phases):
             rs.sort(key=lambda r: int(r["P"]))
             pts = [(int(r["P"]), float(r[m])) for r in rs if float(r[m]) > 0]
             if pts:
-                ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=s)
+                ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=s, color=color(s))
         ax.set_xscale("log")
         if m not in ("calls_max",):
             ax.set_yscale("log")
