@@ -13,6 +13,7 @@
  *
  *   scale_sim -P 1000,10000 -f 1,tpf1024 [--csv out.csv] [--dir D] [--bytes N] [--fsblk N] [--stack KiB]
  *   scale_sim --check     the ctest `scale.protocol` (see check() below)
+ *   scale_sim --check-small   the same at P / 10 (sanitizer builds)
  * -f: a number of files, or tpfN = files of N tasks each. Files go to a
  * fresh directory (under --dir, default .), removed afterwards unless --keep.
  * Exit: 0 ok, 1 a check failed, 3 protocol violation / hang, 77 cannot run
@@ -387,6 +388,7 @@ static void print_run(const run *r)
 /* ---- the ctest: growth from 10^3 to 10^5 tasks ----
  *
  * Series A: 250 tasks per file at P = 10^3, 10^4, 10^5 (4, 40, 400 files).
+ * (--check-small: 25 tasks per file at P = 10^2, 10^3, 10^4, and one file at 10^2, 10^3.)
  * Series B: one file at P = 10^3, 10^4 (tasks per file = P).
  * Asserted:
  *  1. every task of a run makes the same number of callbacks in each phase,
@@ -485,15 +487,16 @@ static int check_errors(const opts *o)
     return 0;
 }
 
-static int check(const opts *o)
+static int check(const opts *o, int small)
 {
     if (check_errors(o))
         return 1;
     static run A[3], B[2];
-    const int PA[3] = {1000, 10000, 100000};
+    /* small (sanitizer builds): everything / 10 */
+    const int PA[3] = {small ? 100 : 1000, small ? 1000 : 10000, small ? 10000 : 100000}, TPF = small ? 25 : 250;
     double t0 = sim_now();
     for (int i = 0; i < 3; i++) {
-        int rc = run_one(o, PA[i], -250, &A[i]);
+        int rc = run_one(o, PA[i], -TPF, &A[i]);
         if (rc)
             return rc;
         print_run(&A[i]);
@@ -609,6 +612,8 @@ int main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--check"))
             chk = 1;
+        else if (!strcmp(a, "--check-small"))
+            chk = 2;
         else if (!strcmp(a, "--trim"))
             sim_trim_stacks = 1;
         else if (!strcmp(a, "--keep"))
@@ -636,7 +641,7 @@ int main(int argc, char **argv)
     if (o.bytes < 0 || o.bytes > 4096)
         o.bytes = 16;
     if (chk)
-        return check(&o);
+        return check(&o, chk == 2);
     FILE *csv = NULL;
     if (o.csv) {
         struct stat st;
