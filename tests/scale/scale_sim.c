@@ -91,6 +91,7 @@ static void fail(run *r, int rank, const char *what)
         snprintf(r->first_failure, sizeof r->first_failure, "task %d: %s: %s", rank, what, sheaf_last_error());
 }
 
+static int g_oldest_first; /* --oldest-first: close the oldest sid first (shows the registry's O(n) release) */
 static sim_log g_rootlog;
 static sim_call g_rootcalls[32];
 
@@ -148,7 +149,7 @@ static void task(sim_task *t)
         fail(r, g, "write open");
     else if (sion_fwrite(buf, 1, (size_t)nb, sid) != (size_t)nb)
         fail(r, g, "fwrite");
-    r->tsync[1] = sim_sync(t, sid); /* newest sid closes first: see README (registry) */
+    r->tsync[1] = sim_sync(t, g_oldest_first ? -sid : sid); /* newest sid closes first: see README (registry) */
     r->csync[1] = sim_sync_cpu;
     base = t->mem.live;
     phase_begin(t);
@@ -178,7 +179,7 @@ static void task(sim_task *t)
         else if (sion_fread(in, 1, (size_t)nb, sid) != (size_t)nb || memcmp(in, buf, (size_t)nb))
             fail(r, g, "fread: data differ");
     }
-    r->tsync[3] = sim_sync(t, sid);
+    r->tsync[3] = sim_sync(t, g_oldest_first ? -sid : sid);
     r->csync[3] = sim_sync_cpu;
     base = t->mem.live;
     phase_begin(t);
@@ -614,6 +615,8 @@ int main(int argc, char **argv)
             chk = 1;
         else if (!strcmp(a, "--check-small"))
             chk = 2;
+        else if (!strcmp(a, "--oldest-first"))
+            g_oldest_first = 1;
         else if (!strcmp(a, "--trim"))
             sim_trim_stacks = 1;
         else if (!strcmp(a, "--keep"))
@@ -634,7 +637,7 @@ int main(int argc, char **argv)
             o.stack = (size_t)atoi(argv[++i]) * 1024;
         else {
             fprintf(stderr, "usage: %s [--check] [-P 1000,1e4] [-f 1,tpf1024] [--dir D] [--csv F] [--bytes N] "
-                    "[--fsblk N] [--stack KiB] [--trim] [--keep]\n", argv[0]);
+                    "[--fsblk N] [--stack KiB] [--trim] [--oldest-first] [--keep]\n", argv[0]);
             return 2;
         }
     }
