@@ -20,10 +20,10 @@ step() { # step NAME CMD...
     echo "== $name"
     if "$@"; then echo "-- ok: $name"; else echo "-- FAILED: $name"; fails=$((fails + 1)); fi
 }
-# members NODEDIR EXPECTED...: the members of c.sion in NODEDIR are exactly EXPECTED
+# members NODEDIR BASE EXPECTED...: the members of BASE in NODEDIR are exactly EXPECTED
 members() {
-    d=$1; shift
-    got=$(cd "$d" && ls -1 | grep '^c\.sion' | sort | tr '\n' ' ')
+    d=$1 b=$2; shift 2
+    got=$(cd "$d" && ls -1 | grep "^$b" | sort | tr '\n' ' ')
     want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
     echo "   $d: $got"
     [ "$got" = "$want" ] || { echo "   expected: $want"; return 1; }
@@ -60,15 +60,24 @@ EOW
     chmod +x "$dir/wrap.sh"
     run() { lay=$1; shift; "$mpiexec" $npflag 4 "$dir/wrap.sh" "$lay" "$test" "$@"; }
     step "shared storage: one physical file" run block write "$dir/share/c.sion" files=1 expect=shared
-    step "shared storage: the set on disk" members "$dir/share" c.sion
+    step "shared storage: the set on disk" members "$dir/share" c.sion c.sion
     step "shared storage: read back" run block read "$dir/share/c.sion" files=1
     step "shared storage, numFiles=2 asked: 2 files" run block write "$dir/share/d.sion" files=2 numfiles=2 \
         expect=shared
+    step "shared storage, numFiles=2: the set on disk" members "$dir/share" d.sion d.sion d.sion.000001
     step "shared storage, numFiles=2: read back" run block read "$dir/share/d.sion" files=2
+    step "shared storage, another placement (rank % 2): read back" run rr read "$dir/share/d.sion" files=2
     step "node-local storage: one physical file per node" run block write local/c.sion files=2 expect=local
-    step "node-local storage: node 0 holds file 0 only" members "$dir/node0/local" c.sion
-    step "node-local storage: node 1 holds file 1 only" members "$dir/node1/local" c.sion.000001
+    step "node-local storage: node 0 holds file 0 only" members "$dir/node0/local" c.sion c.sion
+    step "node-local storage: node 1 holds file 1 only" members "$dir/node1/local" c.sion c.sion.000001
     step "node-local storage: read back" run block read local/c.sion files=2
+    step "node-local, numFiles=4 asked: 2 files per node" run block write local/f.sion files=4 numfiles=4 \
+        expect=local
+    step "node-local, numFiles=4: node 0 holds files 0 and 1" members "$dir/node0/local" f.sion f.sion \
+        f.sion.000001
+    step "node-local, numFiles=4: node 1 holds files 2 and 3" members "$dir/node1/local" f.sion f.sion.000002 \
+        f.sion.000003
+    step "node-local, numFiles=4: read back" run block read local/f.sion files=4
     step "node-local, other placement (rank % 2): refused" run rr fail local/c.sion mode=br,files=auto \
         "expect=are in different storage groups"
     step "node-local, nodes swapped: refused" run swap fail local/c.sion mode=br,files=auto \
