@@ -815,9 +815,9 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
     int mm[4] = {nf, -nf, files_auto, -files_auto};
     lrc = agree(call, shown, comm, rank, lrc, mm);
     if (lrc == 0 && mm[2] != -mm[3])
-        lrc = core_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on files=auto: rank %d gives %s, other ranks do "
-                        "not (it must be the same on every rank)", shown, call, rank,
-                        files_auto ? "it" : "no files=auto");
+        lrc = core_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on files=auto: rank %d %s it, other ranks %s (it "
+                        "must be the same on every rank)", shown, call, rank, files_auto ? "gives" : "does not give",
+                        files_auto ? "do not" : "do");
     else if (lrc == 0 && mm[0] == -1 && -mm[1] >= 0)
         lrc = core_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the file mode (read or write): rank %d opens "
                         "for %s, other ranks for %s (it must be the same on every rank)", shown, call, rank,
