@@ -9,8 +9,17 @@
  * close. The local group of a physical file is MPI_Comm_split(copy,
  * color = file number, key = rank in the file).
  *
+ * The mode key files=auto (sion_mpi.h) is handled here, before the generic
+ * layer: FGFS (libsheaf_fgfs_mpi's public API, when SHEAF_HAVE_FGFS) groups
+ * the ranks by the storage of the container's directory; a write turns the
+ * groups into local communicators (then numbered as an lComm open), a read
+ * checks the set's mapping against them. The key is removed from the mode
+ * the generic layer sees (the core refuses it elsewhere).
+ *
  * Memory: O(1) per rank, except the displacement array of a gatherv /
- * scatterv on its root (O(tasks of that group)). */
+ * scatterv on its root (O(tasks of that group)), and with files=auto on
+ * rank 0 at a read the storage groups and file 0's metadata (O(P)), on
+ * every rank FGFS's table of distinct names (O(groups)). */
 #include "sion.h"
 #include "../par/par.h"
 #include "sion_mpi.h"
