@@ -571,6 +571,9 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
     MPI_Comm_size(pr->comm, &pr->size);
     core_mode md;
     int bad = core_mode_parse(file_mode, &md) != 0;
+    char why[512] = ""; /* the parser's own message (e.g. files=auto, which only sion_paropen_mpi takes) */
+    if (bad)
+        snprintf(why, sizeof why, "%s", sheaf_last_error());
     pr->write = !bad && md.explicit_rw && md.write;
     int lrank = 0, lsize = 1, bycount = pr->write && numFiles && *numFiles > 0;
     if (pr->write && !bycount) {
@@ -598,6 +601,7 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
                                 "that initialized MPI (use MPI_Init_thread with MPI_THREAD_FUNNELED)"
                   : r[0] == 3 ? "numFiles is larger than the number of MPI processes"
                   : r[0] == 2 ? "numFiles <= 0 needs a valid local communicator lComm"
+                  : why[0]    ? why
                               : "invalid file mode or missing numFiles (on some rank)");
     else if (r[1] != -r[2])
         prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
