@@ -128,6 +128,21 @@ if [ -n "$sheaf" ]; then
     fi
 fi
 
+fgfs=$SHEAF_BUILD/tools/fgfs/sheaf-fgfs
+if [ -x "$fgfs" ] && [ -x "$MPIEXEC" ]; then
+    echo
+    echo "== 5. global file status (FGFS): which of 4 ranks share a path, from the mount table"
+    echo "   mpiexec -n 4 sheaf-fgfs classify $work /usr/lib /proc"
+    if "$MPIEXEC" -n 4 "$fgfs" classify "$work" /usr/lib /proc | sed 's/^/   /'; then
+        :
+    else
+        echo "   FAIL: sheaf-fgfs classify"
+        status=1
+    fi
+    echo "   (one machine: every path is on storage of this node; the namespace test bed,"
+    echo "    scripts/fgfs-testbed.sh, makes simulated nodes with their own mounts: ctest -R fgfs)"
+fi
+
 echo
 if [ $status -eq 0 ]; then echo "demo: OK"; else echo "demo: FAIL"; fi
 exit $status
