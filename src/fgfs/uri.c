@@ -67,6 +67,40 @@ int fgfs_normalize(const char *in, char *out, size_t n)
     return 0;
 }
 
+/* A path that does not exist (yet): its deepest existing ancestor through
+ * realpath (symlinks such as /home -> /gpfs/home), the rest appended and
+ * normalised lexically. 0, or -1 when no ancestor resolves. */
+static int ancestor_real(const char *path, char *out)
+{
+    char *buf = malloc(FGFS_PATH), *tmp = malloc(FGFS_PATH);
+    int rc = -1;
+    if (!buf || !tmp)
+        goto done;
+    if (path[0] == '/' ? snprintf(buf, FGFS_PATH, "%s", path) >= FGFS_PATH
+                       : !getcwd(tmp, FGFS_PATH) || snprintf(buf, FGFS_PATH, "%s/%s", tmp, path) >= FGFS_PATH)
+        goto done;
+    for (size_t pos = strlen(buf); pos > 0;) {
+        size_t cut = pos - 1;
+        while (cut > 0 && buf[cut] != '/')
+            cut--;
+        char c = buf[cut ? cut : 1];
+        buf[cut ? cut : 1] = 0;
+        char *r = realpath(buf, NULL);
+        buf[cut ? cut : 1] = c;
+        if (r) {
+            if (snprintf(tmp, FGFS_PATH, "%s/%s", r, buf + cut) < FGFS_PATH)
+                rc = fgfs_normalize(tmp, out, FGFS_PATH);
+            free(r);
+            break;
+        }
+        pos = cut;
+    }
+done:
+    free(buf);
+    free(tmp);
+    return rc;
+}
+
 /* Absolute, normalised form of path into out (FGFS_PATH bytes). */
 static int absolute(const char *path, int flags, char *out)
 {
@@ -79,7 +113,8 @@ static int absolute(const char *path, int flags, char *out)
             free(r);
             if (!bad)
                 return 0;
-        }
+        } else if (!ancestor_real(path, out))
+            return 0;
     }
     if (path[0] == '/')
         return fgfs_normalize(path, out, FGFS_PATH);

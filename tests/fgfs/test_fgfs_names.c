@@ -2,6 +2,7 @@
  * tests/fgfs/mountinfo (real-world-style mountinfo files written from
  * proc(5)) against expect.txt, malformed and hostile input, the injected
  * table (SHEAF_FGFS_MOUNTINFO), the real table of this machine. */
+#define _DEFAULT_SOURCE /* realpath, mkdtemp, symlink */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "sheaf_fgfs.h"
 
 static const char *corpus_dir(void)
@@ -174,6 +176,39 @@ static void injected_and_real(void **state)
     sheaf_fgfs_mounts_free(m);
 }
 
+/* a path that does not exist yet (an output file) below a symlinked
+ * directory takes the file system of the symlink's target, not of the
+ * symlink's own directory: realpath of the deepest existing ancestor */
+static void missing_below_symlink(void **state)
+{
+    char d[] = "/tmp/fgfs-symXXXXXX", real[4096], link[4200], tab[8400], path[4300], want[4300];
+    assert_non_null(mkdtemp(d));
+    char *rd = realpath(d, NULL);
+    assert_non_null(rd);
+    snprintf(real, sizeof real, "%s/real", rd);
+    snprintf(link, sizeof link, "%s/link", rd);
+    assert_int_equal(mkdir(real, 0700), 0);
+    assert_int_equal(symlink(real, link), 0);
+    snprintf(tab, sizeof tab, "1 0 8:1 / / rw - ext4 /dev/sda1 rw\n2 1 0:40 / %s rw - nfs srv:/exp rw\n", real);
+    sheaf_fgfs_mounts *m = NULL;
+    assert_int_equal(sheaf_fgfs_mounts_parse(tab, strlen(tab), "sym", &m), SHEAF_FGFS_OK);
+    sheaf_fgfs_name *nm = malloc(sizeof *nm);
+    snprintf(path, sizeof path, "%s/new/out.sion", link);
+    assert_int_equal(sheaf_fgfs_resolve(m, "h", path, 0, nm), SHEAF_FGFS_OK);
+    assert_string_equal(nm->uri, "nfs://srv:/exp/new/out.sion");
+    snprintf(want, sizeof want, "%s/new/out.sion", real);
+    assert_string_equal(nm->path, want);
+    /* lexically (NOREALPATH) the symlink stays, as documented */
+    assert_int_equal(sheaf_fgfs_resolve(m, "h", path, SHEAF_FGFS_NOREALPATH, nm), SHEAF_FGFS_OK);
+    assert_int_equal(nm->kind, SHEAF_FGFS_LOCAL);
+    free(nm);
+    sheaf_fgfs_mounts_free(m);
+    unlink(link);
+    rmdir(real);
+    rmdir(rd);
+    free(rd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +216,7 @@ int main(void)
         cmocka_unit_test(malformed),
         cmocka_unit_test(hostile),
         cmocka_unit_test(injected_and_real),
+        cmocka_unit_test(missing_below_symlink),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
