@@ -132,8 +132,9 @@ typedef struct sheaf_fgfs_name {
     char path[4096];         /* the resolved absolute path */
 } sheaf_fgfs_name;
 
-/* Resolve `path` against the table: realpath (or, when it fails or with
- * NOREALPATH, a lexical normalisation relative to the working directory),
+/* Resolve `path` against the table: realpath (when it fails, realpath of
+ * the deepest existing ancestor + the rest; with NOREALPATH or when nothing
+ * resolves, a lexical normalisation relative to the working directory),
  * longest mount-point prefix (the last mount on a mount point wins), URI by
  * file-system kind. host: the node name for local URIs (NULL:
  * gethostname). Fails with EINVAL (empty path, path or URI longer than
