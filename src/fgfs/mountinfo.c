@@ -180,8 +180,10 @@ int sheaf_fgfs_mounts_load(sheaf_fgfs_mounts **out)
                 break;
             }
             char *nb = realloc(buf, cap * 2);
-            if (!nb)
+            if (!nb) { /* never parse a truncated table */
+                rc = fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory after %zu bytes", path, n);
                 break;
+            }
             buf = nb;
             cap *= 2;
         }

@@ -12,6 +12,20 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <dlfcn.h>
+
+/* realloc fails for sizes above this bound (0: never); RTLD_NEXT keeps it
+ * usable under sanitizers */
+static size_t realloc_fail_above;
+void *realloc(void *p, size_t n)
+{
+    static void *(*next)(void *, size_t);
+    if (realloc_fail_above && n > realloc_fail_above)
+        return NULL;
+    if (!next)
+        *(void **)&next = dlsym(RTLD_NEXT, "realloc");
+    return next(p, n);
+}
 #include "sheaf_fgfs.h"
 
 static const char *corpus_dir(void)
@@ -209,6 +223,32 @@ static void missing_below_symlink(void **state)
     free(rd);
 }
 
+/* a mount table whose buffer cannot grow is an error, never parsed truncated */
+static void load_out_of_memory(void **state)
+{
+    char p[] = "/tmp/fgfs-miXXXXXX";
+    int fd = mkstemp(p);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    for (int i = 0; i < 3000; i++)
+        fprintf(f, "%d 1 0:%d / /mnt/some/longer/mount/point/%05d rw - ext4 /dev/x rw\n", i + 2, i, i);
+    fclose(f);
+    setenv("SHEAF_FGFS_MOUNTINFO", p, 1);
+    sheaf_fgfs_mounts *m = NULL;
+    assert_int_equal(sheaf_fgfs_mounts_load(&m), SHEAF_FGFS_OK);
+    assert_int_equal(sheaf_fgfs_mounts_count(m), 3000);
+    sheaf_fgfs_mounts_free(m);
+    m = NULL;
+    realloc_fail_above = 65536;
+    int rc = sheaf_fgfs_mounts_load(&m);
+    realloc_fail_above = 0;
+    unsetenv("SHEAF_FGFS_MOUNTINFO");
+    unlink(p);
+    assert_int_equal(rc, SHEAF_FGFS_ENOMEM);
+    assert_null(m);
+    assert_non_null(strstr(sheaf_fgfs_last_error(), p));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +257,7 @@ int main(void)
         cmocka_unit_test(hostile),
         cmocka_unit_test(injected_and_real),
         cmocka_unit_test(missing_below_symlink),
+        cmocka_unit_test(load_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
