@@ -3,7 +3,8 @@
  * MPI_ERRORS_RETURN. reduce: a binomial tree of point-to-point messages of
  * variable length (probe, then receive), each prefixed by one status byte so
  * that a failure below travels up to the root instead of leaving it
- * waiting; bcast: MPI_Bcast of the length, then of the data. Uses only the
+ * waiting; bcast: MPI_Bcast of the length, an MPI_Allreduce (all ranks have
+ * the buffer?), then MPI_Bcast of the data. Uses only the
  * public header: a separate library, as any other implementation would be. */
 #include "sheaf_fgfs_mpi.h"
 #include <stdlib.h>
@@ -38,13 +39,21 @@ static int m_bcast(sheaf_fgfs_comm *c, void **buf, size_t *len, size_t maxlen, i
     if (l == ~0ull)
         return SHEAF_FGFS_ELIMIT;
     void *p = me == root ? *buf : malloc(l ? (size_t)l : 1);
-    int ok = p != NULL;
-    if (l && MPI_Bcast(ok ? p : &ok, ok ? (int)l : 0, MPI_BYTE, root, *C(c)) != MPI_SUCCESS)
+    /* every rank must post the full count (a rank without its buffer inside
+     * the broadcast tree would leave the ranks below it waiting): the ranks
+     * agree first that all have it, and fail together otherwise */
+    int ok = p != NULL, all = 0;
+    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, *C(c)) != MPI_SUCCESS || !all) {
+        if (me != root)
+            free(p);
+        return all || !ok ? SHEAF_FGFS_ENOMEM : SHEAF_FGFS_ECOMM;
+    }
+    if (l && MPI_Bcast(p, (int)l, MPI_BYTE, root, *C(c)) != MPI_SUCCESS)
         ok = 0;
     if (me != root) {
         if (!ok) {
             free(p);
-            return SHEAF_FGFS_ENOMEM;
+            return SHEAF_FGFS_ECOMM;
         }
         *buf = p;
         *len = (size_t)l;
