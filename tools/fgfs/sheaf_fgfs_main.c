@@ -102,8 +102,13 @@ static int parse(int argc, char **argv, opts *o)
             o->async = 1;
         else if (!strcmp(argv[i], "-v"))
             o->verbose = 1;
-        else if (!strcmp(argv[i], "--threshold") && i + 1 < argc)
-            o->threshold = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threshold") && i + 1 < argc) {
+            char *e = NULL;
+            long t = strtol(argv[++i], &e, 10);
+            if (e == argv[i] || *e || t < 1 || t > 1000000000)
+                return -1; /* not a silent default */
+            o->threshold = (int)t;
+        }
         else if (!strcmp(argv[i], "--site") && i + 1 < argc)
             o->site = argv[++i];
         else
