@@ -24,7 +24,7 @@ step "cmake --install into $prefix"
 
 step "installed files"
 for h in sion.h sheaf.h sion_const.h sion_common.h sion_datatypes.h sion_platform.h \
-         sion_serial.h sion_generic.h sion_libversion_rep.h sion_debug.h; do
+         sion_serial.h sion_generic.h sion_libversion_rep.h sion_debug.h sheaf_export.h; do
     [ -f "$prefix/include/$h" ] || die "header $h not installed"
 done
 libdir=$(dirname "$(find "$prefix" -name 'libsheaf.a' | head -n 1)")
