@@ -12,10 +12,8 @@
  * Memory: O(1) per rank, except the displacement array of a gatherv /
  * scatterv on its root (O(tasks of that group)). */
 #include "sion.h"
-#include "../par/par.h"
 #include "sion_mpi.h"
-#include "../core/error.h"
-#include "../core/mode.h"
+#include "../par/binding.h"
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -198,7 +196,7 @@ static int coll_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsb
     int me, size, bad = 0;
     if (comm == MPI_COMM_NULL || MPI_Comm_rank(comm, &me) || MPI_Comm_size(comm, &size))
         return 1;
-    int64_t piece = par_coll_piece(fsblksize);
+    int64_t piece = binding_coll_piece(fsblksize);
     if (first > last)
         return 0;
     if (me == collector) {
@@ -313,9 +311,9 @@ static int mpi_fail(const char *call, const char *fname, int code, const char *w
         if (MPI_Error_string(mpirc, err, &len) != MPI_SUCCESS)
             len = 0;
         err[len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING - 1] = '\0';
-        return core_fail(code, "%s: %s: %s: %s", fname ? fname : "(null)", call, what, err);
+        return binding_fail(code, "%s: %s: %s: %s", fname ? fname : "(null)", call, what, err);
     }
-    return core_fail(code, "%s: %s: %s", fname ? fname : "(null)", call, what);
+    return binding_fail(code, "%s: %s: %s", fname ? fname : "(null)", call, what);
 }
 
 /* Is MPI usable from here? 0, or a failure code with a message. */
@@ -399,7 +397,7 @@ static mpi_group *group_unregister(int sid)
 #define AGREE_MSG 1024
 
 /* Collective over comm: every rank passes its local status (0, or a
- * negative code with the message recorded by core_fail). minmax (may be
+ * negative code with the message recorded by binding_fail). minmax (may be
  * NULL) is a pair {v, -v} reduced to {min v, -max v} on the way. Returns 0
  * when every rank was fine, else the failure code on all ranks; the ranks
  * that were fine record the first failing rank's message. */
@@ -432,7 +430,7 @@ static int agree(const char *call, const char *fname, MPI_Comm comm, int rank, i
             code = SHEAF_E_ARG;
     }
     buf[sizeof buf - 1] = '\0';
-    return core_fail(code, "%s (failed on rank %d)", rc == MPI_SUCCESS ? buf + sizeof(int) : "open failed",
+    return binding_fail(code, "%s (failed on rank %d)", rc == MPI_SUCCESS ? buf + sizeof(int) : "open failed",
                      r[0]);
 }
 
@@ -459,7 +457,7 @@ static int open_failed(MPI_Comm *comm, mpi_group *g, int rank)
     free(g);
     if (*comm != MPI_COMM_NULL)
         MPI_Comm_free(comm);
-    core_report_error(rank);
+    binding_report_error(rank);
     return -1;
 }
 
@@ -470,9 +468,9 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
     static const char call[] = "sion_paropen_mpi";
     const char *shown = fname ? fname : "(null)";
     MPI_Comm comm = MPI_COMM_NULL;
-    core_clear_error();
+    binding_clear_error();
     if (check_mpi(call, shown, gComm) || dup_comm(call, shown, gComm, &comm)) {
-        core_report_error(-1);
+        binding_report_error(-1);
         return -1;
     }
     int rank = 0, size = 1;
@@ -483,7 +481,6 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
 
     /* local checks, then one agreement over gComm */
     int lrc = 0, aid = api_id();
-    core_mode mode;
     int write = 0, bycount = 0, lrank = 0, lsize = 0, filenumber = 0, nfiles = 0;
     MPI_Comm lc = MPI_COMM_NULL;
     mpi_group *g = group_new(call, shown, comm);
@@ -493,15 +490,15 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
         lrc = mpi_fail(call, shown, SHEAF_E_NOMEM, "cannot create the MPI API object (out of memory)", MPI_SUCCESS);
     else if (!fname)
         lrc = mpi_fail(call, shown, SHEAF_E_ARG, "file name is NULL", MPI_SUCCESS);
-    else if (core_mode_parse(file_mode, &mode))
+    else if (binding_mode_write(file_mode, &write))
         lrc = sheaf_last_error_code() ? sheaf_last_error_code() : SHEAF_E_ARG;
-    else if ((write = mode.explicit_rw && mode.write)) {
+    else if (write) {
         if (!numFiles)
             lrc = mpi_fail(call, shown, SHEAF_E_ARG, "numFiles is NULL (needed for writing)", MPI_SUCCESS);
         else if (*numFiles > 0) {
             bycount = 1;
             if (*numFiles > size)
-                lrc = core_fail(SHEAF_E_ARG, "%s: %s: numFiles=%d is larger than the number of tasks (%d)",
+                lrc = binding_fail(SHEAF_E_ARG, "%s: %s: numFiles=%d is larger than the number of tasks (%d)",
                                 shown, call, *numFiles, size);
         } else if (!lComm || *lComm == MPI_COMM_NULL) {
             lrc = mpi_fail(call, shown, SHEAF_E_ARG,
@@ -521,11 +518,11 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
     int mm[2] = {nf, -nf};
     lrc = agree(call, shown, comm, rank, lrc, mm);
     if (lrc == 0 && mm[0] == -1 && -mm[1] >= 0)
-        lrc = core_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the file mode (read or write): rank %d opens "
+        lrc = binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the file mode (read or write): rank %d opens "
                         "for %s, other ranks for %s (it must be the same on every rank)", shown, call, rank,
                         write ? "writing" : "reading", write ? "reading" : "writing");
     else if (lrc == 0 && mm[0] != -mm[1])
-        lrc = core_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the number of files (numFiles): from %d to %d "
+        lrc = binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the number of files (numFiles): from %d to %d "
                         "(<= 0 means lComm; it must be the same on every rank)", shown, call, mm[0], -mm[1]);
     if (lrc == 0 && write && bycount) {
         nfiles = *numFiles;
@@ -537,7 +534,7 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
         if (rc != MPI_SUCCESS)
             lrc = mpi_fail(call, shown, SHEAF_E_IO, "MPI_Allreduce over gComm failed", rc);
         else if (sum[0] < 1 || sum[1] != size)
-            lrc = core_fail(SHEAF_E_ARG,
+            lrc = binding_fail(SHEAF_E_ARG,
                             "%s: %s: lComm is not a partition of gComm (%d local communicators with %d "
                             "tasks in all, gComm has %d)", shown, call, sum[0], sum[1], size);
         if (lrc == 0) {
@@ -590,9 +587,9 @@ int sion_paropen_mapped_mpi(char *fname, const char *file_mode, int *numFiles, M
     static const char call[] = "sion_paropen_mapped_mpi";
     const char *shown = fname ? fname : "(null)";
     MPI_Comm comm = MPI_COMM_NULL;
-    core_clear_error();
+    binding_clear_error();
     if (check_mpi(call, shown, gComm) || dup_comm(call, shown, gComm, &comm)) {
-        core_report_error(-1);
+        binding_report_error(-1);
         return -1;
     }
     int rank = 0, size = 1, lrc = 0, aid = api_id();

@@ -6,12 +6,12 @@ Usage: check_exports.py SOURCE_DIR LIBDIR...
 The allowlist is read from the headers, not kept by hand: every declaration
 marked SHEAF_API in SOURCE_DIR/include/*.h, plus the one internal binding
 interface the parallel libraries use (SHEAF_API declarations in
-src/api/binding.h, whose names must start with "sheaf__").
+src/par/binding.h, whose names must start with "sheaf__").
 
 Each header belongs to one library: include/sion_<part>.h,
 include/sion_datatypes_<part>.h and include/sheaf_<part>*.h to
 libsheaf_<part>.so (when that library exists in the build), every other
-header, and src/api/binding.h, to libsheaf.so.
+header, and src/par/binding.h, to libsheaf.so.
 
 For every libsheaf*.so found under the LIBDIRs (searched recursively; the
 build's src/ directory holds them all), `nm -D --defined-only` must list
@@ -101,7 +101,7 @@ def main(argv):
     allowed = {part: {} for part in libs}   # part -> name -> header
     incdir = os.path.join(src, "include")
     headers = sorted(os.path.join(incdir, h) for h in os.listdir(incdir) if h.endswith(".h"))
-    binding = os.path.join(src, "src", "api", "binding.h")
+    binding = os.path.join(src, "src", "par", "binding.h")
     for h in headers + ([binding] if os.path.exists(binding) else []):
         part = "" if h == binding else library_of(h, libs)
         if part not in allowed:
