@@ -10,8 +10,10 @@ src/par/binding.h, whose names must start with "sheaf__").
 
 Each header belongs to one library: include/sion_<part>.h,
 include/sion_datatypes_<part>.h and include/sheaf_<part>*.h to
-libsheaf_<part>.so (when that library exists in the build), every other
-header, and src/par/binding.h, to libsheaf.so.
+libsheaf_<part>.so, for every src/<part>/ whose CMakeLists.txt builds
+sheaf_<part> as a SHARED library (checked only when this build made it: not
+sion_omp.h in a build without OpenMP); every other header, and
+src/par/binding.h, to libsheaf.so.
 
 For every libsheaf*.so found under the LIBDIRs (searched recursively; the
 build's src/ directory holds them all), `nm -D --defined-only` must list
@@ -57,12 +59,24 @@ def api_names(path):
     return names
 
 
-def library_of(header, libs):
-    """Basename of the library that exports what `header` declares."""
+def library_parts(src):
+    """The <part> of every libsheaf_<part>.so the sources can build: each
+    src/<part>/CMakeLists.txt with add_library(sheaf_<part> SHARED ...)."""
+    parts = set()
+    top = os.path.join(src, "src")
+    for d in os.listdir(top):
+        cml = os.path.join(top, d, "CMakeLists.txt")
+        if os.path.isfile(cml):
+            with open(cml, encoding="utf-8") as f:
+                if re.search(r"add_library\(\s*sheaf_" + re.escape(d) + r"\s+SHARED\b", f.read()):
+                    parts.add(d)
+    return parts
+
+
+def library_of(header, parts):
+    """The part ("" = libsheaf) of the library that exports what `header` declares."""
     base = os.path.basename(header)
-    for part in sorted(libs, key=len, reverse=True):
-        if part == "":
-            continue
+    for part in sorted(parts, key=len, reverse=True):
         if base in (f"sion_{part}.h", f"sion_datatypes_{part}.h") or base.startswith(f"sheaf_{part}"):
             return part
     return ""
@@ -98,12 +112,13 @@ def main(argv):
         print(f"check_exports: no libsheaf.so under {' '.join(libdirs)}", file=sys.stderr)
         return 2
 
+    parts = library_parts(src)
     allowed = {part: {} for part in libs}   # part -> name -> header
     incdir = os.path.join(src, "include")
     headers = sorted(os.path.join(incdir, h) for h in os.listdir(incdir) if h.endswith(".h"))
     binding = os.path.join(src, "src", "par", "binding.h")
     for h in headers + ([binding] if os.path.exists(binding) else []):
-        part = "" if h == binding else library_of(h, libs)
+        part = "" if h == binding else library_of(h, parts)
         if part not in allowed:
             continue   # e.g. sion_mpi.h in a build without MPI
         for n in api_names(h):
