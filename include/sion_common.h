@@ -265,7 +265,13 @@ SHEAF_API int   sion_set_second_fp(int sid, FILE *fileptr);
 SHEAF_API int   sion_unset_second_fp(int sid);
 SHEAF_API int   sion_optimize_fp_buffer(int sid);
 
-/* Locking callbacks (used when the application serialises library calls itself). */
+/* Locking callbacks, as in SIONlib: once registered (once per process; a
+ * second registration or NULL callbacks return SION_NOT_SUCCESS with a
+ * message), lock(lock_data) and unlock(lock_data) are called around every
+ * operation on the table of open sids (open, look-up of a sid, close), and
+ * once by the registration itself. sheaf keeps its own mutex too (taken
+ * inside the user's lock), so the callbacks add to thread-safety and never
+ * replace it. The callbacks must not call sion_* functions. */
 SHEAF_API int sion_lock_register_lock_callbacks(int lock(void *), int unlock(void *), void *lock_data);
 SHEAF_API int sion_lock_user_callbacks_defined(void);
 

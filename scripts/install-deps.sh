@@ -6,12 +6,15 @@
 #   python3 libcmocka-dev                         tests
 #   clang libclang-rt-14-dev                      libFuzzer targets (tests/fuzz)
 #   mpich libmpich-dev                            the parallel (MPI) layer and its tests
+#   libxxhash-dev                                 libsheaf_fgfs (src/fgfs): XXH3 hashes of global
+#                                                 names (Bloom filter, triage) and of files (the
+#                                                 consistency check); header only, compiled in
 #   fio python3-matplotlib                        bench/: the disk's limit next to sheaf-bench,
 #                                                 and the plots (not needed to build or test)
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
-          clang libclang-rt-14-dev mpich libmpich-dev fio python3-matplotlib)
+          clang libclang-rt-14-dev mpich libmpich-dev libxxhash-dev fio python3-matplotlib)
 
 missing=()
 for p in "${packages[@]}"; do

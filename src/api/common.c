@@ -419,18 +419,17 @@ int sion_optimize_fp_buffer(int sid)
     return SION_SUCCESS;
 }
 
-static int (*g_lock_cb)(void *), (*g_unlock_cb)(void *);
-static void *g_lock_data;
-
 int sion_lock_register_lock_callbacks(int lock(void *), int unlock(void *), void *lock_data)
 {
-    g_lock_cb = lock;
-    g_unlock_cb = unlock;
-    g_lock_data = lock_data;
+    core_clear_error();
+    if (api_set_lock_callbacks(lock, unlock, lock_data)) {
+        core_report_error_rc(-1, SION_NOT_SUCCESS);
+        return SION_NOT_SUCCESS;
+    }
     return SION_SUCCESS;
 }
 
-int sion_lock_user_callbacks_defined(void) { return g_lock_cb != NULL && g_unlock_cb != NULL; }
+int sion_lock_user_callbacks_defined(void) { return api_lock_callbacks_defined(); }
 
 sion_io_stat_t *sion_get_io_info(int sid) { (void)sid; return NULL; }
 sion_io_stat_t *sion_get_io_info_by_spec(int sid, int roles, int flag) { (void)sid; (void)roles; (void)flag; return NULL; }

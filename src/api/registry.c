@@ -24,6 +24,64 @@ typedef struct {
 } api_entry;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The callbacks of sion_lock_register_lock_callbacks: as in SIONlib, the
+ * user's lock is taken around every operation on the table of ids. It is
+ * taken outside the table's own mutex (so the order is always user lock,
+ * then mutex), and the callbacks in force when the lock was taken are the
+ * ones that release it, even if they are replaced meanwhile. */
+typedef struct {
+    int (*lock)(void *);
+    int (*unlock)(void *);
+    void *data;
+} user_lock;
+static user_lock g_user;
+static pthread_mutex_t g_user_mx = PTHREAD_MUTEX_INITIALIZER;
+
+int api_set_lock_callbacks(int (*lock)(void *), int (*unlock)(void *), void *data)
+{
+    if (!lock || !unlock)
+        return core_fail(SHEAF_E_ARG, "sion_lock_register_lock_callbacks: the lock and unlock callbacks must not be NULL");
+    lock(data); /* as SIONlib: the registration itself runs under the new lock */
+    pthread_mutex_lock(&g_user_mx);
+    int taken = g_user.lock != NULL;
+    if (!taken)
+        g_user = (user_lock){lock, unlock, data};
+    pthread_mutex_unlock(&g_user_mx);
+    unlock(data);
+    if (taken)
+        return core_fail(SHEAF_E_ARG, "sion_lock_register_lock_callbacks: lock callbacks are registered already "
+                         "(they can be registered once per process)");
+    return 0;
+}
+
+int api_lock_callbacks_defined(void)
+{
+    pthread_mutex_lock(&g_user_mx);
+    int d = g_user.lock != NULL && g_user.unlock != NULL;
+    pthread_mutex_unlock(&g_user_mx);
+    return d;
+}
+
+static user_lock table_lock(void)
+{
+    pthread_mutex_lock(&g_user_mx);
+    user_lock u = g_user;
+    pthread_mutex_unlock(&g_user_mx);
+    if (u.lock && u.unlock)
+        u.lock(u.data);
+    else
+        u = (user_lock){0};
+    pthread_mutex_lock(&g_lock);
+    return u;
+}
+
+static void table_unlock(user_lock u)
+{
+    pthread_mutex_unlock(&g_lock);
+    if (u.unlock)
+        u.unlock(u.data);
+}
 static api_entry *g_tab;   /* sorted by id */
 static int g_n, g_cap;
 static int g_next;         /* next id to hand out */
@@ -46,16 +104,16 @@ static int find(int id)
 
 int api_register_kind(int kind, void *obj)
 {
-    pthread_mutex_lock(&g_lock);
+    user_lock u = table_lock();
     if (g_next == INT_MAX) {
-        pthread_mutex_unlock(&g_lock);
+        table_unlock(u);
         return core_fail(SHEAF_E_NOMEM, "no sid left: %d ids have been handed out in this process", INT_MAX);
     }
     if (g_n == g_cap) {
         int ncap = g_cap ? 2 * g_cap : 16;
         api_entry *nt = realloc(g_tab, (size_t)ncap * sizeof *nt);
         if (!nt) {
-            pthread_mutex_unlock(&g_lock);
+            table_unlock(u);
             return core_fail(SHEAF_E_NOMEM, "out of memory registering an open container");
         }
         g_tab = nt;
@@ -63,7 +121,7 @@ int api_register_kind(int kind, void *obj)
     }
     int id = g_next++;
     g_tab[g_n++] = (api_entry){id, kind, obj};
-    pthread_mutex_unlock(&g_lock);
+    table_unlock(u);
     return id;
 }
 
@@ -71,9 +129,9 @@ int api_register(core_container *c) { return api_register_kind(API_KIND_SID, c);
 
 void api_skip_ids(int n)
 {
-    pthread_mutex_lock(&g_lock);
+    user_lock u = table_lock();
     g_next = n > 0 && g_next > INT_MAX - n ? INT_MAX : g_next + (n > 0 ? n : 0);
-    pthread_mutex_unlock(&g_lock);
+    table_unlock(u);
 }
 
 /* The object of id if it is open and of this kind; else NULL and why in *why
@@ -81,12 +139,12 @@ void api_skip_ids(int n)
 static void *get(int id, int kind, int *why)
 {
     void *obj = NULL;
-    pthread_mutex_lock(&g_lock);
+    user_lock u = table_lock();
     int i = find(id);
     if (i >= 0 && g_tab[i].kind == kind)
         obj = g_tab[i].obj;
     *why = i >= 0 ? 2 : (id >= 0 && id < g_next) ? 1 : 0;
-    pthread_mutex_unlock(&g_lock);
+    table_unlock(u);
     return obj;
 }
 
@@ -114,14 +172,14 @@ core_container *api_lookup(int sid, const char *call) { return api_lookup_kind(s
 void *api_release_kind(int id, int kind)
 {
     void *obj = NULL;
-    pthread_mutex_lock(&g_lock);
+    user_lock u = table_lock();
     int i = find(id);
     if (i >= 0 && g_tab[i].kind == kind) {
         obj = g_tab[i].obj;
         memmove(&g_tab[i], &g_tab[i + 1], (size_t)(g_n - i - 1) * sizeof *g_tab);
         g_n--;
     }
-    pthread_mutex_unlock(&g_lock);
+    table_unlock(u);
     return obj;
 }
 

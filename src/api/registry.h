@@ -20,6 +20,10 @@ core_container *api_lookup(int sid, const char *call);
  * (the per-file handles of a serial open of a multi-file set), so that the
  * sids a program sees are SIONlib's. They are never valid. */
 void api_skip_ids(int n);
+/* sion_lock_register_lock_callbacks: once per process; the user's lock is then
+ * taken around every operation on the table of ids (as SIONlib's sid table). */
+int api_set_lock_callbacks(int (*lock)(void *), int (*unlock)(void *), void *data);
+int api_lock_callbacks_defined(void);
 /* The same for any kind of object (generic API objects: src/par/api.c). */
 int api_register_kind(int kind, void *obj);
 void *api_lookup_kind(int id, int kind, const char *call);

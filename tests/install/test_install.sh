@@ -74,6 +74,9 @@ for f in "$prefix"/bin/*; do
                    out=$("$f" -h 2>/dev/null) || die "sheaf-bench -h: exit $?"
                    case $out in "usage: mpiexec"*) ;; *) die "sheaf-bench -h printed: $out" ;; esac
                fi ;;
+        sheaf-fgfs)
+               out=$("$f" --json classify "$tmp" 2>&1) || die "sheaf-fgfs classify: exit $? ($out)"
+               case $out in *"$tmp"*) ;; *) die "sheaf-fgfs classify printed: $out" ;; esac ;;
         *) die "installed program $(basename "$f") is not checked by this test: add it" ;;
     esac
 done

@@ -1,0 +1,235 @@
+/* query.c - the context and the synchronous queries (FGFS IV-B..E): the
+ * multilevel triage (1: AND of "local" + min/max of the name hash; 2: OR of
+ * Bloom filters and the maximum-likelihood count), exact grouping only for
+ * the parallel descriptor and the consistency check, which compares the
+ * XXH3 hash of one file per group. */
+#include "fgfs.h"
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int fgfs_agree(sheaf_fgfs_ctx *ctx, int mycode, const char *what)
+{
+    fgfs_triage_msg m = {{mycode, ctx->rank}, 1, 0, UINT64_MAX, 0};
+    uint8_t buf[FGFS_TRIAGE_LEN];
+    void *res = NULL;
+    size_t rl;
+    fgfs_triage_pack(&m, buf);
+    int rc = fgfs_allreduce(ctx->comm, buf, sizeof buf, &fgfs_op_triage, &res, &rl);
+    if (!rc && fgfs_triage_unpack(res, rl, &m))
+        rc = fgfs_err(SHEAF_FGFS_ECOMM, "%s: malformed agreement message", what);
+    free(res);
+    return rc ? rc : fgfs_status_result(&m.st, ctx->rank, mycode, what);
+}
+
+int sheaf_fgfs_init(sheaf_fgfs_comm *comm, const sheaf_fgfs_config *cfg, sheaf_fgfs_ctx **out)
+{
+    if (!comm || !comm->ops || !out)
+        return fgfs_err(SHEAF_FGFS_EINVAL, "fgfs init: NULL communicator or output");
+    *out = NULL;
+    sheaf_fgfs_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return fgfs_err(SHEAF_FGFS_ENOMEM, "fgfs init: out of memory"); /* not collective-safe: nothing else fits */
+    ctx->comm = comm;
+    ctx->rank = comm->ops->rank(comm);
+    ctx->size = comm->ops->size(comm);
+    if (cfg)
+        ctx->cfg = *cfg;
+    sheaf_fgfs_config *c = &ctx->cfg;
+    int my = 0;
+    if (c->mode != SHEAF_FGFS_SYNC && c->mode != SHEAF_FGFS_ASYNC)
+        my = fgfs_err(SHEAF_FGFS_EINVAL, "fgfs init: mode %d is neither SYNC nor ASYNC", c->mode);
+    if (c->well_threshold <= 0)
+        c->well_threshold = 16;
+    if (c->bloom_names <= 0)
+        c->bloom_names = 4096;
+    if (!c->max_group_bytes)
+        c->max_group_bytes = 1u << 20;
+    ctx->bloom_bits = fgfs_bloom_bits((uint64_t)c->bloom_names);
+    if (!c->host && getenv("SHEAF_FGFS_HOST") && *getenv("SHEAF_FGFS_HOST"))
+        c->host = getenv("SHEAF_FGFS_HOST"); /* tests and simulated nodes */
+    if (c->host) {
+        if (strlen(c->host) >= sizeof ctx->host && !my)
+            my = fgfs_err(SHEAF_FGFS_EINVAL, "fgfs init: host name longer than %zu bytes", sizeof ctx->host - 1);
+        else
+            strncpy(ctx->host, c->host, sizeof ctx->host - 1);
+    } else if (gethostname(ctx->host, sizeof ctx->host - 1) && !my)
+        my = fgfs_err(SHEAF_FGFS_EIO, "fgfs init: gethostname failed: %s", strerror(errno));
+    c->host = ctx->host;
+    ctx->mounts = c->mounts;
+    if (!ctx->mounts && !my && !(my = sheaf_fgfs_mounts_load(&ctx->owned)))
+        ctx->mounts = ctx->owned;
+    int rc = fgfs_agree(ctx, my, "fgfs init");
+    if (!rc && c->mode == SHEAF_FGFS_ASYNC)
+        rc = fgfs_async_build(ctx);
+    if (rc) {
+        sheaf_fgfs_finalize(ctx);
+        return rc;
+    }
+    *out = ctx;
+    return SHEAF_FGFS_OK;
+}
+
+void sheaf_fgfs_finalize(sheaf_fgfs_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    for (int i = 0; i < ctx->namap; i++)
+        free(ctx->amap[i].mp);
+    free(ctx->amap);
+    sheaf_fgfs_mounts_free(ctx->owned);
+    free(ctx);
+}
+
+sheaf_fgfs_comm *sheaf_fgfs_comm_of(sheaf_fgfs_ctx *ctx) { return ctx ? ctx->comm : NULL; }
+
+int fgfs_ctx_resolve(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_name *nm)
+{
+    return sheaf_fgfs_resolve(ctx->mounts, ctx->host, path, ctx->cfg.flags, nm);
+}
+
+/* level 2: OR of the Bloom filters, then the maximum-likelihood count */
+static int bloom_count(sheaf_fgfs_ctx *ctx, const char *uri, double *est)
+{
+    fgfs_bloom_msg m = {{0, ctx->rank}, (uint32_t)ctx->bloom_bits, NULL};
+    size_t len = fgfs_bloom_msg_len(m.mbits);
+    uint8_t *buf = calloc(1, len);
+    int my = buf ? 0 : fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory for a Bloom filter", uri);
+    static const uint8_t empty[16 + 8];
+    if (buf) {
+        m.bits = buf + 16;
+        fgfs_bloom_add(m.bits, m.mbits, uri, strlen(uri));
+        fgfs_bloom_pack(&m, buf);
+    }
+    sheaf_fgfs_op op = fgfs_op_bloom_or;
+    op.max_len = len;
+    void *res = NULL;
+    size_t rl = 0;
+    /* without memory this process still takes part, with an error message */
+    uint8_t small[16];
+    if (!buf) {
+        fgfs_bloom_msg e = {{my, ctx->rank}, 0, (uint8_t *)empty};
+        fgfs_bloom_pack(&e, small);
+    }
+    int rc = fgfs_allreduce(ctx->comm, buf ? buf : small, buf ? len : 16, &op, &res, &rl);
+    free(buf);
+    if (!rc && fgfs_bloom_unpack(res, rl, &m))
+        rc = fgfs_err(SHEAF_FGFS_ECOMM, "%s: malformed Bloom filter message", uri);
+    if (!rc && !(rc = fgfs_status_result(&m.st, ctx->rank, my, uri)))
+        *est = fgfs_bloom_estimate(fgfs_bloom_count(m.bits, m.mbits), m.mbits);
+    free(res);
+    return rc;
+}
+
+int fgfs_classify(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, const char *path,
+                  sheaf_fgfs_status *st)
+{
+    return fgfs_classify_to(ctx, nm, mycode, path, st, 2);
+}
+
+int fgfs_classify_to(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, const char *path,
+                     sheaf_fgfs_status *st, int max_level)
+{
+    return fgfs_classify_uri(ctx, nm->uri, nm->local, mycode, path, st, max_level);
+}
+
+int fgfs_classify_uri(sheaf_fgfs_ctx *ctx, const char *uri, int local, int mycode, const char *path,
+                      sheaf_fgfs_status *st, int max_level)
+{
+    fgfs_triage_msg m = {{mycode, ctx->rank}, 1, 0, UINT64_MAX, 0};
+    if (!mycode) {
+        uint64_t h = fgfs_hash64(uri, strlen(uri));
+        m.all_local = m.any_local = (uint32_t)local;
+        m.hmin = m.hmax = h;
+    }
+    uint8_t buf[FGFS_TRIAGE_LEN];
+    fgfs_triage_pack(&m, buf);
+    void *res = NULL;
+    size_t rl;
+    int rc = fgfs_allreduce(ctx->comm, buf, sizeof buf, &fgfs_op_triage, &res, &rl);
+    if (!rc && fgfs_triage_unpack(res, rl, &m))
+        rc = fgfs_err(SHEAF_FGFS_ECOMM, "%s: malformed triage message", path);
+    free(res);
+    if (rc || (rc = fgfs_status_result(&m.st, ctx->rank, mycode, path)))
+        return rc;
+    memset(st, 0, sizeof *st);
+    st->all_local = (int)m.all_local;
+    st->any_local = (int)m.any_local;
+    st->triage_level = 1;
+    if (m.all_local) {
+        st->cls = SHEAF_FGFS_FULLY;
+        return SHEAF_FGFS_OK;
+    }
+    if (!m.any_local && m.hmin == m.hmax) {
+        st->cls = SHEAF_FGFS_UNIQUE;
+        st->servers = 1;
+        return SHEAF_FGFS_OK;
+    }
+    st->triage_level = 2;
+    st->cls = SHEAF_FGFS_POORLY; /* at least two names; refined by level 2 */
+    st->servers = 2;
+    if (max_level < 2)
+        return SHEAF_FGFS_OK;
+    double est = 0;
+    if ((rc = bloom_count(ctx, uri, &est)))
+        return rc;
+    st->servers = est < 2 ? 2 : est; /* level 1 saw two different names */
+    st->cls = st->servers >= ctx->cfg.well_threshold ? SHEAF_FGFS_WELL : SHEAF_FGFS_POORLY;
+    return SHEAF_FGFS_OK;
+}
+
+int fgfs_group(sheaf_fgfs_ctx *ctx, const char *name, int mycode, const char *path, fgfs_group_table *t)
+{
+    size_t cap = ctx->cfg.max_group_bytes;
+    int my = mycode;
+    if (!my && strlen(name) + 32 > cap)
+        my = fgfs_err(SHEAF_FGFS_ELIMIT, "%s: its global name alone exceeds max_group_bytes=%zu", path, cap);
+    fgfs_status_word sw = {my, ctx->rank};
+    uint8_t *msg = NULL;
+    size_t len = 0;
+    if (fgfs_group_pack1(&sw, my ? NULL : name, (uint32_t)ctx->rank, &msg, &len))
+        return SHEAF_FGFS_ENOMEM; /* 12 bytes could not be had: nothing can be sent */
+    sheaf_fgfs_op op = {"fgfs-group-merge", cap, fgfs_op_group_merge, &cap};
+    void *res = NULL;
+    size_t rl = 0;
+    int rc = fgfs_allreduce(ctx->comm, msg, len, &op, &res, &rl);
+    free(msg);
+    if (!rc && fgfs_group_unpack(res, rl, t))
+        rc = fgfs_err(SHEAF_FGFS_ECOMM, "%s: malformed group table", path);
+    if (rc) {
+        free(res);
+        return rc;
+    }
+    t->raw = res; /* the entries' names point into it */
+    if ((rc = fgfs_status_result(&t->st, ctx->rank, my, path))) {
+        fgfs_group_table_free(t);
+        if (rc == SHEAF_FGFS_ELIMIT && !my)
+            return fgfs_err(rc, "%s: the grouping table exceeds max_group_bytes=%zu (too many distinct names)", path,
+                            cap);
+        return rc;
+    }
+    return SHEAF_FGFS_OK;
+}
+
+/* group index of name in the sorted table, -1 if absent */
+int fgfs_group_find(const fgfs_group_table *t, const char *name)
+{
+    size_t nl = strlen(name);
+    int lo = 0, hi = (int)t->n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        const fgfs_group_entry *e = &t->e[mid];
+        int c = memcmp(e->name, name, e->len < nl ? e->len : nl);
+        if (!c)
+            c = (e->len > nl) - (e->len < nl);
+        if (!c)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
