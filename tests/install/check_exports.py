@@ -10,10 +10,11 @@ src/par/binding.h, whose names must start with "sheaf__").
 
 Each header belongs to one library: include/sion_<part>.h,
 include/sion_datatypes_<part>.h and include/sheaf_<part>*.h to
-libsheaf_<part>.so, for every src/<part>/ whose CMakeLists.txt builds
-sheaf_<part> as a SHARED library (checked only when this build made it: not
-sion_omp.h in a build without OpenMP); every other header, and
-src/par/binding.h, to libsheaf.so.
+libsheaf_<part>.so, for every add_library(sheaf_<part> SHARED ...) in the
+CMakeLists.txt files under src/ (the longest <part> that fits wins:
+sheaf_fgfs_mpi.h is libsheaf_fgfs_mpi's; checked only when this build made
+the library: not sion_omp.h in a build without OpenMP); every other header,
+and src/par/binding.h, to libsheaf.so.
 
 For every libsheaf*.so found under the LIBDIRs (searched recursively; the
 build's src/ directory holds them all), `nm -D --defined-only` must list
@@ -61,15 +62,12 @@ def api_names(path):
 
 def library_parts(src):
     """The <part> of every libsheaf_<part>.so the sources can build: each
-    src/<part>/CMakeLists.txt with add_library(sheaf_<part> SHARED ...)."""
+    add_library(sheaf_<part> SHARED ...) in a CMakeLists.txt under src/."""
     parts = set()
-    top = os.path.join(src, "src")
-    for d in os.listdir(top):
-        cml = os.path.join(top, d, "CMakeLists.txt")
-        if os.path.isfile(cml):
-            with open(cml, encoding="utf-8") as f:
-                if re.search(r"add_library\(\s*sheaf_" + re.escape(d) + r"\s+SHARED\b", f.read()):
-                    parts.add(d)
+    for root, _, files in os.walk(os.path.join(src, "src")):
+        if "CMakeLists.txt" in files:
+            with open(os.path.join(root, "CMakeLists.txt"), encoding="utf-8") as f:
+                parts.update(re.findall(r"add_library\(\s*sheaf_(\w+)\s+SHARED\b", f.read()))
     return parts
 
 
