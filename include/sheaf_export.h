@@ -3,8 +3,8 @@
  *
  * sheaf's libraries are compiled with hidden visibility (-fvisibility=hidden):
  * only what is marked SHEAF_API is exported from libsheaf.so, libsheaf_mpi.so,
- * libsheaf_omp.so and libsheaf_ompi.so; the internal functions (core_*, par_*,
- * ...) are not, so no program can come to depend on them. The test
+ * libsheaf_omp.so, libsheaf_ompi.so, libsheaf_fgfs.so and libsheaf_fgfs_mpi.so;
+ * the internal functions (core_*, par_*, fgfs_*, ...) are not, so no program can come to depend on them. The test
  * `exports` (tests/install/check_exports.py) reads the SHEAF_API declarations
  * of the headers in include/ and fails when a library exports anything else.
  *
