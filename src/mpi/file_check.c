@@ -45,7 +45,7 @@ int sion_file_check_par_cb_mpi(char *fname, void *v)
     sion_file_check_par_args_mpi *a = v;
     if (!a) { /* the same on every rank when no rank has args: no collective */
         binding_fail(SHEAF_E_ARG, "%s: sion_file_check_par_cb_mpi: no arguments (sion_file_check_par_args_init_mpi)",
-                  fname ? fname : "(null)");
+                     fname ? fname : "(null)");
         binding_report_error(-1);
         return SION_NOT_SUCCESS;
     }

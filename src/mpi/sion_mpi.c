@@ -431,7 +431,7 @@ static int agree(const char *call, const char *fname, MPI_Comm comm, int rank, i
     }
     buf[sizeof buf - 1] = '\0';
     return binding_fail(code, "%s (failed on rank %d)", rc == MPI_SUCCESS ? buf + sizeof(int) : "open failed",
-                     r[0]);
+                        r[0]);
 }
 
 /* ---- public calls --------------------------------------------------------- */
@@ -499,7 +499,7 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
             bycount = 1;
             if (*numFiles > size)
                 lrc = binding_fail(SHEAF_E_ARG, "%s: %s: numFiles=%d is larger than the number of tasks (%d)",
-                                shown, call, *numFiles, size);
+                                   shown, call, *numFiles, size);
         } else if (!lComm || *lComm == MPI_COMM_NULL) {
             lrc = mpi_fail(call, shown, SHEAF_E_ARG,
                            "numFiles <= 0 needs a local communicator lComm (it is NULL or MPI_COMM_NULL)",
@@ -519,11 +519,11 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
     lrc = agree(call, shown, comm, rank, lrc, mm);
     if (lrc == 0 && mm[0] == -1 && -mm[1] >= 0)
         lrc = binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the file mode (read or write): rank %d opens "
-                        "for %s, other ranks for %s (it must be the same on every rank)", shown, call, rank,
-                        write ? "writing" : "reading", write ? "reading" : "writing");
+                           "for %s, other ranks for %s (it must be the same on every rank)", shown, call, rank,
+                           write ? "writing" : "reading", write ? "reading" : "writing");
     else if (lrc == 0 && mm[0] != -mm[1])
         lrc = binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the number of files (numFiles): from %d to %d "
-                        "(<= 0 means lComm; it must be the same on every rank)", shown, call, mm[0], -mm[1]);
+                           "(<= 0 means lComm; it must be the same on every rank)", shown, call, mm[0], -mm[1]);
     if (lrc == 0 && write && bycount) {
         nfiles = *numFiles;
         split_by_count(rank, size, nfiles, &filenumber, &lrank, &lsize);
@@ -535,8 +535,8 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
             lrc = mpi_fail(call, shown, SHEAF_E_IO, "MPI_Allreduce over gComm failed", rc);
         else if (sum[0] < 1 || sum[1] != size)
             lrc = binding_fail(SHEAF_E_ARG,
-                            "%s: %s: lComm is not a partition of gComm (%d local communicators with %d "
-                            "tasks in all, gComm has %d)", shown, call, sum[0], sum[1], size);
+                               "%s: %s: lComm is not a partition of gComm (%d local communicators with %d "
+                               "tasks in all, gComm has %d)", shown, call, sum[0], sum[1], size);
         if (lrc == 0) {
             rc = MPI_Exscan(&isroot, &before, 1, MPI_INT, MPI_SUM, comm);
             if (rank == 0)

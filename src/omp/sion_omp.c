@@ -135,7 +135,7 @@ int sion_paropen_omp(const char *fname, const char *file_mode, sion_int64 *chunk
     team_group *g = g_aid >= 0 ? team_new() : NULL;
     if (!g) {
         binding_fail(SHEAF_E_NOMEM, "%s: sion_paropen_omp: out of memory for the thread team",
-                  fname ? fname : "(null)");
+                     fname ? fname : "(null)");
         binding_report_error(me);
         return SION_ID_UNDEF;
     }

@@ -610,8 +610,8 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
     static int warned; /* once per process (master thread only) */
     if (!pr->rc && r[5] && pr->rank == 0 && !warned++)
         binding_warn(0, "%s: sion_paropen_ompi: MPI was initialized below MPI_THREAD_FUNNELED; sheaf calls MPI from "
-                  "the master thread only, which works with common MPI libraries (MPI_Init_thread with "
-                  "MPI_THREAD_FUNNELED is the correct level)", fname);
+                     "the master thread only, which works with common MPI libraries (MPI_Init_thread with "
+                     "MPI_THREAD_FUNNELED is the correct level)", fname);
     if (pr->rc || !pr->write)
         return;
     if (bycount) {
