@@ -25,9 +25,10 @@ extern "C" {
 #endif
 
 /* Open a container over gComm.
- * Write: *numFiles > 0 cuts gComm into numFiles contiguous rank ranges of
- *   size/numFiles ranks (the remainder joins the last file; lComm is not
- *   used and may be NULL, which SIONlib 1.7 refuses); *numFiles <= 0
+ * Write (without files=auto, below): *numFiles > 0 cuts gComm into
+ *   numFiles contiguous rank ranges of size/numFiles ranks (the remainder
+ *   joins the last file; lComm is not used and may be NULL, which SIONlib
+ *   1.7 refuses); *numFiles <= 0
  *   uses *lComm (a partition of gComm; one physical file per local
  *   communicator, numbered in the order their rank-0 tasks appear in gComm)
  *   and sets *numFiles. *chunksize >= 0 per rank (rounded up to the block
@@ -41,8 +42,50 @@ extern "C" {
  *   a malloc'd name of this rank's physical file.
  * All ranks must pass the same read/write mode, numFiles (> 0, or <= 0 with
  *   lComm), fsblksize and mode keys (keyval, checksum, collective, collsize,
- *   cmerge, buddy, endianness); otherwise the open fails on every rank with
- *   a message naming the disagreement (chunk sizes may differ).
+ *   cmerge, buddy, endianness, files=auto); otherwise the open fails on every
+ *   rank with a message naming the disagreement (chunk sizes may differ).
+ * Mode key files=auto (sheaf; needs FGFS, libsheaf_fgfs_mpi, doc/fgfs.md):
+ *   the physical files follow the storage the ranks share. FGFS's parallel
+ *   descriptor of the container's directory (dirname of fname) over gComm
+ *   groups the ranks that resolve it to the same global name: one group per
+ *   node on node-local storage (tmpfs, local disk: file://HOST/...), one
+ *   group on storage all ranks share (nfs://SERVER:/..., lustre://..., ...),
+ *   one per server in between. The mount table is /proc/self/mountinfo (or
+ *   $SHEAF_FGFS_MOUNTINFO), the host name gethostname (or $SHEAF_FGFS_HOST).
+ *   Write: each group writes its own physical file (SIONlib's names: fname
+ *   for file 0, fname.000001, ...; files numbered by their lowest rank, so
+ *   file 0 holds rank 0), created by the group's master in the group's
+ *   storage. *numFiles (may be NULL) asks for at least that many files: a
+ *   group gets max(1, *numFiles / groups) files (contiguous in its rank
+ *   order, at most one per rank), so shared storage gives *numFiles files
+ *   and anything <= the number of groups one file per group; the number made
+ *   is written back. lComm is an output (the input is not used): NULL, or
+ *   *lComm receives a new communicator of the ranks of this rank's physical
+ *   file, which the caller frees (MPI_Comm_free) when done.
+ *   Read: the set is found again from file 0 as always, and the open checks
+ *   first that it can be read here: rank 0 must see file 0 in its storage,
+ *   the tasks of each physical file must be in one storage group now (on
+ *   node-local storage: the ranks placed on the nodes as by the writer), and
+ *   each file's master must see its file; otherwise the open fails on every
+ *   rank with a message saying which. *numFiles and *lComm (if not NULL) are
+ *   outputs as for writing. A set copied to storage all ranks share reads
+ *   with any placement.
+ *   Cost on top of the open: one MPI_Comm_dup and MPI_Comm_free (FGFS's
+ *   communicator), FGFS init (1 reduce + 1 bcast of 32 bytes; each rank
+ *   parses its mount table), the descriptor (binomial-tree reduce + bcast of
+ *   the table of distinct names: 10 bytes + the name per group, at most
+ *   1 MiB, so with 60-byte names it fails with ELIMIT beyond ~15,000
+ *   groups), 2 agreements (MPI_Allreduce of 5 ints; + 1 MPI_Bcast of the
+ *   message on failure). Writing: 1 MPI_Comm_split (2 when a group gets
+ *   several files) and 1 agreement, then the numbering of an lComm open (1
+ *   MPI_Allreduce, 1 MPI_Exscan, 1 MPI_Bcast per file, 1 agreement).
+ *   Reading: 1 MPI_Gather + 1 MPI_Scatter (3 ints per rank), an access()
+ *   per master, 1 MPI_Comm_split, 2 agreements, and rank 0 reads file 0's
+ *   metadata once more (O(P) memory there, as in the open itself). Not with buddy (refused). Without FGFS in the build, and
+ *   anywhere but sion_paropen_mpi (serial, generic, mapped, hybrid opens),
+ *   files=auto fails with a message; so does any other files= value.
+ *   Not detected: a stale physical file of another set with the same shape
+ *   and name in a group's storage (the format has no set identifier).
  * Returns a sid, or -1 on all ranks with a message naming the file and cause. */
 SHEAF_API int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
                                const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,

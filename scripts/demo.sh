@@ -35,14 +35,14 @@ ntasks=64
 status=0
 
 ckpt=$SHEAF_BUILD/examples/checkpoint/ckpt_demo
-if [ -x "$ckpt" ] && command -v mpiexec >/dev/null 2>&1; then
+# the build tree's launcher: its own MPI (not whatever `mpiexec` is now) with
+# that MPI's settings (Open MPI: --oversubscribe, root allowed)
+export MPIEXEC=$SHEAF_BUILD/sheaf-mpiexec
+if [ -x "$ckpt" ] && [ -x "$MPIEXEC" ]; then
     echo
     echo "== A. MPI checkpoint/restart: 8 ranks, one container vs one file per rank"
     echo "   mpiexec -n 8 ckpt_demo -s 2 -d $work/ckpt"
-    # MPICH as root needs nothing special; Open MPI wants these two flags
-    mpiflags=()
-    if mpiexec --version 2>&1 | grep -qi 'open mpi'; then mpiflags=(--oversubscribe --allow-run-as-root); fi
-    if mpiexec "${mpiflags[@]}" -n 8 "$ckpt" -s 2 -d "$work/ckpt" | sed 's/^/   /'; then
+    if "$MPIEXEC" -n 8 "$ckpt" -s 2 -d "$work/ckpt" | sed 's/^/   /'; then
         :
     else
         echo "   FAIL: checkpoint/restart"

@@ -9,12 +9,46 @@
 #   libxxhash-dev                                 libsheaf_fgfs (src/fgfs): XXH3 hashes of global
 #                                                 names (Bloom filter, triage) and of files (the
 #                                                 consistency check); header only, compiled in
+#   libopenmpi-dev openmpi-bin                    the same with Open MPI (CI builds and tests
+#                                                 both, in build/ and build-openmpi/)
+#   iproute2                                      `ip`, for the loopback-only network
+#                                                 namespace of Open MPI test runs
+# MPICH stays the default MPI: installing Open MPI switches Debian's `mpicc` /
+# `mpiexec` alternatives to it (higher priority), which would silently change
+# the MPI of every build that uses the plain names. So the alternatives are set
+# back to MPICH afterwards (also on every later run: a no-op when they are).
+# sheaf's builds name their MPI explicitly anyway (SHEAF_MPI_FLAVOR).
 #   fio python3-matplotlib                        bench/: the disk's limit next to sheaf-bench,
 #                                                 and the plots (not needed to build or test)
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
-          clang libclang-rt-14-dev mpich libmpich-dev libxxhash-dev fio python3-matplotlib)
+          clang libclang-rt-14-dev mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
+          libxxhash-dev fio python3-matplotlib)
+
+sudo=()
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then
+    sudo=(sudo)
+fi
+# keep_mpich_default: point the MPI alternatives at MPICH if both MPIs are there
+keep_mpich_default() {
+    command -v update-alternatives >/dev/null 2>&1 || return 0
+    [ -x /usr/bin/mpicc.mpich ] && [ -x /usr/bin/mpicc.openmpi ] || return 0
+    local name target
+    if [ "$(id -u)" -ne 0 ] && [ ${#sudo[@]} -eq 0 ]; then
+        echo "install-deps: not root and no sudo: cannot check that MPICH is the default MPI" >&2
+        return 0
+    fi
+    for name in mpi:/usr/bin/mpicc.mpich mpirun:/usr/bin/mpirun.mpich \
+                mpi-x86_64-linux-gnu:/usr/include/x86_64-linux-gnu/mpich; do
+        target=${name#*:} name=${name%%:*}
+        [ -e "$target" ] || continue
+        if [ "$(update-alternatives --query "$name" 2>/dev/null | sed -n 's/^Value: //p')" != "$target" ]; then
+            echo "install-deps: MPICH stays the default MPI: update-alternatives --set $name $target"
+            "${sudo[@]}" update-alternatives --set "$name" "$target"
+        fi
+    done
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -24,6 +58,7 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
     echo "install-deps: all ${#packages[@]} packages are installed"
+    keep_mpich_default
     exit 0
 fi
 
@@ -33,14 +68,11 @@ if ! command -v apt-get >/dev/null 2>&1; then
     echo "install-deps: please install the equivalents of: ${missing[*]}" >&2
     exit 1
 fi
-sudo=()
-if [ "$(id -u)" -ne 0 ]; then
-    if ! command -v sudo >/dev/null 2>&1; then
-        echo "install-deps: not root and sudo is missing; as root run: apt-get install ${missing[*]}" >&2
-        exit 1
-    fi
-    sudo=(sudo)
+if [ "$(id -u)" -ne 0 ] && [ ${#sudo[@]} -eq 0 ]; then
+    echo "install-deps: not root and sudo is missing; as root run: apt-get install ${missing[*]}" >&2
+    exit 1
 fi
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
 "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+keep_mpich_default
 echo "install-deps: done"

@@ -68,6 +68,16 @@ int core_mode_parse(const char *mode, core_mode *m)
             m->nochecksum = 1;
         } else if (!strcmp(tok, "buddy")) {
             m->buddy = (val && atoi(val) > 0) ? atoi(val) : 1;
+        } else if (!strcmp(tok, "files")) {
+            /* sheaf's own key: only sion_paropen_mpi knows files=auto (it removes the key
+             * before the generic layer parses the mode); anywhere else it would be
+             * silently ignored, so it is refused */
+            if (val && !strcmp(val, "auto"))
+                return core_fail(SHEAF_E_ARG, "mode \"%s\": files=auto is taken only by sion_paropen_mpi "
+                                 "(it chooses the physical files from the storage the ranks share); this open "
+                                 "does not support it", mode);
+            return core_fail(SHEAF_E_ARG, "mode \"%s\": files=%s: the only value is auto (sion_paropen_mpi)",
+                             mode, val ? val : "");
         } /* anything else (buffered, compress, ...) is ignored like SIONlib */
         if (!end)
             break;

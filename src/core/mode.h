@@ -21,7 +21,8 @@ typedef struct core_mode {
 } core_mode;
 
 /* Parse `mode` (NULL counts as ""). Unknown keys are ignored, as in SIONlib.
- * Fails only on a value that cannot be meant (e.g. endianness=middle):
- * returns SHEAF_E_ARG with a message. */
+ * Fails only on a value that cannot be meant (e.g. endianness=middle), and
+ * on sheaf's key files=... (files=auto is taken by sion_paropen_mpi alone,
+ * which removes it before parsing): returns SHEAF_E_ARG with a message. */
 int core_mode_parse(const char *mode, core_mode *out);
 #endif

@@ -57,6 +57,8 @@ int sion_file_check_par_cb_mpi(char *fname, void *v)
     int sid = sion_paropen_mpi(fname, a->file_mode, &numfiles, a->gComm, lc == MPI_COMM_NULL ? NULL : &lc,
                                &chunksize, &fsblksize, &globalrank, NULL, NULL);
     int ok = sid >= 0 && sion_parclose_mpi(sid) == SION_SUCCESS;
+    if (sid >= 0 && lc != a->lComm && lc != MPI_COMM_NULL) /* files=auto hands out the file's ranks */
+        MPI_Comm_free(&lc);
     sheaf_set_error_printing(was);
     return ok ? SION_SUCCESS : SION_NOT_SUCCESS;
 }

@@ -9,15 +9,30 @@
  * close. The local group of a physical file is MPI_Comm_split(copy,
  * color = file number, key = rank in the file).
  *
+ * The mode key files=auto (sion_mpi.h) is handled here, before the generic
+ * layer: FGFS (libsheaf_fgfs_mpi's public API, when SHEAF_HAVE_FGFS) groups
+ * the ranks by the storage of the container's directory; a write turns the
+ * groups into local communicators (then numbered as an lComm open), a read
+ * checks the set's mapping against them. The key is removed from the mode
+ * the generic layer sees (the core refuses it elsewhere).
+ *
  * Memory: O(1) per rank, except the displacement array of a gatherv /
- * scatterv on its root (O(tasks of that group)). */
+ * scatterv on its root (O(tasks of that group)), and with files=auto on
+ * rank 0 at a read the storage groups and file 0's metadata (O(P)), on
+ * every rank FGFS's table of distinct names (O(groups)). */
 #include "sion.h"
 #include "sion_mpi.h"
 #include "../par/binding.h"
+#ifdef SHEAF_HAVE_FGFS
+#include "sheaf_fgfs_mpi.h"
+#endif
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A group object: the global group (one per open, kept in the list of open
  * sids until its close) or a local group (one per physical file). */
@@ -398,19 +413,20 @@ static mpi_group *group_unregister(int sid)
 
 /* Collective over comm: every rank passes its local status (0, or a
  * negative code with the message recorded by binding_fail). minmax (may be
- * NULL) is a pair {v, -v} reduced to {min v, -max v} on the way. Returns 0
- * when every rank was fine, else the failure code on all ranks; the ranks
- * that were fine record the first failing rank's message. */
-static int agree(const char *call, const char *fname, MPI_Comm comm, int rank, int localrc, int minmax[2])
+ * NULL) holds two pairs {v, -v, w, -w} reduced to {min v, -max v, min w,
+ * -max w} on the way. Returns 0 when every rank was fine, else the failure
+ * code on all ranks; the ranks that were fine record the first failing
+ * rank's message. */
+static int agree(const char *call, const char *fname, MPI_Comm comm, int rank, int localrc, int minmax[4])
 {
-    int v[3] = {localrc ? rank : INT_MAX, minmax ? minmax[0] : 0, minmax ? minmax[1] : 0}, r[3];
-    int rc = MPI_Allreduce(v, r, 3, MPI_INT, MPI_MIN, comm);
+    int v[5] = {localrc ? rank : INT_MAX, 0, 0, 0, 0}, r[5];
+    for (int i = 0; minmax && i < 4; i++)
+        v[1 + i] = minmax[i];
+    int rc = MPI_Allreduce(v, r, 5, MPI_INT, MPI_MIN, comm);
     if (rc != MPI_SUCCESS)
         return localrc ? localrc : mpi_fail(call, fname, SHEAF_E_IO, "MPI_Allreduce over gComm failed", rc);
-    if (minmax) {
-        minmax[0] = r[1];
-        minmax[1] = r[2];
-    }
+    for (int i = 0; minmax && i < 4; i++)
+        minmax[i] = r[1 + i];
     if (r[0] == INT_MAX)
         return 0;
     /* the first failing rank tells the others why */
@@ -461,6 +477,279 @@ static int open_failed(MPI_Comm *comm, mpi_group *g, int rank)
     return -1;
 }
 
+/* ---- files=auto: one physical file per storage group ---------------------
+ * The groups come from FGFS (libsheaf_fgfs_mpi): the parallel descriptor of
+ * the container's directory over the duplicated gComm. Ranks that resolve the
+ * directory to the same global name (file://HOST/... for node-local storage,
+ * nfs://SERVER:/EXPORT/... and so on for shared storage) share its storage
+ * and form one group; groups are numbered 0..ngroups-1 by FGFS. */
+
+/* Remove the token "files=auto" from mode: *out is a malloc'd copy without
+ * it (*found = 1) or NULL when the token is absent (*found = 0). Other
+ * files=... values stay, and core_mode_parse refuses them. */
+static int mode_strip_auto(const char *mode, char **out, int *found)
+{
+    *out = NULL;
+    *found = 0;
+    if (!mode)
+        return 0;
+    char *o = malloc(strlen(mode) + 1);
+    if (!o)
+        return binding_fail(SHEAF_E_NOMEM, "out of memory");
+    size_t k = 0;
+    for (const char *p = mode;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == 10 && !strncmp(p, "files=auto", 10)) {
+            *found = 1;
+        } else if (len) {
+            if (k)
+                o[k++] = ',';
+            memcpy(o + k, p, len);
+            k += len;
+        }
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    o[k] = '\0';
+    if (!*found) {
+        free(o);
+        return 0;
+    }
+    *out = o;
+    return 0;
+}
+
+typedef struct auto_desc {
+    int group, ngroups;     /* this rank's storage group, number of groups */
+} auto_desc;
+
+#ifdef SHEAF_HAVE_FGFS
+/* Directory of fname (malloc'd; NULL: out of memory). */
+static char *dir_of(const char *fname)
+{
+    const char *sl = strrchr(fname, '/');
+    if (!sl)
+        return strdup(".");
+    if (sl == fname)
+        return strdup("/");
+    size_t n = (size_t)(sl - fname);
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, fname, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static int fgfs_code(int frc)
+{
+    return frc == SHEAF_FGFS_ENOMEM ? SHEAF_E_NOMEM : frc == SHEAF_FGFS_EINVAL ? SHEAF_E_ARG : SHEAF_E_IO;
+}
+#endif
+
+/* The storage group of this rank for the directory of fname. Collective
+ * over comm (the duplicate of gComm): with FGFS, one MPI_Comm_dup (FGFS's
+ * private communicator) + 1 MPI_Allreduce, FGFS init (1 reduce + 1 bcast of
+ * 32 bytes; it parses the mount table: /proc/self/mountinfo or
+ * $SHEAF_FGFS_MOUNTINFO), the parallel descriptor (1 reduce + 1 bcast of the
+ * table of distinct names: about 70 bytes per group, bounded by FGFS's
+ * max_group_bytes, 1 MiB), MPI_Comm_free, and 1 agreement. Returns 0 on
+ * every rank or a failure on every rank, with the message of the first rank
+ * that failed. Without FGFS: fails on every rank (no communication). */
+static int auto_groups(const char *call, const char *fname, MPI_Comm comm, int rank, auto_desc *d)
+{
+#ifndef SHEAF_HAVE_FGFS
+    (void)comm;
+    (void)rank;
+    (void)d;
+    return binding_fail(SHEAF_E_ARG, "%s: %s: files=auto needs FGFS (libsheaf_fgfs, which tells the ranks that "
+                        "share storage), and this sheaf was built without it (SHEAF_FGFS off: xxhash.h was not "
+                        "found at build time); give numFiles or lComm instead", fname, call);
+#else
+    char *dir = dir_of(fname);
+    int lrc = dir ? 0 : binding_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
+    sheaf_fgfs_comm fc;
+    int frc = sheaf_fgfs_comm_mpi(comm, &fc); /* taken part in even after a local failure */
+    if (frc && !lrc)
+        lrc = binding_fail(fgfs_code(frc), "%s: %s: files=auto: %s", fname, call, sheaf_fgfs_last_error());
+    int arc = agree(call, fname, comm, rank, lrc, NULL);
+    if (arc) {
+        if (!frc)
+            fc.ops->free_comm(&fc);
+        free(dir);
+        return arc;
+    }
+    /* init and the descriptor fail on every rank or on none: the rank that
+     * failed has its own message, the others EREMOTE */
+    sheaf_fgfs_ctx *ctx = NULL;
+    sheaf_fgfs_pardesc pd;
+    memset(&pd, 0, sizeof pd);
+    frc = sheaf_fgfs_init(&fc, NULL, &ctx);
+    if (!frc)
+        frc = sheaf_fgfs_pardesc_of(ctx, dir, &pd);
+    if (ctx)
+        sheaf_fgfs_finalize(ctx);
+    fc.ops->free_comm(&fc);
+    lrc = 0;
+    if (frc && frc != SHEAF_FGFS_EREMOTE)
+        lrc = binding_fail(fgfs_code(frc), "%s: %s: files=auto: FGFS cannot tell which ranks share the storage of "
+                           "%s: %s", fname, call, dir, sheaf_fgfs_last_error());
+    arc = agree(call, fname, comm, rank, lrc, NULL);
+    if (!arc && frc) /* every rank saw EREMOTE: not expected, but never go on */
+        arc = binding_fail(SHEAF_E_IO, "%s: %s: files=auto: FGFS cannot tell which ranks share the storage of %s: "
+                           "%s", fname, call, dir, sheaf_fgfs_last_error());
+    free(dir);
+    d->group = pd.group;
+    d->ngroups = pd.ngroups;
+    return arc;
+#endif
+}
+
+/* files=auto, write: the ranks of this rank's storage group form its local
+ * communicator; when numFiles (req) asks for more files than there are
+ * groups, each group is cut into k = req / ngroups contiguous pieces (at
+ * most one per rank, in rank order). One MPI_Comm_split over comm (two with
+ * k > 1). Local result: *lc (MPI_ERRORS_RETURN) or MPI_COMM_NULL and a
+ * failure; the caller agrees. */
+static int auto_split_write(const char *call, const char *fname, MPI_Comm comm, int rank, const auto_desc *d,
+                            int req, MPI_Comm *lc)
+{
+    *lc = MPI_COMM_NULL;
+    MPI_Comm gc = MPI_COMM_NULL;
+    int rc = MPI_Comm_split(comm, d->group, rank, &gc);
+    if (rc != MPI_SUCCESS)
+        return mpi_fail(call, fname, SHEAF_E_IO, "files=auto: MPI_Comm_split by storage group failed", rc);
+    int k = d->ngroups > 0 && req > d->ngroups ? req / d->ngroups : 1;
+    if (k > 1) {
+        int gr = 0, gs = 1, f = 0, lr = 0, ls = 0;
+        MPI_Comm_rank(gc, &gr);
+        MPI_Comm_size(gc, &gs);
+        split_by_count(gr, gs, k < gs ? k : gs, &f, &lr, &ls);
+        rc = MPI_Comm_split(gc, f, gr, lc);
+        MPI_Comm_free(&gc);
+        if (rc != MPI_SUCCESS) {
+            *lc = MPI_COMM_NULL;
+            return mpi_fail(call, fname, SHEAF_E_IO, "files=auto: MPI_Comm_split of a storage group failed", rc);
+        }
+    } else {
+        *lc = gc;
+    }
+    MPI_Comm_set_errhandler(*lc, MPI_ERRORS_RETURN);
+    return 0;
+}
+
+/* files=auto, read: can every rank read its physical file in its storage?
+ * Rank 0 reads the metadata of file 0 (the generic open reads it again) and
+ * (1 agreement) checks, with every rank's storage group (1 MPI_Gather), that
+ * the tasks of each physical file are in one storage group now, as they were
+ * when the set was written (on node-local storage: the same ranks on each
+ * node). Each rank gets the verdict and its (file, local rank) (1
+ * MPI_Scatter of 3 ints), the master of each file checks that the file is
+ * there (access), the ranks of each file are split off (MPI_Comm_split) into
+ * *lc, and 1 agreement ends it. Returns 0 on every rank (*lc set) or a
+ * failure on every rank (*lc MPI_COMM_NULL), with the message of the first
+ * rank that failed. */
+static int auto_read_check(const char *call, const char *fname, MPI_Comm comm, int rank, int size,
+                           const auto_desc *d, MPI_Comm *lc)
+{
+    int *grp = NULL, *fl = NULL, mine[3] = {0, -1, -1}, lrc = 0;
+    sheaf__binding_v1_set m;
+    memset(&m, 0, sizeof m);
+    m.mapping_size = -1;
+    *lc = MPI_COMM_NULL;
+    if (rank == 0) {
+        int mrc;
+        if (!(grp = malloc((size_t)size * sizeof *grp)) || !(fl = malloc((size_t)size * 3 * sizeof *fl)))
+            lrc = binding_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
+        else if ((mrc = binding_set_read(fname, &m)) != 0) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", sheaf_last_error());
+            lrc = binding_fail(mrc, "%s: %s: files=auto: rank 0 cannot read the first physical file of the set in its "
+                               "storage (%s); on node-local storage a set is read with the ranks placed on the nodes "
+                               "as when it was written (rank 0 on the node of the first file)", fname, call, why);
+        }
+    }
+    if ((lrc = agree(call, fname, comm, rank, lrc, NULL)) != 0) {
+        free(grp);
+        free(fl);
+        free(m.mapping);
+        return lrc;
+    }
+    int one = d->group, rc = MPI_Gather(&one, 1, MPI_INT, grp, 1, MPI_INT, 0, comm);
+    if (rc != MPI_SUCCESS)
+        lrc = mpi_fail(call, fname, SHEAF_E_IO, "files=auto: MPI_Gather of the storage groups failed", rc);
+    if (rank == 0) {
+        int nf = m.nfiles > 1 ? m.nfiles : 1;
+        /* tasks of the set: file 0's own for a single file, else the
+         * mapping's; a set of another size, or a broken mapping, is left to
+         * the generic open's own message (file -1: nothing to check here) */
+        int judge = !lrc && (nf == 1 ? m.ntasks == size : m.mapping && m.mapping_size == size);
+        for (int g = 0; g < size; g++) {
+            int f = nf > 1 && judge ? m.mapping[2 * g] : 0, l = nf > 1 && judge ? m.mapping[2 * g + 1] : g;
+            if (f < 0 || f >= nf)
+                judge = 0;
+            fl[3 * g + 1] = f;
+            fl[3 * g + 2] = l;
+        }
+        int *first = judge ? malloc((size_t)nf * sizeof *first) : NULL;
+        if (judge && !first && !lrc)
+            lrc = binding_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
+        for (int f = 0; first && f < nf; f++)
+            first[f] = -1;
+        for (int g = 0; first && g < size && !lrc; g++) {
+            int f = fl[3 * g + 1];
+            if (first[f] < 0)
+                first[f] = g;
+            else if (grp[first[f]] != grp[g])
+                lrc = binding_fail(SHEAF_E_ARG, "%s: %s: files=auto: physical file %d of %d was written by tasks that "
+                                   "shared its storage, but in this run its tasks %d and %d are in different storage "
+                                   "groups (of %d): the ranks are placed on the nodes differently from the run that "
+                                   "wrote the set. Read it with the writer's placement (the same ranks on each node), "
+                                   "or copy the physical files to storage all ranks share", fname, call, f, nf,
+                                   first[f], g, d->ngroups);
+        }
+        free(first);
+        for (int g = 0; g < size; g++) {
+            fl[3 * g] = lrc;
+            if (!judge)
+                fl[3 * g + 1] = fl[3 * g + 2] = -1;
+        }
+    }
+    free(grp);
+    free(m.mapping);
+    rc = MPI_Scatter(fl, 3, MPI_INT, mine, 3, MPI_INT, 0, comm);
+    free(fl);
+    if (rc != MPI_SUCCESS && !lrc)
+        lrc = mpi_fail(call, fname, SHEAF_E_IO, "files=auto: MPI_Scatter of the physical files failed", rc);
+    if (!lrc && !mine[0] && mine[1] >= 0 && mine[2] == 0) {
+        char *path = binding_member_name(fname, mine[1]);
+        int e = 0;
+        if (!path)
+            lrc = binding_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
+        else if (access(path, R_OK) != 0 && (e = errno) != 0)
+            lrc = binding_fail(e == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO,
+                               "%s: %s: files=auto: rank %d, the master of physical file %d, cannot read %s in its "
+                               "storage (%s); on node-local storage a set is read with the ranks placed on the nodes "
+                               "as when it was written", fname, call, rank, mine[1], path, strerror(e));
+        free(path);
+    }
+    /* every rank takes part (the caller may not want *lc: it frees it) */
+    rc = MPI_Comm_split(comm, mine[1] >= 0 ? mine[1] : 0, rank, lc);
+    if (rc != MPI_SUCCESS) {
+        *lc = MPI_COMM_NULL;
+        if (!lrc)
+            lrc = mpi_fail(call, fname, SHEAF_E_IO, "files=auto: MPI_Comm_split by physical file failed", rc);
+    } else {
+        MPI_Comm_set_errhandler(*lc, MPI_ERRORS_RETURN);
+    }
+    lrc = agree(call, fname, comm, rank, lrc, NULL);
+    if (lrc && *lc != MPI_COMM_NULL)
+        MPI_Comm_free(lc);
+    return lrc;
+}
+
 int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
                      const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,
                      FILE **fileptr, char **newfname)
@@ -480,9 +769,11 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
         *globalrank = rank;
 
     /* local checks, then one agreement over gComm */
-    int lrc = 0, aid = api_id();
+    int lrc = 0, aid = api_id(), files_auto = 0;
+    char *automode = NULL; /* files=auto: the mode without the key, for the generic layer */
+    int mwrite = 0, buddy = 0;
     int write = 0, bycount = 0, lrank = 0, lsize = 0, filenumber = 0, nfiles = 0;
-    MPI_Comm lc = MPI_COMM_NULL;
+    MPI_Comm lc = MPI_COMM_NULL, autolc = MPI_COMM_NULL;
     mpi_group *g = group_new(call, shown, comm);
     if (!g)
         lrc = SHEAF_E_NOMEM;
@@ -490,9 +781,19 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
         lrc = mpi_fail(call, shown, SHEAF_E_NOMEM, "cannot create the MPI API object (out of memory)", MPI_SUCCESS);
     else if (!fname)
         lrc = mpi_fail(call, shown, SHEAF_E_ARG, "file name is NULL", MPI_SUCCESS);
-    else if (binding_mode_write(file_mode, &write))
+    else if (mode_strip_auto(file_mode, &automode, &files_auto))
+        lrc = SHEAF_E_NOMEM;
+    else if (binding_mode_parse(files_auto ? automode : file_mode, &mwrite, &buddy))
         lrc = sheaf_last_error_code() ? sheaf_last_error_code() : SHEAF_E_ARG;
-    else if (write) {
+    else if (files_auto && buddy)
+        lrc = binding_fail(SHEAF_E_ARG, "%s: %s: files=auto and buddy cannot be combined (the buddy copies are "
+                           "placed by their own rule)", shown, call);
+    else if ((write = mwrite) && files_auto) {
+        /* numFiles: > 0 asks for at least that many files; lComm is an output */
+        if (numFiles && *numFiles > size)
+            lrc = binding_fail(SHEAF_E_ARG, "%s: %s: numFiles=%d is larger than the number of tasks (%d)", shown, call,
+                               *numFiles, size);
+    } else if (write) {
         if (!numFiles)
             lrc = mpi_fail(call, shown, SHEAF_E_ARG, "numFiles is NULL (needed for writing)", MPI_SUCCESS);
         else if (*numFiles > 0) {
@@ -512,18 +813,42 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
         }
     }
     /* every rank must open the same way (-1: read) and, writing, ask for the
-     * same split (numFiles > 0, or 0: lComm); checked on every rank, so the
-     * generic layer is entered by all ranks or none */
-    int nf = !write ? -1 : bycount ? *numFiles : 0;
-    int mm[2] = {nf, -nf};
+     * same split (numFiles > 0, or 0: lComm; with files=auto the number
+     * asked for, 0 when none), and all or none with files=auto; checked on
+     * every rank, so the generic layer is entered by all ranks or none */
+    int req = files_auto && write && numFiles && *numFiles > 0 ? *numFiles : 0;
+    int nf = !write ? -1 : files_auto ? req : bycount ? *numFiles : 0;
+    int mm[4] = {nf, -nf, files_auto, -files_auto};
     lrc = agree(call, shown, comm, rank, lrc, mm);
-    if (lrc == 0 && mm[0] == -1 && -mm[1] >= 0)
+    if (lrc == 0 && mm[2] != -mm[3])
+        lrc = binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on files=auto: rank %d %s it, other ranks %s (it "
+                           "must be the same on every rank)", shown, call, rank, files_auto ? "gives" : "does not give",
+                           files_auto ? "do not" : "do");
+    else if (lrc == 0 && mm[0] == -1 && -mm[1] >= 0)
         lrc = binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the file mode (read or write): rank %d opens "
                            "for %s, other ranks for %s (it must be the same on every rank)", shown, call, rank,
                            write ? "writing" : "reading", write ? "reading" : "writing");
     else if (lrc == 0 && mm[0] != -mm[1])
         lrc = binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the number of files (numFiles): from %d to %d "
                            "(<= 0 means lComm; it must be the same on every rank)", shown, call, mm[0], -mm[1]);
+    if (lrc == 0 && files_auto) {
+        /* the storage groups of the directory; writing, one local
+         * communicator per group (or per piece of one), numbered below as an
+         * lComm is; reading, a check that the set can be read here */
+        auto_desc d = {0, 0};
+        lrc = auto_groups(call, shown, comm, rank, &d);
+        if (lrc == 0 && write) {
+            lrc = auto_split_write(call, shown, comm, rank, &d, req, &autolc);
+            lrc = agree(call, shown, comm, rank, lrc, NULL);
+            if (lrc == 0) {
+                lc = autolc;
+                MPI_Comm_rank(lc, &lrank);
+                MPI_Comm_size(lc, &lsize);
+            }
+        } else if (lrc == 0) {
+            lrc = auto_read_check(call, shown, comm, rank, size, &d, &autolc);
+        }
+    }
     if (lrc == 0 && write && bycount) {
         nfiles = *numFiles;
         split_by_count(rank, size, nfiles, &filenumber, &lrank, &lsize);
@@ -550,20 +875,35 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
             nfiles = sum[0];
         }
     }
-    if (lrc)
+    if (lrc) {
+        free(automode);
+        if (autolc != MPI_COMM_NULL)
+            MPI_Comm_free(&autolc);
         return open_failed(&comm, g, rank);
+    }
 
     /* write: the split is an input; read: everything is an output */
-    int sid = sion_generic_paropen(aid, fname, file_mode, chunksize, fsblksize, g, rank, size, &filenumber,
-                                   &nfiles, &lrank, &lsize, fileptr, newfname);
+    int sid = sion_generic_paropen(aid, fname, files_auto ? automode : file_mode, chunksize, fsblksize, g, rank,
+                                   size, &filenumber, &nfiles, &lrank, &lsize, fileptr, newfname);
+    free(automode);
     if (sid < 0) {
         g->comm = MPI_COMM_NULL;
         free(g);
         MPI_Comm_free(&comm);
+        if (autolc != MPI_COMM_NULL)
+            MPI_Comm_free(&autolc);
         return -1;
     }
     if (numFiles && !(write && bycount))
         *numFiles = nfiles;
+    if (files_auto) {
+        /* the ranks of this rank's physical file, for the caller (SIONlib's
+         * lComm output); the caller frees it */
+        if (lComm)
+            *(MPI_Comm *)(uintptr_t)lComm = autolc;
+        else
+            MPI_Comm_free(&autolc);
+    }
     group_register(g, sid);
     return sid;
 }
@@ -661,8 +1001,12 @@ int sion_paropen_comms_mpi(char *fname, const char *file_mode, int *numFiles, MP
     if (!numFiles)
         numFiles = &local;
     *numFiles = 0;
-    return paropen_namebuf(fname, file_mode, numFiles, gComm, &lComm, chunksize, fsblksize, globalrank, fileptr,
-                           newfname);
+    MPI_Comm lc = lComm;
+    int sid = paropen_namebuf(fname, file_mode, numFiles, gComm, &lc, chunksize, fsblksize, globalrank, fileptr,
+                              newfname);
+    if (lc != lComm && lc != MPI_COMM_NULL) /* files=auto made one; this call cannot hand it back */
+        MPI_Comm_free(&lc);
+    return sid;
 }
 
 int sion_paropen_multi_mpi(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm, MPI_Comm *lComm,

@@ -568,7 +568,10 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
     MPI_Comm_set_errhandler(pr->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(pr->comm, &pr->rank);
     MPI_Comm_size(pr->comm, &pr->size);
-    int bad = binding_mode_write(file_mode, &pr->write) != 0;
+    int bad = binding_mode_parse(file_mode, &pr->write, NULL) != 0;
+    char why[512] = ""; /* the parser's own message (e.g. files=auto, which only sion_paropen_mpi takes) */
+    if (bad)
+        snprintf(why, sizeof why, "%s", sheaf_last_error());
     int lrank = 0, lsize = 1, bycount = pr->write && numFiles && *numFiles > 0;
     if (pr->write && !bycount) {
         if (!numFiles)
@@ -595,6 +598,7 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
                                 "that initialized MPI (use MPI_Init_thread with MPI_THREAD_FUNNELED)"
                   : r[0] == 3 ? "numFiles is larger than the number of MPI processes"
                   : r[0] == 2 ? "numFiles <= 0 needs a valid local communicator lComm"
+                  : why[0]    ? why
                               : "invalid file mode or missing numFiles (on some rank)");
     else if (r[1] != -r[2])
         prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,

@@ -9,8 +9,11 @@
  *   - the calling thread's last error (thread-local in libsheaf, read by
  *     sheaf_last_error) and SIONlib-style printing of it and of warnings
  *     (which follows sheaf_set_error_printing / SION_ERROR_MSG);
- *   - the parsing of a file_mode string (read or write), so that a binding
- *     agrees with the generic layer on it before entering it;
+ *   - the parsing of a file_mode string (read or write, buddy levels), so
+ *     that a binding agrees with the generic layer on it before entering it;
+ *   - files=auto (sion_paropen_mpi): the names of a set's physical files and
+ *     the layout stored in its first file (tasks, files, mapping), read
+ *     through the core's bounds-checked decoder;
  *   - the global group a parallel sid was opened with (from the one sid
  *     table), so that a binding can release its group after the close.
  * They are reached through one table of function pointers returned by one
@@ -29,6 +32,15 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+/* What the first physical file of a set says about the set (plain values:
+ * no core structure crosses the libraries). */
+typedef struct sheaf__binding_v1_set {
+    int nfiles;             /* physical files of the set */
+    int ntasks;             /* tasks stored in this file */
+    int mapping_size;       /* tasks of the set in the mapping; -1: no mapping */
+    int32_t *mapping;       /* [2*mapping_size]: file, local task; malloc'd (free()), NULL without one */
+} sheaf__binding_v1_set;
+
 typedef struct sheaf__binding_v1_table {
     /* Record the thread's last error (printf-style message) and return code (< 0). */
     int (*vfail)(int code, const char *fmt, va_list ap);
@@ -39,9 +51,15 @@ typedef struct sheaf__binding_v1_table {
     /* Print a warning ("SION_ERROR_WARN on rank <rank>, rc=0: ..."), if printing is on. */
     void (*vwarn)(int rank, const char *fmt, va_list ap);
     /* Parse a file_mode: 0 and *write = 1 for an explicit write mode (w, wb,
-     * bw), else 0; or a negative SHEAF_E_* code with the message recorded
-     * (*write = 0). */
-    int (*mode_write)(const char *file_mode, int *write);
+     * bw), else 0, *buddy = the buddy levels (0: none; buddy may be NULL);
+     * or a negative SHEAF_E_* code with the message recorded (*write = 0). */
+    int (*mode_parse)(const char *file_mode, int *write, int *buddy);
+    /* Name of physical file k of set fname (fname, fname.000001, ...);
+     * malloc'd, NULL when out of memory. */
+    char *(*member_name)(const char *fname, int k);
+    /* Read the metadata of physical file `path` into *out: 0, or a negative
+     * SHEAF_E_* code with the message recorded (*out empty, mapping NULL). */
+    int (*set_read)(const char *path, sheaf__binding_v1_set *out);
     /* The global group object parallel sid was opened with (NULL when sid is
      * not an open parallel sid, or a dup). */
     void *(*global_group)(int sid);
@@ -78,9 +96,14 @@ static inline void binding_warn(int rank, const char *fmt, ...)
 
 static inline void binding_clear_error(void) { sheaf__binding_v1()->clear_error(); }
 static inline void binding_report_error(int rank) { sheaf__binding_v1()->report_error(rank); }
-static inline int binding_mode_write(const char *file_mode, int *write)
+static inline int binding_mode_parse(const char *file_mode, int *write, int *buddy)
 {
-    return sheaf__binding_v1()->mode_write(file_mode, write);
+    return sheaf__binding_v1()->mode_parse(file_mode, write, buddy);
+}
+static inline char *binding_member_name(const char *fname, int k) { return sheaf__binding_v1()->member_name(fname, k); }
+static inline int binding_set_read(const char *path, sheaf__binding_v1_set *out)
+{
+    return sheaf__binding_v1()->set_read(path, out);
 }
 static inline void *binding_global_group(int sid) { return sheaf__binding_v1()->global_group(sid); }
 

@@ -1,9 +1,10 @@
 #!/bin/sh
-# run_injected.sh DIR MPIEXEC NPFLAG CHECK - 2 simulated nodes x 2 ranks whose
+# run_injected.sh DIR CHECK LAUNCHER... - 2 simulated nodes x 2 ranks whose
 # mount tables are injected per rank (SHEAF_FGFS_MOUNTINFO, SHEAF_FGFS_HOST):
 # the host's own table plus nfs mounts of srvA/srvB at DIR/mnt/*. Works
 # without namespaces; consistency of different bytes is left to the bed.
-dir=$1 mpiexec=$2 npflag=$3 check=$4
+# LAUNCHER: the tree's MPI command for 4 ranks (mpiexec -n 4 and its flags).
+dir=$1 check=$2; shift 2
 rm -rf "$dir"; mkdir -p "$dir/mnt/local/sub" "$dir/mnt/bind" "$dir/mnt/one" "$dir/mnt/half-same" "$dir/mnt/half-diff"
 echo data > "$dir/mnt/one/data"; echo x > "$dir/mnt/local/sub/f"
 for k in 0 1; do
@@ -22,7 +23,7 @@ k=\$(( \${PMI_RANK:-\${OMPI_COMM_WORLD_RANK:-0}} / 2 ))
 SHEAF_FGFS_MOUNTINFO=$dir/node\$k.mountinfo SHEAF_FGFS_HOST=node\$k exec "\$@"
 EOW
 chmod +x "$dir/wrap.sh"
-"$mpiexec" $npflag 4 "$dir/wrap.sh" "$check" 2 2 "$dir/mnt" injected
+"$@" "$dir/wrap.sh" "$check" 2 2 "$dir/mnt" injected
 rc=$?
 rm -rf "$dir"
 exit $rc

@@ -205,6 +205,27 @@ static void disagree(const char *fname, int odd_rank, int odd_thread, int rank, 
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* files=auto is sion_paropen_mpi's key: the hybrid open refuses it on every
+ * task, saying so on the task that parsed it. */
+static void files_auto(const char *fname, int rank, int nt)
+{
+#pragma omp parallel num_threads(nt)
+    {
+        int t = omp_get_thread_num(), nf = 1, grank = -1;
+        sion_int64 chunk = 100;
+        sion_int32 fsblk = 4096;
+        int sid = sion_paropen_ompi(fname, "wb,files=auto", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, NULL,
+                                    NULL);
+        CHECK(sid < 0, "rank %d thread %d: an open with files=auto succeeded", rank, t);
+        if (sid >= 0)
+            sion_parclose_ompi(sid);
+        else
+            CHECK(strstr(sheaf_last_error(), "files=auto is taken only by sion_paropen_mpi") != NULL,
+                  "rank %d thread %d: message %s", rank, t, sheaf_last_error());
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char **argv)
 {
     int provided = 0, rank = 0, size = 1;
@@ -235,6 +256,7 @@ int main(int argc, char **argv)
     disagree(f, 0, nt > 1 ? 1 : 0, rank, nt); /* one thread of rank 0 */
     if (size >= 2)
         disagree(f, 1, -1, rank, nt);         /* all threads of rank 1 */
+    files_auto(f, rank, nt);
     snprintf(f, sizeof f, "%s/hybc.sion", argv[1]);
     int csizes[] = {0, 3, nt + 1};
     size_t sizes[] = {1, 700, 65536};
