@@ -5,7 +5,8 @@
  * libsheaf exports only its API (SHEAF_API, include/sheaf_export.h). The
  * bindings are separate shared libraries on top of it; they use the public
  * generic API (sion_generic.h) for everything but the few things below, which
- * must act on libsheaf's own state and so cannot be compiled into a binding:
+ * act on libsheaf's own state or report failures into it (a copy compiled
+ * into a binding would have its own, invisible error record):
  *   - the calling thread's last error (thread-local in libsheaf, read by
  *     sheaf_last_error) and SIONlib-style printing of it and of warnings
  *     (which follows sheaf_set_error_printing / SION_ERROR_MSG);
