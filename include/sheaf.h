@@ -3,6 +3,7 @@
  * sheaf_set_error_printing changes a process-wide flag. */
 #ifndef SHEAF_H
 #define SHEAF_H
+#include "sheaf_export.h"
 #include "sion_datatypes.h"
 #ifdef __cplusplus
 extern "C" {
@@ -12,12 +13,12 @@ extern "C" {
 
 /* Message of the last failed call in this thread ("" if none). The pointer
  * stays valid until the next failing call in the same thread. */
-const char *sheaf_last_error(void);
+SHEAF_API const char *sheaf_last_error(void);
 /* Error class of the last failure in this thread (SHEAF_E_*; 0 = none). */
-int sheaf_last_error_code(void);
+SHEAF_API int sheaf_last_error_code(void);
 /* 1: print errors to stderr as SIONlib does (default; env SION_ERROR_MSG=0
  * turns it off); 0: silent. Returns the previous setting. */
-int sheaf_set_error_printing(int on);
+SHEAF_API int sheaf_set_error_printing(int on);
 
 #define SHEAF_E_OK       0
 #define SHEAF_E_ARG     -1   /* invalid argument or misuse of the API */
@@ -60,7 +61,7 @@ typedef struct sheaf_file_info {
     sion_int64 data_start;       /* first chunk offset (header rounded up) */
     sion_int64 globalskip;       /* distance between the blocks of a task */
 } sheaf_file_info;
-int sheaf_get_file_info(int sid, int filenr, sheaf_file_info *info);
+SHEAF_API int sheaf_get_file_info(int sid, int filenr, sheaf_file_info *info);
 
 /* ---- crash recovery (`sheaf recover`, `sheaf verify`) ----
  * sion_flush in write mode makes a task's data durable: its file is
@@ -104,7 +105,7 @@ typedef struct sheaf_recover_summary {
                                        against later damage */
 } sheaf_recover_summary;
 typedef void (*sheaf_recover_fn)(void *ctx, const char *line);
-int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ctx, sheaf_recover_summary *out);
+SHEAF_API int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ctx, sheaf_recover_summary *out);
 
 #ifdef __cplusplus
 }

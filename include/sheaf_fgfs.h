@@ -41,16 +41,11 @@
  * is thread-local. */
 #ifndef SHEAF_FGFS_H
 #define SHEAF_FGFS_H
+#include "sheaf_export.h"
 #include <stddef.h>
 #include <stdint.h>
 #ifdef __cplusplus
 extern "C" {
-#endif
-
-#if defined(SHEAF_FGFS_BUILD) && defined(__GNUC__)
-#define SHEAF_FGFS_API __attribute__((visibility("default")))
-#else
-#define SHEAF_FGFS_API
 #endif
 
 #define SHEAF_FGFS_OK       0
@@ -64,11 +59,11 @@ extern "C" {
 
 /* Message of the last failure in this thread ("" if none). Valid until the
  * next failing call in the same thread. Thread-safe. */
-SHEAF_FGFS_API const char *sheaf_fgfs_last_error(void);
+SHEAF_API const char *sheaf_fgfs_last_error(void);
 /* Record a message (printf format) as this thread's last error and return
  * code: for implementations of the collective interface (sheaf_fgfs_comm)
  * that live outside the library. Thread-safe. */
-SHEAF_FGFS_API int sheaf_fgfs_error(int code, const char *fmt, ...)
+SHEAF_API int sheaf_fgfs_error(int code, const char *fmt, ...)
 #ifdef __GNUC__
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -100,25 +95,25 @@ typedef enum {
  * /proc/self/mountinfo. At most 16 MiB and 65536 entries are read; lines
  * that do not follow proc(5) are skipped. Fails (EIO, EPARSE: no usable
  * line, ENOMEM) with a message naming the file. Thread-safe. */
-SHEAF_FGFS_API int sheaf_fgfs_mounts_load(sheaf_fgfs_mounts **out);
+SHEAF_API int sheaf_fgfs_mounts_load(sheaf_fgfs_mounts **out);
 /* Parse mountinfo text (len bytes, need not be NUL-terminated). `origin`
  * names it in messages. Same bounds and errors as sheaf_fgfs_mounts_load. */
-SHEAF_FGFS_API int sheaf_fgfs_mounts_parse(const char *text, size_t len, const char *origin,
-                                           sheaf_fgfs_mounts **out);
-SHEAF_FGFS_API void sheaf_fgfs_mounts_free(sheaf_fgfs_mounts *m);
+SHEAF_API int sheaf_fgfs_mounts_parse(const char *text, size_t len, const char *origin,
+                                      sheaf_fgfs_mounts **out);
+SHEAF_API void sheaf_fgfs_mounts_free(sheaf_fgfs_mounts *m);
 /* Number of usable entries and lines skipped as malformed. */
-SHEAF_FGFS_API int sheaf_fgfs_mounts_count(const sheaf_fgfs_mounts *m);
-SHEAF_FGFS_API int sheaf_fgfs_mounts_skipped(const sheaf_fgfs_mounts *m);
+SHEAF_API int sheaf_fgfs_mounts_count(const sheaf_fgfs_mounts *m);
+SHEAF_API int sheaf_fgfs_mounts_skipped(const sheaf_fgfs_mounts *m);
 /* Entry i (0 <= i < count): mount point, fs type, source, root; NULL out of range. */
-SHEAF_FGFS_API const char *sheaf_fgfs_mount_point(const sheaf_fgfs_mounts *m, int i);
-SHEAF_FGFS_API const char *sheaf_fgfs_mount_fstype(const sheaf_fgfs_mounts *m, int i);
-SHEAF_FGFS_API const char *sheaf_fgfs_mount_source(const sheaf_fgfs_mounts *m, int i);
-SHEAF_FGFS_API const char *sheaf_fgfs_mount_root(const sheaf_fgfs_mounts *m, int i);
+SHEAF_API const char *sheaf_fgfs_mount_point(const sheaf_fgfs_mounts *m, int i);
+SHEAF_API const char *sheaf_fgfs_mount_fstype(const sheaf_fgfs_mounts *m, int i);
+SHEAF_API const char *sheaf_fgfs_mount_source(const sheaf_fgfs_mounts *m, int i);
+SHEAF_API const char *sheaf_fgfs_mount_root(const sheaf_fgfs_mounts *m, int i);
 /* Tell the table which file backs a loop device ("/dev/loop3" ->
  * "/nfs/img.sqsh"), for tests and for systems without
  * /sys/block/loopN/loop/backing_file (read by default). Not thread-safe
  * against resolution on the same table. EINVAL, ENOMEM, ELIMIT (64 maps). */
-SHEAF_FGFS_API int sheaf_fgfs_mounts_set_loop(sheaf_fgfs_mounts *m, const char *dev, const char *backing);
+SHEAF_API int sheaf_fgfs_mounts_set_loop(sheaf_fgfs_mounts *m, const char *dev, const char *backing);
 
 /* Resolution flags. */
 #define SHEAF_FGFS_NOREALPATH 1  /* resolve the path lexically (no symlinks, no file-system access) */
@@ -139,9 +134,9 @@ typedef struct sheaf_fgfs_name {
  * file-system kind. host: the node name for local URIs (NULL:
  * gethostname). Fails with EINVAL (empty path, path or URI longer than
  * 4095 bytes) or EPARSE (no mount covers the path). Thread-safe. */
-SHEAF_FGFS_API int sheaf_fgfs_resolve(const sheaf_fgfs_mounts *m, const char *host, const char *path, int flags,
-                                      sheaf_fgfs_name *out);
-SHEAF_FGFS_API const char *sheaf_fgfs_kind_name(sheaf_fgfs_kind k);
+SHEAF_API int sheaf_fgfs_resolve(const sheaf_fgfs_mounts *m, const char *host, const char *path, int flags,
+                                 sheaf_fgfs_name *out);
+SHEAF_API const char *sheaf_fgfs_kind_name(sheaf_fgfs_kind k);
 
 /* ------------------------------------------------------------------ */
 /* 2. The collective interface                                         */
@@ -197,9 +192,9 @@ typedef struct sheaf_fgfs_sim_stats {
     long rounds;             /* sum over collectives of ceil(log2 members) */
     size_t max_msg;          /* largest message between two processes (bytes) */
 } sheaf_fgfs_sim_stats;
-SHEAF_FGFS_API int sheaf_fgfs_sim_run(int nprocs, size_t stack_kib,
-                                      int (*fn)(sheaf_fgfs_comm *world, int rank, void *arg), void *arg,
-                                      sheaf_fgfs_sim_stats *stats);
+SHEAF_API int sheaf_fgfs_sim_run(int nprocs, size_t stack_kib,
+                                 int (*fn)(sheaf_fgfs_comm *world, int rank, void *arg), void *arg,
+                                 sheaf_fgfs_sim_stats *stats);
 
 /* ------------------------------------------------------------------ */
 /* 3. Queries                                                          */
@@ -226,9 +221,9 @@ typedef struct sheaf_fgfs_config {
  * mount point of every process: 1 reduce + 1 bcast for the union of mount
  * points, then per mount point what sheaf_fgfs_status costs.
  * Errors: EINVAL, ENOMEM, EPARSE (mount table), ECOMM, EREMOTE. */
-SHEAF_FGFS_API int sheaf_fgfs_init(sheaf_fgfs_comm *comm, const sheaf_fgfs_config *cfg, sheaf_fgfs_ctx **out);
+SHEAF_API int sheaf_fgfs_init(sheaf_fgfs_comm *comm, const sheaf_fgfs_config *cfg, sheaf_fgfs_ctx **out);
 /* Local. Frees the context (not the communicator). */
-SHEAF_FGFS_API void sheaf_fgfs_finalize(sheaf_fgfs_ctx *ctx);
+SHEAF_API void sheaf_fgfs_finalize(sheaf_fgfs_ctx *ctx);
 
 typedef enum {
     SHEAF_FGFS_FULLY = 0,    /* node-local on every process */
@@ -248,18 +243,18 @@ typedef struct sheaf_fgfs_status {
  * (local everywhere? one name everywhere?), plus 1 reduce + 1 bcast of the
  * Bloom filter when neither. ASYNC: local look-up in the classified mount
  * points, no communication. Errors: as sheaf_fgfs_resolve, EREMOTE. */
-SHEAF_FGFS_API int sheaf_fgfs_status_of(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_status *st);
+SHEAF_API int sheaf_fgfs_status_of(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_status *st);
 /* The predicates (answer 0/1); cost as sheaf_fgfs_status_of. */
-SHEAF_FGFS_API int sheaf_fgfs_is_fully_distributed(sheaf_fgfs_ctx *ctx, const char *path, int *answer);
-SHEAF_FGFS_API int sheaf_fgfs_is_well_distributed(sheaf_fgfs_ctx *ctx, const char *path, int *answer);
-SHEAF_FGFS_API int sheaf_fgfs_is_poorly_distributed(sheaf_fgfs_ctx *ctx, const char *path, int *answer);
-SHEAF_FGFS_API int sheaf_fgfs_is_unique(sheaf_fgfs_ctx *ctx, const char *path, int *answer);
+SHEAF_API int sheaf_fgfs_is_fully_distributed(sheaf_fgfs_ctx *ctx, const char *path, int *answer);
+SHEAF_API int sheaf_fgfs_is_well_distributed(sheaf_fgfs_ctx *ctx, const char *path, int *answer);
+SHEAF_API int sheaf_fgfs_is_poorly_distributed(sheaf_fgfs_ctx *ctx, const char *path, int *answer);
+SHEAF_API int sheaf_fgfs_is_unique(sheaf_fgfs_ctx *ctx, const char *path, int *answer);
 /* Do all processes see the same bytes at `path`? Always collective (also
  * in ASYNC mode). Unique -> 1 without I/O; otherwise exact grouping (1
  * reduce + 1 bcast of the group table), the representative of each group
  * hashes the file (XXH3-64, streamed), 1 reduce + 1 bcast of 24 bytes
  * compares the hashes. EIO names the path a representative could not read. */
-SHEAF_FGFS_API int sheaf_fgfs_is_consistent(sheaf_fgfs_ctx *ctx, const char *path, int *answer);
+SHEAF_API int sheaf_fgfs_is_consistent(sheaf_fgfs_ctx *ctx, const char *path, int *answer);
 
 /* The parallel descriptor: processes that resolve `path` to the same name
  * form a group; groups are numbered in the order of their names. */
@@ -269,10 +264,10 @@ typedef struct sheaf_fgfs_pardesc {
 /* Collective: exact grouping, 1 reduce (merge of sorted name lists, bounded
  * by max_group_bytes) + 1 bcast of the table. ELIMIT when the table would
  * exceed the bound. */
-SHEAF_FGFS_API int sheaf_fgfs_pardesc_of(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_pardesc *d);
+SHEAF_API int sheaf_fgfs_pardesc_of(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_pardesc *d);
 /* Collective: the communicator of my group for `path` (pardesc + 1 split;
  * rank 0 of it is the representative). Free with out->ops->free_comm(out). */
-SHEAF_FGFS_API int sheaf_fgfs_group_comm(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_comm *out);
+SHEAF_API int sheaf_fgfs_group_comm(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_comm *out);
 
 /* Inverse query: which mounted file system suits a write? */
 typedef enum { SHEAF_FGFS_SPEED_ANY = 0, SHEAF_FGFS_SPEED_LOW, SHEAF_FGFS_SPEED_HIGH } sheaf_fgfs_speed_req;
@@ -305,16 +300,16 @@ typedef struct sheaf_fgfs_choice {
  * of sheaf_fgfs_status_of + sheaf_fgfs_pardesc_of + 1 reduce + 1 bcast.
  * Site parameters: lines "type FSTYPE|mount PATH speed=MBS scal=N multi=0|1"
  * in cfg->site_config (doc/fgfs.md); EPARSE names the file and line. */
-SHEAF_FGFS_API int sheaf_fgfs_select(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_criteria *c, sheaf_fgfs_choice *out,
-                                     int max, int *n);
+SHEAF_API int sheaf_fgfs_select(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_criteria *c, sheaf_fgfs_choice *out,
+                                int max, int *n);
 
 /* Mount points classified by an ASYNC context (the union over processes,
  * pseudo file systems excepted): count and entry i. Local. */
-SHEAF_FGFS_API int sheaf_fgfs_async_count(const sheaf_fgfs_ctx *ctx);
-SHEAF_FGFS_API int sheaf_fgfs_async_entry(const sheaf_fgfs_ctx *ctx, int i, const char **mount_point,
-                                          sheaf_fgfs_status *st);
+SHEAF_API int sheaf_fgfs_async_count(const sheaf_fgfs_ctx *ctx);
+SHEAF_API int sheaf_fgfs_async_entry(const sheaf_fgfs_ctx *ctx, int i, const char **mount_point,
+                                     sheaf_fgfs_status *st);
 /* The communicator of a context (for the caller's own collectives). */
-SHEAF_FGFS_API sheaf_fgfs_comm *sheaf_fgfs_comm_of(sheaf_fgfs_ctx *ctx);
+SHEAF_API sheaf_fgfs_comm *sheaf_fgfs_comm_of(sheaf_fgfs_ctx *ctx);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-SHEAF_FGFS_API int sheaf_fgfs_comm_mpi(MPI_Comm comm, sheaf_fgfs_comm *out);
+SHEAF_API int sheaf_fgfs_comm_mpi(MPI_Comm comm, sheaf_fgfs_comm *out);
 #ifdef __cplusplus
 }
 #endif

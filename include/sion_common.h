@@ -29,6 +29,7 @@
  */
 #ifndef SION_COMMON_H
 #define SION_COMMON_H
+#include "sheaf_export.h"
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,30 +59,30 @@ typedef struct {
  * SIONlib does, so the record stays in one piece); a write larger than a chunk
  * fills the current block and continues in following blocks.
  * Returns nitems, or 0 on error (read handle, I/O error, bad sid). */
-size_t sion_fwrite(const void *data, size_t size, size_t nitems, int sid);
+SHEAF_API size_t sion_fwrite(const void *data, size_t size, size_t nitems, int sid);
 
 /* Read up to size*nitems bytes of the current task, crossing block ends as
  * needed. Returns the number of complete items read (fewer at end of data),
  * 0 on error. */
-size_t sion_fread(void *data, size_t size, size_t nitems, int sid);
+SHEAF_API size_t sion_fread(void *data, size_t size, size_t nitems, int sid);
 
 /* 1 if the current task has no unread bytes left (all blocks consumed), else 0.
  * If only the current block is exhausted, moves to the next block and returns 0.
  * Write mode: always 1 (the cursor is at the end of the data; as SIONlib).
  * Returns -1 on a bad sid. */
-int sion_feof(int sid);
+SHEAF_API int sion_feof(int sid);
 
 /* Write mode: make sure `bytes` can be written contiguously at the current
  * position; starts the next block if the current one cannot take them.
  * Needed before writing through the exported FILE* / fd yourself.
  * Fails (SION_NOT_SUCCESS) if bytes > chunk size or the handle reads. */
-int sion_ensure_free_space(int sid, sion_int64 bytes);
+SHEAF_API int sion_ensure_free_space(int sid, sion_int64 bytes);
 
 /* Unread bytes left in the current block (read mode); free bytes left in the
  * current block (write mode: SIONlib 1.7 returns a meaningless negative value
  * there, see README). SION_SIZE_NOT_VALID on a bad sid. */
-sion_int64 sion_bytes_avail_in_block(int sid);
-sion_int64 sion_bytes_avail_in_chunk(int sid);
+SHEAF_API sion_int64 sion_bytes_avail_in_block(int sid);
+SHEAF_API sion_int64 sion_bytes_avail_in_chunk(int sid);
 
 /* Move the cursor. rank: task index or SION_CURRENT_RANK. blocknr: block index,
  * SION_CURRENT_BLK, SION_ABSOLUTE_POS (posinblk counts over the task's whole
@@ -92,9 +93,9 @@ sion_int64 sion_bytes_avail_in_chunk(int sid);
  * in the communicator); so do sion_open_rank handles (the rank's position in
  * its file, not the rank passed to the open); mapped handles take global ranks.
  * Returns SION_SUCCESS or SION_NOT_SUCCESS (out of range, misuse). */
-int sion_seek(int sid, int rank, int blocknr, sion_int64 posinblk);
+SHEAF_API int sion_seek(int sid, int rank, int blocknr, sion_int64 posinblk);
 /* Same, and returns the FILE* of the physical file now in use (ansi mode). */
-int sion_seek_fp(int sid, int rank, int blocknr, sion_int64 posinblk, FILE **fileptr);
+SHEAF_API int sion_seek_fp(int sid, int rank, int blocknr, sion_int64 posinblk, FILE **fileptr);
 
 /* Write mode: make what the sid's task(s) wrote so far durable. The bytes written
  * (also through the exported FILE* or fd) are taken into the block table in memory,
@@ -112,10 +113,10 @@ int sion_seek_fp(int sid, int rank, int blocknr, sion_int64 posinblk, FILE **fil
  * SION_NOT_SUCCESS with a message (naming the file) on an error or a bad sid: a
  * write, fsync or the journal append failed, or the journal's name is a symbolic
  * link or not a regular file. See doc/reliability.md. */
-int sion_flush(int sid);
+SHEAF_API int sion_flush(int sid);
 
 /* Absolute offset of the cursor in its physical file; SION_SIZE_NOT_VALID on error. */
-sion_int64 sion_get_position(int sid);
+SHEAF_API sion_int64 sion_get_position(int sid);
 
 /* ---- information --------------------------------------------------------- */
 
@@ -128,50 +129,50 @@ sion_int64 sion_get_position(int sid);
  * blocksizes[ntasks*block + task]; entries of blocks a task does not use are
  * -1 in write mode and for a serial open of a multi-file set, and 0 (as the
  * file stores them) otherwise, as in SIONlib. */
-int sion_get_locations(int sid, int *ntasks, int *maxchunks, sion_int64 *globalskip,
-                       sion_int64 *start_of_varheader, sion_int64 **chunksizes,
-                       sion_int64 **globalranks, sion_int64 **blockcount,
-                       sion_int64 **blocksizes);
+SHEAF_API int sion_get_locations(int sid, int *ntasks, int *maxchunks, sion_int64 *globalskip,
+                                 sion_int64 *start_of_varheader, sion_int64 **chunksizes,
+                                 sion_int64 **globalranks, sion_int64 **blockcount,
+                                 sion_int64 **blocksizes);
 /* Cursor of the current task: block, position in block, blocks used and their sizes. */
-int sion_get_current_location(int sid, int *currentblocknr, sion_int64 *currentpos,
-                              int *maxchunks, sion_int64 **chunksizes);
+SHEAF_API int sion_get_current_location(int sid, int *currentblocknr, sion_int64 *currentpos,
+                                        int *maxchunks, sion_int64 **chunksizes);
 /* Cursor of every task (serial opens): arrays of ntasks, internal, do not
  * free: the absolute offset of each task's cursor in its physical file (as
  * SIONlib), and its block. SIONlib updates the current task's entries only
  * when another task is selected; sheaf's are always up to date. */
-int sion_get_current_locations(int sid, int *ntasks, sion_int64 **sion_currentpos,
-                               sion_int64 **sion_currentblocknr);
+SHEAF_API int sion_get_current_locations(int sid, int *ntasks, sion_int64 **sion_currentpos,
+                                         sion_int64 **sion_currentblocknr);
 /* (file, local task) pairs per global task; *mapping_size = -1 for a single file. */
-int sion_get_mapping(int sid, int *mapping_size, sion_int32 **mapping, int *numfiles);
+SHEAF_API int sion_get_mapping(int sid, int *mapping_size, sion_int32 **mapping, int *numfiles);
 /* These four return -1 (SION_SIZE_NOT_VALID) on a bad sid, as SIONlib.
  * sion_get_filenumber: the number in the set of the physical file the handle
  * is on, as its header says (1 for a file written by the serial sion_open,
  * 0..n-1 for parallel writers); 0 for a serial open of a whole multi-file set. */
-int sion_get_number_of_files(int sid);
-int sion_get_filenumber(int sid);
-int sion_is_serial_opened(int sid);
-int sion_using_hints(int sid);
+SHEAF_API int sion_get_number_of_files(int sid);
+SHEAF_API int sion_get_filenumber(int sid);
+SHEAF_API int sion_is_serial_opened(int sid);
+SHEAF_API int sion_using_hints(int sid);
 
-int sion_get_file_endianness(int sid);      /* declared user-data order: 1 big, 0 little */
-int sion_get_endianness(void);              /* host order: 1 big, 0 little */
-int sion_endianness_swap_needed(int sid);   /* 1 if user data order != host order */
+SHEAF_API int sion_get_file_endianness(int sid);      /* declared user-data order: 1 big, 0 little */
+SHEAF_API int sion_get_endianness(void);              /* host order: 1 big, 0 little */
+SHEAF_API int sion_endianness_swap_needed(int sid);   /* 1 if user data order != host order */
 /* Byte-reverse n elements of `size` bytes from source into target (may alias);
  * with do_swap == 0 it copies. Thread-safe. */
-void sion_swap(void *target, void *source, int size, int n, int do_swap);
+SHEAF_API void sion_swap(void *target, void *source, int size, int n, int do_swap);
 
-sion_int64 sion_get_bytes_written(int sid); /* write mode, else -1 */
+SHEAF_API sion_int64 sion_get_bytes_written(int sid); /* write mode, else -1 */
 /* Read mode: the cursor's offset in the current task's data (bytes of the blocks
  * before the current one plus the position in it; SIONlib's definition, not a
  * running total of the bytes read), else -1. */
-sion_int64 sion_get_bytes_read(int sid);
+SHEAF_API sion_int64 sion_get_bytes_read(int sid);
 
-int sion_get_version(int *main_version, int *sub_version, int *patch_level, int *fileformat_version);
-int sion_is_thread_safe(void);
+SHEAF_API int sion_get_version(int *main_version, int *sub_version, int *patch_level, int *fileformat_version);
+SHEAF_API int sion_is_thread_safe(void);
 /* -1 (and -1 in both outputs) on a bad sid. */
-int sion_get_sizeof(int sid, int *numbytes, int *numfds);
+SHEAF_API int sion_get_sizeof(int sid, int *numbytes, int *numfds);
 
-int   sion_get_keyval_mode(int sid);
-char *sion_keyval_type_to_str(int type);
+SHEAF_API int   sion_get_keyval_mode(int sid);
+SHEAF_API char *sion_keyval_type_to_str(int type);
 
 /* ---- key-value records (mode "keyval" / "keyval=inline") -------------------
  * In a key-value container each task's stream is a sequence of records
@@ -202,7 +203,7 @@ char *sion_keyval_type_to_str(int type);
  * up to its chunk size and continues in the next block.
  * Returns nitems; 0 on error (read handle, not key-value, I/O error, bad sid,
  * NULL data) or when size*nitems is 0 (nothing is written then). */
-size_t sion_fwrite_key(const void *data, uint64_t key, size_t size, size_t nitems, int sid);
+SHEAF_API size_t sion_fwrite_key(const void *data, uint64_t key, size_t size, size_t nitems, int sid);
 
 /* Read mode: read up to nitems items of `size` bytes from the next unread
  * bytes of `key` in the current task. One call never crosses from one record
@@ -211,17 +212,17 @@ size_t sion_fwrite_key(const void *data, uint64_t key, size_t size, size_t nitem
  * items read; 0 when all data of the key has been read (no error), or on
  * error: the key does not occur in the task, fewer than `size` bytes remain in
  * the current record (items never span records), corrupt record, bad sid. */
-size_t sion_fread_key(void *data, uint64_t key, size_t size, size_t nitems, int sid);
+SHEAF_API size_t sion_fread_key(void *data, uint64_t key, size_t size, size_t nitems, int sid);
 
 /* Read mode: restart the record iterator of the current task at the first
  * record. SION_SUCCESS, or SION_NOT_SUCCESS on error. */
-int sion_fread_key_iterator_reset(int sid);
+SHEAF_API int sion_fread_key_iterator_reset(int sid);
 /* Read mode: advance to the next record in file order; *key and *size receive
  * its key and payload length, and that key's read cursor is placed at the
  * start of this record (so sion_fread_key(.., *key, ..) reads it).
  * SION_SUCCESS, or SION_NOT_SUCCESS after the last record (no message) or on
  * error (corrupt record: message). */
-int sion_fread_key_iterator_next(int sid, uint64_t *key, size_t *size);
+SHEAF_API int sion_fread_key_iterator_next(int sid, uint64_t *key, size_t *size);
 
 /* Read mode: place the read cursor of `key`:
  *   entrynum >= 0: record number entrynum of the key (0 = first occurrence),
@@ -236,33 +237,33 @@ int sion_fread_key_iterator_next(int sid, uint64_t *key, size_t *size);
  *                  (0..total bytes of the key - 1).
  * SION_SUCCESS, or SION_NOT_SUCCESS (key absent, entry or position out of
  * range, corrupt record). */
-int sion_seek_key(int sid, uint64_t key, int entrynum, sion_int64 posinentry);
+SHEAF_API int sion_seek_key(int sid, uint64_t key, int entrynum, sion_int64 posinentry);
 
 /* Read mode: scan (and index) the whole stream of the current task.
  * SION_SUCCESS, or SION_NOT_SUCCESS on a corrupt/truncated record. */
-int sion_key_full_scan(int sid);
+SHEAF_API int sion_key_full_scan(int sid);
 
 /* Read mode: iterate over the distinct keys of the current task in the order
  * of their first occurrence. reset scans the whole stream first.
  * next: SION_SUCCESS with *key set, SION_NOT_SUCCESS after the last key (no
  * message) or on error. */
-int sion_key_list_iterator_reset(int sid);
-int sion_key_list_iterator_next(int sid, uint64_t *key);
+SHEAF_API int sion_key_list_iterator_reset(int sid);
+SHEAF_API int sion_key_list_iterator_next(int sid, uint64_t *key);
 
 /* Read mode: statistics of `key` in the current task (scans the whole
  * stream): stat->key, stat->num_blocks = number of records with that key,
  * stat->total_size = their payload bytes. A key that does not occur yields
  * 0 / 0 and SION_SUCCESS. SION_NOT_SUCCESS on error (NULL stat, corrupt
  * record, bad sid). */
-int sion_key_get_stat(int sid, uint64_t key, sion_key_stat_t *stat);
+SHEAF_API int sion_key_get_stat(int sid, uint64_t key, sion_key_stat_t *stat);
 
 /* ---- low-level file access ------------------------------------------------ */
-FILE *sion_get_fp(int sid);       /* NULL in posix mode */
-int   sion_get_fd(int sid);       /* -1 on error */
-int   sion_set_fp_closed(int sid);
-int   sion_set_second_fp(int sid, FILE *fileptr);
-int   sion_unset_second_fp(int sid);
-int   sion_optimize_fp_buffer(int sid);
+SHEAF_API FILE *sion_get_fp(int sid);       /* NULL in posix mode */
+SHEAF_API int   sion_get_fd(int sid);       /* -1 on error */
+SHEAF_API int   sion_set_fp_closed(int sid);
+SHEAF_API int   sion_set_second_fp(int sid, FILE *fileptr);
+SHEAF_API int   sion_unset_second_fp(int sid);
+SHEAF_API int   sion_optimize_fp_buffer(int sid);
 
 /* Locking callbacks, as in SIONlib: once registered (once per process; a
  * second registration or NULL callbacks return SION_NOT_SUCCESS with a
@@ -271,13 +272,18 @@ int   sion_optimize_fp_buffer(int sid);
  * once by the registration itself. sheaf keeps its own mutex too (taken
  * inside the user's lock), so the callbacks add to thread-safety and never
  * replace it. The callbacks must not call sion_* functions. */
-int sion_lock_register_lock_callbacks(int lock(void *), int unlock(void *), void *lock_data);
-int sion_lock_user_callbacks_defined(void);
+SHEAF_API int sion_lock_register_lock_callbacks(int lock(void *), int unlock(void *), void *lock_data);
+SHEAF_API int sion_lock_user_callbacks_defined(void);
 
 /* Buddy/io-info (populated only in buddy mode, which sheaf does not have yet: NULL). */
-sion_io_stat_t *sion_get_io_info(int sid);
-sion_io_stat_t *sion_get_io_info_by_spec(int sid, int roles, int flag);
-int sion_free_io_info(sion_io_stat_t *p);
+SHEAF_API sion_io_stat_t *sion_get_io_info(int sid);
+SHEAF_API sion_io_stat_t *sion_get_io_info_by_spec(int sid, int roles, int flag);
+SHEAF_API int sion_free_io_info(sion_io_stat_t *p);
+/* The name of a SION_ROLE_* value ("SION_ROLE_COLLECTOR", ...; "undef" for
+ * others). A SIONlib-internal name, in no SIONlib header: SIONlib's own test
+ * programs declare it themselves to print what sion_get_io_info reports, so
+ * sheaf exports it; declared here so that it is part of the checked API. */
+SHEAF_API char *_lsion_buddy_role_to_str(unsigned int flag);
 
 /* dup / dedup (read mode of a parallel or mapped open): a copy of the sid with
  * file handles of its own, so that several threads read the same container
@@ -290,10 +296,10 @@ int sion_free_io_info(sion_io_stat_t *p);
  * release it with sion_dedup. Returns the new sid, or -1 (serial or write
  * opens, unknown task). Thread-safe with respect to other sids; the sid being
  * duplicated must not be used by another thread during the call. */
-int sion_dup(int sid, int mode, int rank, uint64_t key);
+SHEAF_API int sion_dup(int sid, int mode, int rank, uint64_t key);
 /* Release a duplicate: SION_SUCCESS, SION_NOT_SUCCESS for an open sid that is
  * not a duplicate, SION_ID_NOT_VALID (-1) for a sid that is not open (as SIONlib). */
-int sion_dedup(int sid);
+SHEAF_API int sion_dedup(int sid);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
  * DPRINTFP that exist only in its library's debug build). */
 #ifndef SION_DEBUG_H
 #define SION_DEBUG_H
+#include "sheaf_export.h"
 #include <stdio.h>
 
 /* the rank used in messages of serial code */
@@ -51,31 +52,31 @@ extern "C" {
 /* Start writing debug messages whose mask has a bit of `mask` in common to
  * `filename` ("stderr", "stdout" or a file, appended to; NULL: stderr). If the
  * file cannot be opened, debugging stays off. */
-void  sion_debug_on(int mask, const char *filename);
+SHEAF_API void  sion_debug_on(int mask, const char *filename);
 /* Stop debugging (closes the debug file). */
-void  sion_debug_off(void);
+SHEAF_API void  sion_debug_off(void);
 /* 1 if debugging is on, 0 otherwise. */
-int   sion_isdebug(void);
+SHEAF_API int   sion_isdebug(void);
 /* Print a message if debugging is on and `mask` matches; returns the number of
  * characters written (0 if nothing was printed). */
-int   sion_dprintf(int mask, const char *format, ...);
+SHEAF_API int   sion_dprintf(int mask, const char *format, ...);
 /* As sion_dprintf, prefixed with the rank and the calling function's name. */
-int   sion_dprintfp(int mask, const char *callingfunction, int rank, const char *format, ...);
+SHEAF_API int   sion_dprintfp(int mask, const char *callingfunction, int rank, const char *format, ...);
 /* The debug stream, NULL when debugging is off. */
-FILE *sion_get_dfile(void);
+SHEAF_API FILE *sion_get_dfile(void);
 /* Close the debug file and turn debugging off. */
-void  sion_dclose(void);
+SHEAF_API void  sion_dclose(void);
 /* Seconds since an arbitrary fixed point (wall clock), for DPRINTFTS. */
-double sheaf_debug_time(void);
+SHEAF_API double sheaf_debug_time(void);
 /* Declared by SIONlib's sion_debug.h under these (internal) names, which its
  * own test programs call: set up debugging from SION_DEBUG* (sheaf: no-op,
  * returns 1); register the function that tells the calling thread's number
  * (used as the rank of DPRINTFP messages whose rank is -1) and returns 1;
  * register lock callbacks around debug output (sheaf serialises the output
  * itself; accepted and ignored). */
-int  _lsion_debug_init(void);
-int  _lsion_debug_set_query_thread_num_function(int (*get_thread_num)(void));
-void _sion_debug_set_lock_cb(void (*set_lock)(void), void (*unset_lock)(void));
+SHEAF_API int  _lsion_debug_init(void);
+SHEAF_API int  _lsion_debug_set_query_thread_num_function(int (*get_thread_num)(void));
+SHEAF_API void _sion_debug_set_lock_cb(void (*set_lock)(void), void (*unset_lock)(void));
 #ifdef __cplusplus
 }
 #endif

@@ -50,6 +50,7 @@
  * and used from several threads; one sid is used by one thread at a time. */
 #ifndef SION_GENERIC_H
 #define SION_GENERIC_H
+#include "sheaf_export.h"
 #include <stdio.h>
 #include "sion_datatypes.h"
 #ifdef __cplusplus
@@ -83,9 +84,9 @@ typedef int (*sion_generic_capability_cb)(void *group);
 
 /* Create an API object named `name` (copied; for messages). Returns its id
  * (aid >= 0) or -1 when out of memory / name NULL. */
-int sion_generic_create_api(char *name);
+SHEAF_API int sion_generic_create_api(char *name);
 /* Release an API object. SION_SUCCESS, or SION_NOT_SUCCESS for an unknown aid. */
-int sion_generic_free_api(int aid);
+SHEAF_API int sion_generic_free_api(int aid);
 
 /* Register one callback. Each returns SION_SUCCESS, or SION_NOT_SUCCESS for an
  * unknown aid or a NULL callback. The API can open containers once
@@ -105,21 +106,21 @@ int sion_generic_free_api(int aid);
  * piece without data), which makes sheaf write out what it combined, so that
  * the verdict covers it. Return 0 on a task when its group's I/O succeeded
  * (sheaf's layers pass the collector's verdict on to its senders). */
-int sion_generic_register_create_local_commgroup_cb(int aid, sion_generic_create_lcg_cb cb);
-int sion_generic_register_free_local_commgroup_cb(int aid, sion_generic_free_lcg_cb cb);
-int sion_generic_register_barrier_cb(int aid, sion_generic_barrier_cb cb);
-int sion_generic_register_bcastr_cb(int aid, sion_generic_bcastr_cb cb);
-int sion_generic_register_gatherr_cb(int aid, sion_generic_gatherr_cb cb);
-int sion_generic_register_gathervr_cb(int aid, sion_generic_gathervr_cb cb);
-int sion_generic_register_scatterr_cb(int aid, sion_generic_scatterr_cb cb);
-int sion_generic_register_scattervr_cb(int aid, sion_generic_scattervr_cb cb);
+SHEAF_API int sion_generic_register_create_local_commgroup_cb(int aid, sion_generic_create_lcg_cb cb);
+SHEAF_API int sion_generic_register_free_local_commgroup_cb(int aid, sion_generic_free_lcg_cb cb);
+SHEAF_API int sion_generic_register_barrier_cb(int aid, sion_generic_barrier_cb cb);
+SHEAF_API int sion_generic_register_bcastr_cb(int aid, sion_generic_bcastr_cb cb);
+SHEAF_API int sion_generic_register_gatherr_cb(int aid, sion_generic_gatherr_cb cb);
+SHEAF_API int sion_generic_register_gathervr_cb(int aid, sion_generic_gathervr_cb cb);
+SHEAF_API int sion_generic_register_scatterr_cb(int aid, sion_generic_scatterr_cb cb);
+SHEAF_API int sion_generic_register_scattervr_cb(int aid, sion_generic_scattervr_cb cb);
 /* Optional: name of physical file `filenumber` (malloc'd; sheaf frees it).
  * Default: fname for file 0, fname.%06d for the others. A set named another
  * way can only be read back through an API with the same callback. */
-int sion_generic_register_get_multi_filename_cb(int aid, sion_generic_multi_filename_cb cb);
-int sion_generic_register_gather_and_execute_cb(int aid, sion_generic_gather_execute_cb cb);
-int sion_generic_register_execute_and_scatter_cb(int aid, sion_generic_execute_scatter_cb cb);
-int sion_generic_register_get_capability_cb(int aid, sion_generic_capability_cb cb);
+SHEAF_API int sion_generic_register_get_multi_filename_cb(int aid, sion_generic_multi_filename_cb cb);
+SHEAF_API int sion_generic_register_gather_and_execute_cb(int aid, sion_generic_gather_execute_cb cb);
+SHEAF_API int sion_generic_register_execute_and_scatter_cb(int aid, sion_generic_execute_scatter_cb cb);
+SHEAF_API int sion_generic_register_get_capability_cb(int aid, sion_generic_capability_cb cb);
 
 /* Collective open over gcommgroup (gsize tasks; this one is grank).
  * mode: "w"/"wb"/"bw" or "r"/"rb"/"br" (one of them is required) plus the
@@ -138,21 +139,21 @@ int sion_generic_register_get_capability_cb(int aid, sion_generic_capability_cb 
  * fileptr: the exported FILE* (ansi mode), or NULL in posix mode. newfname
  *   (may be NULL): malloc'd name of this task's physical file.
  * Returns a sid, or -1 on every task with a message naming the file and the cause. */
-int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int64 *chunksize,
-                         sion_int32 *fsblksize, void *gcommgroup, int grank, int gsize, int *filenumber,
-                         int *numfiles, const int *lrank, const int *lsize, FILE **fileptr, char **newfname);
+SHEAF_API int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int64 *chunksize,
+                                   sion_int32 *fsblksize, void *gcommgroup, int grank, int gsize, int *filenumber,
+                                   int *numfiles, const int *lrank, const int *lsize, FILE **fileptr, char **newfname);
 /* Collective close. Write: the masters write the block tables (and file 0 the
  * mapping), as SIONlib's parallel close does. Returns SION_SUCCESS on every
  * task, or SION_NOT_SUCCESS on every task when any task failed; the sid is
  * released either way. A sid that is not an open parallel sid (e.g. a second
  * close of the same sid) gives SION_ID_NOT_VALID (-1) at once, locally, with
  * a message, as SIONlib's (the same for sion_generic_parclose_mapped). */
-int sion_generic_parclose(int sid);
+SHEAF_API int sion_generic_parclose(int sid);
 /* Collective, write mode: restart the container with new chunk sizes before
  * data are kept: every task's data written so far is discarded, the layout
  * is recomputed, META1 rewritten and each task positioned at its new chunk.
  * A sid that is not an open parallel sid: SION_ID_NOT_VALID (-1), as SIONlib. */
-int sion_generic_parreinit(int sid, sion_int64 chunksize);
+SHEAF_API int sion_generic_parreinit(int sid, sion_int64 chunksize);
 
 /* Mapped open: each task of gcommgroup handles *nlocaltasks logical tasks.
  * Write: *numFiles > 0; globalranks, chunksizes, mapping_filenrs,
@@ -171,11 +172,11 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize);
  *   in the collectives and gets a sid that only the mapped close accepts.
  * Switch between the owned logical tasks with sion_seek(sid, grank, ...).
  * Returns a sid or -1 on every task. */
-int sion_generic_paropen_mapped(int aid, char *fname, const char *mode, int *numFiles, void *gcommgroup,
-                                int grank, int gsize, int *nlocaltasks, int **globalranks,
-                                sion_int64 **chunksizes, int **mapping_filenrs, int **mapping_lranks,
-                                sion_int32 *fsblksize, FILE **fileptr);
-int sion_generic_parclose_mapped(int sid);
+SHEAF_API int sion_generic_paropen_mapped(int aid, char *fname, const char *mode, int *numFiles, void *gcommgroup,
+                                          int grank, int gsize, int *nlocaltasks, int **globalranks,
+                                          sion_int64 **chunksizes, int **mapping_filenrs, int **mapping_lranks,
+                                          sion_int32 *fsblksize, FILE **fileptr);
+SHEAF_API int sion_generic_parclose_mapped(int sid);
 
 /* Collective (coalescing) I/O. Called by every task of the physical file
  * (each with its own size; 0 is fine). Enabled at open by the mode key
@@ -208,8 +209,8 @@ int sion_generic_parclose_mapped(int sid);
  * task of a group whose collector failed (message names the file).
  * Refused on sion_dup copies. Collective over the file's tasks: not for
  * concurrent use of one sid by several threads. */
-size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid);
-size_t sion_coll_fread(void *data, size_t size, size_t nitems, int sid);
+SHEAF_API size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid);
+SHEAF_API size_t sion_coll_fread(void *data, size_t size, size_t nitems, int sid);
 
 #ifdef __cplusplus
 }

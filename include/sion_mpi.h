@@ -15,6 +15,7 @@
  * MPI_Finalize. Link: -lsheaf_mpi -lsheaf (CMake: sheaf::sheaf_mpi). */
 #ifndef SION_MPI_H
 #define SION_MPI_H
+#include "sheaf_export.h"
 #include <mpi.h>
 #include <stdio.h>
 #include "sion_datatypes.h"
@@ -86,27 +87,27 @@ extern "C" {
  *   Not detected: a stale physical file of another set with the same shape
  *   and name in a group's storage (the format has no set identifier).
  * Returns a sid, or -1 on all ranks with a message naming the file and cause. */
-int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
-                     const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,
-                     FILE **fileptr, char **newfname);
+SHEAF_API int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
+                               const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,
+                               FILE **fileptr, char **newfname);
 /* Collective close: write mode gathers the block tables to each file's
  * master, which writes them (file 0 also the multi-file mapping).
  * SION_SUCCESS on all ranks, or SION_NOT_SUCCESS on all ranks. A sid that is
  * not open (a second close) gives SION_ID_NOT_VALID (-1), as in SIONlib. */
-int sion_parclose_mpi(int sid);
+SHEAF_API int sion_parclose_mpi(int sid);
 /* Write mode: restart with a new chunk size (data written so far are dropped).
  * Collective over the gComm of the open; SION_SUCCESS or SION_NOT_SUCCESS on
  * all ranks. */
-int sion_parreinit_mpi(int sid, sion_int64 chunksize);
+SHEAF_API int sion_parreinit_mpi(int sid, sion_int64 chunksize);
 
 /* One rank handles several logical tasks (arguments and outputs as in
  * sion_generic_paropen_mapped; gsize/grank are those of gComm). Returns a sid
  * or -1 on all ranks; close with sion_parclose_mapped_mpi. */
-int sion_paropen_mapped_mpi(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
-                            int *nlocaltasks, int **globalranks, sion_int64 **chunksizes,
-                            int **mapping_filenrs, int **mapping_lranks, sion_int32 *fsblksize,
-                            FILE **fileptr);
-int sion_parclose_mapped_mpi(int sid);
+SHEAF_API int sion_paropen_mapped_mpi(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
+                                      int *nlocaltasks, int **globalranks, sion_int64 **chunksizes,
+                                      int **mapping_filenrs, int **mapping_lranks, sion_int32 *fsblksize,
+                                      FILE **fileptr);
+SHEAF_API int sion_parclose_mapped_mpi(int sid);
 
 /* File check (SIONlib 1.7; used by checkpoint libraries such as SCR to ask
  * whether a container can be opened). sion_file_check_par_args_init_mpi
@@ -120,24 +121,24 @@ int sion_parclose_mapped_mpi(int sid);
  * sion_file_check_par_args_free_mpi releases args (NULL is fine) and returns
  * SION_SUCCESS. The caller keeps ownership of the communicators. */
 typedef struct _sion_file_check_par_args_mpi_struct sion_file_check_par_args_mpi;
-sion_file_check_par_args_mpi *sion_file_check_par_args_init_mpi(const char *file_mode, MPI_Comm gComm,
-                                                                int numfiles, MPI_Comm lComm);
-int sion_file_check_par_args_free_mpi(sion_file_check_par_args_mpi *args);
-int sion_file_check_par_cb_mpi(char *fname, void *args);
+SHEAF_API sion_file_check_par_args_mpi *sion_file_check_par_args_init_mpi(const char *file_mode, MPI_Comm gComm,
+                                                                          int numfiles, MPI_Comm lComm);
+SHEAF_API int sion_file_check_par_args_free_mpi(sion_file_check_par_args_mpi *args);
+SHEAF_API int sion_file_check_par_cb_mpi(char *fname, void *args);
 
 /* Old names of sion_coll_fwrite / sion_coll_fread. */
-size_t sion_coll_fwrite_mpi(const void *data, size_t size, size_t nitems, int sid);
-size_t sion_coll_fread_mpi(void *data, size_t size, size_t nitems, int sid);
+SHEAF_API size_t sion_coll_fwrite_mpi(const void *data, size_t size, size_t nitems, int sid);
+SHEAF_API size_t sion_coll_fread_mpi(void *data, size_t size, size_t nitems, int sid);
 
 /* Deprecated (SIONlib 1.x): _comms sets *numFiles = 0 and uses lComm;
  * _multi forwards unchanged. newfname, if not NULL, receives the physical
  * file name (at most SION_FILENAME_LENGTH bytes including the NUL). */
-int sion_paropen_comms_mpi(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm, MPI_Comm lComm,
-                           sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank, FILE **fileptr,
-                           char *newfname);
-int sion_paropen_multi_mpi(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm, MPI_Comm *lComm,
-                           sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank, FILE **fileptr,
-                           char *newfname);
+SHEAF_API int sion_paropen_comms_mpi(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm, MPI_Comm lComm,
+                                     sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank, FILE **fileptr,
+                                     char *newfname);
+SHEAF_API int sion_paropen_multi_mpi(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm, MPI_Comm *lComm,
+                                     sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank, FILE **fileptr,
+                                     char *newfname);
 
 #ifdef __cplusplus
 }

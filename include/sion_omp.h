@@ -9,6 +9,7 @@
  * open containers at the same time are not supported. */
 #ifndef SION_OMP_H
 #define SION_OMP_H
+#include "sheaf_export.h"
 #include <stdio.h>
 #include "sion_datatypes.h"
 #ifdef __cplusplus
@@ -20,10 +21,10 @@ extern "C" {
  * must equal the number of tasks that wrote; *chunksize, *fsblksize outputs.
  * newfname (may be NULL) receives a malloc'd file name. Returns a sid or -1
  * on every thread. */
-int sion_paropen_omp(const char *fname, const char *file_mode, sion_int64 *chunksize, sion_int32 *fsblksize,
-                     int *globalrank, FILE **fileptr, char **newfname);
+SHEAF_API int sion_paropen_omp(const char *fname, const char *file_mode, sion_int64 *chunksize, sion_int32 *fsblksize,
+                               int *globalrank, FILE **fileptr, char **newfname);
 /* Close; every thread of the same team. SION_SUCCESS or SION_NOT_SUCCESS on all. */
-int sion_parclose_omp(int sid);
+SHEAF_API int sion_parclose_omp(int sid);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@
  * writer makes them; otherwise the open fails. */
 #ifndef SION_OMPI_H
 #define SION_OMPI_H
+#include "sheaf_export.h"
 #include <mpi.h>
 #include <stdio.h>
 #include "sion_datatypes.h"
@@ -25,10 +26,10 @@
 extern "C" {
 #endif
 
-int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
-                      const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,
-                      FILE **fileptr, char **newfname);
-int sion_parclose_ompi(int sid);
+SHEAF_API int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
+                                const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,
+                                FILE **fileptr, char **newfname);
+SHEAF_API int sion_parclose_ompi(int sid);
 
 #ifdef __cplusplus
 }

@@ -1,11 +1,11 @@
 /* sionlib_internal.c - functions under SIONlib-internal names that programs
  * written against SIONlib declare and call themselves (SIONlib's own test
  * programs do: test_buddy__1/2 declare `char *_lsion_buddy_role_to_str(unsigned
- * int)` to print the roles sion_get_io_info reports). Not in any sheaf header,
- * as not in SIONlib's installed headers either. */
+ * int)` to print the roles sion_get_io_info reports). Not in SIONlib's
+ * installed headers; sheaf declares it in sion_common.h (SHEAF_API), which
+ * such a program's own declaration matches. */
+#include "sion_common.h"
 #include "sion_const.h"
-
-char *_lsion_buddy_role_to_str(unsigned int flag);
 
 /* The name of a SION_ROLE_* value (SIONlib's strings), "undef" otherwise. */
 char *_lsion_buddy_role_to_str(unsigned int flag)

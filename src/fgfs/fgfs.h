@@ -1,6 +1,6 @@
 /* fgfs.h - internals of libsheaf_fgfs (only for src/fgfs). Every symbol here
  * is hidden (the library builds with -fvisibility=hidden; only
- * SHEAF_FGFS_API in include/sheaf_fgfs.h is exported). */
+ * SHEAF_API in include/sheaf_fgfs*.h is exported). */
 #ifndef FGFS_H
 #define FGFS_H
 #include "sheaf_fgfs.h"

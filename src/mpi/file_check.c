@@ -3,7 +3,7 @@
  * given mode over a communicator? */
 #include "sion.h"
 #include "sion_mpi.h"
-#include "../core/error.h"
+#include "../par/binding.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,12 +17,12 @@ struct _sion_file_check_par_args_mpi_struct {
 sion_file_check_par_args_mpi *sion_file_check_par_args_init_mpi(const char *file_mode, MPI_Comm gComm,
                                                                 int numfiles, MPI_Comm lComm)
 {
-    core_clear_error();
+    binding_clear_error();
     sion_file_check_par_args_mpi *a = calloc(1, sizeof *a);
     if (!a || !(a->file_mode = strdup(file_mode ? file_mode : ""))) {
         free(a);
-        core_fail(SHEAF_E_NOMEM, "sion_file_check_par_args_init_mpi: out of memory");
-        core_report_error(-1);
+        binding_fail(SHEAF_E_NOMEM, "sion_file_check_par_args_init_mpi: out of memory");
+        binding_report_error(-1);
         return NULL;
     }
     a->numfiles = numfiles;
@@ -44,9 +44,9 @@ int sion_file_check_par_cb_mpi(char *fname, void *v)
 {
     sion_file_check_par_args_mpi *a = v;
     if (!a) { /* the same on every rank when no rank has args: no collective */
-        core_fail(SHEAF_E_ARG, "%s: sion_file_check_par_cb_mpi: no arguments (sion_file_check_par_args_init_mpi)",
-                  fname ? fname : "(null)");
-        core_report_error(-1);
+        binding_fail(SHEAF_E_ARG, "%s: sion_file_check_par_cb_mpi: no arguments (sion_file_check_par_args_init_mpi)",
+                     fname ? fname : "(null)");
+        binding_report_error(-1);
         return SION_NOT_SUCCESS;
     }
     sion_int64 chunksize = 0;

@@ -21,11 +21,8 @@
  * rank 0 at a read the storage groups and file 0's metadata (O(P)), on
  * every rank FGFS's table of distinct names (O(groups)). */
 #include "sion.h"
-#include "../par/par.h"
 #include "sion_mpi.h"
-#include "../core/error.h"
-#include "../core/mode.h"
-#include "../core/partask.h"
+#include "../par/binding.h"
 #ifdef SHEAF_HAVE_FGFS
 #include "sheaf_fgfs_mpi.h"
 #endif
@@ -214,7 +211,7 @@ static int coll_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsb
     int me, size, bad = 0;
     if (comm == MPI_COMM_NULL || MPI_Comm_rank(comm, &me) || MPI_Comm_size(comm, &size))
         return 1;
-    int64_t piece = par_coll_piece(fsblksize);
+    int64_t piece = binding_coll_piece(fsblksize);
     if (first > last)
         return 0;
     if (me == collector) {
@@ -329,9 +326,9 @@ static int mpi_fail(const char *call, const char *fname, int code, const char *w
         if (MPI_Error_string(mpirc, err, &len) != MPI_SUCCESS)
             len = 0;
         err[len < MPI_MAX_ERROR_STRING ? len : MPI_MAX_ERROR_STRING - 1] = '\0';
-        return core_fail(code, "%s: %s: %s: %s", fname ? fname : "(null)", call, what, err);
+        return binding_fail(code, "%s: %s: %s: %s", fname ? fname : "(null)", call, what, err);
     }
-    return core_fail(code, "%s: %s: %s", fname ? fname : "(null)", call, what);
+    return binding_fail(code, "%s: %s: %s", fname ? fname : "(null)", call, what);
 }
 
 /* Is MPI usable from here? 0, or a failure code with a message. */
@@ -415,7 +412,7 @@ static mpi_group *group_unregister(int sid)
 #define AGREE_MSG 1024
 
 /* Collective over comm: every rank passes its local status (0, or a
- * negative code with the message recorded by core_fail). minmax (may be
+ * negative code with the message recorded by binding_fail). minmax (may be
  * NULL) holds two pairs {v, -v, w, -w} reduced to {min v, -max v, min w,
  * -max w} on the way. Returns 0 when every rank was fine, else the failure
  * code on all ranks; the ranks that were fine record the first failing
@@ -449,8 +446,8 @@ static int agree(const char *call, const char *fname, MPI_Comm comm, int rank, i
             code = SHEAF_E_ARG;
     }
     buf[sizeof buf - 1] = '\0';
-    return core_fail(code, "%s (failed on rank %d)", rc == MPI_SUCCESS ? buf + sizeof(int) : "open failed",
-                     r[0]);
+    return binding_fail(code, "%s (failed on rank %d)", rc == MPI_SUCCESS ? buf + sizeof(int) : "open failed",
+                        r[0]);
 }
 
 /* ---- public calls --------------------------------------------------------- */
@@ -476,7 +473,7 @@ static int open_failed(MPI_Comm *comm, mpi_group *g, int rank)
     free(g);
     if (*comm != MPI_COMM_NULL)
         MPI_Comm_free(comm);
-    core_report_error(rank);
+    binding_report_error(rank);
     return -1;
 }
 
@@ -498,7 +495,7 @@ static int mode_strip_auto(const char *mode, char **out, int *found)
         return 0;
     char *o = malloc(strlen(mode) + 1);
     if (!o)
-        return core_fail(SHEAF_E_NOMEM, "out of memory");
+        return binding_fail(SHEAF_E_NOMEM, "out of memory");
     size_t k = 0;
     for (const char *p = mode;;) {
         const char *end = strchr(p, ',');
@@ -567,16 +564,16 @@ static int auto_groups(const char *call, const char *fname, MPI_Comm comm, int r
     (void)comm;
     (void)rank;
     (void)d;
-    return core_fail(SHEAF_E_ARG, "%s: %s: files=auto needs FGFS (libsheaf_fgfs, which tells the ranks that "
-                     "share storage), and this sheaf was built without it (SHEAF_FGFS off: xxhash.h was not "
-                     "found at build time); give numFiles or lComm instead", fname, call);
+    return binding_fail(SHEAF_E_ARG, "%s: %s: files=auto needs FGFS (libsheaf_fgfs, which tells the ranks that "
+                        "share storage), and this sheaf was built without it (SHEAF_FGFS off: xxhash.h was not "
+                        "found at build time); give numFiles or lComm instead", fname, call);
 #else
     char *dir = dir_of(fname);
-    int lrc = dir ? 0 : core_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
+    int lrc = dir ? 0 : binding_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
     sheaf_fgfs_comm fc;
     int frc = sheaf_fgfs_comm_mpi(comm, &fc); /* taken part in even after a local failure */
     if (frc && !lrc)
-        lrc = core_fail(fgfs_code(frc), "%s: %s: files=auto: %s", fname, call, sheaf_fgfs_last_error());
+        lrc = binding_fail(fgfs_code(frc), "%s: %s: files=auto: %s", fname, call, sheaf_fgfs_last_error());
     int arc = agree(call, fname, comm, rank, lrc, NULL);
     if (arc) {
         if (!frc)
@@ -597,12 +594,12 @@ static int auto_groups(const char *call, const char *fname, MPI_Comm comm, int r
     fc.ops->free_comm(&fc);
     lrc = 0;
     if (frc && frc != SHEAF_FGFS_EREMOTE)
-        lrc = core_fail(fgfs_code(frc), "%s: %s: files=auto: FGFS cannot tell which ranks share the storage of "
-                        "%s: %s", fname, call, dir, sheaf_fgfs_last_error());
+        lrc = binding_fail(fgfs_code(frc), "%s: %s: files=auto: FGFS cannot tell which ranks share the storage of "
+                           "%s: %s", fname, call, dir, sheaf_fgfs_last_error());
     arc = agree(call, fname, comm, rank, lrc, NULL);
     if (!arc && frc) /* every rank saw EREMOTE: not expected, but never go on */
-        arc = core_fail(SHEAF_E_IO, "%s: %s: files=auto: FGFS cannot tell which ranks share the storage of %s: "
-                        "%s", fname, call, dir, sheaf_fgfs_last_error());
+        arc = binding_fail(SHEAF_E_IO, "%s: %s: files=auto: FGFS cannot tell which ranks share the storage of %s: "
+                           "%s", fname, call, dir, sheaf_fgfs_last_error());
     free(dir);
     d->group = pd.group;
     d->ngroups = pd.ngroups;
@@ -658,26 +655,26 @@ static int auto_read_check(const char *call, const char *fname, MPI_Comm comm, i
                            const auto_desc *d, MPI_Comm *lc)
 {
     int *grp = NULL, *fl = NULL, mine[3] = {0, -1, -1}, lrc = 0;
-    core_meta m;
+    sheaf__binding_v1_set m;
     memset(&m, 0, sizeof m);
     m.mapping_size = -1;
     *lc = MPI_COMM_NULL;
     if (rank == 0) {
         int mrc;
         if (!(grp = malloc((size_t)size * sizeof *grp)) || !(fl = malloc((size_t)size * 3 * sizeof *fl)))
-            lrc = core_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
-        else if ((mrc = core_meta_read_path(fname, &m)) != 0) {
+            lrc = binding_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
+        else if ((mrc = binding_set_read(fname, &m)) != 0) {
             char why[1024];
             snprintf(why, sizeof why, "%s", sheaf_last_error());
-            lrc = core_fail(mrc, "%s: %s: files=auto: rank 0 cannot read the first physical file of the set in its "
-                            "storage (%s); on node-local storage a set is read with the ranks placed on the nodes "
-                            "as when it was written (rank 0 on the node of the first file)", fname, call, why);
+            lrc = binding_fail(mrc, "%s: %s: files=auto: rank 0 cannot read the first physical file of the set in its "
+                               "storage (%s); on node-local storage a set is read with the ranks placed on the nodes "
+                               "as when it was written (rank 0 on the node of the first file)", fname, call, why);
         }
     }
     if ((lrc = agree(call, fname, comm, rank, lrc, NULL)) != 0) {
         free(grp);
         free(fl);
-        core_meta_free(&m);
+        free(m.mapping);
         return lrc;
     }
     int one = d->group, rc = MPI_Gather(&one, 1, MPI_INT, grp, 1, MPI_INT, 0, comm);
@@ -698,7 +695,7 @@ static int auto_read_check(const char *call, const char *fname, MPI_Comm comm, i
         }
         int *first = judge ? malloc((size_t)nf * sizeof *first) : NULL;
         if (judge && !first && !lrc)
-            lrc = core_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
+            lrc = binding_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
         for (int f = 0; first && f < nf; f++)
             first[f] = -1;
         for (int g = 0; first && g < size && !lrc; g++) {
@@ -706,12 +703,12 @@ static int auto_read_check(const char *call, const char *fname, MPI_Comm comm, i
             if (first[f] < 0)
                 first[f] = g;
             else if (grp[first[f]] != grp[g])
-                lrc = core_fail(SHEAF_E_ARG, "%s: %s: files=auto: physical file %d of %d was written by tasks that "
-                                "shared its storage, but in this run its tasks %d and %d are in different storage "
-                                "groups (of %d): the ranks are placed on the nodes differently from the run that "
-                                "wrote the set. Read it with the writer's placement (the same ranks on each node), "
-                                "or copy the physical files to storage all ranks share", fname, call, f, nf,
-                                first[f], g, d->ngroups);
+                lrc = binding_fail(SHEAF_E_ARG, "%s: %s: files=auto: physical file %d of %d was written by tasks that "
+                                   "shared its storage, but in this run its tasks %d and %d are in different storage "
+                                   "groups (of %d): the ranks are placed on the nodes differently from the run that "
+                                   "wrote the set. Read it with the writer's placement (the same ranks on each node), "
+                                   "or copy the physical files to storage all ranks share", fname, call, f, nf,
+                                   first[f], g, d->ngroups);
         }
         free(first);
         for (int g = 0; g < size; g++) {
@@ -721,21 +718,21 @@ static int auto_read_check(const char *call, const char *fname, MPI_Comm comm, i
         }
     }
     free(grp);
-    core_meta_free(&m);
+    free(m.mapping);
     rc = MPI_Scatter(fl, 3, MPI_INT, mine, 3, MPI_INT, 0, comm);
     free(fl);
     if (rc != MPI_SUCCESS && !lrc)
         lrc = mpi_fail(call, fname, SHEAF_E_IO, "files=auto: MPI_Scatter of the physical files failed", rc);
     if (!lrc && !mine[0] && mine[1] >= 0 && mine[2] == 0) {
-        char *path = core_member_name(fname, mine[1]);
+        char *path = binding_member_name(fname, mine[1]);
         int e = 0;
         if (!path)
-            lrc = core_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
+            lrc = binding_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
         else if (access(path, R_OK) != 0 && (e = errno) != 0)
-            lrc = core_fail(e == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO,
-                            "%s: %s: files=auto: rank %d, the master of physical file %d, cannot read %s in its "
-                            "storage (%s); on node-local storage a set is read with the ranks placed on the nodes "
-                            "as when it was written", fname, call, rank, mine[1], path, strerror(e));
+            lrc = binding_fail(e == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO,
+                               "%s: %s: files=auto: rank %d, the master of physical file %d, cannot read %s in its "
+                               "storage (%s); on node-local storage a set is read with the ranks placed on the nodes "
+                               "as when it was written", fname, call, rank, mine[1], path, strerror(e));
         free(path);
     }
     /* every rank takes part (the caller may not want *lc: it frees it) */
@@ -760,9 +757,9 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
     static const char call[] = "sion_paropen_mpi";
     const char *shown = fname ? fname : "(null)";
     MPI_Comm comm = MPI_COMM_NULL;
-    core_clear_error();
+    binding_clear_error();
     if (check_mpi(call, shown, gComm) || dup_comm(call, shown, gComm, &comm)) {
-        core_report_error(-1);
+        binding_report_error(-1);
         return -1;
     }
     int rank = 0, size = 1;
@@ -774,7 +771,7 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
     /* local checks, then one agreement over gComm */
     int lrc = 0, aid = api_id(), files_auto = 0;
     char *automode = NULL; /* files=auto: the mode without the key, for the generic layer */
-    core_mode mode;
+    int mwrite = 0, buddy = 0;
     int write = 0, bycount = 0, lrank = 0, lsize = 0, filenumber = 0, nfiles = 0;
     MPI_Comm lc = MPI_COMM_NULL, autolc = MPI_COMM_NULL;
     mpi_group *g = group_new(call, shown, comm);
@@ -786,24 +783,24 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
         lrc = mpi_fail(call, shown, SHEAF_E_ARG, "file name is NULL", MPI_SUCCESS);
     else if (mode_strip_auto(file_mode, &automode, &files_auto))
         lrc = SHEAF_E_NOMEM;
-    else if (core_mode_parse(files_auto ? automode : file_mode, &mode))
+    else if (binding_mode_parse(files_auto ? automode : file_mode, &mwrite, &buddy))
         lrc = sheaf_last_error_code() ? sheaf_last_error_code() : SHEAF_E_ARG;
-    else if (files_auto && mode.buddy)
-        lrc = core_fail(SHEAF_E_ARG, "%s: %s: files=auto and buddy cannot be combined (the buddy copies are "
-                        "placed by their own rule)", shown, call);
-    else if ((write = mode.explicit_rw && mode.write) && files_auto) {
+    else if (files_auto && buddy)
+        lrc = binding_fail(SHEAF_E_ARG, "%s: %s: files=auto and buddy cannot be combined (the buddy copies are "
+                           "placed by their own rule)", shown, call);
+    else if ((write = mwrite) && files_auto) {
         /* numFiles: > 0 asks for at least that many files; lComm is an output */
         if (numFiles && *numFiles > size)
-            lrc = core_fail(SHEAF_E_ARG, "%s: %s: numFiles=%d is larger than the number of tasks (%d)", shown, call,
-                            *numFiles, size);
+            lrc = binding_fail(SHEAF_E_ARG, "%s: %s: numFiles=%d is larger than the number of tasks (%d)", shown, call,
+                               *numFiles, size);
     } else if (write) {
         if (!numFiles)
             lrc = mpi_fail(call, shown, SHEAF_E_ARG, "numFiles is NULL (needed for writing)", MPI_SUCCESS);
         else if (*numFiles > 0) {
             bycount = 1;
             if (*numFiles > size)
-                lrc = core_fail(SHEAF_E_ARG, "%s: %s: numFiles=%d is larger than the number of tasks (%d)",
-                                shown, call, *numFiles, size);
+                lrc = binding_fail(SHEAF_E_ARG, "%s: %s: numFiles=%d is larger than the number of tasks (%d)",
+                                   shown, call, *numFiles, size);
         } else if (!lComm || *lComm == MPI_COMM_NULL) {
             lrc = mpi_fail(call, shown, SHEAF_E_ARG,
                            "numFiles <= 0 needs a local communicator lComm (it is NULL or MPI_COMM_NULL)",
@@ -824,16 +821,16 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
     int mm[4] = {nf, -nf, files_auto, -files_auto};
     lrc = agree(call, shown, comm, rank, lrc, mm);
     if (lrc == 0 && mm[2] != -mm[3])
-        lrc = core_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on files=auto: rank %d %s it, other ranks %s (it "
-                        "must be the same on every rank)", shown, call, rank, files_auto ? "gives" : "does not give",
-                        files_auto ? "do not" : "do");
+        lrc = binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on files=auto: rank %d %s it, other ranks %s (it "
+                           "must be the same on every rank)", shown, call, rank, files_auto ? "gives" : "does not give",
+                           files_auto ? "do not" : "do");
     else if (lrc == 0 && mm[0] == -1 && -mm[1] >= 0)
-        lrc = core_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the file mode (read or write): rank %d opens "
-                        "for %s, other ranks for %s (it must be the same on every rank)", shown, call, rank,
-                        write ? "writing" : "reading", write ? "reading" : "writing");
+        lrc = binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the file mode (read or write): rank %d opens "
+                           "for %s, other ranks for %s (it must be the same on every rank)", shown, call, rank,
+                           write ? "writing" : "reading", write ? "reading" : "writing");
     else if (lrc == 0 && mm[0] != -mm[1])
-        lrc = core_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the number of files (numFiles): from %d to %d "
-                        "(<= 0 means lComm; it must be the same on every rank)", shown, call, mm[0], -mm[1]);
+        lrc = binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the number of files (numFiles): from %d to %d "
+                           "(<= 0 means lComm; it must be the same on every rank)", shown, call, mm[0], -mm[1]);
     if (lrc == 0 && files_auto) {
         /* the storage groups of the directory; writing, one local
          * communicator per group (or per piece of one), numbered below as an
@@ -862,9 +859,9 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
         if (rc != MPI_SUCCESS)
             lrc = mpi_fail(call, shown, SHEAF_E_IO, "MPI_Allreduce over gComm failed", rc);
         else if (sum[0] < 1 || sum[1] != size)
-            lrc = core_fail(SHEAF_E_ARG,
-                            "%s: %s: lComm is not a partition of gComm (%d local communicators with %d "
-                            "tasks in all, gComm has %d)", shown, call, sum[0], sum[1], size);
+            lrc = binding_fail(SHEAF_E_ARG,
+                               "%s: %s: lComm is not a partition of gComm (%d local communicators with %d "
+                               "tasks in all, gComm has %d)", shown, call, sum[0], sum[1], size);
         if (lrc == 0) {
             rc = MPI_Exscan(&isroot, &before, 1, MPI_INT, MPI_SUM, comm);
             if (rank == 0)
@@ -930,9 +927,9 @@ int sion_paropen_mapped_mpi(char *fname, const char *file_mode, int *numFiles, M
     static const char call[] = "sion_paropen_mapped_mpi";
     const char *shown = fname ? fname : "(null)";
     MPI_Comm comm = MPI_COMM_NULL;
-    core_clear_error();
+    binding_clear_error();
     if (check_mpi(call, shown, gComm) || dup_comm(call, shown, gComm, &comm)) {
-        core_report_error(-1);
+        binding_report_error(-1);
         return -1;
     }
     int rank = 0, size = 1, lrc = 0, aid = api_id();

@@ -8,7 +8,7 @@
 #include "sion.h"
 #include "sion_omp.h"
 #include "teamcomm.h"
-#include "../core/error.h"
+#include "../par/binding.h"
 #include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -134,9 +134,9 @@ int sion_paropen_omp(const char *fname, const char *file_mode, sion_int64 *chunk
     /* every thread makes the same decision from shared facts, so none waits alone */
     team_group *g = g_aid >= 0 ? team_new() : NULL;
     if (!g) {
-        core_fail(SHEAF_E_NOMEM, "%s: sion_paropen_omp: out of memory for the thread team",
-                  fname ? fname : "(null)");
-        core_report_error(me);
+        binding_fail(SHEAF_E_NOMEM, "%s: sion_paropen_omp: out of memory for the thread team",
+                     fname ? fname : "(null)");
+        binding_report_error(me);
         return SION_ID_UNDEF;
     }
     int fn = 0, nf = 1, lr = me, ls = n;
@@ -153,8 +153,8 @@ int sion_paropen_omp(const char *fname, const char *file_mode, sion_int64 *chunk
     if (sid >= 0) { /* opened, but a thread could not record it: close again */
         forget(sid);
         sion_generic_parclose(sid);
-        core_fail(SHEAF_E_NOMEM, "%s: sion_paropen_omp: out of memory on a thread", fname ? fname : "(null)");
-        core_report_error(me);
+        binding_fail(SHEAF_E_NOMEM, "%s: sion_paropen_omp: out of memory on a thread", fname ? fname : "(null)");
+        binding_report_error(me);
     }
     team_free(g);
     return SION_ID_UNDEF;
@@ -168,8 +168,8 @@ int sion_parclose_omp(int sid)
      * in their agreement step only if the team is complete, so the caller
      * must pass the sid it got from sion_paropen_omp on every thread */
     if (!g) {
-        core_fail(SHEAF_E_ARG, "sion_parclose_omp: sid %d was not opened with sion_paropen_omp", sid);
-        core_report_error(omp_get_thread_num());
+        binding_fail(SHEAF_E_ARG, "sion_parclose_omp: sid %d was not opened with sion_paropen_omp", sid);
+        binding_report_error(omp_get_thread_num());
         return SION_NOT_SUCCESS;
     }
     int rc = sion_generic_parclose(sid);

@@ -12,9 +12,8 @@
 #include "sion.h"
 #include "sion_ompi.h"
 #include "../omp/teamcomm.h"
-#include "../par/par.h"
 #include <stdio.h>
-#include "../core/error.h"
+#include "../par/binding.h"
 #include <limits.h>
 #include <omp.h>
 #include <pthread.h>
@@ -431,7 +430,7 @@ static int hy_serve(hy_group *g, hy_coll *c, int write, int64_t piece, char *buf
 static int hy_coll_master(hy_group *g, int write, sion_int64 fsblksize, int (*pw)(const void *, sion_int64 *, int),
                           int (*pr)(void *, sion_int64 *, int))
 {
-    int64_t piece = par_coll_piece(fsblksize);
+    int64_t piece = binding_coll_piece(fsblksize);
     int nt = g->nthreads, base = g->prank * nt;
     reqlist rl = {malloc(16 * sizeof(MPI_Request)), 0, 16};
     char *buf = malloc((size_t)piece);
@@ -569,12 +568,10 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
     MPI_Comm_set_errhandler(pr->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(pr->comm, &pr->rank);
     MPI_Comm_size(pr->comm, &pr->size);
-    core_mode md;
-    int bad = core_mode_parse(file_mode, &md) != 0;
+    int bad = binding_mode_parse(file_mode, &pr->write, NULL) != 0;
     char why[512] = ""; /* the parser's own message (e.g. files=auto, which only sion_paropen_mpi takes) */
     if (bad)
         snprintf(why, sizeof why, "%s", sheaf_last_error());
-    pr->write = !bad && md.explicit_rw && md.write;
     int lrank = 0, lsize = 1, bycount = pr->write && numFiles && *numFiles > 0;
     if (pr->write && !bycount) {
         if (!numFiles)
@@ -616,9 +613,9 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
                   "every rank)");
     static int warned; /* once per process (master thread only) */
     if (!pr->rc && r[5] && pr->rank == 0 && !warned++)
-        core_warn(0, "%s: sion_paropen_ompi: MPI was initialized below MPI_THREAD_FUNNELED; sheaf calls MPI from "
-                  "the master thread only, which works with common MPI libraries (MPI_Init_thread with "
-                  "MPI_THREAD_FUNNELED is the correct level)", fname);
+        binding_warn(0, "%s: sion_paropen_ompi: MPI was initialized below MPI_THREAD_FUNNELED; sheaf calls MPI from "
+                     "the master thread only, which works with common MPI libraries (MPI_Init_thread with "
+                     "MPI_THREAD_FUNNELED is the correct level)", fname);
     if (pr->rc || !pr->write)
         return;
     if (bycount) {
@@ -655,7 +652,7 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
                       FILE **fileptr, char **newfname)
 {
     pthread_once(&g_once, init_api);
-    core_clear_error();
+    binding_clear_error();
     const char *shown = fname ? fname : "(null)";
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
     team_group *team = team_new();
@@ -673,8 +670,8 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
     prep pr = g_prep;
 #pragma omp barrier
     if (pr.rc) {
-        core_fail(pr.rc, "%s", pr.msg);
-        core_report_error(pr.rank * nt + t);
+        binding_fail(pr.rc, "%s", pr.msg);
+        binding_report_error(pr.rank * nt + t);
 #pragma omp master
         {
             if (pr.comm != MPI_COMM_NULL)
@@ -708,10 +705,10 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
 
 int sion_parclose_ompi(int sid)
 {
-    hy_group *g = sheaf_par_global_group(sid);
+    hy_group *g = binding_global_group(sid);
     if (!g) {
-        core_fail(SHEAF_E_ARG, "sion_parclose_ompi: sid %d was not opened in parallel", sid);
-        core_report_error(-1);
+        binding_fail(SHEAF_E_ARG, "sion_parclose_ompi: sid %d was not opened in parallel", sid);
+        binding_report_error(-1);
         return SION_NOT_SUCCESS;
     }
     team_group *team = g->team;

@@ -149,9 +149,9 @@ void par_label_task(core_container *c, int i, int filenumber, int lrank, int nfi
     c->files[t->file].m.nfiles = nfiles;
 }
 
-void *sheaf_par_global_group(int sid)
+void *par_global_group(int sid)
 {
-    core_container *c = api_lookup(sid, "sheaf_par_global_group");
+    core_container *c = api_lookup(sid, "par_global_group");
     if (!c || !c->par || c->dup)
         return NULL;
     return ((par_state *)c->par)->gcomm;

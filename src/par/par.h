@@ -91,22 +91,15 @@ void par_coll_roles_free(par_coll_roles *roles);
 void par_coll_fill(int64_t *e, int32_t t, const par_coll_roles *roles, const int64_t *starts, int merge);
 /* Task: take its entries from the scattered layout. */
 void par_coll_set(par_state *p, const int64_t *e);
-/* Piece size of sheaf's own gather_and_execute / execute_and_scatter
- * callbacks: one file-system block (64 KiB if unknown), at most 4 MiB. */
-static inline int64_t par_coll_piece(int64_t fsblksize)
-{
-    int64_t p = fsblksize > 0 ? fsblksize : 65536;
-    return p > (4 << 20) ? (4 << 20) : p;
-}
 
 /* Name of physical file k of the set (API callback or fname / fname.%06d);
  * malloc'd or NULL (message set). */
 char *par_member_path(const par_api *api, const char *fname, int k);
 void par_state_free(par_state *p);
 /* The global group object a parallel sid was opened with (NULL if the sid is
- * not a parallel open): lets a binding release its group after the close.
- * Exported from libsheaf for sheaf's own bindings; not a public API. */
-void *sheaf_par_global_group(int sid);
+ * not a parallel open): lets a binding release its group after the close
+ * (the bindings reach it through binding.h). */
+void *par_global_group(int sid);
 /* After an attach: record task i's physical file number and local rank (and
  * the set's file count) in c, for the information getters. */
 void par_label_task(core_container *c, int i, int filenumber, int lrank, int nfiles);

@@ -1,0 +1,118 @@
+/* binding.h - what sheaf's own parallel bindings (src/mpi, src/omp, src/ompi:
+ * libsheaf_mpi, libsheaf_omp, libsheaf_ompi) need from libsheaf beyond the
+ * public API. Internal: not installed, not for programs.
+ *
+ * libsheaf exports only its API (SHEAF_API, include/sheaf_export.h). The
+ * bindings are separate shared libraries on top of it; they use the public
+ * generic API (sion_generic.h) for everything but the few things below, which
+ * act on libsheaf's own state or report failures into it (a copy compiled
+ * into a binding would have its own, invisible error record):
+ *   - the calling thread's last error (thread-local in libsheaf, read by
+ *     sheaf_last_error) and SIONlib-style printing of it and of warnings
+ *     (which follows sheaf_set_error_printing / SION_ERROR_MSG);
+ *   - the parsing of a file_mode string (read or write, buddy levels), so
+ *     that a binding agrees with the generic layer on it before entering it;
+ *   - files=auto (sion_paropen_mpi): the names of a set's physical files and
+ *     the layout stored in its first file (tasks, files, mapping), read
+ *     through the core's bounds-checked decoder;
+ *   - the global group a parallel sid was opened with (from the one sid
+ *     table), so that a binding can release its group after the close.
+ * They are reached through one table of function pointers returned by one
+ * exported function, sheaf__binding_v1: the only exported name of libsheaf
+ * outside the public headers (the exports test allows SHEAF_API names in this
+ * header, and only names starting with "sheaf__"). One versioned entry point
+ * instead of several internal exports: the interface between two libraries
+ * that are built and installed together is named in one place, and a change
+ * of the table gets a new name (sheaf__binding_v2), so a binding built
+ * against another libsheaf fails to load instead of misbehaving.
+ *
+ * Thread-safety: all functions may be called from any thread. */
+#ifndef PAR_BINDING_H
+#define PAR_BINDING_H
+#include "sheaf_export.h"
+#include <stdarg.h>
+#include <stdint.h>
+
+/* What the first physical file of a set says about the set (plain values:
+ * no core structure crosses the libraries). */
+typedef struct sheaf__binding_v1_set {
+    int nfiles;             /* physical files of the set */
+    int ntasks;             /* tasks stored in this file */
+    int mapping_size;       /* tasks of the set in the mapping; -1: no mapping */
+    int32_t *mapping;       /* [2*mapping_size]: file, local task; malloc'd (free()), NULL without one */
+} sheaf__binding_v1_set;
+
+typedef struct sheaf__binding_v1_table {
+    /* Record the thread's last error (printf-style message) and return code (< 0). */
+    int (*vfail)(int code, const char *fmt, va_list ap);
+    /* Clear the thread's last error. */
+    void (*clear_error)(void);
+    /* Print the thread's last error the SIONlib way, if printing is on. */
+    void (*report_error)(int rank);
+    /* Print a warning ("SION_ERROR_WARN on rank <rank>, rc=0: ..."), if printing is on. */
+    void (*vwarn)(int rank, const char *fmt, va_list ap);
+    /* Parse a file_mode: 0 and *write = 1 for an explicit write mode (w, wb,
+     * bw), else 0, *buddy = the buddy levels (0: none; buddy may be NULL);
+     * or a negative SHEAF_E_* code with the message recorded (*write = 0). */
+    int (*mode_parse)(const char *file_mode, int *write, int *buddy);
+    /* Name of physical file k of set fname (fname, fname.000001, ...);
+     * malloc'd, NULL when out of memory. */
+    char *(*member_name)(const char *fname, int k);
+    /* Read the metadata of physical file `path` into *out: 0, or a negative
+     * SHEAF_E_* code with the message recorded (*out empty, mapping NULL). */
+    int (*set_read)(const char *path, sheaf__binding_v1_set *out);
+    /* The global group object parallel sid was opened with (NULL when sid is
+     * not an open parallel sid, or a dup). */
+    void *(*global_group)(int sid);
+} sheaf__binding_v1_table;
+
+/* The table (static, never NULL). Internal: for libsheaf_mpi, _omp, _ompi only. */
+SHEAF_API const sheaf__binding_v1_table *sheaf__binding_v1(void);
+
+/* ---- the bindings' side: short calls through the table ---- */
+#if defined(__GNUC__)
+#define BINDING_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define BINDING_PRINTF(a, b)
+#endif
+
+static inline int binding_fail(int code, const char *fmt, ...) BINDING_PRINTF(2, 3);
+static inline int binding_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = sheaf__binding_v1()->vfail(code, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static inline void binding_warn(int rank, const char *fmt, ...) BINDING_PRINTF(2, 3);
+static inline void binding_warn(int rank, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sheaf__binding_v1()->vwarn(rank, fmt, ap);
+    va_end(ap);
+}
+
+static inline void binding_clear_error(void) { sheaf__binding_v1()->clear_error(); }
+static inline void binding_report_error(int rank) { sheaf__binding_v1()->report_error(rank); }
+static inline int binding_mode_parse(const char *file_mode, int *write, int *buddy)
+{
+    return sheaf__binding_v1()->mode_parse(file_mode, write, buddy);
+}
+static inline char *binding_member_name(const char *fname, int k) { return sheaf__binding_v1()->member_name(fname, k); }
+static inline int binding_set_read(const char *path, sheaf__binding_v1_set *out)
+{
+    return sheaf__binding_v1()->set_read(path, out);
+}
+static inline void *binding_global_group(int sid) { return sheaf__binding_v1()->global_group(sid); }
+
+/* Piece size of the bindings' gather_and_execute / execute_and_scatter
+ * callbacks: one file-system block (64 KiB if unknown), at most 4 MiB. */
+static inline int64_t binding_coll_piece(int64_t fsblksize)
+{
+    int64_t p = fsblksize > 0 ? fsblksize : 65536;
+    return p > (4 << 20) ? (4 << 20) : p;
+}
+#endif

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""check_exports.py - sheaf's shared libraries export their API and nothing else.
+
+Usage: check_exports.py SOURCE_DIR LIBDIR...
+
+The allowlist is read from the headers, not kept by hand: every declaration
+marked SHEAF_API in SOURCE_DIR/include/*.h, plus the one internal binding
+interface the parallel libraries use (SHEAF_API declarations in
+src/par/binding.h, whose names must start with "sheaf__").
+
+Each header belongs to one library: include/sion_<part>.h,
+include/sion_datatypes_<part>.h and include/sheaf_<part>*.h to
+libsheaf_<part>.so, for every add_library(sheaf_<part> SHARED ...) in the
+CMakeLists.txt files under src/ (the longest <part> that fits wins:
+sheaf_fgfs_mpi.h is libsheaf_fgfs_mpi's; checked only when this build made
+the library: not sion_omp.h in a build without OpenMP); every other header,
+and src/par/binding.h, to libsheaf.so.
+
+For every libsheaf*.so found under the LIBDIRs (searched recursively; the
+build's src/ directory holds them all), `nm -D --defined-only` must list
+  - nothing that is not declared SHEAF_API in one of its own headers
+    (an internal name leaking, or another library's API copied in), and
+  - everything that is (a public function whose definition lost the marker
+    would be hidden, and programs would fail to link).
+NM in the environment names the nm to use (default: nm).
+Exit status 0 when every library passes, 1 otherwise (each offending name is
+printed), 2 on a usage or tool error.
+"""
+import os
+import re
+import subprocess
+import sys
+
+# names the toolchain puts into every shared object
+TOOLCHAIN = {"_init", "_fini", "_edata", "_end", "__bss_start"}
+
+
+def strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", text)
+
+
+def api_names(path):
+    """Names declared with SHEAF_API in one header (functions and objects)."""
+    with open(path, encoding="utf-8") as f:
+        text = strip_comments(f.read())
+    # preprocessor lines (the marker's own #define) are not declarations
+    text = re.sub(r"^\s*#[^\n]*(\\\n[^\n]*)*", " ", text, flags=re.M)
+    names = []
+    for m in re.finditer(r"\bSHEAF_API\b([^;{]*)", text):
+        decl = m.group(1)
+        f = re.search(r"\b([A-Za-z_]\w*)\s*\(", decl)   # first name followed by '(' is the function
+        if f and not re.match(r"\(\s*\*", decl[f.end() - 1:]):
+            names.append(f.group(1))
+            continue
+        v = re.search(r"\b([A-Za-z_]\w*)\s*(\[[^\]]*\]\s*)*$", decl.strip())  # an object
+        if not v:
+            raise SystemExit(f"check_exports: cannot read the SHEAF_API declaration in {path}: {decl.strip()}")
+        names.append(v.group(1))
+    return names
+
+
+def library_parts(src):
+    """The <part> of every libsheaf_<part>.so the sources can build: each
+    add_library(sheaf_<part> SHARED ...) in a CMakeLists.txt under src/."""
+    parts = set()
+    for root, _, files in os.walk(os.path.join(src, "src")):
+        if "CMakeLists.txt" in files:
+            with open(os.path.join(root, "CMakeLists.txt"), encoding="utf-8") as f:
+                parts.update(re.findall(r"add_library\(\s*sheaf_(\w+)\s+SHARED\b", f.read()))
+    return parts
+
+
+def library_of(header, parts):
+    """The part ("" = libsheaf) of the library that exports what `header` declares."""
+    base = os.path.basename(header)
+    for part in sorted(parts, key=len, reverse=True):
+        if base in (f"sion_{part}.h", f"sion_datatypes_{part}.h") or base.startswith(f"sheaf_{part}"):
+            return part
+    return ""
+
+
+def exported(lib):
+    try:
+        out = subprocess.run([os.environ.get("NM") or "nm", "-D", "--defined-only", lib], check=True, capture_output=True,
+                             text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        raise SystemExit(f"check_exports: nm -D {lib} failed: {e}")
+    names = set()
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) >= 3 and fields[1] not in ("U", "w", "v"):
+            names.add(fields[2].split("@")[0])
+    return names - TOOLCHAIN
+
+
+def main(argv):
+    if len(argv) < 3:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    src, libdirs = argv[1], argv[2:]
+    libs = {}   # part ("" = libsheaf) -> path of the shared object
+    for d in libdirs:
+        for root, _, files in os.walk(d):
+            for fn in files:
+                m = re.fullmatch(r"libsheaf(?:_(\w+))?\.so", fn)
+                if m:
+                    libs[m.group(1) or ""] = os.path.join(root, fn)
+    if "" not in libs:
+        print(f"check_exports: no libsheaf.so under {' '.join(libdirs)}", file=sys.stderr)
+        return 2
+
+    parts = library_parts(src)
+    allowed = {part: {} for part in libs}   # part -> name -> header
+    incdir = os.path.join(src, "include")
+    headers = sorted(os.path.join(incdir, h) for h in os.listdir(incdir) if h.endswith(".h"))
+    binding = os.path.join(src, "src", "par", "binding.h")
+    for h in headers + ([binding] if os.path.exists(binding) else []):
+        part = "" if h == binding else library_of(h, parts)
+        if part not in allowed:
+            continue   # e.g. sion_mpi.h in a build without MPI
+        for n in api_names(h):
+            if h == binding and not n.startswith("sheaf__"):
+                print(f"check_exports: {h}: internal export {n} must be named sheaf__*", file=sys.stderr)
+                return 1
+            allowed[part][n] = os.path.relpath(h, src)
+
+    failed = 0
+    for part in sorted(libs):
+        lib = libs[part]
+        names = exported(lib)
+        extra = sorted(names - set(allowed[part]))
+        missing = sorted(set(allowed[part]) - names)
+        print(f"{os.path.basename(lib)}: {len(names)} exported, {len(allowed[part])} declared SHEAF_API, "
+              f"{len(extra)} not in the API, {len(missing)} not exported")
+        for n in extra:
+            print(f"  NOT IN THE API: {n}")
+        for n in missing:
+            print(f"  NOT EXPORTED:   {n} (declared in {allowed[part][n]})")
+        failed |= bool(extra or missing)
+    print("check_exports: " + ("FAILED" if failed else "OK"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
