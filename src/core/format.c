@@ -194,6 +194,18 @@ int core_meta_read_blocks(const core_src *src, core_meta *m)
     if ((rc = read_i64s(src, off, n, s, &m->blockcount, "block count table (META2)")))
         return rc;
     off += 8 * n;
+    /* Every block of every task lies before the metadata (block b of all tasks
+     * starts at data_start + b * globalskip): a header claiming more blocks
+     * than fit there is damaged. This also bounds the block size table by the
+     * data before it, not only by the file's size, which can be sparse. */
+    if (m->globalskip > 0 && m->maxchunks > 1 &&
+        (m->start_of_varheader < m->data_start ||
+         m->maxchunks - 1 > (m->start_of_varheader - m->data_start) / m->globalskip))
+        return core_fail(SHEAF_E_FORMAT, "%s: the header claims %d blocks per task of %lld bytes, but the metadata "
+                         "start at offset %lld, where at most %lld blocks fit", src->name, m->maxchunks,
+                         (long long)m->globalskip, (long long)m->start_of_varheader,
+                         (long long)(m->start_of_varheader < m->data_start
+                                         ? 0 : (m->start_of_varheader - m->data_start) / m->globalskip + 1));
     if (m->maxchunks > 0 && n > (src->size - off) / 8 / m->maxchunks)
         return core_fail(SHEAF_E_FORMAT, "%s: block size table (%d tasks x %d blocks) is truncated",
                          src->name, m->ntasks, m->maxchunks);
