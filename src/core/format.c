@@ -209,14 +209,27 @@ int core_meta_read_blocks(const core_src *src, core_meta *m)
     if (m->maxchunks > 0 && n > (src->size - off) / 8 / m->maxchunks)
         return core_fail(SHEAF_E_FORMAT, "%s: block size table (%d tasks x %d blocks) is truncated",
                          src->name, m->ntasks, m->maxchunks);
-    if ((rc = read_i64s(src, off, n * m->maxchunks, s, &m->blocksizes, "block size table (META2)")))
-        return rc;
-    off += 8 * n * m->maxchunks;
+    /* Only the rows of blocks some task uses are read (the table is block-major,
+     * so they come first): entries beyond a task's count are ignored anyway, and
+     * the header's maximum alone, which a sparse file can appear to hold, must
+     * not decide how much is allocated. maxchunks becomes the most blocks any task
+     * uses (SIONlib's maxusedchunks); the parts after the table are found from
+     * the header's value. */
+    int64_t used = m->maxchunks > 0 ? 1 : 0;
     for (int32_t t = 0; t < m->ntasks; t++) {
         int64_t bc = m->blockcount[t];
         if (bc < 0 || bc > m->maxchunks)
             return core_fail(SHEAF_E_FORMAT, "%s: task %d uses %lld blocks, header says at most %d",
                              src->name, t, (long long)bc, m->maxchunks);
+        if (bc > used)
+            used = bc;
+    }
+    if ((rc = read_i64s(src, off, n * used, s, &m->blocksizes, "block size table (META2)")))
+        return rc;
+    off += 8 * n * m->maxchunks;
+    m->maxchunks = (int32_t)used;
+    for (int32_t t = 0; t < m->ntasks; t++) {
+        int64_t bc = m->blockcount[t];
         int64_t cap = core_meta_capacity(m, t);
         for (int64_t b = 0; b < m->maxchunks; b++) {
             int64_t v = m->blocksizes[b * n + t];

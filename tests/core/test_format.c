@@ -56,6 +56,13 @@ static void random_meta(core_meta *m, int meta_big, int nfiles)
         for (int b = 0; b < m->blockcount[t]; b++)
             m->blocksizes[b * m->ntasks + t] = tu_range(0, m->chunksizes[t]);
     }
+    /* as every writer stores it (SIONlib's maxusedchunks): the most blocks a
+     * task uses, at least 1; the reader keeps only those rows of the table */
+    int32_t used = 1;
+    for (int t = 0; t < m->ntasks; t++)
+        if (m->blockcount[t] > used)
+            used = (int32_t)m->blockcount[t];
+    m->maxchunks = used;
     m->mapping_size = -1;
     if (nfiles > 1) {
         m->mapping_size = (int32_t)tu_range(1, 20);
