@@ -150,7 +150,10 @@ static int m_split(sheaf_fgfs_comm *c, int color, int key, sheaf_fgfs_comm *out)
         return SHEAF_FGFS_ECOMM;
     if (nc == MPI_COMM_NULL)
         return 0;
-    return wrap(nc, out);
+    int rc = wrap(nc, out);
+    if (rc)
+        MPI_Comm_free(&nc); /* not wrapped: nobody else would free it */
+    return rc;
 }
 
 static void m_free(sheaf_fgfs_comm *c)

@@ -20,6 +20,7 @@ int fgfs_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* ---- mount table (mountinfo.c) ---- */
 typedef struct fgfs_mount {
     const char *mp, *root, *fstype, *source, *opts, *mopts; /* decoded, in the table's arena; opts: super options, mopts: mount options */
+    unsigned id, parent;         /* mount ID and parent mount ID (fields 1 and 2) */
     unsigned dev_major, dev_minor;
     sheaf_fgfs_kind kind;
     size_t mplen;

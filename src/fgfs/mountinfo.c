@@ -90,6 +90,7 @@ static int parse_line(const char *s, const char *end, char **arena, fgfs_mount *
         return -1;
     if (f[3][0] != '/' || f[4][0] != '/')
         return -1;
+    e->id = id, e->parent = parent;
     const char *sep;
     for (int opt = 0;; opt++) { /* optional fields up to the lone "-" */
         if (opt > 64 || !(sep = field(&s, end, arena)))
@@ -234,23 +235,62 @@ int sheaf_fgfs_mounts_set_loop(sheaf_fgfs_mounts *m, const char *dev, const char
     return SHEAF_FGFS_OK;
 }
 
+/* Does mount point e cover path p (a prefix on a component boundary)? */
+static int covers(const fgfs_mount *e, const char *p, size_t pl)
+{
+    size_t l = e->mplen;
+    return l <= pl && !memcmp(e->mp, p, l) && (l == 1 || p[l] == 0 || p[l] == '/');
+}
+
 /* Longest mount point that is a prefix of p on a component boundary; among
  * equal mount points the last entry (mounted on top) wins. */
-int fgfs_mount_lookup(const sheaf_fgfs_mounts *m, const char *p)
+static int longest_prefix(const sheaf_fgfs_mounts *m, const char *p, size_t pl)
 {
     int best = -1;
-    size_t bestlen = 0, pl = strlen(p);
-    for (int i = 0; i < m->n; i++) {
-        const fgfs_mount *e = &m->e[i];
-        size_t l = e->mplen;
-        if (l > pl || memcmp(e->mp, p, l))
-            continue;
-        if (!(l == 1 || p[l] == 0 || p[l] == '/'))
-            continue;
-        if (best < 0 || l >= bestlen)
-            best = i, bestlen = l;
-    }
+    size_t bestlen = 0;
+    for (int i = 0; i < m->n; i++)
+        if (covers(&m->e[i], p, pl) && (best < 0 || m->e[i].mplen >= bestlen))
+            best = i, bestlen = m->e[i].mplen;
     return best;
+}
+
+#define FGFS_MAX_COVER 256 /* mounts covering one path examined for hiding; more: longest prefix */
+
+/* The mount that path resolution reaches for p: the longest covering mount
+ * point that is not hidden. A mount is hidden when a later entry with the same
+ * parent mount sits on a proper prefix of its mount point (/a/b mounted on /
+ * and then /a on /: /a/b lies under the new /a), or when its parent mount is
+ * hidden. Mounts stacked on one point: the last one wins. Tables whose parent
+ * IDs do not match (hand-written lines) lose nothing: the rule only uses
+ * siblings. */
+int fgfs_mount_lookup(const sheaf_fgfs_mounts *m, const char *p)
+{
+    size_t pl = strlen(p);
+    int cand[FGFS_MAX_COVER], k = 0;
+    unsigned char hidden[FGFS_MAX_COVER] = {0};
+    for (int i = 0; i < m->n; i++)
+        if (covers(&m->e[i], p, pl)) {
+            if (k == FGFS_MAX_COVER)
+                return longest_prefix(m, p, pl);
+            cand[k++] = i;
+        }
+    for (int a = 0; a < k; a++)
+        for (int b = a + 1; b < k && !hidden[a]; b++) {
+            const fgfs_mount *x = &m->e[cand[a]], *y = &m->e[cand[b]];
+            hidden[a] = y->parent == x->parent && y->id != x->id && y->mplen < x->mplen;
+        }
+    for (int changed = 1, round = 0; changed && round < k; round++) { /* a hidden mount hides what is on it */
+        changed = 0;
+        for (int a = 0; a < k; a++)
+            for (int b = 0; b < k && !hidden[a]; b++)
+                if (hidden[b] && b != a && m->e[cand[b]].id == m->e[cand[a]].parent)
+                    hidden[a] = 1, changed = 1;
+    }
+    int best = -1;
+    for (int a = 0; a < k; a++)
+        if (!hidden[a] && (best < 0 || m->e[cand[a]].mplen >= m->e[best].mplen))
+            best = cand[a];
+    return best >= 0 ? best : longest_prefix(m, p, pl);
 }
 
 int sheaf_fgfs_mounts_count(const sheaf_fgfs_mounts *m) { return m ? m->n : 0; }

@@ -51,7 +51,7 @@ static const char *cls_name(sheaf_fgfs_class c)
 static void usage(FILE *o)
 {
     fprintf(o, "usage: [mpiexec -n P] sheaf-fgfs [--json] [--async] [--threshold N] [--site FILE] [-v]\n"
-               "                  classify|groups|consistent PATH...\n"
+               "                  classify|groups|consistent [--] PATH...\n"
                "       [mpiexec -n P] sheaf-fgfs [--json] select --bytes N[K|M|G|T] [--dist unique|low|high|full]\n"
                "                  [--speed low|high] [--scal single|multi]\n"
                "classify: fully/well/poorly distributed or unique; groups: processes sharing the path\n"
@@ -138,6 +138,8 @@ static int parse(int argc, char **argv, opts *o)
     }
     if (strcmp(o->cmd, "classify") && strcmp(o->cmd, "groups") && strcmp(o->cmd, "consistent"))
         return -1;
+    if (i < argc && !strcmp(argv[i], "--")) /* "--": everything after it is a path, also "--json" */
+        i++;
     o->paths = argv + i;
     o->npaths = argc - i;
     return o->npaths > 0 ? 0 : -1;
