@@ -283,29 +283,12 @@ static int cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_i
 
 static int cb_capability(void *group) { return SION_CAPABILITY_FULL; }
 
-static void init_api(void)
-{
-    static char name[] = "sheaf_mpi";
-    int aid = sion_generic_create_api(name);
-    if (aid < 0)
-        return;
-    int ok = sion_generic_register_create_local_commgroup_cb(aid, cb_create_lcg) == SION_SUCCESS &&
-             sion_generic_register_free_local_commgroup_cb(aid, cb_free_lcg) == SION_SUCCESS &&
-             sion_generic_register_barrier_cb(aid, cb_barrier) == SION_SUCCESS &&
-             sion_generic_register_bcastr_cb(aid, cb_bcast) == SION_SUCCESS &&
-             sion_generic_register_gatherr_cb(aid, cb_gather) == SION_SUCCESS &&
-             sion_generic_register_gathervr_cb(aid, cb_gatherv) == SION_SUCCESS &&
-             sion_generic_register_scatterr_cb(aid, cb_scatter) == SION_SUCCESS &&
-             sion_generic_register_scattervr_cb(aid, cb_scatterv) == SION_SUCCESS &&
-             sion_generic_register_gather_and_execute_cb(aid, cb_gather_exec) == SION_SUCCESS &&
-             sion_generic_register_execute_and_scatter_cb(aid, cb_exec_scatter) == SION_SUCCESS &&
-             sion_generic_register_get_capability_cb(aid, cb_capability) == SION_SUCCESS;
-    if (!ok) {
-        sion_generic_free_api(aid);
-        return;
-    }
-    g_aid = aid;
-}
+static const binding_callbacks g_callbacks = {
+    .create_lcg = cb_create_lcg, .free_lcg = cb_free_lcg, .barrier = cb_barrier, .bcast = cb_bcast,
+    .gather = cb_gather, .gatherv = cb_gatherv, .scatter = cb_scatter, .scatterv = cb_scatterv,
+    .gather_exec = cb_gather_exec, .exec_scatter = cb_exec_scatter, .capability = cb_capability};
+
+static void init_api(void) { g_aid = binding_create_api("sheaf_mpi", &g_callbacks); }
 
 /* The process's API id, or -1 (never created: out of memory). */
 static int api_id(void)

@@ -500,24 +500,12 @@ static int cb_capability(void *group)
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_aid = -1;
 
-static void init_api(void)
-{
-    int aid = sion_generic_create_api("sheaf_ompi");
-    if (aid < 0)
-        return;
-    sion_generic_register_create_local_commgroup_cb(aid, cb_create_lcg);
-    sion_generic_register_free_local_commgroup_cb(aid, cb_free_lcg);
-    sion_generic_register_barrier_cb(aid, cb_barrier);
-    sion_generic_register_bcastr_cb(aid, cb_bcast);
-    sion_generic_register_gatherr_cb(aid, cb_gather);
-    sion_generic_register_gathervr_cb(aid, cb_gatherv);
-    sion_generic_register_scatterr_cb(aid, cb_scatter);
-    sion_generic_register_scattervr_cb(aid, cb_scatterv);
-    sion_generic_register_gather_and_execute_cb(aid, cb_gather_exec);
-    sion_generic_register_execute_and_scatter_cb(aid, cb_exec_scatter);
-    sion_generic_register_get_capability_cb(aid, cb_capability);
-    g_aid = aid;
-}
+static const binding_callbacks g_callbacks = {
+    .create_lcg = cb_create_lcg, .free_lcg = cb_free_lcg, .barrier = cb_barrier, .bcast = cb_bcast,
+    .gather = cb_gather, .gatherv = cb_gatherv, .scatter = cb_scatter, .scatterv = cb_scatterv,
+    .gather_exec = cb_gather_exec, .exec_scatter = cb_exec_scatter, .capability = cb_capability};
+
+static void init_api(void) { g_aid = binding_create_api("sheaf_ompi", &g_callbacks); }
 
 /* What the master thread works out before the generic open. */
 typedef struct prep {

@@ -30,6 +30,8 @@
 #ifndef PAR_BINDING_H
 #define PAR_BINDING_H
 #include "sheaf_export.h"
+#include "sion.h"
+#include "sion_generic.h"
 #include <stdarg.h>
 #include <stdint.h>
 
@@ -115,4 +117,44 @@ static inline int64_t binding_coll_piece(int64_t fsblksize)
     int64_t p = fsblksize > 0 ? fsblksize : 65536;
     return p > (4 << 20) ? (4 << 20) : p;
 }
+/* The callbacks of one binding, registered together by binding_create_api. */
+typedef struct binding_callbacks {
+    sion_generic_create_lcg_cb create_lcg;
+    sion_generic_free_lcg_cb free_lcg;
+    sion_generic_barrier_cb barrier;
+    sion_generic_bcastr_cb bcast;
+    sion_generic_gatherr_cb gather;
+    sion_generic_gathervr_cb gatherv;
+    sion_generic_scatterr_cb scatter;
+    sion_generic_scattervr_cb scatterv;
+    sion_generic_gather_execute_cb gather_exec;
+    sion_generic_execute_scatter_cb exec_scatter;
+    sion_generic_capability_cb capability;
+} binding_callbacks;
+
+/* A generic API named `name` with every callback of cb registered: its id,
+ * or -1 (out of memory, or a registration refused: nothing is left behind). */
+static inline int binding_create_api(const char *name, const binding_callbacks *cb)
+{
+    int aid = sion_generic_create_api((char *)name);
+    if (aid < 0)
+        return -1;
+    int ok = sion_generic_register_create_local_commgroup_cb(aid, cb->create_lcg) == SION_SUCCESS &&
+             sion_generic_register_free_local_commgroup_cb(aid, cb->free_lcg) == SION_SUCCESS &&
+             sion_generic_register_barrier_cb(aid, cb->barrier) == SION_SUCCESS &&
+             sion_generic_register_bcastr_cb(aid, cb->bcast) == SION_SUCCESS &&
+             sion_generic_register_gatherr_cb(aid, cb->gather) == SION_SUCCESS &&
+             sion_generic_register_gathervr_cb(aid, cb->gatherv) == SION_SUCCESS &&
+             sion_generic_register_scatterr_cb(aid, cb->scatter) == SION_SUCCESS &&
+             sion_generic_register_scattervr_cb(aid, cb->scatterv) == SION_SUCCESS &&
+             sion_generic_register_gather_and_execute_cb(aid, cb->gather_exec) == SION_SUCCESS &&
+             sion_generic_register_execute_and_scatter_cb(aid, cb->exec_scatter) == SION_SUCCESS &&
+             sion_generic_register_get_capability_cb(aid, cb->capability) == SION_SUCCESS;
+    if (!ok) {
+        sion_generic_free_api(aid);
+        return -1;
+    }
+    return aid;
+}
+
 #endif
