@@ -431,6 +431,87 @@ int sion_lock_register_lock_callbacks(int lock(void *), int unlock(void *), void
 
 int sion_lock_user_callbacks_defined(void) { return api_lock_callbacks_defined(); }
 
-sion_io_stat_t *sion_get_io_info(int sid) { (void)sid; return NULL; }
-sion_io_stat_t *sion_get_io_info_by_spec(int sid, int roles, int flag) { (void)sid; (void)roles; (void)flag; return NULL; }
-int sion_free_io_info(sion_io_stat_t *p) { (void)p; return SION_SUCCESS; }
+/* ---- I/O information (buddy mode) ----------------------------------------
+ * As SIONlib: NULL for a sid not opened in buddy mode; in buddy read mode an
+ * empty list; in buddy write mode the physical files this task writes and the
+ * bytes it wrote into each: its file (SION_ROLE_WRITER), then its buddy
+ * copies. In sheaf a task writes its own copies itself, so they are listed
+ * as SION_ROLE_WRITER too (SIONlib's partner tasks are SION_ROLE_COLLECTOR /
+ * SION_ROLE_NOWRITER of another group's copy and SION_ROLE_SENDER of their
+ * own); roles selects which roles are listed. */
+static sion_io_stat_t *io_info_alloc(int n)
+{
+    sion_io_stat_t *p = calloc(1, sizeof *p);
+    size_t k = n > 0 ? (size_t)n : 1;
+    if (p) {
+        p->names = calloc(k, sizeof *p->names);
+        p->sizes = calloc(k, sizeof *p->sizes);
+        p->roles = calloc(k, sizeof *p->roles);
+    }
+    if (!p || !p->names || !p->sizes || !p->roles) {
+        sion_free_io_info(p);
+        core_fail(SHEAF_E_NOMEM, "sion_get_io_info: out of memory");
+        return NULL;
+    }
+    return p;
+}
+
+/* Add entry i: file of container x, the bytes of its current task; 0 or an error. */
+static int io_info_add(sion_io_stat_t *p, core_container *x, int role)
+{
+    if (core_sync(x))
+        return -1;
+    int i = p->nfiles;
+    if (!(p->names[i] = strdup(x->name)))
+        return core_fail(SHEAF_E_NOMEM, "sion_get_io_info: out of memory");
+    int64_t n = core_task_total(&x->tasks[x->cur]);
+    p->sizes[i] = n > 0 ? (size_t)n : 0;
+    p->roles[i] = role;
+    p->nfiles = i + 1;
+    return 0;
+}
+
+sion_io_stat_t *sion_get_io_info(int sid)
+{
+    return sion_get_io_info_by_spec(sid, SION_ROLE_COLLECTOR | SION_ROLE_WRITER | SION_ROLE_NOWRITER,
+                                     SION_GET_IO_INFO_FLAG_NONE);
+}
+
+sion_io_stat_t *sion_get_io_info_by_spec(int sid, int roles, int flag)
+{
+    (void)flag; /* SIONlib defines only SION_GET_IO_INFO_FLAG_NONE */
+    LOOKUP(sid, "sion_get_io_info", NULL);
+    par_state *ps = c->par;
+    if (!ps || ps->mapped || !ps->mode.buddy)
+        return NULL; /* not in buddy mode: nothing to report (SIONlib's answer) */
+    int want = (roles & SION_ROLE_WRITER) && ps->write;
+    sion_io_stat_t *p = io_info_alloc(want ? 1 + ps->nbuddy : 0);
+    if (!p)
+        FAIL(NULL);
+    int rc = 0;
+    if (want) {
+        rc = io_info_add(p, c, SION_ROLE_WRITER);
+        for (int b = 0; !rc && b < ps->nbuddy; b++) {
+            core_container *bc = api_lookup(ps->buddy[b], "sion_get_io_info");
+            rc = bc ? io_info_add(p, bc, SION_ROLE_WRITER) : -1;
+        }
+    }
+    if (rc) {
+        sion_free_io_info(p);
+        FAIL(NULL);
+    }
+    return p;
+}
+
+int sion_free_io_info(sion_io_stat_t *p)
+{
+    if (!p)
+        return SION_SUCCESS;
+    for (int i = 0; p->names && i < p->nfiles; i++)
+        free((char *)p->names[i]);
+    free(p->names);
+    free(p->sizes);
+    free(p->roles);
+    free(p);
+    return SION_SUCCESS;
+}

@@ -601,8 +601,12 @@ static int open_buddy_read(const par_api *api, const char *fname, const core_mod
                            sion_int64 *chunksize, sion_int32 *fsblksize, void *gcomm, int grank, int gsize,
                            int *filenumber, int *numfiles, int *lrank, int *lsize, FILE **fileptr, char **newfname)
 {
-    if (sid >= 0)
+    if (sid >= 0) {
+        core_container *c = api_lookup(sid, "sion_generic_paropen");
+        if (c && c->par) /* opened with buddy (sion_get_io_info) */
+            ((par_state *)c->par)->mode.buddy = md->buddy;
         return sid;
+    }
     char why[1024];
     snprintf(why, sizeof why, "%s", sheaf_last_error());
     int levels = md->buddy > PAR_BUDDY_MAX ? PAR_BUDDY_MAX : md->buddy;
@@ -616,6 +620,9 @@ static int open_buddy_read(const par_api *api, const char *fname, const core_mod
         int bsid = open_read(api, bn, &bm, 0, chunksize, fsblksize, gcomm, grank, gsize, filenumber, numfiles, lrank,
                              lsize, fileptr, newfname, &bagreed);
         if (bsid >= 0) {
+            core_container *bc = api_lookup(bsid, "sion_generic_paropen");
+            if (bc && bc->par) /* a buddy-mode read (sion_get_io_info) */
+                ((par_state *)bc->par)->mode.buddy = md->buddy;
             if (grank == 0)
                 core_warn(grank, "%s: cannot be read (%s); reading its buddy copy %s", fname, why, bn);
             free(bn);

@@ -5,7 +5,10 @@
  * container (file 0 or a later member), or damaging its metadata, makes a
  * "br,buddy" open read the first intact copy with every byte right, while a
  * plain "br" open fails; with the container and copy 1 gone, copy 2 is read;
- * with everything gone the open fails on all tasks, naming the container. */
+ * with everything gone the open fails on all tasks, naming the container.
+ * sion_get_io_info: after the writes, each task's file and copies with the
+ * bytes the task wrote (SION_ROLE_WRITER); an empty list in a buddy read,
+ * NULL without buddy or on a bad sid. */
 #include "partest.h"
 #include "sheaf.h"
 
@@ -26,6 +29,34 @@ static void split(tc_task *t, int nf, int *fn, int *lr, int *ls)
                 *lr = *ls;
             (*ls)++;
         }
+}
+
+static void member(char *out, size_t n, const char *base, int k);
+
+/* The files this task wrote, as sion_get_io_info lists them. */
+static void check_io_info(int sid, const cfg *c, int fn, int64_t n)
+{
+    sion_io_stat_t *io = sion_get_io_info(sid);
+    if (!CHECK(io != NULL, "sion_get_io_info: NULL (%s)", sheaf_last_error()))
+        return;
+    CHECK(io->nfiles == 1 + c->levels, "io_info: %d files, expected %d", io->nfiles, 1 + c->levels);
+    for (int i = 0; i < io->nfiles && i <= c->levels; i++) {
+        char base[4300], want[4400];
+        if (i == 0)
+            snprintf(base, sizeof base, "%s", c->fname);
+        else
+            snprintf(base, sizeof base, "%s_BUDDY_%02d", c->fname, i - 1);
+        member(want, sizeof want, base, fn);
+        CHECK(io->names[i] && !strcmp(io->names[i], want), "io_info #%d: name %s, expected %s", i,
+              io->names[i] ? io->names[i] : "(null)", want);
+        CHECK(io->sizes[i] == (size_t)n, "io_info #%d: size %zu, expected %lld", i, io->sizes[i], (long long)n);
+        CHECK(io->roles[i] == SION_ROLE_WRITER, "io_info #%d: role %d", i, io->roles[i]);
+    }
+    CHECK(sion_free_io_info(io) == SION_SUCCESS, "sion_free_io_info");
+    io = sion_get_io_info_by_spec(sid, SION_ROLE_SENDER, SION_GET_IO_INFO_FLAG_NONE); /* a role sheaf has not */
+    CHECK(io && io->nfiles == 0, "io_info by spec SENDER: %d files", io ? io->nfiles : -1);
+    sion_free_io_info(io);
+    CHECK(sion_get_io_info(sid + 100000) == NULL, "io_info on a bad sid is not NULL");
 }
 
 static void wtask(tc_task *t)
@@ -54,6 +85,7 @@ static void wtask(tc_task *t)
     }
     CHECK(sion_flush(sid) == SION_SUCCESS, "flush: %s", sheaf_last_error());
     free(b);
+    check_io_info(sid, c, fn, n);
     CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "close: %s", sheaf_last_error());
 }
 
@@ -77,6 +109,12 @@ static void rtask(tc_task *t)
     }
     if (!CHECK(sid >= 0, "open (%s): %s", r->mode, sheaf_last_error()))
         return;
+    sion_io_stat_t *io = sion_get_io_info(sid); /* buddy read: an empty list (SIONlib's); plain read: NULL */
+    if (strstr(r->mode, "buddy"))
+        CHECK(io && io->nfiles == 0, "io_info in %s: %d files", r->mode, io ? io->nfiles : -1);
+    else
+        CHECK(io == NULL, "io_info without buddy is not NULL");
+    sion_free_io_info(io);
     int64_t n = tbytes(t->grank);
     unsigned char *b = malloc((size_t)n + 1);
     size_t got = sion_fread(b, 1, (size_t)n + 1, sid);
