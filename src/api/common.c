@@ -25,8 +25,6 @@ size_t sion_fwrite(const void *data, size_t size, size_t nitems, int sid)
     }
     if (core_write(c, data, (uint64_t)size * nitems))
         FAIL(0);
-    if (c->par && par_buddy_write(c, data, (uint64_t)size * nitems)) /* buddy mode: the copies too */
-        FAIL(0);
     return nitems;
 }
 
@@ -433,12 +431,12 @@ int sion_lock_user_callbacks_defined(void) { return api_lock_callbacks_defined()
 
 /* ---- I/O information (buddy mode) ----------------------------------------
  * As SIONlib: NULL for a sid not opened in buddy mode; in buddy read mode an
- * empty list; in buddy write mode the physical files this task writes and the
- * bytes it wrote into each: its file (SION_ROLE_WRITER), then its buddy
- * copies. In sheaf a task writes its own copies itself, so they are listed
- * as SION_ROLE_WRITER too (SIONlib's partner tasks are SION_ROLE_COLLECTOR /
- * SION_ROLE_NOWRITER of another group's copy and SION_ROLE_SENDER of their
- * own); roles selects which roles are listed. */
+ * empty list; in buddy write mode the physical files this task writes into
+ * and its bytes there: its file (SION_ROLE_WRITER), then per copy level the
+ * copy member holding its data (SION_ROLE_SENDER: written by its partner
+ * tasks) and the copy member its group collects (SION_ROLE_COLLECTOR for the
+ * task writing it, SION_ROLE_NOWRITER for the others; 0 bytes: its own entry
+ * there is empty). roles selects which roles are listed. */
 static sion_io_stat_t *io_info_alloc(int n)
 {
     sion_io_stat_t *p = calloc(1, sizeof *p);
@@ -456,15 +454,12 @@ static sion_io_stat_t *io_info_alloc(int n)
     return p;
 }
 
-/* Add entry i: file of container x, the bytes of its current task; 0 or an error. */
-static int io_info_add(sion_io_stat_t *p, core_container *x, int role)
+/* Add an entry; 0 or an error. */
+static int io_info_add(sion_io_stat_t *p, const char *name, int64_t n, int role)
 {
-    if (core_sync(x))
-        return -1;
     int i = p->nfiles;
-    if (!(p->names[i] = strdup(x->name)))
+    if (!(p->names[i] = strdup(name ? name : "")))
         return core_fail(SHEAF_E_NOMEM, "sion_get_io_info: out of memory");
-    int64_t n = core_task_total(&x->tasks[x->cur]);
     p->sizes[i] = n > 0 ? (size_t)n : 0;
     p->roles[i] = role;
     p->nfiles = i + 1;
@@ -484,17 +479,22 @@ sion_io_stat_t *sion_get_io_info_by_spec(int sid, int roles, int flag)
     par_state *ps = c->par;
     if (!ps || ps->mapped || !ps->mode.buddy)
         return NULL; /* not in buddy mode: nothing to report (SIONlib's answer) */
-    int want = (roles & SION_ROLE_WRITER) && ps->write;
-    sion_io_stat_t *p = io_info_alloc(want ? 1 + ps->nbuddy : 0);
+    int n = !ps->write ? 0 : 1 + 2 * ps->nbuddy; /* at most */
+    sion_io_stat_t *p = io_info_alloc(n);
     if (!p)
         FAIL(NULL);
     int rc = 0;
-    if (want) {
-        rc = io_info_add(p, c, SION_ROLE_WRITER);
-        for (int b = 0; !rc && b < ps->nbuddy; b++) {
-            core_container *bc = api_lookup(ps->buddy[b], "sion_get_io_info");
-            rc = bc ? io_info_add(p, bc, SION_ROLE_WRITER) : -1;
-        }
+    if (ps->write && (roles & SION_ROLE_WRITER))
+        rc = core_sync(c) ? -1 : io_info_add(p, c->name, core_task_total(&c->tasks[c->cur]), SION_ROLE_WRITER);
+    for (int b = 0; !rc && ps->write && b < ps->nbuddy; b++) {
+        const char *sname, *cname;
+        int64_t sbytes;
+        int writer;
+        par_buddy_info(ps, b, &sname, &sbytes, &cname, &writer);
+        if (roles & SION_ROLE_SENDER)
+            rc = io_info_add(p, sname, sbytes, SION_ROLE_SENDER);
+        if (!rc && (roles & (writer ? SION_ROLE_COLLECTOR : SION_ROLE_NOWRITER)))
+            rc = io_info_add(p, cname, 0, writer ? SION_ROLE_COLLECTOR : SION_ROLE_NOWRITER);
     }
     if (rc) {
         sion_free_io_info(p);
