@@ -19,8 +19,9 @@
  *    "br" open fails on every rank, a "br,buddy" open reads every rank's
  *    blocks (500 + 1000 bytes, sizes and contents) from the copy;
  *  - the same read from the node directories (each group sees only its own
- *    files) fails on every rank with a message, no hang: sheaf's buddy read
- *    opens each task's entry itself.
+ *    files, as after losing node000's file): ranks 0 and 1 get their data
+ *    from the copy that only ranks 2 and 3 see (the partner sends it);
+ *  - with the copy of file 0 gone too, the read fails on every rank.
  * Exit 0 only when every check on every rank passed. */
 #define _XOPEN_SOURCE 700
 #include <mpi.h>
@@ -215,7 +216,11 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     read_test("br", "allnodes", 0);
     read_test("br,buddy", "allnodes", 1); /* from the copy */
-    read_test("br,buddy", NULL, 0);       /* each group sees only its node's files: fails everywhere */
+    read_test("br,buddy", NULL, 1);       /* each group sees only its node's files: the partners send the data */
+    ONRANK CHECK(rename("node001/testB.out_BUDDY_00", "node001/testB.out_BUDDY_00_deleted") == 0, "rename");
+    MPI_Barrier(MPI_COMM_WORLD);
+    read_test("br,buddy", NULL, 0);       /* file 0 and its copy lost: fails on every rank */
+    ONRANK CHECK(rename("node001/testB.out_BUDDY_00_deleted", "node001/testB.out_BUDDY_00") == 0, "rename");
     int all = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     ONRANK
