@@ -317,6 +317,30 @@ int par_buddy_open_write(par_state *p, int levels, int64_t chunk, const char *fn
 }
 
 /* ---- writes ---------------------------------------------------------------- */
+/* Whether n bytes at offset off lie inside one chunk of one entry (a sender
+ * asks only for its own; a wrong offset must not hit the metadata or another
+ * task's data). starts[] ascend with the entries. */
+static int inside_a_chunk(const core_meta *m, int64_t off, int64_t n)
+{
+    if (m->globalskip <= 0 || off < m->data_start || n <= 0 || off > INT64_MAX - n)
+        return 0;
+    int64_t in = (off - m->data_start) % m->globalskip; /* the offset in its block row */
+    int lo = 0, hi = m->ntasks - 1, e = -1;
+    while (lo <= hi) { /* the last entry starting at or before `in` with room */
+        int mid = lo + (hi - lo) / 2;
+        if (m->starts[mid] - m->data_start <= in) {
+            e = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if (e < 0)
+        return 0;
+    int64_t s = m->starts[e] - m->data_start;
+    return in + n <= s + m->chunksizes[e];
+}
+
 static int process_copy(const void *data, sion_int64 *spec, int sid)
 {
     core_container *c = api_lookup(sid, "buddy copy");
@@ -327,10 +351,9 @@ static int process_copy(const void *data, sion_int64 *spec, int sid)
     if (!data || spec[1] <= 0)
         return b->prc ? -1 : 0;
     int rc = b->prc;
-    int64_t end = b->meta.data_start + b->meta.globalskip * (int64_t)INT32_MAX;
-    if (!rc && (!b->fopen || spec[0] < b->meta.data_start || spec[1] > end - spec[0]))
-        rc = core_fail(SHEAF_E_ARG, "%s: buddy copy asked to write %lld bytes at %lld", b->path ? b->path : "?",
-                       (long long)spec[1], (long long)spec[0]);
+    if (!rc && (!b->fopen || !inside_a_chunk(&b->meta, spec[0], spec[1])))
+        rc = core_fail(SHEAF_E_ARG, "%s: buddy copy asked to write %lld bytes at %lld, outside the senders' chunks",
+                       b->path ? b->path : "?", (long long)spec[1], (long long)spec[0]);
     if (!rc)
         rc = core_file_seek(&b->f, spec[0]);
     if (!rc)
