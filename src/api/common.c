@@ -25,8 +25,6 @@ size_t sion_fwrite(const void *data, size_t size, size_t nitems, int sid)
     }
     if (core_write(c, data, (uint64_t)size * nitems))
         FAIL(0);
-    if (c->par && par_buddy_write(c, data, (uint64_t)size * nitems)) /* buddy mode: the copies too */
-        FAIL(0);
     return nitems;
 }
 
@@ -431,6 +429,89 @@ int sion_lock_register_lock_callbacks(int lock(void *), int unlock(void *), void
 
 int sion_lock_user_callbacks_defined(void) { return api_lock_callbacks_defined(); }
 
-sion_io_stat_t *sion_get_io_info(int sid) { (void)sid; return NULL; }
-sion_io_stat_t *sion_get_io_info_by_spec(int sid, int roles, int flag) { (void)sid; (void)roles; (void)flag; return NULL; }
-int sion_free_io_info(sion_io_stat_t *p) { (void)p; return SION_SUCCESS; }
+/* ---- I/O information (buddy mode) ----------------------------------------
+ * As SIONlib: NULL for a sid not opened in buddy mode; in buddy read mode an
+ * empty list; in buddy write mode the physical files this task writes into
+ * and its bytes there: its file (SION_ROLE_WRITER), then per copy level the
+ * copy member holding its data (SION_ROLE_SENDER: written by its partner
+ * tasks) and the copy member its group collects (SION_ROLE_COLLECTOR for the
+ * task writing it, SION_ROLE_NOWRITER for the others; 0 bytes: its own entry
+ * there is empty). roles selects which roles are listed. */
+static sion_io_stat_t *io_info_alloc(int n)
+{
+    sion_io_stat_t *p = calloc(1, sizeof *p);
+    size_t k = n > 0 ? (size_t)n : 1;
+    if (p) {
+        p->names = calloc(k, sizeof *p->names);
+        p->sizes = calloc(k, sizeof *p->sizes);
+        p->roles = calloc(k, sizeof *p->roles);
+    }
+    if (!p || !p->names || !p->sizes || !p->roles) {
+        sion_free_io_info(p);
+        core_fail(SHEAF_E_NOMEM, "sion_get_io_info: out of memory");
+        return NULL;
+    }
+    return p;
+}
+
+/* Add an entry; 0 or an error. */
+static int io_info_add(sion_io_stat_t *p, const char *name, int64_t n, int role)
+{
+    int i = p->nfiles;
+    if (!(p->names[i] = strdup(name ? name : "")))
+        return core_fail(SHEAF_E_NOMEM, "sion_get_io_info: out of memory");
+    p->sizes[i] = n > 0 ? (size_t)n : 0;
+    p->roles[i] = role;
+    p->nfiles = i + 1;
+    return 0;
+}
+
+sion_io_stat_t *sion_get_io_info(int sid)
+{
+    return sion_get_io_info_by_spec(sid, SION_ROLE_COLLECTOR | SION_ROLE_WRITER | SION_ROLE_NOWRITER,
+                                     SION_GET_IO_INFO_FLAG_NONE);
+}
+
+sion_io_stat_t *sion_get_io_info_by_spec(int sid, int roles, int flag)
+{
+    (void)flag; /* SIONlib defines only SION_GET_IO_INFO_FLAG_NONE */
+    LOOKUP(sid, "sion_get_io_info", NULL);
+    par_state *ps = c->par;
+    if (!ps || ps->mapped || !ps->mode.buddy)
+        return NULL; /* not in buddy mode: nothing to report (SIONlib's answer) */
+    int n = !ps->write ? 0 : 1 + 2 * ps->nbuddy; /* at most */
+    sion_io_stat_t *p = io_info_alloc(n);
+    if (!p)
+        FAIL(NULL);
+    int rc = 0;
+    if (ps->write && (roles & SION_ROLE_WRITER))
+        rc = core_sync(c) ? -1 : io_info_add(p, c->name, core_task_total(&c->tasks[c->cur]), SION_ROLE_WRITER);
+    for (int b = 0; !rc && ps->write && b < ps->nbuddy; b++) {
+        const char *sname, *cname;
+        int64_t sbytes;
+        int writer;
+        par_buddy_info(ps, b, &sname, &sbytes, &cname, &writer);
+        if (roles & SION_ROLE_SENDER)
+            rc = io_info_add(p, sname, sbytes, SION_ROLE_SENDER);
+        if (!rc && (roles & (writer ? SION_ROLE_COLLECTOR : SION_ROLE_NOWRITER)))
+            rc = io_info_add(p, cname, 0, writer ? SION_ROLE_COLLECTOR : SION_ROLE_NOWRITER);
+    }
+    if (rc) {
+        sion_free_io_info(p);
+        FAIL(NULL);
+    }
+    return p;
+}
+
+int sion_free_io_info(sion_io_stat_t *p)
+{
+    if (!p)
+        return SION_SUCCESS;
+    for (int i = 0; p->names && i < p->nfiles; i++)
+        free((char *)p->names[i]);
+    free(p->names);
+    free(p->sizes);
+    free(p->roles);
+    free(p);
+    return SION_SUCCESS;
+}

@@ -5,11 +5,26 @@
 #include "error.h"
 #include "crc32c.h"
 #include "sion_generic.h" /* SION_CAPABILITY_* */
+#include <stdio.h>
 #include <stdlib.h>
+
+/* SIONlib 1.7.6 reads its variables with its library prefix: SION_COLLSIZE
+ * is looked up as LSION_COLLSIZE (sion_const.h SION_LVERSION_PREFIX "L"), and
+ * its own test scripts export LSION_COLLSIZE. sheaf takes the documented name
+ * and, when that is not set, SIONlib's. */
+static const char *env_sion(const char *name)
+{
+    const char *e = getenv(name);
+    if (e && *e)
+        return e;
+    char lname[64];
+    snprintf(lname, sizeof lname, "L%s", name);
+    return getenv(lname);
+}
 
 static int env_int(const char *name, int *out)
 {
-    const char *e = getenv(name);
+    const char *e = env_sion(name);
     if (!e || !*e)
         return 0;
     char *end;

@@ -69,6 +69,12 @@ int core_par_write_tail(const char *name, core_meta *m, const int64_t *blockcoun
 int core_par_write_tail_at(const char *path_in, const char *name, core_meta *m, const int64_t *blockcount,
                            const int64_t *blocksizes, const int32_t *mapping, int32_t mapping_size)
 {
+    return core_par_write_tail_fill(path_in, name, m, blockcount, blocksizes, mapping, mapping_size, 0);
+}
+
+int core_par_write_tail_fill(const char *path_in, const char *name, core_meta *m, const int64_t *blockcount,
+                             const int64_t *blocksizes, const int32_t *mapping, int32_t mapping_size, int64_t unused)
+{
     if (!name || !m || !blockcount || m->ntasks <= 0 || !m->starts)
         return core_fail(SHEAF_E_ARG, "%s: no file metadata or block counts given", name ? name : "(null)");
     int want_map = m->nfiles > 1 && m->filenumber == 0;
@@ -96,6 +102,8 @@ int core_par_write_tail_at(const char *path_in, const char *name, core_meta *m, 
                                  (long long)cap);
             m->blocksizes[b * n + t] = blocksizes[k];
         }
+        for (int64_t b = blockcount[t]; b < m->maxchunks; b++)
+            m->blocksizes[b * n + t] = unused;
     }
     free(m->mapping);
     m->mapping = NULL;

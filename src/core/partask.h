@@ -50,6 +50,10 @@ int core_par_write_tail(const char *name, core_meta *m, const int64_t *blockcoun
 /* The same with the physical file's path given (NULL: the default member name). */
 int core_par_write_tail_at(const char *path, const char *name, core_meta *m, const int64_t *blockcount,
                            const int64_t *blocksizes, const int32_t *mapping, int32_t mapping_size);
+/* The same, with the block table entries beyond a task's block count set to
+ * unused (0, as SIONlib's parallel close writes them; -1 as its mapped close). */
+int core_par_write_tail_fill(const char *path, const char *name, core_meta *m, const int64_t *blockcount,
+                             const int64_t *blocksizes, const int32_t *mapping, int32_t mapping_size, int64_t unused);
 
 /* Read the metadata of one closed physical file (header, block table, mapping). */
 int core_meta_read_path(const char *path, core_meta *m);

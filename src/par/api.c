@@ -161,6 +161,7 @@ void par_state_free(par_state *p)
 {
     if (!p)
         return;
+    par_buddy_free(p);
     core_meta_free(&p->meta);
     free(p->cbuf);
     free(p->fname);

@@ -258,6 +258,23 @@ static int collector_begin(par_state *p, const char *name)
     return 0;
 }
 
+/* sion_coll_fwrite without coalescing, in buddy mode. */
+static size_t buddy_fwrite(core_container *c, const void *data, size_t size, size_t nitems, int sid)
+{
+    int64_t n = 0;
+    int rc = count_bytes(size, nitems, c, "sion_coll_fwrite", &n);
+    if (!rc && n > 0 && !data)
+        rc = core_fail(SHEAF_E_ARG, "%s: sion_coll_fwrite: data is NULL", c->name);
+    if (!rc && n > 0)
+        rc = core_write(c, data, (uint64_t)n);
+    rc = par_buddy_coll_write(c, sid, data, rc ? 0 : n, rc);
+    if (rc) {
+        core_report_error(((par_state *)c->par)->grank);
+        return 0;
+    }
+    return size ? (size_t)(n / (int64_t)size) : 0;
+}
+
 size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
 {
     LOOKUP(sid, "sion_coll_fwrite", 0);
@@ -266,8 +283,10 @@ size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
                   c->name);
         FAIL(0);
     }
-    if (!coalescing(c))
+    if (!coalescing(c) && !(c->par && ((par_state *)c->par)->nbuddy))
         return sion_fwrite(data, size, nitems, sid);
+    if (!coalescing(c)) /* buddy mode: written individually, then the copies through the partners */
+        return buddy_fwrite(c, data, size, nitems, sid);
     par_state *p = c->par;
     int64_t n = 0;
     sion_int64 spec[2] = {-1, 0};
@@ -307,8 +326,8 @@ size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
     if (!rc && cb)
         rc = core_fail(SHEAF_E_IO, "%s: sion_coll_fwrite: the collector (local task %d) could not write the "
                        "group's data", c->name, p->collector);
-    if (!rc && n > 0 && p->nbuddy)
-        rc = par_buddy_write(c, data, (uint64_t)n);
+    if (p->nbuddy) /* collective: also after a failure */
+        rc = par_buddy_coll_write(c, sid, data, n, rc);
     if (rc) {
         core_report_error(p->grank);
         return 0;

@@ -450,7 +450,8 @@ static int root_finish(const par_api *api, const char *fname, mapped_root *r, co
             q += allnb[i];
         }
         if (!r2) /* every file is finished even when one fails */
-            r2 = core_par_write_tail_at(path, fname, &r->meta[k], bc, flat, k == 0 ? map : NULL, (int32_t)n);
+            r2 = core_par_write_tail_fill(path, fname, &r->meta[k], bc, flat, k == 0 ? map : NULL, (int32_t)n,
+                                          -1); /* unused block entries: -1, as SIONlib's mapped close */
         if (!rc)
             rc = r2;
         free(bc);

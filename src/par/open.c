@@ -560,39 +560,27 @@ static int open_read(const par_api *api, const char *fname, const core_mode *md,
 /* ---- buddy copies (buddy.c has the rest) ---------------------------------- */
 static int close_sid(int sid);
 
-/* After the write open of the container: open its buddy copies with the
- * same split; on failure close everything opened (the opens agree, so all
- * tasks fail together). */
+/* After the write open of the container: open its buddy copies (buddy.c);
+ * on failure (agreed, so on all tasks) release them and close the container. */
 static int open_buddies_write(const par_api *api, const char *fname, const core_mode *md, int sid,
                               sion_int64 chunk_req, sion_int32 *fsblksize, void *gcomm, int grank, int gsize,
                               int *filenumber, int *numfiles, const int *lrank, const int *lsize)
 {
+    (void)api; (void)fsblksize; (void)gcomm; (void)grank; (void)gsize; (void)filenumber; (void)numfiles;
+    (void)lrank; (void)lsize;
     if (sid < 0)
         return sid;
     core_container *c = api_lookup(sid, "sion_generic_paropen");
-    par_state *p = c ? c->par : NULL;
-    int levels = md->buddy > PAR_BUDDY_MAX ? PAR_BUDDY_MAX : md->buddy, rc = 0;
-    core_mode bm = *md;
-    bm.buddy = 0;
-    for (int b = 1; b <= levels && !rc && p; b++) {
-        char *bn = par_buddy_name(fname, b);
-        sion_int64 ch = chunk_req;
-        sion_int32 fs = fsblksize ? *fsblksize : p->fsblksize;
-        int bsid = bn ? open_write(api, bn, &bm, 0, &ch, &fs, gcomm, grank, gsize, filenumber, numfiles, lrank, lsize,
-                                   NULL, NULL)
-                      : SHEAF_E_NOMEM;
-        free(bn);
-        if (bsid < 0)
-            rc = bsid;
-        else
-            p->buddy[p->nbuddy++] = bsid;
-    }
-    if (!rc && p)
+    par_state *p = c->par; /* a sid this open just registered */
+    int levels = md->buddy > PAR_BUDDY_MAX ? PAR_BUDDY_MAX : md->buddy;
+    int rc = par_buddy_open_write(p, levels, chunk_req, fname);
+    if (!rc)
         return sid;
     int keep = sheaf_last_error_code();
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", sheaf_last_error());
-    close_sid(sid); /* and the copies opened so far */
+    par_buddy_free(p);
+    close_sid(sid);
     return core_fail(keep ? keep : SHEAF_E_IO, "%s", msg);
 }
 
@@ -601,20 +589,21 @@ static int open_buddy_read(const par_api *api, const char *fname, const core_mod
                            sion_int64 *chunksize, sion_int32 *fsblksize, void *gcomm, int grank, int gsize,
                            int *filenumber, int *numfiles, int *lrank, int *lsize, FILE **fileptr, char **newfname)
 {
-    if (sid >= 0)
+    if (sid >= 0) {
+        core_container *c = api_lookup(sid, "sion_generic_paropen");
+        if (c && c->par) /* opened with buddy (sion_get_io_info) */
+            ((par_state *)c->par)->mode.buddy = md->buddy;
         return sid;
+    }
     char why[1024];
     snprintf(why, sizeof why, "%s", sheaf_last_error());
     int levels = md->buddy > PAR_BUDDY_MAX ? PAR_BUDDY_MAX : md->buddy;
-    core_mode bm = *md;
-    bm.buddy = 0;
     for (int b = 1; b <= levels; b++) {
         char *bn = par_buddy_name(fname, b);
         if (!bn)
             return core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-        int bagreed = 0;
-        int bsid = open_read(api, bn, &bm, 0, chunksize, fsblksize, gcomm, grank, gsize, filenumber, numfiles, lrank,
-                             lsize, fileptr, newfname, &bagreed);
+        int bsid = par_buddy_open_read(api, fname, md, b, gcomm, grank, gsize, chunksize, fsblksize, filenumber,
+                                       numfiles, lrank, lsize, fileptr, newfname);
         if (bsid >= 0) {
             if (grank == 0)
                 core_warn(grank, "%s: cannot be read (%s); reading its buddy copy %s", fname, why, bn);
@@ -730,11 +719,8 @@ int sion_generic_parclose(int sid)
     }
     par_state *p = c->par;
     const par_api *api = &p->api;
-    int brc = 0;
-    for (int b = 0; b < p->nbuddy; b++) /* the copies first, in the same order on every task */
-        if (close_sid(p->buddy[b]) != SION_SUCCESS && !brc)
-            brc = sheaf_last_error_code() ? sheaf_last_error_code() : SHEAF_E_IO;
-    p->nbuddy = 0;
+    int brc = p->write && p->nbuddy ? par_buddy_close_write(p) : 0; /* the copies first; agreed below */
+    par_buddy_free(p);
     api_release(sid);
     c->par = NULL;
     int rc = brc;
@@ -858,6 +844,9 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
     int rc = 0;
     if (!p->write)
         rc = core_fail(SHEAF_E_ARG, "%s: sion_generic_parreinit needs a container opened for writing", p->fname);
+    else if (p->nbuddy) /* the same on every task (buddy levels are agreed): no collective is entered */
+        rc = core_fail(SHEAF_E_ARG, "%s: sion_generic_parreinit of a container with buddy copies is not supported",
+                       p->fname);
     else if (chunksize < 0 || chunksize > INT64_MAX / 4)
         rc = core_fail(SHEAF_E_ARG, "%s: invalid chunk size %lld for reinit", p->fname, (long long)chunksize);
     /* what was written so far goes out of the buffers before the master truncates */
@@ -957,8 +946,5 @@ int sion_generic_parreinit(int sid, sion_int64 chunksize)
         core_report_error(p->grank);
         return SION_NOT_SUCCESS;
     }
-    for (int b = 0; b < p->nbuddy; b++) /* the buddy copies start over too */
-        if (sion_generic_parreinit(p->buddy[b], chunksize) != SION_SUCCESS)
-            return SION_NOT_SUCCESS;
     return SION_SUCCESS;
 }

@@ -52,19 +52,43 @@ typedef struct par_state {
     char *cbuf;             /* collector: write-combining buffer (cbuf_cap bytes) */
     int64_t cbuf_cap, cbuf_len, cbuf_off;
     int coll_rc;            /* collector: first failure inside a process callback */
-    /* buddy checkpointing (buddy.c): sids of the copies, closed with this one */
+    /* buddy checkpointing (buddy.c): one entry per copy level, closed with this one */
     int nbuddy;
-    int buddy[9];
+    struct par_buddy *blev[9];
+    int *buddy_m0;          /* per level: global rank writing copy member 0 (its mapping) */
+    int buddy_cur;          /* level whose data a gather_and_execute is moving (-1: none) */
 } par_state;
 
 /* ---- buddy checkpointing (buddy.c) ---- */
 #define PAR_BUDDY_MAX 9
-/* Name of buddy copy `level` (1..N): "<fname>_BUDDY_<level-1, 2 digits>", as SIONlib numbers
+typedef struct par_buddy par_buddy;
+/* Name of buddy copy set `level` (1..N): "<fname>_BUDDY_<level-1, 2 digits>", as SIONlib numbers
  * its copies from _BUDDY_00; malloc'd (NULL: out of memory). */
 char *par_buddy_name(const char *fname, int level);
-/* Copy n bytes just written to c into its buddy copies / flush them. */
-int par_buddy_write(core_container *c, const void *data, uint64_t n);
+/* After the write open of the container (p: its state, every task): open the
+ * copy levels 1..levels, SIONlib's layout (partner tasks write each copy);
+ * agreed: the same result on every task. */
+int par_buddy_open_write(par_state *p, int levels, int64_t chunk, const char *fname);
+/* sion_coll_fwrite: the n bytes just written (rc_in: this task's result so
+ * far; a failed task still takes part) go to the partners; collective. */
+int par_buddy_coll_write(core_container *c, int sid, const void *data, int64_t n, int rc_in);
+/* sion_flush: the copy members this task writes become durable. */
 int par_buddy_flush(core_container *c);
+/* Close: the copy members get their metadata; collective; not agreed (the
+ * container's close agrees on it). */
+int par_buddy_close_write(par_state *p);
+/* Release the levels (groups, files) without writing anything. */
+void par_buddy_free(par_state *p);
+/* Read open of copy level `level` of set fname: each task opens its own
+ * entry; agreed; the sid or a negative code. */
+int par_buddy_open_read(const par_api *api, const char *fname, const core_mode *md, int level, void *gcomm,
+                        int grank, int gsize, sion_int64 *chunksize, sion_int32 *fsblksize, int *filenumber,
+                        int *numfiles, int *lrank, int *lsize, FILE **fileptr, char **newfname);
+/* sion_get_io_info (api/common.c): level l's copy member this task sends into
+ * and the one it collects (NULL names when not there), its bytes, whether it
+ * writes the collected one. */
+void par_buddy_info(par_state *p, int l, const char **send_name, int64_t *send_bytes, const char **coll_name,
+                    int *coll_writer);
 
 /* ---- coalescing I/O (coll.c) ---- */
 #define PAR_COLL_FIELDS 5   /* per-task layout entries: collector, group size, group span, collector start, merge */

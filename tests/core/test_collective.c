@@ -159,6 +159,8 @@ static void test_env(void **st)
     int csz = 0;
     unsetenv("SION_COLLSIZE");
     unsetenv("SION_COLLNUM");
+    unsetenv("LSION_COLLSIZE");
+    unsetenv("LSION_COLLNUM");
     assert_int_equal(core_coll_wanted(&m, 8, &csz), 0);
     assert_int_equal(core_mode_parse("bw,collsize=3", &m), 0); /* collsize alone: off (SIONlib) */
     assert_int_equal(core_coll_wanted(&m, 8, &csz), 0);
@@ -179,6 +181,21 @@ static void test_env(void **st)
     assert_int_equal(core_coll_wanted(&m, 8, &csz), 1);
     assert_int_equal(csz, 3);
     unsetenv("SION_COLLNUM");
+    /* SIONlib 1.7.6's names (its library prefix L: its test scripts export these) */
+    unsetenv("LSION_COLLSIZE");
+    unsetenv("LSION_COLLNUM");
+    setenv("LSION_COLLSIZE", "4", 1);
+    assert_int_equal(core_coll_wanted(&m, 8, &csz), 1);
+    assert_int_equal(csz, 4);
+    setenv("SION_COLLSIZE", "0", 1); /* sheaf's own name wins */
+    assert_int_equal(core_coll_wanted(&m, 8, &csz), 0);
+    unsetenv("SION_COLLSIZE");
+    unsetenv("LSION_COLLSIZE");
+    setenv("LSION_COLLNUM", "2", 1);
+    assert_int_equal(core_coll_wanted(&m, 8, &csz), 1);
+    assert_int_equal(csz, 4);
+    unsetenv("LSION_COLLNUM");
+    assert_int_equal(core_coll_wanted(&m, 8, &csz), 0);
 }
 
 static void test_bad(void **st)

@@ -366,6 +366,10 @@ int main(int argc, char **argv)
             return vector_check(argv[i] + 7);
     if (g_env) { /* the group size the environment implies, for the layout check */
         const char *cs = getenv("SION_COLLSIZE"), *cn = getenv("SION_COLLNUM");
+        if (!cs && !cn) { /* SIONlib 1.7.6's names (LSION_...), which sheaf reads too */
+            cs = getenv("LSION_COLLSIZE");
+            cn = getenv("LSION_COLLNUM");
+        }
         if (cs && atoi(cs) > 0)
             g_collsize = atoi(cs) < g_np ? atoi(cs) : g_np;
         else if (cn && atoi(cn) > 0)

@@ -189,6 +189,48 @@ static void plain_reader(tc_task *t)
     CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "plain parclose: %s", sheaf_last_error());
 }
 
+/* The block table of physical file `path` as stored: the entries beyond a
+ * task's block count are -1 in a mapped write, as SIONlib's mapped close
+ * writes them (its parallel close writes 0). Returns the number of -1 entries
+ * checked, or -1 when the file cannot be parsed. */
+static int unused_entries_are_minus1(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    static unsigned char d[1 << 16];
+    size_t len = fread(d, 1, sizeof d, f);
+    fclose(f);
+    int32_t n, maxc;
+    int64_t sov;
+    if (len < 28)
+        return -1;
+    memcpy(&n, d + 24, 4);
+    if (n < 1 || n > 100 || len < (size_t)(1088 + 16 * n))
+        return -1;
+    memcpy(&maxc, d + 1076 + 16 * n, 4);
+    memcpy(&sov, d + 1080 + 16 * n, 8);
+    if (maxc < 1 || maxc > 100 || sov < 0 || (size_t)sov + 8u * (size_t)n * (size_t)(1 + maxc) > len)
+        return -1;
+    int checked = 0;
+    for (int t = 0; t < n; t++) {
+        int64_t cnt;
+        memcpy(&cnt, d + sov + 8 * t, 8);
+        for (int b = 0; b < maxc; b++) {
+            int64_t v;
+            memcpy(&v, d + sov + 8 * n + 8 * ((int64_t)b * n + t), 8);
+            if (b < cnt && v < 0)
+                return -1;
+            if (b >= cnt) {
+                if (v != -1)
+                    return -1;
+                checked++;
+            }
+        }
+    }
+    return checked;
+}
+
 static void test_mapped(void)
 {
     const char *dir = pt_mkdtemp();
@@ -203,6 +245,9 @@ static void test_mapped(void)
     char m1[4300];
     pt_member(m1, sizeof m1, c->fname, 1);
     CHECK(pt_exists(m1), "file 1 (%s) missing", m1);
+    /* file 0 holds tasks 0 (3 blocks), 2 and 4 (1 block each): 4 unused entries */
+    int unused = unused_entries_are_minus1(c->fname);
+    CHECK(unused == 4, "file 0: unused block entries are not SIONlib's -1 (%d checked)", unused);
 
     printf("  read: 3 threads, explicit ranks {4,0} {1,3} {2}\n");
     static const int l0[] = {4, 0}, l1[] = {1, 3}, l2[] = {2};

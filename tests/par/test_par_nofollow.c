@@ -96,6 +96,7 @@ static void run_link(const char *suffix)
     cfg c;
     memset(&c, 0, sizeof c);
     c.aid = tc_create_api("nofollow");
+    tc_register_coll(c.aid); /* buddy copies go through gather_and_execute */
     snprintf(c.fname, sizeof c.fname, "%s/ckpt.sion", dir);
     snprintf(c.link, sizeof c.link, "%s%s", c.fname, suffix);
     snprintf(c.target, sizeof c.target, "%s/victim", dir);
@@ -118,6 +119,7 @@ static void test_journals(void)
     cfg c;
     memset(&c, 0, sizeof c);
     c.aid = tc_create_api("nofollow-j");
+    tc_register_coll(c.aid);
     c.plant_journal = 1;
     snprintf(c.fname, sizeof c.fname, "%s/ckpt.sion", dir);
     snprintf(c.link, sizeof c.link, "%s.000001", c.fname);

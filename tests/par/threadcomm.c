@@ -690,3 +690,76 @@ int tc_create_api(const char *name)
     }
     return aid;
 }
+
+/* ---- FULL level: gather_and_execute / execute_and_scatter over the group ---- */
+typedef struct { int64_t ptr, off, len; } tc_slot;
+
+static int tc_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsblksize, void *group, int collector,
+                       int first, int last, int sid, int (*pw)(const void *, sion_int64 *, int),
+                       int (*pr)(void *, sion_int64 *, int))
+{
+    int n = tc_group_size(group), me = tc_group_rank(group), bad = 0;
+    if (n < 1)
+        return 1;
+    /* several collectors may serve parts of one group in the same call: each
+     * marks the verdict of its senders; task 0 combines everyone's view */
+    tc_slot mine = {(int64_t)(intptr_t)data, spec[0], spec[1]}, *all = calloc((size_t)n, sizeof *all);
+    int *verdict = calloc((size_t)n, sizeof *verdict), *views = calloc((size_t)n * (size_t)n, sizeof *views);
+    if (!all || !verdict || !views) {
+        free(all);
+        free(verdict);
+        free(views);
+        return 1; /* the others wait: a test helper may, a library never */
+    }
+    if (tc_gather(&mine, all, group, _SION_INT64, 3, 0) || tc_bcast(all, group, _SION_INT64, 3 * n, 0))
+        bad = 1;
+    if (me == collector && !bad) {
+        int64_t piece = fsblksize > 0 ? fsblksize : 4096;
+        for (int s = first; s <= last && s < n && !bad; s++) {
+            tc_slot *x = &all[s];
+            char *d = (char *)(intptr_t)x->ptr;
+            for (int64_t done = 0; x->len > 0 && done < x->len && !bad; done += piece) {
+                sion_int64 part[2] = {x->off + done, x->len - done < piece ? x->len - done : piece};
+                bad = write ? pw(d + done, part, sid) != 0 : pr(d + done, part, sid) != 0;
+            }
+        }
+        for (int s = first; s <= last && s < n; s++)
+            verdict[s] = bad;
+        verdict[me] = bad;
+    }
+    if (tc_gather(verdict, views, group, _SION_INT32, n, 0))
+        bad = 1;
+    if (me == 0)
+        for (int r = 0; r < n; r++)
+            for (int s = 0; s < n; s++)
+                verdict[s] |= views[r * n + s];
+    if (tc_bcast(verdict, group, _SION_INT32, n, 0))
+        bad = 1;
+    int rc = bad || verdict[me];
+    free(all);
+    free(verdict);
+    free(views);
+    return rc;
+}
+
+static int tc_gather_exec(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
+                          int collector, int first, int last, int sid, int process(const void *, sion_int64 *, int))
+{
+    return spec_len < 2 || tc_exchange(1, (void *)indata, spec, fsblksize, group, collector, first, last, sid,
+                                       process, NULL);
+}
+
+static int tc_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
+                           int collector, int first, int last, int sid, int process(void *, sion_int64 *, int))
+{
+    return spec_len < 2 || tc_exchange(0, outdata, spec, fsblksize, group, collector, first, last, sid, NULL,
+                                       process);
+}
+
+int tc_register_coll(int aid)
+{
+    return sion_generic_register_gather_and_execute_cb(aid, tc_gather_exec) == SION_SUCCESS &&
+                   sion_generic_register_execute_and_scatter_cb(aid, tc_exec_scatter) == SION_SUCCESS
+               ? 0
+               : -1;
+}

@@ -75,6 +75,11 @@ int tc_group_rank(void *group);
 int tc_register(int aid);
 /* Create an API object named `name` with the STD callbacks registered. */
 int tc_create_api(const char *name);
+/* Also register gather_and_execute / execute_and_scatter (the FULL level of
+ * collective I/O; buddy copies need the first): a gather of every task's
+ * (data, spec) and the collector calling process for senders first..last.
+ * Returns 0, or -1. */
+int tc_register_coll(int aid);
 
 /* Test helper: a barrier over the world that is NOT counted (used by tests
  * between phases; the library's own barrier calls are counted). */
