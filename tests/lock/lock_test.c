@@ -30,6 +30,7 @@
 #define TAG_ENQ 102
 #define TAG_SWAPPED 103
 #define TAG_ACQ 104
+#define TAG_LINK 105
 
 static int me, np, failures;
 static sheaf_lock_progress_mode progress = SHEAF_LOCK_PROGRESS_LIBRARY;
@@ -169,7 +170,8 @@ typedef struct {
     int notify; /* send TAG_ENQ to rank 0 of tcomm when enqueued */
     int acq_notify;       /* send TAG_ACQ to rank 0 when acquired */
     int race_go;          /* RELEASE_RACE: send TAG_GO to this rank, wait for its TAG_ACQ */
-    int swapped_delay_us; /* MCS_SWAPPED: tell rank 0, then sleep */
+    int link_hold;        /* MCS_SWAPPED: send TAG_SWAPPED to rank 0, link only after its TAG_LINK */
+    int link_release_to;  /* RELEASE_RACE: then send TAG_LINK to this rank */
     int rand_delay;       /* MCS_SWAPPED: random delay (race stress) */
     unsigned seed;
 } hookctx;
@@ -199,14 +201,17 @@ static void test_hook(int point, int id, void *arg)
     }
     if (point == SHEAF_LOCK_HOOK_ACQUIRED && h->acq_notify)
         MPI_Send(&wr, 1, MPI_INT, 0, TAG_ACQ, tcomm);
-    if (point == SHEAF_LOCK_HOOK_MCS_SWAPPED && h->swapped_delay_us) {
-        MPI_Send(&wr, 1, MPI_INT, 0, TAG_SWAPPED, tcomm);
-        sleep_us(h->swapped_delay_us); /* outside MPI: the link is late */
-    }
     if (point == SHEAF_LOCK_HOOK_RELEASE_RACE && h->race_go > 0) {
         int who;
         MPI_Send(&wr, 1, MPI_INT, h->race_go, TAG_GO, tcomm);
         MPI_Recv(&who, 1, MPI_INT, h->race_go, TAG_ACQ, tcomm, MPI_STATUS_IGNORE);
+    }
+    if (point == SHEAF_LOCK_HOOK_RELEASE_RACE && h->link_release_to > 0)
+        MPI_Send(&wr, 1, MPI_INT, h->link_release_to, TAG_LINK, tcomm);
+    if (point == SHEAF_LOCK_HOOK_MCS_SWAPPED && h->link_hold) {
+        int go;
+        MPI_Send(&wr, 1, MPI_INT, 0, TAG_SWAPPED, tcomm);
+        MPI_Recv(&go, 1, MPI_INT, 0, TAG_LINK, tcomm, MPI_STATUS_IGNORE);
     }
     if (point == SHEAF_LOCK_HOOK_MCS_SWAPPED && h->rand_delay && rand_r(&h->seed) % 4 == 0)
         sleep_us((long)(rand_r(&h->seed) % 300));
@@ -224,7 +229,7 @@ static double propagation(sheaf_lock_kind kind, int k, uint64_t *maxw, uint64_t 
     *maxw = 0, *minw = UINT64_MAX;
     if (sub != MPI_COMM_NULL) {
         sheaf_lock_set *s = make_set(sub, kind, 1);
-        hookctx h = {.s = s, .race_go = -1};
+        hookctx h = {.s = s, .race_go = -1, .link_release_to = -1};
         must(sheaf_lock_set_hook(s, test_hook, &h), "hook");
         uint64_t mine = 0;
         if (me == 0) {
@@ -326,7 +331,7 @@ static void run_order(sheaf_lock_kind kind)
     sheaf_lock_set *s = make_set(MPI_COMM_WORLD, kind, 1);
     counters c;
     counters_open(&c, MPI_COMM_WORLD, 1);
-    hookctx h = {.s = s, .race_go = -1};
+    hookctx h = {.s = s, .race_go = -1, .link_release_to = -1};
     must(sheaf_lock_set_hook(s, test_hook, &h), "hook");
     long pos = -1;
     int n = np - 1;
@@ -381,10 +386,10 @@ static void run_race(sheaf_lock_kind kind, int K)
     sheaf_lock_set *s = make_set(MPI_COMM_WORLD, kind, 1);
     counters c;
     counters_open(&c, MPI_COMM_WORLD, 1);
-    hookctx h = {.s = s, .race_go = -1, .seed = 12345u + (unsigned)me};
+    hookctx h = {.s = s, .race_go = -1, .link_release_to = -1, .seed = 12345u + (unsigned)me};
     must(sheaf_lock_set_hook(s, test_hook, &h), "hook");
-    /* 1. deterministic: rank 1 swaps itself into the tail and is late (asleep,
-     * outside MPI) linking; rank 0 releases in between. With 3+ ranks and the
+    /* 1. deterministic: rank 1 swaps itself into the tail and links only when
+     * rank 0 has found the race in its release (hooks, messages). With 3+ ranks and the
      * swap-only release, rank 2 takes the free lock between rank 0's two swaps
      * (the usurper), and the detached queue (rank 1) goes behind it. */
     int usurp = kind == SHEAF_LOCK_MCS_SWAP && np >= 3;
@@ -397,9 +402,11 @@ static void run_race(sheaf_lock_kind kind, int K)
         int who;
         MPI_Recv(&who, 1, MPI_INT, 1, TAG_SWAPPED, tcomm, MPI_STATUS_IGNORE);
         h.race_go = usurp ? 2 : -1;
+        h.link_release_to = 1;
         sheaf_lock_stats_reset(s);
         must(sheaf_lock_release(s, 0), "release");
         h.race_go = -1;
+        h.link_release_to = -1;
         sheaf_lock_stats st;
         sheaf_lock_stats_get(s, &st);
         CHECK(st.release_races == 1, "%s: release_races %llu, expected 1", sheaf_lock_kind_name(kind),
@@ -412,9 +419,9 @@ static void run_race(sheaf_lock_kind kind, int K)
                (unsigned long long)st.handoffs);
     } else if (me == 1) {
         MPI_Barrier(MPI_COMM_WORLD);
-        h.swapped_delay_us = usurp ? 200000 : 50000;
+        h.link_hold = 1; /* swap, then link only when rank 0 is inside its racing release */
         must(sheaf_lock_acquire(s, 0), "acquire");
-        h.swapped_delay_us = 0;
+        h.link_hold = 0;
         long pos = bump(&c, 0, 0);
         CHECK(pos == expect - 1, "%s: rank 1 acquired at %ld, expected %ld", sheaf_lock_kind_name(kind), pos,
               expect - 1);
@@ -428,7 +435,8 @@ static void run_race(sheaf_lock_kind kind, int K)
         h.acq_notify = 0;
         long pos = bump(&c, 0, 0);
         CHECK(pos == 1, "mcs-swap: the usurper acquired at %ld, expected 1", pos);
-        hold_for(50000); /* past rank 0's re-submit, before rank 1's late link */
+        hold_for(20000); /* usually past rank 0's re-submit (if not, rank 2's release is clean and
+                          * rank 0 hands over directly: the order is the same) */
         must(sheaf_lock_release(s, 0), "release (usurper)");
     } else {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -438,6 +446,7 @@ static void run_race(sheaf_lock_kind kind, int K)
     if (me == 0)
         CHECK(v == expect, "%s: counter %ld after the race, expected %ld (a lost waiter?)", sheaf_lock_kind_name(kind),
               v, expect);
+    MPI_Barrier(MPI_COMM_WORLD); /* nobody starts the stress before the peek */
     /* 2. stress: every rank K times, random delays between swap and link */
     h.rand_delay = 1;
     sheaf_lock_stats_reset(s);
