@@ -99,10 +99,9 @@ static void layout(struct sheaf_lock_set *S)
     S->off_word = (w + 7) & ~(MPI_Aint)7;
     S->off_flags = S->off_word + (MPI_Aint)S->nslots * (MPI_Aint)sizeof(int);
     S->winsize = S->off_flags + (S->kind == SHEAF_LOCK_FLAGS ? (MPI_Aint)S->nslots * S->size : 0);
-    /* a multiple of 64 bytes: MPICH 4.0.2 (ch4) places the segments of a
-     * window's ranks at rounded addresses but computes the targets of
-     * one-sided operations from the unrounded sizes, so with a 44-byte window
-     * the atomics meant for rank 1 landed elsewhere (measured; doc/lock.md) */
+    /* a multiple of 64 bytes: with MPICH 4.0.2 (ch4:ucx) the atomics meant
+     * for rank 1 of an MPI_Win_allocate window of 44, 52 or 56 bytes landed
+     * elsewhere (48 and 64 were exact; measured, doc/lock.md "Progress") */
     S->winsize = (S->winsize + 63) & ~(MPI_Aint)63;
 }
 
