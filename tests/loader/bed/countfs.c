@@ -437,6 +437,7 @@ int main(int argc, char **argv)
     struct fuse_args args = FUSE_ARGS_INIT(2, fargv);
     struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, NULL);
     if (!se) {
+        fuse_opt_free_args(&args);
         fprintf(stderr, "countfs: cannot create the FUSE session\n");
         return 1;
     }
@@ -456,6 +457,7 @@ int main(int argc, char **argv)
     }
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);
+    fuse_opt_free_args(&args);
     if (dump_path && cfs_dump(dump_path, 1) != 0) {
         fprintf(stderr, "countfs: %s: %s\n", dump_path, strerror(errno));
         rc = 1;

@@ -28,6 +28,8 @@ import shutil
 import subprocess
 import sys
 
+GEN_VERSION = 2  # changes when the generated sources change (forces a rebuild)
+
 CDRIVER = r'''
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -54,9 +56,11 @@ int main(void)
         return 1;
     }
     unsigned long long dl = f();
-    printf("LDBED pid=%%d main_ns=%%lld done_ns=%%lld sum=%%llu dl=%%llu\n", (int)getpid(),
-           t_main, now_ns(), sum, dl);
-    return 0;
+    /* one write: the lines of concurrent processes on one pipe stay whole */
+    char line[256];
+    int n = snprintf(line, sizeof line, "LDBED pid=%%d main_ns=%%lld done_ns=%%lld sum=%%llu dl=%%llu\n",
+                     (int)getpid(), t_main, now_ns(), sum, dl);
+    return write(1, line, (size_t)n) == n ? 0 : 1;
 }
 '''
 
@@ -69,7 +73,9 @@ for i in range(n_ext):
     s += importlib.import_module("ldbext%%d" %% i).f()
 for i in range(n_py):
     s += importlib.import_module("ldbpy%%d" %% i).f()
-print("LDBED pid=%%d main_ns=%%d done_ns=%%d sum=%%d" %% (os.getpid(), t_main, time.time_ns(), s))
+# one write: the lines of concurrent processes on one pipe stay whole
+os.write(1, ("LDBED pid=%%d main_ns=%%d done_ns=%%d sum=%%d\n"
+             %% (os.getpid(), t_main, time.time_ns(), s)).encode())
 '''
 
 EXTMOD = r'''#define PY_SSIZE_T_CLEAN
@@ -217,8 +223,9 @@ def main():
         if getattr(a, k) < 0:
             p.error("--%s must not be negative" % k.replace("_", "-"))
     a.python = shutil.which(a.python) or a.python
-    params = {k: getattr(a, k) for k in ("libs", "lib_dirs", "chain", "lib_kb", "ext", "py",
-                                         "py_dirs", "python")}
+    params = {"generator": GEN_VERSION}
+    params.update({k: getattr(a, k) for k in ("libs", "lib_dirs", "chain", "lib_kb", "ext", "py",
+                                         "py_dirs", "python")})
     man_path = os.path.join(a.out, "manifest.json")
     if not a.force and os.path.exists(man_path):
         with open(man_path) as f:

@@ -193,8 +193,9 @@ def run(a):
     if not a.quiet:
         print_summary(rec)
     if not ok:
-        print("ldbed: FAILED: %d of %d drivers reported the expected sums (rc %d)\n%s" %
-              (len(good), a.np, r.returncode, r.stderr[-2000:]))
+        print("ldbed: FAILED: %d of %d drivers reported the expected sums (rc %d)\n"
+              "stdout: %s\nstderr: %s" % (len(good), a.np, r.returncode, r.stdout[-3000:],
+                                          r.stderr[-2000:]))
     return 0 if ok else 1
 
 
