@@ -143,6 +143,31 @@ if [ -x "$fgfs" ] && [ -x "$MPIEXEC" ]; then
     echo "    scripts/fgfs-testbed.sh, makes simulated nodes with their own mounts: ctest -R fgfs)"
 fi
 
+# loader bed (tests/loader/bed, doc/loader-bed.md): what starting a dynamically
+# linked program costs a shared file system, at 1 and 4 processes
+if cmake --build "$SHEAF_BUILD" --target countfs >/dev/null 2>&1 && [ -e /dev/fuse ] &&
+   [ "$(id -u)" -eq 0 ]; then
+    echo
+    echo "== 6. loading from a shared file system (loader bed): 12 libraries in 3 LD_LIBRARY_PATH"
+    echo "   directories on countfs (a counting FUSE file system, no lookup caching), 1 and 4 processes"
+    bed=$SHEAF_ROOT/tests/loader/bed
+    lrc=0
+    python3 "$bed/genload.py" "$work/ldbed" --libs 12 --lib-dirs 3 --ext 0 --py 0 >/dev/null || lrc=1
+    for np in 1 4; do
+        [ $lrc -eq 0 ] || break
+        python3 "$bed/ldbed_run.py" --countfs "$SHEAF_BUILD/tests/loader/countfs" \
+            --work "$work/ldbed" --driver c --np "$np" | sed 's/^/   /' || lrc=$?
+    done
+    if [ $lrc -eq 0 ]; then
+        echo "   (each process repeats every failed search: plain loading grows with the processes)"
+    elif [ $lrc -eq 77 ]; then
+        echo "   (skipped: FUSE cannot be mounted here)"
+    else
+        echo "   FAIL: loader bed"
+        status=1
+    fi
+fi
+
 echo
 if [ $status -eq 0 ]; then echo "demo: OK"; else echo "demo: FAIL"; fi
 exit $status

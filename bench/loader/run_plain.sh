@@ -20,7 +20,8 @@
 #   LIBS=100 LIB_DIRS=10 EXT=100 PY=100 PY_DIRS=5   workload size
 #   WORK=BUILD_DIR/bench-loader/work   the generated tree (kept, reused)
 #   OUT=BUILD_DIR/bench-loader/results.jsonl   one JSON record per run (appended)
-#   PLOT=0                1: bench/loader/plot.py OUT afterwards (PNG next to OUT)
+#   PLOT=0                1: bench/loader/plot.py OUT afterwards (PNG next to OUT;
+#                         run by PLOT_PYTHON, default /usr/bin/python3 with matplotlib)
 # Needs root and /dev/fuse (mounts FUSE). Exit 0, or 1 if a run failed.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -61,6 +62,6 @@ done
 echo "run_plain: records appended to $OUT"
 "$py" "$here/summarize.py" "$OUT"
 if [ "${PLOT:-0}" = 1 ]; then
-  "$py" "$here/plot.py" "$OUT" "${OUT%.jsonl}.png"
+  "${PLOT_PYTHON:-/usr/bin/python3}" "$here/plot.py" "$OUT" "${OUT%.jsonl}.png"
 fi
 exit $rc
