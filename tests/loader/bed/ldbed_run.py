@@ -115,8 +115,13 @@ def summarize(dump, drv_pids):
 
 
 def run(a):
-    with open(os.path.join(a.work, "manifest.json")) as f:
-        man = json.load(f)
+    try:
+        with open(os.path.join(a.work, "manifest.json")) as f:
+            man = json.load(f)
+    except (OSError, ValueError) as e:
+        print("ldbed: %s: no workload here (run genload.py first): %s" % (a.work, e),
+              file=sys.stderr)
+        return 1
     tree, mnt = os.path.join(a.work, "tree"), os.path.join(a.work, "mnt")
     os.makedirs(mnt, exist_ok=True)
     unmount(mnt)
