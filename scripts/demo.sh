@@ -9,6 +9,8 @@
 #      2. pack them into one container        (examples/pack_dir.c)
 #      3. list the container                  (sheaf dump, sheaf verify)
 #      4. extract it twice and compare bytes  (pack_dir unpack; sheaf split)
+#   6. the loader bed: 12 libraries loaded by 1 and 4 processes from countfs, a
+#      counting FUSE file system (root and /dev/fuse; tests/loader, doc/loader-bed.md)
 # Works from any directory. Files go to $SHEAF_BUILD/demo (kept for a look).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
