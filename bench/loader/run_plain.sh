@@ -16,7 +16,8 @@
 #                         the whole launch line (else only the drivers get them)
 #   LATENCY_US=0 READ_LATENCY_US=0   injected latency per metadata / READ request
 #   KEEP_CACHE=0          1: countfs lets the kernel keep file pages across opens
-#   NODES=0               K>0: plain processes spread over K simulated nodes
+#   NODES=0               K>0: the processes spread over K simulated nodes (UTS
+#                         namespaces ldbnode0..K-1, blocks of P/K processes)
 #   LIBS=100 LIB_DIRS=10 EXT=100 PY=100 PY_DIRS=5   workload size
 #   WORK=BUILD_DIR/bench-loader/work   the generated tree (kept, reused)
 #   OUT=BUILD_DIR/bench-loader/results.jsonl   one JSON record per run (appended)
@@ -51,9 +52,8 @@ for drv in $DRIVERS; do
         echo "run_plain: no $build/sheaf-mpiexec (MPI off): mpi launch skipped"; continue
       fi
       extra=(--launch mpi --mpiexec "$build/sheaf-mpiexec")
-    elif [ "${NODES:-0}" -gt 0 ]; then
-      extra=(--nodes "$NODES")
     fi
+    [ "${NODES:-0}" -gt 0 ] && extra+=(--nodes "$NODES")
     for np in $NPS; do
       "$py" "$bed/ldbed_run.py" "${opts[@]}" "${extra[@]}" --driver "$drv" --np "$np" || rc=1
     done

@@ -3,7 +3,7 @@
 ld.so and CPython are known to cost, per process, linearly in the processes.
 
     check_plain.py --countfs EXE --work DIR --driver c|py
-                   [--launch plain|mpi] [--mpiexec CMD] [--np P]
+                   [--launch plain|mpi] [--mpiexec CMD] [--np P] [--nodes K]
 
 DIR is a genload.py output. Runs the driver at 1 and at P (default 4)
 processes through ldbed_run.py (with the trace) and asserts:
@@ -19,6 +19,10 @@ processes through ldbed_run.py (with the trace) and asserts:
       directory of the tree is listed once per process; at 1 process the
       READ bytes of each .pyc and extension equal its size; at P processes
       the same linearity as for c.
+  both: no process but the drivers reaches the tree (the launcher and the
+      bed's spawner cost nothing); with --nodes K the P-process run is spread
+      over K simulated nodes (UTS namespaces ldbnode0..K-1), each of which
+      counts exactly 1/K of every metadata counter.
 Exit 0, 1 on a failed assertion, 77 if FUSE cannot be mounted (skip).
 """
 import argparse
@@ -39,13 +43,13 @@ def check(cond, what):
         failures.append(what)
 
 
-def measure(a, np):
+def measure(a, np, nodes=0):
     out = os.path.join(a.work, "check-%s-%s-%d.json" % (a.driver, a.launch, np))
     if os.path.exists(out):
         os.unlink(out)
     cmd = [sys.executable, os.path.join(HERE, "bed", "ldbed_run.py"), "--countfs", a.countfs,
            "--work", a.work, "--driver", a.driver, "--np", str(np), "--launch", a.launch,
-           "--trace", "--json", out]
+           "--trace", "--json", out, "--nodes", str(nodes)]
     if a.mpiexec:
         cmd += ["--mpiexec", a.mpiexec]
     r = subprocess.run(cmd)
@@ -124,13 +128,15 @@ def main():
     p.add_argument("--launch", choices=("plain", "mpi"), default="plain")
     p.add_argument("--mpiexec")
     p.add_argument("--np", type=int, default=4)
+    p.add_argument("--nodes", type=int, default=0,
+                   help="run the P-process case on this many simulated nodes")
     a = p.parse_args()
     a.work = os.path.abspath(a.work)
     with open(os.path.join(a.work, "manifest.json")) as f:
         man = json.load(f)
     results = {}
     for np in (1, a.np):
-        rec, rows = measure(a, np)
+        rec, rows = measure(a, np, a.nodes if np > 1 else 0)
         pids = [d["pid"] for d in rec["counts"]["drivers"]]
         check(len(pids) == np, "np=%d: %d driver processes reached the tree" % (np, len(pids)))
         by = per_pid(rows, set(pids))
@@ -138,6 +144,15 @@ def main():
             (check_c if a.driver == "c" else check_py)(man, by[pid], pid, np)
         if np == 1 and pids:
             sizes_read(man, by[pids[0]], a)
+        check(rec["counts"]["others_meta"] == 0,
+              "np=%d: no process but the drivers reached the tree (launcher, spawner): %s"
+              % (np, rec["counts"]["others"][:3]))
+        if np > 1 and a.nodes:
+            nodes = rec["counts"]["nodes"]
+            check(sorted(n["host"] for n in nodes) == ["ldbnode%d" % k for k in range(a.nodes)],
+                  "np=%d: counted on nodes %s" % (np, [n["host"] for n in nodes]))
+            check(all(n[k] * a.nodes == rec["counts"]["total"][k] for n in nodes for k in EXACT),
+                  "np=%d: every node counts 1/%d of the total" % (np, a.nodes))
         drv = rec["counts"]["drivers"]
         check(all(all(d[k] == drv[0][k] for k in EXACT) for d in drv),
               "np=%d: every process counts the same %s" % (np, [d["meta"] for d in drv]))

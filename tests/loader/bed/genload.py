@@ -28,7 +28,7 @@ import shutil
 import subprocess
 import sys
 
-GEN_VERSION = 2  # changes when the generated sources change (forces a rebuild)
+GEN_VERSION = 3  # changes when the generated sources change (forces a rebuild)
 
 CDRIVER = r'''
 #define _GNU_SOURCE
@@ -162,15 +162,17 @@ def py_info(python):
     out = subprocess.run([python, "-c",
                           "import sysconfig,sys;print(sysconfig.get_paths()['include']);"
                           "print(sysconfig.get_config_var('EXT_SUFFIX'));"
-                          "print(sys.implementation.cache_tag)"],
+                          "print(sys.implementation.cache_tag);print(sys.executable)"],
                          stdout=subprocess.PIPE, text=True, check=True).stdout.split("\n")
-    return out[0], out[1], out[2]
+    return out[0], out[1], out[2], out[3]
 
 
 def build_py(a, src, tree, pool):
     """M extension modules and M .py modules (compiled to .pyc) over P dirs"""
     cc = os.environ.get("CC", "cc")
-    inc, suffix, tag = py_info(a.python)
+    # the interpreter itself, not a wrapper script such as a pyenv shim (which
+    # would start helper processes that search LD_LIBRARY_PATH too)
+    inc, suffix, tag, exe = py_info(a.python)
     if not os.path.exists(os.path.join(inc, "Python.h")):
         raise RuntimeError("%s: no Python.h for %s (install python3-dev)" % (inc, a.python))
     dirs = ["py/p%d" % k for k in range(a.py_dirs)]
@@ -198,7 +200,7 @@ def build_py(a, src, tree, pool):
                "pyc": "%s/__pycache__/ldbpy%d.%s.pyc" % (dirs[i % a.py_dirs], i, tag)}
               for i in range(a.py)]
     s = sum(2000 + i for i in range(a.ext)) + sum(3000 + i for i in range(a.py))
-    return {"py_dirs": dirs, "py_files": files, "py_sum": s, "python": a.python,
+    return {"py_dirs": dirs, "py_files": files, "py_sum": s, "python": exe or a.python,
             "ext_suffix": suffix}
 
 

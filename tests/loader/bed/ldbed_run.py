@@ -14,8 +14,8 @@ where the spawner is, for --launch plain, `sh -c` starting P copies in the
 background and waiting for all, and for --launch mpi, `MPIEXEC -n P`
 (--mpiexec, default $MPIEXEC or `mpiexec`). --wrapper is split like a shell
 line (shlex) and put in front, e.g. --wrapper "sheaf-launch --" measures
-`sheaf-launch -- mpiexec -n 8 cdriver`. --nodes K (plain launch only) puts
-process i in a UTS namespace named ldbnode<i % K> (simulated nodes).
+`sheaf-launch -- mpiexec -n 8 cdriver`. --nodes K puts process (rank) i of P
+in a UTS namespace named ldbnode<i*K/P> (simulated nodes, blocks of P/K).
 LD_LIBRARY_PATH and PYTHONPATH (into the mounted tree) reach the drivers
 through `env VAR=... DRIVER` at the end of the launch line, so that only the
 drivers search the tree; with --env-inherit they are in the environment of
@@ -41,13 +41,19 @@ OPS = ("lookup", "lookup_enoent", "getattr", "readlink", "open", "opendir", "rea
        "read", "read_bytes", "statfs")
 META = ("lookup", "getattr", "readlink", "open", "opendir", "readdir", "statfs")
 
+# the plain launcher: P copies in the background, each one's exit status checked;
+# with K > 0 nodes, copy i runs in a UTS namespace named ldbnode<i*K/P>
 SPAWN = ('n=$1; k=$2; shift 2; i=0; pids=; '
          'while [ $i -lt $n ]; do '
          '  if [ "$k" -gt 0 ]; then '
-         '    unshare -u sh -c \'hostname "$0"; exec "$@"\' ldbnode$((i % k)) "$@" & '
+         '    unshare -u sh -c \'hostname "$0"; exec "$@"\' ldbnode$((i * k / n)) "$@" & '
          '  else "$@" & fi; '
          '  pids="$pids $!"; i=$((i+1)); done; '
          'rc=0; for p in $pids; do wait $p || rc=1; done; exit $rc')
+# under mpiexec: rank r (PMI_RANK from MPICH's hydra, OMPI_COMM_WORLD_RANK from
+# Open MPI) of P runs in a UTS namespace named ldbnode<r*K/P>
+NODEWRAP = ('n=$1; k=$2; shift 2; r=${PMI_RANK:-${OMPI_COMM_WORLD_RANK:-0}}; '
+            'exec unshare -u sh -c \'hostname "$0"; exec "$@"\' ldbnode$((r * k / n)) "$@"')
 
 
 def mounted(path):
@@ -78,6 +84,14 @@ def wait_dump(path, seq, proc, timeout=30.0):
     return None
 
 
+def abs_cmd(words):
+    """a command whose first word is a relative path: made absolute (the launch
+    line runs in the work directory)"""
+    if words and "/" in words[0] and not os.path.isabs(words[0]):
+        words[0] = os.path.abspath(words[0])
+    return words
+
+
 def launch_line(a, man, mnt, envvars):
     if a.driver == "c":
         drv = [os.path.join(mnt, "bin", "cdriver")]
@@ -85,9 +99,11 @@ def launch_line(a, man, mnt, envvars):
         drv = [man["python"], os.path.join(mnt, "bin", "pydriver.py")]
     if not a.env_inherit:
         drv = ["env"] + ["%s=%s" % kv for kv in sorted(envvars.items())] + drv
-    wrapper = shlex.split(a.wrapper) if a.wrapper else []
+    wrapper = abs_cmd(shlex.split(a.wrapper)) if a.wrapper else []
     if a.launch == "mpi":
-        mpiexec = shlex.split(a.mpiexec or os.environ.get("MPIEXEC", "mpiexec"))
+        mpiexec = abs_cmd(shlex.split(a.mpiexec or os.environ.get("MPIEXEC", "mpiexec")))
+        if a.nodes:
+            drv = ["sh", "-c", NODEWRAP, "nodewrap", str(a.np), str(a.nodes)] + drv
         return wrapper + mpiexec + ["-n", str(a.np)] + drv
     return wrapper + ["sh", "-c", SPAWN, "spawn", str(a.np), str(a.nodes)] + drv
 
@@ -157,8 +173,12 @@ def run(a):
     line = launch_line(a, man, mnt, envvars)
     try:
         t0 = time.time_ns()
-        r = subprocess.run(line, env=env, cwd=a.work, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=a.timeout)
+        try:
+            r = subprocess.run(line, env=env, cwd=a.work, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, timeout=a.timeout)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            print("ldbed: the launch line failed: %s: %s" % (" ".join(line), e), file=sys.stderr)
+            return 1
         t1 = time.time_ns()
         os.kill(srv.pid, 10)  # SIGUSR1: dump now (before the unmount adds its own requests)
         d = wait_dump(dump, 1, srv)
@@ -242,8 +262,6 @@ def main():
     a = p.parse_args()
     if a.np < 1 or a.nodes < 0 or a.latency_us < 0 or a.read_latency_us < 0:
         p.error("--np must be >= 1, --nodes and latencies >= 0")
-    if a.nodes and a.launch != "plain":
-        p.error("--nodes works with --launch plain only")
     a.work = os.path.abspath(a.work)
     return run(a)
 
