@@ -412,7 +412,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "countfs: %s: %s\n", pos[0], strerror(errno));
         return 1;
     }
-    if (cfs_stats_init() != 0 || rehash(1024) != 0 || intern(".") != FUSE_ROOT_ID) {
+    if (rehash(1024) != 0 || intern(".") != FUSE_ROOT_ID) {
         fprintf(stderr, "countfs: out of memory\n");
         return 1;
     }

@@ -40,11 +40,6 @@ static struct cfs_counts total;
 static uint64_t dumps;
 static FILE *tracef;
 
-int cfs_stats_init(void)
-{
-    return 0;
-}
-
 /* grow: make room for one more element of size sz in *arr */
 static int grow(void **arr, size_t n, size_t *cap, size_t sz)
 {

@@ -26,9 +26,6 @@ struct cfs_counts {
     uint64_t v[CFS_NOPS];
 };
 
-/* cfs_stats_init: empty tables; 0 or -1 (out of memory) */
-int cfs_stats_init(void);
-
 /* cfs_count: add n to counter op of process pid (and its node and the
  * total). The node of a pid is its UTS namespace (inode number of
  * /proc/<pid>/ns/uts) with the host name seen inside it, found the first
