@@ -15,7 +15,9 @@ shift
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
-out=$("$@" 2>&1) || { echo "$out"; echo "FAILED: $* exited $?"; exit 1; }
+rc=0
+out=$("$@" 2>&1) || rc=$?
+[ "$rc" -eq 0 ] || { echo "$out"; echo "FAILED: $* exited $rc"; exit 1; }
 echo "$out"
 case "$out" in *": OK"*) ;; *) echo "FAILED: no OK line"; exit 1 ;; esac
 for c in "${checks[@]}"; do
