@@ -11,6 +11,8 @@
 #     and runs it at 1, 2, 3 and 4 ranks (1 and 2 files): it reads its data
 #     back, and every task of its containers must equal, byte for byte, what
 #     the installed sioncat prints;
+#   - the C++ tests (tests/cxx) with c++ / mpicxx and sionconfig --ser / --mpi
+#     (SHEAF_TEST_CXX, SHEAF_TEST_MPICXX in the environment);
 #   - a find_package(sheaf COMPONENTS f90 f90_mpi cxx) project (tests/fortran/consumer).
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -73,6 +75,26 @@ if [ "$mpif90" != "-" ] && [ -f "$prefix/include/mod_64/sion_f90_mpi.mod" ]; the
         "$src/tests/fortran/run_f90.sh" "$tmp/mpi/run_$np" "$sioncat" "$np" f.sion:expect f.sion.coll:expect_coll -- \
             "$mpiexec" -n "$np" "$tmp/mpi/prog" f.sion "$nf" || die "the MPI program at $np ranks, $nf file(s)"
     done
+fi
+
+cxx=${SHEAF_TEST_CXX:-}
+if [ -n "$cxx" ]; then
+    step "C++: $cxx -std=c++17 \$(sionconfig --cflags --ser) cxx_serial.cpp \$(sionconfig --libs --ser)"
+    mkdir "$tmp/cxx"
+    # shellcheck disable=SC2046
+    (cd "$tmp/cxx" && "$cxx" -std=c++17 -Wall -Wextra -Werror $extra $("$sionconfig" --cflags --ser) \
+        "$src/tests/cxx/cxx_serial.cpp" $("$sionconfig" --libs --ser) -o cxx_serial) || die "building cxx_serial.cpp"
+    "$src/tests/fortran/run_f90.sh" "$tmp/cxx/run" "$sioncat" 3 s.sion:expect -- "$tmp/cxx/cxx_serial" ||
+        die "cxx_serial against the installed tree"
+    mpicxx=${SHEAF_TEST_MPICXX:-}
+    if [ -n "$mpicxx" ] && [ "$mpiexec" != "-" ]; then
+        step "C++ MPI: $mpicxx -std=c++17 \$(sionconfig --cflags --mpi) cxx_mpi.cpp \$(sionconfig --libs --mpi)"
+        # shellcheck disable=SC2046
+        (cd "$tmp/cxx" && "$mpicxx" -std=c++17 -Wall -Wextra $extra $("$sionconfig" --cflags --mpi) \
+            "$src/tests/cxx/cxx_mpi.cpp" $("$sionconfig" --libs --mpi) -o cxx_mpi) || die "building cxx_mpi.cpp"
+        "$src/tests/fortran/run_f90.sh" "$tmp/cxx/run_mpi" "$sioncat" 2 m.sion:expect -- \
+            "$mpiexec" -n 2 "$tmp/cxx/cxx_mpi" m.sion 1 || die "cxx_mpi against the installed tree"
+    fi
 fi
 
 step "find_package(sheaf COMPONENTS f90 ...) consumer"
