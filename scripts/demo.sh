@@ -9,6 +9,8 @@
 #      2. pack them into one container        (examples/pack_dir.c)
 #      3. list the container                  (sheaf dump, sheaf verify)
 #      4. extract it twice and compare bytes  (pack_dir unpack; sheaf split)
+#   6. (with gfortran) a Fortran particle checkpoint by 4 ranks restarted by 3
+#      through the mapped open                (examples/mp2c)
 # Works from any directory. Files go to $SHEAF_BUILD/demo (kept for a look).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -18,7 +20,7 @@ set -euo pipefail
 echo "== build ($SHEAF_BUILD)"
 sheaf_configure >/dev/null
 targets=(pack_dir)
-for t in sheaf_cli ckpt_demo; do
+for t in sheaf_cli ckpt_demo mp2c_checkpoint; do
     if cmake --build "$SHEAF_BUILD" --target help 2>/dev/null | grep -q "^$t:"; then
         targets+=("$t")
     fi
@@ -141,6 +143,21 @@ if [ -x "$fgfs" ] && [ -x "$MPIEXEC" ]; then
     fi
     echo "   (one machine: every path is on storage of this node; the namespace test bed,"
     echo "    scripts/fgfs-testbed.sh, makes simulated nodes with their own mounts: ctest -R fgfs)"
+fi
+
+mp2c=$SHEAF_BUILD/examples/mp2c/mp2c_checkpoint
+if [ -x "$mp2c" ] && [ -x "$MPIEXEC" ]; then
+    echo
+    echo "== 6. Fortran (SIONlib's sion_f90_mpi): particles checkpointed by 4 ranks, restarted by 3"
+    echo "   mpiexec -n 4 mp2c_checkpoint write ...; mpiexec -n 3 mp2c_checkpoint restart ... (examples/mp2c)"
+    mkdir -p "$work/mp2c"
+    if (cd "$work/mp2c" && "$MPIEXEC" -n 4 "$mp2c" write particles.sion 10000 2 &&
+        "$MPIEXEC" -n 3 "$mp2c" restart particles.sion) | sed 's/^/   /'; then
+        :
+    else
+        echo "   FAIL: mp2c checkpoint/restart"
+        status=1
+    fi
 fi
 
 echo

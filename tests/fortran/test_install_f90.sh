@@ -67,9 +67,21 @@ if [ "$mpif90" != "-" ] && [ -f "$prefix/include/mod_64/sion_f90_mpi.mod" ]; the
         die "sionconfig --libs --f90 --mpi: $("$sionconfig" --libs --f90 --mpi)"
     mkdir "$tmp/mpi"
     cp "$src/tests/fortran/f90_mpi.f90" "$tmp/mpi/prog.f90"
+    # Debian with both MPIs and MPICH as the default (install-deps.sh keeps it so):
+    # Open MPI's mpif90 names only its Fortran library directory, so its -lmpi
+    # finds the default libmpi.so, MPICH's (a plain MPI hello world links
+    # libmpich too). Its C library directory (mpicc --showme:libdirs) fixes that.
+    ompi_fix=()
+    if "$mpif90" --showme:version >/dev/null 2>&1 && [ -n "${SHEAF_MPICC:-}" ]; then
+        for d in $("$SHEAF_MPICC" --showme:libdirs); do ompi_fix+=("-L$d"); done
+        echo "(Open MPI wrapper: adding ${ompi_fix[*]})"
+    fi
     # shellcheck disable=SC2046
     (cd "$tmp/mpi" && "$mpif90" $extra $("$sionconfig" --cflags --f90 --mpi) prog.f90 \
-        $("$sionconfig" --libs --f90 --mpi) -o prog) || die "building the SIONlib-style MPI program"
+        $("$sionconfig" --libs --f90 --mpi) "${ompi_fix[@]}" -o prog) || die "building the SIONlib-style MPI program"
+    if "$mpif90" --showme:version >/dev/null 2>&1 && ldd "$tmp/mpi/prog" | grep -q libmpich; then
+        die "the Open MPI program links MPICH's library"
+    fi
     for rf in 1:1 2:1 3:2 4:2; do
         np=${rf%:*} nf=${rf#*:}
         "$src/tests/fortran/run_f90.sh" "$tmp/mpi/run_$np" "$sioncat" "$np" f.sion:expect f.sion.coll:expect_coll -- \
@@ -102,7 +114,8 @@ comps="f90 cxx"
 margs=()
 if [ "$mpif90" != "-" ] && [ -f "$prefix/include/mod_64/sion_f90_mpi.mod" ]; then
     comps="f90 f90_mpi cxx"
-    margs=(-DMPI_Fortran_COMPILER="$mpif90" -DSHEAF_F90_MPI=ON)
+    # the MPI sheaf was built with (not the default `mpicc`, which may be the other MPI)
+    margs=(-DMPI_Fortran_COMPILER="$mpif90" -DMPI_C_COMPILER="${SHEAF_MPICC:-mpicc}" -DSHEAF_F90_MPI=ON)
 fi
 "$cmake" -S "$src/tests/fortran/consumer" -B "$tmp/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_Fortran_COMPILER="$fc" -DSHEAF_COMPONENTS="$comps" -DSHEAF_SRC="$src" "${margs[@]}" \
