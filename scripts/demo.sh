@@ -9,6 +9,8 @@
 #      2. pack them into one container        (examples/pack_dir.c)
 #      3. list the container                  (sheaf dump, sheaf verify)
 #      4. extract it twice and compare bytes  (pack_dir unpack; sheaf split)
+#   6. (with gfortran) a Fortran particle checkpoint by 4 ranks restarted by 3
+#      through the mapped open                (examples/mp2c)
 #   7. the loader bed: 12 libraries loaded by 1 and 4 processes from countfs, a
 #      counting FUSE file system (root and /dev/fuse; tests/loader, doc/loader-bed.md)
 # Works from any directory. Files go to $SHEAF_BUILD/demo (kept for a look).
@@ -20,7 +22,7 @@ set -euo pipefail
 echo "== build ($SHEAF_BUILD)"
 sheaf_configure >/dev/null
 targets=(pack_dir)
-for t in sheaf_cli ckpt_demo lock_bench; do
+for t in sheaf_cli ckpt_demo lock_bench mp2c_checkpoint; do
     if cmake --build "$SHEAF_BUILD" --target help 2>/dev/null | grep -q "^$t:"; then
         targets+=("$t")
     fi
@@ -181,6 +183,21 @@ if cmake --build "$SHEAF_BUILD" --target countfs >/dev/null 2>&1 && [ -e /dev/fu
         echo "   (skipped: FUSE cannot be mounted here)"
     else
         echo "   FAIL: loader bed"
+        status=1
+    fi
+fi
+
+mp2c=$SHEAF_BUILD/examples/mp2c/mp2c_checkpoint
+if [ -x "$mp2c" ] && [ -x "$MPIEXEC" ]; then
+    echo
+    echo "== 6. Fortran (SIONlib's sion_f90_mpi): particles checkpointed by 4 ranks, restarted by 3"
+    echo "   mpiexec -n 4 mp2c_checkpoint write ...; mpiexec -n 3 mp2c_checkpoint restart ... (examples/mp2c)"
+    mkdir -p "$work/mp2c"
+    if (cd "$work/mp2c" && "$MPIEXEC" -n 4 "$mp2c" write particles.sion 10000 2 &&
+        "$MPIEXEC" -n 3 "$mp2c" restart particles.sion) | sed 's/^/   /'; then
+        :
+    else
+        echo "   FAIL: mp2c checkpoint/restart"
         status=1
     fi
 fi

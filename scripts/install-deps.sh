@@ -18,6 +18,10 @@
 # the MPI of every build that uses the plain names. So the alternatives are set
 # back to MPICH afterwards (also on every later run: a no-op when they are).
 # sheaf's builds name their MPI explicitly anyway (SHEAF_MPI_FLAVOR).
+#   gfortran                                      bindings/fortran: SIONlib's Fortran 90 modules
+#                                                 and their tests (without it sheaf builds without
+#                                                 the Fortran interface); g++ (build-essential)
+#                                                 builds the C++ interface's tests
 #   fio python3-matplotlib                        bench/: the disk's limit next to sheaf-bench,
 #                                                 and the plots (not needed to build or test)
 #   libfuse3-dev fuse3 python3-dev                the loader measurement bed (tests/loader/bed):
@@ -29,7 +33,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
           clang libclang-rt-14-dev mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
           libxxhash-dev fio python3-matplotlib
-          libfuse3-dev fuse3 python3-dev)
+          libfuse3-dev fuse3 python3-dev gfortran)
 
 sudo=()
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then

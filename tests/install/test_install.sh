@@ -113,7 +113,7 @@ case " $("$sionconfig" --cflags --omp) " in *" -fopenmp "*) ;; *) die "--omp --c
 case " $("$sionconfig" --cflags --mpi) " in *"-fopenmp"*) die "--mpi --cflags has -fopenmp" ;; esac
 "$sionconfig" --help | grep -q -- --cflags || die "sionconfig --help"
 "$sionconfig" -V >/dev/null || die "sionconfig -V"
-if "$sionconfig" --cflags --f90 >/dev/null 2>&1; then die "--f90 must fail (no Fortran interface)"; fi
+if "$sionconfig" --cflags --f77 >/dev/null 2>&1; then die "--f77 must fail (no Fortran 77 interface)"; fi
 if "$sionconfig" --bogus >/dev/null 2>&1; then die "an unknown option must fail"; fi
 
 step "compile examples/sion_convert.c with sionconfig --cflags/--libs --ser"
