@@ -18,13 +18,16 @@
 # the MPI of every build that uses the plain names. So the alternatives are set
 # back to MPICH afterwards (also on every later run: a no-op when they are).
 # sheaf's builds name their MPI explicitly anyway (SHEAF_MPI_FLAVOR).
+#   python3-venv python3-numpy python3-pytest     the Python package's tests (tests/python): a venv
+#                                                 in the build tree over Debian's numpy and pytest
+#                                                 (mpi4py, scikit-build-core: pip, from PyPI)
 #   fio python3-matplotlib                        bench/: the disk's limit next to sheaf-bench,
 #                                                 and the plots (not needed to build or test)
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
           clang libclang-rt-14-dev mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
-          libxxhash-dev fio python3-matplotlib)
+          libxxhash-dev fio python3-matplotlib python3-venv python3-numpy python3-pytest)
 
 sudo=()
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then

@@ -36,6 +36,10 @@ class SheafError(Exception):
         self.code = code
         self.filename = filename
 
+    def __str__(self) -> str:
+        # OSError's own format ("[Errno ...] ...") would hide the library's message
+        return self.message
+
 
 class ArgumentError(SheafError, ValueError):
     """An invalid argument or a misuse of the API (``SHEAF_E_ARG``)."""

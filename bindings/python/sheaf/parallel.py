@@ -286,6 +286,9 @@ def _api() -> int:
 
 # ---- argument checks that every rank agrees on -------------------------------------
 def _check_comm(comm: Any) -> Any:
+    if not type(comm).__module__.startswith("mpi4py"):
+        raise ArgumentTypeError(f"comm must be an mpi4py intracommunicator (MPI.Intracomm), not "
+                                f"{type(comm).__name__}", E_ARG)
     try:
         MPI = _mpi()
     except ImportError as exc:

@@ -198,6 +198,7 @@ class Container:
     # ---- data ------------------------------------------------------------------------
     def task(self, task: int) -> "TaskReader":
         """A binary-file-like reader of one task's data (see :class:`TaskReader`)."""
+        self._check()
         return TaskReader(self, self._task(task))
 
     def __getitem__(self, task: int) -> "TaskReader":
