@@ -413,9 +413,6 @@ class TaskReader(io.RawIOBase):
     def __iter__(self) -> Iterator[bytes]:  # type: ignore[override]
         return self.blocks()
 
-    def __next__(self) -> bytes:  # pragma: no cover - iteration goes through blocks()
-        raise TypeError("iterate over a TaskReader with iter() / blocks()")
-
     def array(self, dtype: Any = np.uint8, *, copy: bool = False) -> np.ndarray:
         """The whole task as a numpy array (see :meth:`Container.task_array`)."""
         self._check()
