@@ -27,7 +27,7 @@ def kv_records(rank):
 
 def expected(name, rank):
     """Bytes of task `rank` of container `name`."""
-    if name in ("plain", "multi"):
+    if name in ("plain", "multi", "ck"):
         return plain(rank).tobytes() + tail(rank)
     if name == "coll":
         return b"".join(p.tobytes() for p in coll_parts(rank))

@@ -70,6 +70,11 @@ with sheaf.paropen(path("kv"), "w", comm=comm, chunksize=4096, fsblksize=4096, k
     for k, payload in P.kv_records(rank):
         f.write_key(k, payload)
 
+with sheaf.paropen(path("ck"), "w", comm=comm, chunksize=4096, fsblksize=4096, checksum=True,
+                   endianness="big") as f:
+    f.write(P.plain(rank))
+    f.write(P.tail(rank))
+
 # mapped write: 2*size logical tasks, rank r holds tasks r and r+size
 mine = [rank, rank + size]
 with sheaf.paropen_mapped(path("mapped"), "w", comm=comm, tasks=mine, chunksizes=[4096, 4096],
@@ -87,6 +92,8 @@ with sheaf.paropen(path("plain"), "r", comm=comm) as f:
 with sheaf.paropen(path("multi"), "r", comm=comm) as f:
     check(f.read() == P.expected("multi", rank), "multi read")
     check(f.numfiles == nf, "multi read numfiles")
+with sheaf.paropen(path("ck"), "r", comm=comm) as f:
+    check(f.read() == P.expected("ck", rank), "checksum container read")
 with sheaf.paropen(path("coll"), "r", comm=comm, collective=True, collsize=2) as f:
     for part in P.coll_parts(rank):
         got = np.empty_like(part)

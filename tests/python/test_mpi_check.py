@@ -19,7 +19,7 @@ def cat(cli, path, *args):
     return r.stdout
 
 
-@pytest.mark.parametrize("name", ["plain", "multi", "coll", "mapped"])
+@pytest.mark.parametrize("name", ["plain", "multi", "coll", "mapped", "ck"])
 def test_c_tool_reads_what_mpi4py_wrote(cli, name):
     path = os.path.join(WORK, name + ".sion")
     ntasks = 2 * NP if name == "mapped" else NP
@@ -32,6 +32,10 @@ def test_c_tool_reads_what_mpi4py_wrote(cli, name):
     assert cat(cli, path) == b"".join(P.expected(name, t) for t in range(ntasks))
     r = subprocess.run([cli, "verify", path], capture_output=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+    if name == "ck":  # the checksum mode key reached the library: the CRCs were verified
+        with sheaf.open(path) as c:
+            assert c.endianness == "big"
+        assert b"crc" in r.stdout.lower() or b"checksum" in r.stdout.lower(), r.stdout
 
 
 def test_c_tool_reads_the_key_value_container(cli):
