@@ -36,8 +36,10 @@ def main():
     os.makedirs(work)
     env = {k: v for k, v in os.environ.items() if k not in ("SHEAF_LIBRARY", "PYTHONPATH")}
     wheels = os.path.join(work, "wheels")
-    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", wheels, src],
-        env=env, cwd=work)
+    # a build directory kept between runs (beside WORKDIR): a rerun rebuilds only what changed
+    bdir = work.rstrip("/") + "-skbuild"
+    run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps",
+         f"--config-settings=build-dir={bdir}", "-w", wheels, src], env=env, cwd=work)
     whl = glob.glob(os.path.join(wheels, "sheaf-*.whl"))
     assert len(whl) == 1, whl
     print("wheel:", os.path.basename(whl[0]))
