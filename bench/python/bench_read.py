@@ -10,7 +10,9 @@ cache after a warm-up read, both into a pre-touched buffer):
   C        c_read read: sion_open "rb,posix", one sion_fread of the whole task
   readinto sheaf.open(path).task(0).readinto(numpy array)  (the same sion_fread)
   memmap   np.copyto(array, c.task_array(0))  (a copy out of the page cache map)
-Prints the median of each and the ratios to C. Needs numpy; run with the
+Prints the median wall time of each and its ratio to C, and the median CPU time
+of the reading process (user + system: what the read costs, less sensitive to
+other processes on a shared machine) and its ratio. Needs numpy; run with the
 interpreter that has it, PYTHONPATH=bindings/python and SHEAF_LIBRARY set (or
 an installed sheaf)."""
 import argparse
@@ -51,23 +53,28 @@ def main():
         r = c.task(0)
         r.readinto(buf)  # warm-up: the file into the page cache
         times = {"C": [], "readinto": [], "memmap": []}
+        cpu = {"C": [], "readinto": [], "memmap": []}
         for _ in range(a.reps):
             out = subprocess.run([c_read, "read", path, "0", "1"], check=True, capture_output=True, text=True)
             times["C"].append(float(out.stdout.split()[0]))
+            cpu["C"].append(float(out.stdout.split()[1]))
             r.seek(0)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             n = r.readinto(buf)
             times["readinto"].append(time.perf_counter() - t0)
+            cpu["readinto"].append(time.process_time() - c0)
             assert n == size
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             np.copyto(buf, c.task_array(0))
             times["memmap"].append(time.perf_counter() - t0)
+            cpu["memmap"].append(time.process_time() - c0)
     gib = size / (1 << 30)
     med = {k: statistics.median(v) for k, v in times.items()}
-    print(f"one task of {a.size_mib} MiB, {a.reps} reps, median (min..max):")
+    cmed = {k: statistics.median(v) for k, v in cpu.items()}
+    print(f"one task of {a.size_mib} MiB, {a.reps} reps, median wall (min..max), median CPU of the process:")
     for k, v in times.items():
         print(f"  {k:9s} {med[k]:.4f} s  {gib / med[k]:6.2f} GiB/s  ({min(v):.4f}..{max(v):.4f} s)  "
-              f"ratio to C {med['C'] / med[k]:.3f}")
+              f"ratio to C {med['C'] / med[k]:.3f}   CPU {cmed[k]:.4f} s, ratio to C {cmed['C'] / cmed[k]:.3f}")
 
 
 if __name__ == "__main__":

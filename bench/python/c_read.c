@@ -3,7 +3,8 @@
  *   c_read write FILE SIZE_MIB      (serial sion_open, one task, chunk = size)
  *   c_read read FILE TASK [REPS]    (sion_open "rb,posix", sion_fread of the
  *                                    whole task into a pre-touched buffer;
- *                                    prints one line per rep: seconds GiB/s)
+ *                                    prints one line per rep: wall seconds,
+ *                                    CPU seconds of the process, GiB/s)
  * The same open mode and the same call as the Python reader's readinto. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,12 +12,14 @@
 #include <time.h>
 #include "sion.h"
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+static double now(void) { return clock_s(CLOCK_MONOTONIC); }
+static double cpu(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 
 static int do_write(char *fname, long long mib)
 {
@@ -62,12 +65,12 @@ static int do_read(char *fname, int task, int reps)
     memset(buf, 1, (size_t)total);
     for (int r = 0; r < reps; r++) {
         sion_seek(sid, task, 0, 0);
-        double t0 = now();
+        double t0 = now(), c0 = cpu();
         size_t got = sion_fread(buf, 1, (size_t)total, sid);
-        double dt = now() - t0;
+        double dt = now() - t0, dc = cpu() - c0;
         if ((sion_int64)got != total)
             return 1;
-        printf("%.4f %.3f\n", dt, total / dt / (1 << 30));
+        printf("%.4f %.4f %.3f\n", dt, dc, total / dt / (1 << 30));
     }
     free(buf);
     return sion_close(sid) == SION_SUCCESS ? 0 : 1;
