@@ -202,6 +202,18 @@ if [ -x "$mp2c" ] && [ -x "$MPIEXEC" ]; then
     fi
 fi
 
+# the same container from Python (bindings/python): with the tests' venv if
+# ctest made one, else a python3 that has numpy
+py=$SHEAF_BUILD/tests/python/env/venv/bin/python
+[ -x "$py" ] || py=/usr/bin/python3
+if [ -f "$SHEAF_BUILD/src/libsheaf.so" ] && "$py" -c "import numpy" 2>/dev/null; then
+    echo
+    echo "== 6. the container from Python: import sheaf (no MPI, no compiler), numpy, a file per task"
+    SHEAF_LIBRARY=$SHEAF_BUILD/src/libsheaf.so PYTHONPATH=$SHEAF_ROOT/bindings/python \
+        "$py" "$SHEAF_ROOT/examples/python/demo.py" "$work/tasks.sion" "$work/tasks" || {
+        echo "   FAIL: Python reader"; status=1; }
+fi
+
 echo
 if [ $status -eq 0 ]; then echo "demo: OK"; else echo "demo: FAIL"; fi
 exit $status

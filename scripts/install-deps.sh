@@ -22,6 +22,9 @@
 #                                                 and their tests (without it sheaf builds without
 #                                                 the Fortran interface); g++ (build-essential)
 #                                                 builds the C++ interface's tests
+#   python3-venv python3-numpy python3-pytest     the Python package's tests (tests/python): a venv
+#                                                 in the build tree over Debian's numpy and pytest
+#                                                 (mpi4py, scikit-build-core: pip, from PyPI)
 #   fio python3-matplotlib                        bench/: the disk's limit next to sheaf-bench,
 #                                                 and the plots (not needed to build or test)
 #   libfuse3-dev fuse3 python3-dev                the loader measurement bed (tests/loader/bed):
@@ -33,7 +36,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
           clang libclang-rt-14-dev mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
           libxxhash-dev fio python3-matplotlib
-          libfuse3-dev fuse3 python3-dev gfortran)
+          libfuse3-dev fuse3 python3-dev gfortran python3-venv python3-numpy python3-pytest)
 
 sudo=()
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then

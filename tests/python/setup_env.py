@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Fixture of the Python tests (ctest python.env): make an interpreter with
+numpy and pytest (and, when the package registry is reachable, mpi4py and
+scikit-build-core) and record it in <envdir>/info.json for run.py.
+
+usage: setup_env.py ENVDIR
+
+The base interpreter is the first of this one, /usr/bin/python3 and python3 on
+PATH that has numpy and pytest (Debian: python3-numpy python3-pytest, installed
+by scripts/install-deps.sh), else this one. A venv (--system-site-packages, so
+Debian's numpy is used without a download) goes to ENVDIR/venv; what is missing
+is pip-installed into it from the package registry: numpy/pytest only if the
+base lacks them; mpi4py (the PyPI wheel works with MPICH and Open MPI, chosen
+by MPI4PY_MPIABI) for the MPI tests; scikit-build-core for the install test.
+A failed pip install is recorded (the tests that need it skip, saying why). An
+existing venv is reused. Exit 0 unless no usable interpreter could be made."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def has(py, mods):
+    code = "import " + ", ".join(mods)
+    try:
+        return subprocess.run([py, "-c", code], capture_output=True, timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def version(py, mod):
+    r = subprocess.run([py, "-c", f"import {mod}; print({mod}.__version__)"], capture_output=True, text=True,
+                       timeout=120)
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def pip(py, *pkgs):
+    r = subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", *pkgs],
+                       capture_output=True, text=True, timeout=600)
+    return r.returncode == 0, (r.stderr.strip().splitlines() or [""])[-1]
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    envdir = os.path.abspath(sys.argv[1])
+    os.makedirs(envdir, exist_ok=True)
+    info_path = os.path.join(envdir, "info.json")
+    cands = []
+    for c in (sys.executable, "/usr/bin/python3", shutil.which("python3")):
+        if c and os.path.exists(c) and os.path.realpath(c) not in [os.path.realpath(x) for x in cands]:
+            cands.append(c)
+    base = next((c for c in cands if has(c, ["numpy", "pytest", "venv"])), None) or \
+        next((c for c in cands if has(c, ["venv"])), sys.executable)
+    venv = os.path.join(envdir, "venv")
+    py = os.path.join(venv, "bin", "python")
+    info = {"base": base, "python": None, "mpi4py": None, "skbuild": None, "notes": []}
+    if os.path.exists(info_path):
+        try:
+            old = json.load(open(info_path))
+            if old.get("base") == base and old.get("python") and has(py, ["numpy", "pytest"]):
+                info = old
+        except (OSError, ValueError):
+            pass
+    if not info["python"]:
+        shutil.rmtree(venv, ignore_errors=True)
+        r = subprocess.run([base, "-m", "venv", "--system-site-packages", venv], capture_output=True, text=True,
+                           timeout=300)
+        if r.returncode != 0:
+            print(f"python.env: cannot create a venv with {base}: {r.stderr.strip()} "
+                  f"(Debian: apt-get install python3-venv)")
+            json.dump(info, open(info_path, "w"))
+            return 1
+        if not has(py, ["numpy", "pytest"]):
+            ok, msg = pip(py, "numpy", "pytest")
+            if not ok:
+                print(f"python.env: numpy/pytest missing and pip failed: {msg}")
+                json.dump(info, open(info_path, "w"))
+                return 1
+        info["python"] = py
+    if not info.get("mpi4py"):
+        if not has(py, ["mpi4py"]):
+            ok, msg = pip(py, "mpi4py")
+            if not ok:
+                info["notes"].append(f"mpi4py: pip failed: {msg}")
+        info["mpi4py"] = version(py, "mpi4py")
+    if not info.get("skbuild"):
+        if not has(py, ["scikit_build_core"]):
+            ok, msg = pip(py, "scikit-build-core")
+            if not ok:
+                info["notes"].append(f"scikit-build-core: pip failed: {msg}")
+        info["skbuild"] = version(py, "scikit_build_core")
+    json.dump(info, open(info_path, "w"), indent=1)
+    print(f"python.env: {py} (base {base}); numpy {version(py, 'numpy')}, pytest {version(py, 'pytest')}, "
+          f"mpi4py {info['mpi4py']}, scikit-build-core {info['skbuild']}; " + "; ".join(info["notes"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
