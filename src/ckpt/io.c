@@ -341,10 +341,12 @@ int ck_write_shared(sheaf_ckpt_ctx *c, MPI_Comm fcomm, uint64_t step, const char
         rc = mpi_open(c, fcomm, path, &fh, msg, mn);
     }
     if (!all && fh != MPI_FILE_NULL) {
-        if (fr == 0)
-            rc = write_root_headers(&h, fh, path, msg, mn);
         ck_fault(c, "kill", step);
-        for (uint32_t f = 0; f < nf; f++) {
+        /* the data first (every rank takes part in every collective call,
+         * whatever happened before: leaving one early would hang the others),
+         * then the file's first rank writes the header and block headers */
+        all = 0;
+        for (uint32_t f = 0; !all && f < nf; f++) {
             MPI_Status st;
             MPI_Offset off = (MPI_Offset)(boff[f] + CKF_BLOCK_HDR + pre[f]);
             int mrc = MPI_File_write_at_all_begin(fh, off, p->data[f], (int)mine[f], MPI_BYTE);
@@ -357,7 +359,14 @@ int ck_write_shared(sheaf_ckpt_ctx *c, MPI_Comm fcomm, uint64_t step, const char
                 rc = mpi_msg(mrc, path, "MPI_File_write_at_all", msg, mn);
             else if (got != (int)mine[f] && !rc)
                 rc = ENOSPC, snprintf(msg, mn, "%s: short write of field %u (disk full?)", path, f);
+            /* ROMIO does not take part in later split collectives after a
+             * failed one on that rank: stop on every rank together */
+            MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, fcomm);
         }
+        if (all && !rc)
+            rc = all, snprintf(msg, mn, "%s: a collective write failed on another rank of the file", path);
+        if (fr == 0 && !rc)
+            rc = write_root_headers(&h, fh, path, msg, mn);
         rc = mpi_close(c, &fh, path, rc, msg, mn);
     } else if (!rc && all)
         rc = all, snprintf(msg, mn, "%s: failed on another rank of the file", path);

@@ -167,10 +167,11 @@ static int roundtrip(const char *base, const char *opts, int steps)
     return 0;
 }
 
-static int restart(const char *base, int wnp, const char *opts)
+static int restart(const char *base, int wnp, const char *opts, uint64_t expect_step)
 {
     uint64_t latest;
     CHECK(!sheaf_ckpt_latest_mpi(MPI_COMM_WORLD, base, &latest), "latest: %s", sheaf_ckpt_errmsg());
+    CHECK(!expect_step || latest == expect_step, "newest step %" PRIu64 ", expected %" PRIu64, latest, expect_step);
     uint64_t got = check_read(base, latest, wnp, opts), all = 0;
     MPI_Allreduce(&got, &all, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     uint64_t want = 0;
@@ -257,7 +258,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "roundtrip"))
         rc = roundtrip(base, opts, atoi(arg(argc, argv, "steps", "2")));
     else if (!strcmp(cmd, "restart"))
-        rc = restart(base, atoi(arg(argc, argv, "wnp", "1")), opts);
+        rc = restart(base, atoi(arg(argc, argv, "wnp", "1")), opts,
+                     strtoull(arg(argc, argv, "expect_step", "0"), NULL, 10));
     else if (!strcmp(cmd, "fault"))
         rc = fault(base, opts, atoi(arg(argc, argv, "bad", "2")));
     else if (!strcmp(cmd, "stall"))
