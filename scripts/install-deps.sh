@@ -20,11 +20,13 @@
 # sheaf's builds name their MPI explicitly anyway (SHEAF_MPI_FLAVOR).
 #   fio python3-matplotlib                        bench/: the disk's limit next to sheaf-bench,
 #                                                 and the plots (not needed to build or test)
+#   python3-numpy                                 tests/ckpt: `sheaf ckpt extract --npy` output read
+#                                                 back with numpy.load (a real .npy reader)
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
           clang libclang-rt-14-dev mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
-          libxxhash-dev fio python3-matplotlib)
+          libxxhash-dev fio python3-matplotlib python3-numpy)
 
 sudo=()
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then
