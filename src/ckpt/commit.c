@@ -174,9 +174,18 @@ int ck_commit_local(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
     if (!rc && c->cfg.durable && (rc = ck_fsync_path(tmp, 1)) != 0)
         snprintf(msg, mn, "%s: fsync: %s", tmp, strerror(rc));
     if (!rc) {
-        ck_rmtree(fin); /* the same step written again replaces the old one only now */
-        if (rename(tmp, fin))
+        /* the same step written again: the old one moves aside (no longer
+         * listed: its name is not step-N) and goes only after the rename */
+        char old[4200];
+        snprintf(old, sizeof old, "%s.old", fin);
+        ck_rmtree(old);
+        int moved = rename(fin, old) == 0;
+        if (rename(tmp, fin)) {
             rc = errno, snprintf(msg, mn, "rename %s -> %s: %s", tmp, fin, strerror(rc));
+            if (moved)
+                rename(old, fin);
+        } else if (moved)
+            ck_rmtree(old);
     }
     if (!rc && c->cfg.durable && (rc = ck_fsync_path(c->base, 1)) != 0)
         snprintf(msg, mn, "%s: fsync: %s", c->base, strerror(rc));
