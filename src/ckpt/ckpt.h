@@ -58,6 +58,7 @@ struct sheaf_ckpt_ctx {
     int broken;                    /* a wait timed out: every call fails */
     int lenient;                   /* ck_waitall: MPI errors in statuses are completions */
     int pending;
+    int checked;                   /* the fields were compared across ranks */
     uint64_t pending_step, last_step;
     int have_last;
     int local_rc;

@@ -205,8 +205,12 @@ int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char
 {
     *out = NULL;
     sheaf_ckpt_ctx *c = calloc(1, sizeof *c);
-    if (!c)
-        return ENOMEM; /* the other ranks: see below (agreement) */
+    int nomem = c ? 0 : ENOMEM, anynomem = 0;
+    MPI_Allreduce(&nomem, &anynomem, 1, MPI_INT, MPI_MAX, comm);
+    if (anynomem) {
+        free(c);
+        return ckf_err(ENOMEM, "sheaf_ckpt_init: no memory for the context (on some rank)");
+    }
     MPI_Comm_dup(comm, &c->comm);
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->np);
@@ -437,12 +441,35 @@ static int write_strategy(sheaf_ckpt_ctx *c, uint64_t step)
     return rc;
 }
 
+/* First write: every rank declared the same fields (names, types, order);
+ * a fingerprint compared with one MPI_Allreduce (MAX of fp and of -fp). */
+static int check_fields(sheaf_ckpt_ctx *c)
+{
+    uint64_t fp = CKF_HASH_SEED + (uint64_t)c->nfields;
+    for (int f = 0; f < c->nfields; f++) {
+        fp = ckf_hash(c->fields[f].name, strlen(c->fields[f].name), fp);
+        fp = ckf_hash(&c->fields[f].type, sizeof c->fields[f].type, fp);
+    }
+    int64_t v[2] = {(int64_t)(fp >> 1), -(int64_t)(fp >> 1)}, m[2];
+    MPI_Request r;
+    MPI_Iallreduce(v, m, 2, MPI_INT64_T, MPI_MAX, c->comm, &r);
+    int rc = ck_waitall(c, 1, &r, "comparing the declared fields");
+    if (rc)
+        return rc;
+    c->checked = 1;
+    if (m[0] != -m[1])
+        return ck_fail(c, EINVAL, "the ranks declared different fields (names, types or order)");
+    return 0;
+}
+
 int sheaf_ckpt_write(sheaf_ckpt_ctx *c, uint64_t step)
 {
     double t0 = ck_now();
     if (c->broken)
         return EIO;
     int rc = finish_pending(c);
+    if (!rc && !c->checked)
+        rc = check_fields(c);
     if (!rc && c->have_last && step <= c->last_step)
         rc = ck_fail(c, EINVAL, "step %" PRIu64 " is not after the last one (%" PRIu64 ")", step, c->last_step);
     if (!rc)

@@ -246,6 +246,42 @@ static int stall(const char *base, const char *opts)
     return 0;
 }
 
+/* bad input: refused with EINVAL on every rank, nothing written */
+static int badinput(const char *base)
+{
+    sheaf_ckpt_ctx *c = NULL;
+    const char *bad[] = {"strategy=bogus", "nosuchkey=1", "nf", "ng=999", "strategy=rbio,ng=1,nf=2",
+                         "timeout=-1", "buffer=12X", "strategy=rbio,dedicated=1,ng=999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = sheaf_ckpt_init(MPI_COMM_WORLD, base, "t", bad[i], &c);
+        CHECK(rc == EINVAL && c == NULL, "options '%s' gave %d", bad[i], rc);
+    }
+    setenv("SHEAF_CKPT_STRATEGY", "nonsense", 1);
+    CHECK(sheaf_ckpt_init(MPI_COMM_WORLD, base, "t", "strategy=fpp", &c) == EINVAL, "bad SHEAF_CKPT_STRATEGY");
+    setenv("SHEAF_CKPT_STRATEGY", "coio", 1);
+    CHECK(!sheaf_ckpt_init(MPI_COMM_WORLD, base, "t", "strategy=fpp", &c), "init");
+    CHECK(!strcmp(sheaf_ckpt_strategy_name(c), "coio"), "the environment wins");
+    unsetenv("SHEAF_CKPT_STRATEGY");
+    double x[4] = {0};
+    CHECK(sheaf_ckpt_declare(c, "x", 99, 4, x, NULL) == EINVAL, "bad type");
+    CHECK(sheaf_ckpt_declare(c, "a_name_that_is_far_too_long_for_the_table", SHEAF_CKPT_F64, 4, x, NULL) == EINVAL,
+          "long name");
+    CHECK(sheaf_ckpt_declare(c, "x", SHEAF_CKPT_F64, 4, NULL, NULL) == EINVAL, "no data");
+    CHECK(!sheaf_ckpt_declare(c, "x", SHEAF_CKPT_F64, 4, x, NULL), "declare");
+    if (rank == np - 1) /* the last rank declares one more field */
+        CHECK(!sheaf_ckpt_declare(c, "extra", SHEAF_CKPT_U8, 4, x, NULL), "declare extra");
+    int rc = sheaf_ckpt_write(c, 1);
+    CHECK(np == 1 ? rc == 0 : rc == EINVAL, "different fields: %d (%s)", rc, sheaf_ckpt_error(c));
+    sheaf_ckpt_finalize(&c);
+    size_t n = 9;
+    sheaf_ckpt_list(base, NULL, 0, &n);
+    CHECK(np == 1 ? n == 1 : n == 0, "%zu checkpoints listed", n);
+    CHECK(sheaf_ckpt_open(base, 12345, (sheaf_ckpt **)&c) == ENOENT, "a missing step");
+    if (rank == 0)
+        printf("ckpt_mpi_test: OK badinput np=%d\n", np);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -262,6 +298,8 @@ int main(int argc, char **argv)
                      strtoull(arg(argc, argv, "expect_step", "0"), NULL, 10));
     else if (!strcmp(cmd, "fault"))
         rc = fault(base, opts, atoi(arg(argc, argv, "bad", "2")));
+    else if (!strcmp(cmd, "badinput"))
+        rc = badinput(base);
     else if (!strcmp(cmd, "stall"))
         rc = stall(base, opts);
     else if (rank == 0)
