@@ -47,6 +47,19 @@ typedef struct ck_rbio {
     uint64_t gcap;
 } ck_rbio;
 
+/* One checkpoint step in flight: its directory (prep), every rank's code
+ * gathered to rank 0 (plus the messages of failing ranks), and rank 0's
+ * result broadcast back (commit done or the first failure). */
+typedef struct ck_result { int rc, rank; char msg[256]; } ck_result;
+typedef struct ck_slot {
+    int active, posted, bc_posted, prep_done;
+    uint64_t step;
+    int local_rc;
+    char local_msg[256];
+    ck_result prep, res;
+    MPI_Request prep_req, gat_req, err_req, bc_req;
+} ck_slot;
+
 struct sheaf_ckpt_ctx {
     MPI_Comm comm;
     int rank, np;
@@ -57,14 +70,12 @@ struct sheaf_ckpt_ctx {
     int nfields, capfields;
     int broken;                    /* a wait timed out: every call fails */
     int lenient;                   /* ck_waitall: MPI errors in statuses are completions */
-    int pending;
     int checked;                   /* the fields were compared across ranks */
-    uint64_t pending_step, last_step;
+    uint64_t seq;                  /* writes so far; slot[seq & 1] is the current one */
+    uint64_t last_step;
     int have_last;
-    int local_rc;
-    char local_msg[256];
-    int red_in[2], red_out[2];
-    MPI_Request red_req;
+    ck_slot slot[2];               /* the step being written and the one before */
+    int *rcs;                      /* rank 0: every rank's code of a step (Igather) */
     ck_rbio rb;
     sheaf_ckpt_stats st;
     char err[512];
@@ -86,6 +97,8 @@ void ck_tmpdir(const sheaf_ckpt_ctx *c, uint64_t step, char *out, size_t n);
 void ck_finaldir(const sheaf_ckpt_ctx *c, uint64_t step, char *out, size_t n);
 /* rank 0: remove dir (files and one level of subdirectories) */
 int ck_rmtree(const char *dir);
+/* rank 0 at init: remove every step-*.tmp and step-*.old under base */
+void ck_remove_stale(const char *base);
 int ck_fsync_path(const char *path, int dir);
 /* rank 0: fsync every file of the tmp dir, write the manifest, rename. */
 int ck_commit_local(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t n);

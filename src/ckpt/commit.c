@@ -193,3 +193,21 @@ int ck_commit_local(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
         prune(c);
     return rc;
 }
+
+void ck_remove_stale(const char *base)
+{
+    DIR *d = opendir(base);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (strncmp(e->d_name, "step-", 5) || n < 9 ||
+            (strcmp(e->d_name + n - 4, ".tmp") && strcmp(e->d_name + n - 4, ".old")))
+            continue;
+        char p[4400];
+        snprintf(p, sizeof p, "%s/%s", base, e->d_name);
+        ck_rmtree(p);
+    }
+    closedir(d);
+}

@@ -215,10 +215,12 @@ int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->np);
     c->cfg.durable = 1;
+    c->rcs = c->rank == 0 ? calloc((size_t)c->np, sizeof *c->rcs) : NULL; /* checked with the options */
     c->cfg.timeout = 60;
     c->cfg.buffer = 256u << 20;
     c->info = MPI_INFO_NULL;
-    c->red_req = MPI_REQUEST_NULL;
+    for (int i = 0; i < 2; i++)
+        c->slot[i].gat_req = c->slot[i].err_req = c->slot[i].bc_req = c->slot[i].prep_req = MPI_REQUEST_NULL;
     c->rb.wcomm = c->rb.fcomm = MPI_COMM_NULL;
     char err[256] = "";
     int rc = 0;
@@ -237,6 +239,8 @@ int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char
             rc = ck_options(&c->cfg, o, err, sizeof err);
         }
     }
+    if (!rc && c->rank == 0 && !c->rcs)
+        rc = ENOMEM, snprintf(err, sizeof err, "no memory for %d result codes", c->np);
     if (!rc && check_cfg(c))
         rc = EINVAL, snprintf(err, sizeof err, "%s", c->err);
     if (!rc && c->cfg.nhints) {
@@ -244,6 +248,8 @@ int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char
         for (int i = 0; i < c->cfg.nhints; i++)
             MPI_Info_set(c->info, c->cfg.hint_keys[i], c->cfg.hint_vals[i]);
     }
+    if (!rc && c->rank == 0) /* step-N.tmp of an earlier run: never checkpoints, removed */
+        ck_remove_stale(c->base);
     int all = rc;
     MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, c->comm);
     if (!all && c->cfg.strategy == CK_RBIO) {
@@ -264,7 +270,7 @@ int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char
 int sheaf_ckpt_declare(sheaf_ckpt_ctx *c, const char *name, int type, uint64_t count, const void *data, int *index)
 {
     if (!name || !*name || strlen(name) > SHEAF_CKPT_NAME_MAX || !sheaf_ckpt_type_size(type) ||
-        (count && !data) || c->pending || c->have_last)
+        (count && !data) || c->seq)
         return ck_fail(c, EINVAL, "declare '%s': bad name, type %d, data, or declared after the first write",
                        name ? name : "(null)", type);
     if ((uint64_t)c->nfields >= CKF_MAX_FIELDS)
@@ -300,220 +306,6 @@ int sheaf_ckpt_update(sheaf_ckpt_ctx *c, int index, uint64_t count, const void *
     c->fields[index].count = count;
     c->fields[index].data = data;
     return 0;
-}
-
-/* The failing rank's message to every rank (root = failing rank). */
-static int spread_error(sheaf_ckpt_ctx *c, int code, int root, uint64_t step)
-{
-    char msg[256];
-    snprintf(msg, sizeof msg, "%s", c->local_msg);
-    MPI_Request r;
-    MPI_Ibcast(msg, sizeof msg, MPI_CHAR, root, c->comm, &r);
-    if (ck_waitall(c, 1, &r, "error report"))
-        return ETIMEDOUT;
-    msg[sizeof msg - 1] = 0;
-    if (c->rank == 0) {
-        char tmp[4096];
-        ck_tmpdir(c, step, tmp, sizeof tmp);
-        ck_rmtree(tmp); /* a failed checkpoint is removed; it was never listed */
-    }
-    return ck_fail(c, code, "checkpoint step %" PRIu64 " failed on rank %d: %s", step, root, msg);
-}
-
-static int finish_pending(sheaf_ckpt_ctx *c)
-{
-    if (!c->pending)
-        return 0;
-    double t0 = ck_now();
-    c->pending = 0;
-    /* A rank takes part in the agreement only once its own part is done (an
-     * rbio worker: its sends completed), so a rank that timed out never
-     * contributes and the checkpoint cannot be committed without it. */
-    int rc = c->cfg.strategy == CK_RBIO ? ck_rbio_complete_sends(c) : 0;
-    if (rc)
-        return rc;
-    c->red_in[0] = c->local_rc;
-    c->red_in[1] = c->rank;
-    MPI_Iallreduce(c->red_in, c->red_out, 1, MPI_2INT, MPI_MAXLOC, c->comm, &c->red_req);
-    rc = ck_waitall(c, 1, &c->red_req, "agreement on the checkpoint");
-    if (rc)
-        return rc;
-    if (c->red_out[0])
-        rc = spread_error(c, c->red_out[0], c->red_out[1], c->pending_step);
-    else {
-        int crc = 0;
-        if (c->rank == 0)
-            crc = ck_commit_local(c, c->pending_step, c->local_msg, sizeof c->local_msg);
-        MPI_Request r;
-        MPI_Ibcast(&crc, 1, MPI_INT, 0, c->comm, &r);
-        rc = ck_waitall(c, 1, &r, "commit");
-        if (!rc && crc)
-            rc = spread_error(c, crc, 0, c->pending_step);
-    }
-    if (!rc) {
-        c->last_step = c->pending_step;
-        c->have_last = 1;
-    }
-    c->st.wait_s = ck_now() - t0;
-    return rc;
-}
-
-/* mkdir -p (directories the library creates: 0777 & umask) */
-static int mkdir_p(const char *dir)
-{
-    char p[4096];
-    snprintf(p, sizeof p, "%s", dir);
-    for (char *s = p + 1; *s; s++)
-        if (*s == '/') {
-            *s = 0;
-            if (mkdir(p, 0777) && errno != EEXIST)
-                return errno;
-            *s = '/';
-        }
-    return mkdir(p, 0777) && errno != EEXIST ? errno : 0;
-}
-
-/* rank 0 prepares <base>/step-N.tmp (and fpp's subdirectories); agreed. */
-static int prepare(sheaf_ckpt_ctx *c, uint64_t step)
-{
-    struct { int rc; char msg[256]; } s = {0, ""};
-    if (c->rank == 0) {
-        char tmp[4096];
-        ck_tmpdir(c, step, tmp, sizeof tmp);
-        if ((s.rc = mkdir_p(c->base)) != 0)
-            snprintf(s.msg, sizeof s.msg, "%s: %s", c->base, strerror(s.rc));
-        else {
-            ck_rmtree(tmp); /* a stale one of an earlier failed run */
-            if (mkdir(tmp, 0777))
-                s.rc = errno, snprintf(s.msg, sizeof s.msg, "%s: %s", tmp, strerror(errno));
-        }
-        for (int d = 0; !s.rc && c->cfg.strategy == CK_FPP && d < (c->cfg.subdirs ? c->cfg.subdirs : 1); d++) {
-            char sub[4200];
-            snprintf(sub, sizeof sub, "%s/d%05d", tmp, d);
-            if (mkdir(sub, 0777))
-                s.rc = errno, snprintf(s.msg, sizeof s.msg, "%s: %s", sub, strerror(errno));
-        }
-    }
-    MPI_Request r;
-    MPI_Ibcast(&s, sizeof s, MPI_BYTE, 0, c->comm, &r);
-    int rc = ck_waitall(c, 1, &r, "preparing the checkpoint directory");
-    if (rc)
-        return rc;
-    s.msg[255] = 0;
-    return s.rc ? ck_fail(c, s.rc, "checkpoint step %" PRIu64 ": %s", step, s.msg) : 0;
-}
-
-static int write_strategy(sheaf_ckpt_ctx *c, uint64_t step)
-{
-    char *m = c->local_msg;
-    size_t mn = sizeof c->local_msg;
-    char tmp[4096], path[4400];
-    ck_tmpdir(c, step, tmp, sizeof tmp);
-    ck_fault(c, "stall", step);
-    ck_fault(c, "fsize", step);
-    if (c->cfg.strategy == CK_RBIO)
-        return ck_rbio_write(c, step, m, mn);
-    ck_part p;
-    int rc = ck_part_own(c, &p);
-    if (rc)
-        return snprintf(m, mn, "no memory"), rc;
-    if (c->cfg.strategy == CK_FPP) {
-        snprintf(path, sizeof path, "%s/d%05d/rank-%08d.ckpt", tmp, c->cfg.subdirs ? c->rank % c->cfg.subdirs : 0,
-                 c->rank);
-        rc = ck_write_posix(c, step, path, &p, m, mn);
-    } else if (c->cfg.strategy == CK_SION) {
-        snprintf(path, sizeof path, "%s/ckpt.sion", tmp);
-        rc = ck_write_sion(c, c->comm, step, path, c->cfg.nf, &p, m, mn);
-    } else {
-        int g = ck_group_of((uint64_t)c->rank, (uint64_t)c->np, (uint64_t)c->cfg.nf);
-        uint64_t f0 = ck_first((uint64_t)g, (uint64_t)c->np, (uint64_t)c->cfg.nf);
-        uint64_t f1 = ck_first((uint64_t)g + 1, (uint64_t)c->np, (uint64_t)c->cfg.nf);
-        MPI_Comm fc;
-        MPI_Comm_split(c->comm, g, c->rank, &fc);
-        snprintf(path, sizeof path, "%s/coio-%05d.ckpt", tmp, g);
-        rc = ck_write_shared(c, fc, step, path, &p, f0, (uint32_t)(f1 - f0), m, mn);
-        MPI_Comm_free(&fc);
-    }
-    c->st.bytes = 0;
-    for (int f = 0; f < c->nfields; f++)
-        c->st.bytes += c->fields[f].count * c->fields[f].es;
-    ck_part_free(&p);
-    return rc;
-}
-
-/* First write: every rank declared the same fields (names, types, order);
- * a fingerprint compared with one MPI_Allreduce (MAX of fp and of -fp). */
-static int check_fields(sheaf_ckpt_ctx *c)
-{
-    uint64_t fp = CKF_HASH_SEED + (uint64_t)c->nfields;
-    for (int f = 0; f < c->nfields; f++) {
-        fp = ckf_hash(c->fields[f].name, strlen(c->fields[f].name), fp);
-        fp = ckf_hash(&c->fields[f].type, sizeof c->fields[f].type, fp);
-    }
-    int64_t v[2] = {(int64_t)(fp >> 1), -(int64_t)(fp >> 1)}, m[2];
-    MPI_Request r;
-    MPI_Iallreduce(v, m, 2, MPI_INT64_T, MPI_MAX, c->comm, &r);
-    int rc = ck_waitall(c, 1, &r, "comparing the declared fields");
-    if (rc)
-        return rc;
-    c->checked = 1;
-    if (m[0] != -m[1])
-        return ck_fail(c, EINVAL, "the ranks declared different fields (names, types or order)");
-    return 0;
-}
-
-int sheaf_ckpt_write(sheaf_ckpt_ctx *c, uint64_t step)
-{
-    double t0 = ck_now();
-    if (c->broken)
-        return EIO;
-    int rc = finish_pending(c);
-    if (!rc && !c->checked)
-        rc = check_fields(c);
-    if (!rc && c->have_last && step <= c->last_step)
-        rc = ck_fail(c, EINVAL, "step %" PRIu64 " is not after the last one (%" PRIu64 ")", step, c->last_step);
-    if (!rc)
-        rc = prepare(c, step);
-    if (rc) {
-        c->st.blocked_s = ck_now() - t0;
-        return rc;
-    }
-    c->local_msg[0] = 0;
-    c->local_rc = write_strategy(c, step);
-    c->pending = 1;
-    c->pending_step = step;
-    if (c->cfg.strategy != CK_RBIO)
-        rc = finish_pending(c);
-    c->st.blocked_s = ck_now() - t0;
-    return rc;
-}
-
-int sheaf_ckpt_wait(sheaf_ckpt_ctx *c)
-{
-    if (c->broken)
-        return EIO;
-    c->st.wait_s = 0;
-    return finish_pending(c);
-}
-
-int sheaf_ckpt_finalize(sheaf_ckpt_ctx **pc)
-{
-    sheaf_ckpt_ctx *c = pc ? *pc : NULL;
-    if (!c)
-        return 0;
-    int rc = c->broken ? EIO : finish_pending(c);
-    if (!c->broken) {
-        ck_rbio_free(c);
-        if (c->info != MPI_INFO_NULL)
-            MPI_Info_free(&c->info);
-        MPI_Comm_free(&c->comm);
-    } /* broken: requests may still be pending; the communicators are left to MPI_Abort */
-    free(c->fields);
-    if (rc)
-        ckf_err(rc, "%s", c->err);
-    free(c);
-    *pc = NULL;
-    return rc;
 }
 
 int sheaf_ckpt_latest_mpi(MPI_Comm comm, const char *base, uint64_t *step)

@@ -117,7 +117,7 @@ static int worker_send(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
 {
     double t0 = ck_now();
     ck_rbio *rb = &c->rb;
-    int b = (int)(step & 1);
+    int b = (int)(c->seq & 1); /* the buffer of two writes ago, whose sends completed */
     /* the buffer's previous sends (two steps ago) are complete after that commit; make sure */
     int rc = ck_waitall(c, 2, rb->req[b], "rbio: an earlier send");
     if (rc)
@@ -255,8 +255,13 @@ static int writer_write(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
     int rc = counts && sums && foff && data ? 0 : ENOMEM;
     if (rc)
         snprintf(msg, mn, "rbio writer: no memory");
-    if (!rc)
-        rc = recv_headers(c, step, counts, sums, msg, mn);
+    char dummy[8];
+    if (!msg) /* the directory could not be made: receive and drop the data */
+        msg = dummy, mn = sizeof dummy, rc = rc ? rc : ECANCELED;
+    if (!rc || rc == ECANCELED) {
+        int hr = recv_headers(c, step, counts, sums, msg, mn);
+        rc = rc ? rc : hr;
+    }
     if (!rc && rb->role == SHEAF_CKPT_DEDICATED)
         for (uint32_t f = 0; f < nf; f++)
             if (c->fields[f].count)
