@@ -28,8 +28,10 @@
  * <base>/step-<N> with its manifest only when every rank succeeded; the
  * previous one stays untouched until then. Errors: every call returns 0 or a
  * positive errno-style code, the same on every rank of the communicator (a
- * failure of one writer is reported to every rank at its next checkpoint call
- * or wait, with the failing rank's message); waits for other ranks are
+ * failure of one writer is reported to every rank with the failing rank's
+ * message: by the write itself for fpp, coio, sion; for rbio at the rank's
+ * next write if the result is known by then, at the latest at the write after
+ * or at sheaf_ckpt_wait / finalize); waits for other ranks are
  * bounded by `timeout` (ETIMEDOUT: the context is then unusable and the
  * application should MPI_Abort). Nothing here aborts or exits. */
 #ifndef SHEAF_CKPT_H
@@ -69,8 +71,8 @@ SHEAF_API int sheaf_ckpt_declare(sheaf_ckpt_ctx *ctx, const char *name, int type
 SHEAF_API int sheaf_ckpt_update(sheaf_ckpt_ctx *ctx, int index, uint64_t count, const void *data);
 /* Collective: checkpoint `step` (steps increase). fpp, coio, sion: returns
  * when committed and durable. rbio: workers return once their data are
- * copied and sent (MPI_Isend); the commit completes at sheaf_ckpt_wait or at
- * the next write, which reports any error of this step. */
+ * copied and sent (MPI_Isend); rank 0 commits when every writer is done; the
+ * other ranks learn the result at a later write or at sheaf_ckpt_wait. */
 SHEAF_API int sheaf_ckpt_write(sheaf_ckpt_ctx *ctx, uint64_t step);
 /* Collective: complete and commit the pending checkpoint; on return 0 it is
  * listed, and durable when durable=1. */
