@@ -211,9 +211,12 @@ static int mpi_open(sheaf_ckpt_ctx *c, MPI_Comm comm, const char *path, MPI_File
     return 0;
 }
 
+/* rc must be the same on every rank of the file's communicator (agreed):
+ * a failed file is not synced (Open MPI's OMPIO returns early from a sync
+ * after a failed write on that rank, and the others' close never ends) */
 static int mpi_close(sheaf_ckpt_ctx *c, MPI_File *fh, const char *path, int rc, char *msg, size_t mn)
 {
-    if (c->cfg.durable) {
+    if (c->cfg.durable && !rc) {
         int mrc = MPI_File_sync(*fh);
         if (mrc != MPI_SUCCESS && !rc)
             rc = mpi_msg(mrc, path, "MPI_File_sync", msg, mn);
@@ -359,7 +362,7 @@ int ck_write_shared(sheaf_ckpt_ctx *c, MPI_Comm fcomm, uint64_t step, const char
             if (mrc == MPI_SUCCESS)
                 mrc = MPI_File_write_at_all_end(fh, p->data[f], &st);
             int got = (int)mine[f];
-            if (mrc == MPI_SUCCESS)
+            if (mrc == MPI_SUCCESS && mine[f]) /* a 0-byte write's status is not set by every MPI */
                 MPI_Get_count(&st, MPI_BYTE, &got);
             if (mrc != MPI_SUCCESS && !rc)
                 rc = mpi_msg(mrc, path, "MPI_File_write_at_all", msg, mn);
@@ -373,6 +376,9 @@ int ck_write_shared(sheaf_ckpt_ctx *c, MPI_Comm fcomm, uint64_t step, const char
             rc = all, snprintf(msg, mn, "%s: a collective write failed on another rank of the file", path);
         if (fr == 0 && !rc)
             rc = write_root_headers(&h, fh, path, msg, mn);
+        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, fcomm); /* mpi_close needs the same rc on all */
+        if (all && !rc)
+            rc = all, snprintf(msg, mn, "%s: the header write failed on the file's first rank", path);
         rc = mpi_close(c, &fh, path, rc, msg, mn);
     } else if (!rc && all)
         rc = all, snprintf(msg, mn, "%s: failed on another rank of the file", path);
