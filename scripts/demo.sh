@@ -22,7 +22,7 @@ set -euo pipefail
 echo "== build ($SHEAF_BUILD)"
 sheaf_configure >/dev/null
 targets=(pack_dir)
-for t in sheaf_cli ckpt_demo lock_bench mp2c_checkpoint; do
+for t in sheaf_cli ckpt_demo lock_bench mp2c_checkpoint sheaf-ckpt-bench; do
     if cmake --build "$SHEAF_BUILD" --target help 2>/dev/null | grep -q "^$t:"; then
         targets+=("$t")
     fi
@@ -198,6 +198,22 @@ if [ -x "$mp2c" ] && [ -x "$MPIEXEC" ]; then
         :
     else
         echo "   FAIL: mp2c checkpoint/restart"
+        status=1
+    fi
+fi
+
+ckb=$SHEAF_BUILD/bench/ckpt/sheaf-ckpt-bench
+if [ -x "$ckb" ] && [ -n "$sheaf" ] && [ -x "$MPIEXEC" ]; then
+    echo
+    echo "== 6. checkpoint strategies (libsheaf_ckpt): 4 ranks, coio vs rbio (np:ng = 2:1), then sheaf ckpt"
+    echo "   mpiexec -n 4 sheaf-ckpt-bench --npng 2 --bytes 256K --steps 2 --reps 1 --strategies coio,rbio --verify"
+    if "$MPIEXEC" -n 4 "$ckb" --dir "$work/ckpt6" --npng 2 --nf 1 --bytes 256K --steps 2 --reps 1 --compute-ms 100 \
+        --strategies coio,rbio --verify | sed 's/^/   /' | cut -c1-160 &&
+        "$sheaf" ckpt list "$work/ckpt6/rep00-rbio" | sed 's/^/   /' &&
+        "$sheaf" ckpt verify "$work/ckpt6/rep00-rbio" | sed 's/^/   /'; then
+        :
+    else
+        echo "   FAIL: checkpoint strategies"
         status=1
     fi
 fi

@@ -31,6 +31,8 @@
 #                                                 countfs, a counting FUSE file system on libfuse3
 #                                                 (fuse3: fusermount3, /etc/fuse.conf), and the
 #                                                 Python C extension modules of its workloads
+#   python3-numpy                                 tests/ckpt: `sheaf ckpt extract --npy` output read
+#                                                 back with numpy.load (a real .npy reader)
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev

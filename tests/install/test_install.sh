@@ -77,6 +77,13 @@ for f in "$prefix"/bin/*; do
                    out=$(ASAN_OPTIONS=$noleak "$f" -h 2>/dev/null) || die "sheaf-bench -h: exit $?"
                    case $out in "usage: mpiexec"*) ;; *) die "sheaf-bench -h printed: $out" ;; esac
                fi ;;
+        sheaf-ckpt-bench)
+               # the checkpoint benchmark (bench/ckpt) from the prefix: 1 rank, fpp and rbio, read back
+               if [ -n "${SHEAF_TEST_MPI:-}" ] && command -v "${SHEAF_MPIEXEC:-mpiexec}" >/dev/null; then
+                   out=$(ASAN_OPTIONS=$noleak "${SHEAF_MPIEXEC:-mpiexec}" -n 1 "$f" --dir "$tmp/ckb" --npng 1 --bytes 4K \
+                         --steps 1 --reps 1 --compute-ms 0 --strategies fpp,rbio --verify 2>&1) || die "sheaf-ckpt-bench: $out"
+                   case $out in *"summary"*"verify_errors=0"*) ;; *) die "sheaf-ckpt-bench printed: $out" ;; esac
+               fi ;;
         sheaf-fgfs)
                out=$(ASAN_OPTIONS=$noleak "$f" --json classify "$tmp" 2>&1) || die "sheaf-fgfs classify: exit $? ($out)"
                case $out in *"$tmp"*) ;; *) die "sheaf-fgfs classify printed: $out" ;; esac ;;

@@ -1,0 +1,331 @@
+/* ctx.c - libsheaf_ckpt: the context, options, field declarations, the
+ * write/wait protocol (agreement, commit) and bounded waits. */
+#if defined(__GNUC__) && !defined(__clang__)
+/* messages are cut at their buffer's size on purpose; MPI_Testall with
+ * MPI_STATUSES_IGNORE is not an array access (GCC's false positive) */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
+#include "ckpt.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *strategy_names[] = {"fpp", "coio", "rbio", "sion"};
+
+int ck_fail(sheaf_ckpt_ctx *c, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, sizeof c->err, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+double ck_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int ck_waitall(sheaf_ckpt_ctx *c, int n, MPI_Request *reqs, const char *what)
+{
+    double end = ck_now() + c->cfg.timeout;
+    struct timespec nap = {0, 50000};
+    for (;;) {
+        int done = 0;
+        int mrc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+        if (mrc == MPI_ERR_IN_STATUS && c->lenient) {
+            for (int i = 0; i < n; i++) /* completed with an error: freed, or finish them */
+                if (reqs[i] != MPI_REQUEST_NULL)
+                    MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
+            done = 1;
+            for (int i = 0; i < n; i++)
+                done = done && reqs[i] == MPI_REQUEST_NULL;
+            if (done)
+                return 0;
+            mrc = MPI_SUCCESS;
+        }
+        if (mrc != MPI_SUCCESS) {
+            c->broken = 1;
+            return ck_fail(c, EIO, "%s: MPI error while waiting", what);
+        }
+        if (done)
+            return 0;
+        if (ck_now() > end) {
+            c->broken = 1;
+            return ck_fail(c, ETIMEDOUT, "%s: no answer within %.1f s (a writer or rank died or hangs); "
+                                         "the checkpoint context is unusable, the job should abort", what,
+                           c->cfg.timeout);
+        }
+        nanosleep(&nap, NULL);
+    }
+}
+
+uint64_t ck_first(uint64_t g, uint64_t n, uint64_t k) { return g * n / k; }
+
+int ck_group_of(uint64_t r, uint64_t n, uint64_t k)
+{
+    uint64_t g = r * k / n;
+    while (g + 1 < k && ck_first(g + 1, n, k) <= r)
+        g++;
+    while (g > 0 && ck_first(g, n, k) > r)
+        g--;
+    return (int)g;
+}
+
+int ck_fault(sheaf_ckpt_ctx *c, const char *kind, uint64_t step)
+{
+    const char *f = getenv("SHEAF_CKPT_FAULT");
+    char k[16];
+    int rank;
+    unsigned long long s, arg = 1;
+    if (!f || sscanf(f, "%15[a-z]:%d:%llu:%llu", k, &rank, &s, &arg) < 3)
+        return 0;
+    if (strcmp(k, kind) || rank != c->rank || s != step)
+        return 0;
+    if (!strcmp(kind, "kill"))
+        raise(SIGKILL);
+    if (!strcmp(kind, "fsize")) { /* a full disk: writes past arg bytes fail (EFBIG) */
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl;
+        getrlimit(RLIMIT_FSIZE, &rl);
+        rl.rlim_cur = (rlim_t)arg; /* the soft limit only: a test can lift it again */
+        setrlimit(RLIMIT_FSIZE, &rl);
+    }
+    if (!strcmp(kind, "stall"))
+        sleep((unsigned)arg);
+    return (int)arg;
+}
+
+static uint64_t parse_bytes(const char *v, int *ok)
+{
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    uint64_t m = 1;
+    if (*end == 'K' || *end == 'k')
+        m = 1024, end++;
+    else if (*end == 'M' || *end == 'm')
+        m = 1024 * 1024, end++;
+    else if (*end == 'G' || *end == 'g')
+        m = 1024ull * 1024 * 1024, end++;
+    *ok = end != v && *end == 0;
+    return (uint64_t)x * m;
+}
+
+static int set_option(ck_cfg *cfg, const char *k, const char *v, char *err, size_t n)
+{
+    int ok = 1;
+    char *end;
+    if (!strcmp(k, "strategy")) {
+        for (cfg->strategy = 0; cfg->strategy < 4 && strcmp(v, strategy_names[cfg->strategy]); cfg->strategy++)
+            ;
+        ok = cfg->strategy < 4;
+    } else if (!strncmp(k, "hint.", 5)) {
+        ok = cfg->nhints < 16 && strlen(k + 5) < 64 && strlen(v) < 128 && k[5];
+        if (ok) {
+            snprintf(cfg->hint_keys[cfg->nhints], 64, "%s", k + 5);
+            snprintf(cfg->hint_vals[cfg->nhints++], 128, "%s", v);
+        }
+    } else if (!strcmp(k, "container")) {
+        ok = !strcmp(v, "sion") || !strcmp(v, "posix");
+        cfg->sion_container = !strcmp(v, "sion");
+    } else if (!strcmp(k, "buffer")) {
+        cfg->buffer = parse_bytes(v, &ok);
+    } else if (!strcmp(k, "timeout")) {
+        cfg->timeout = strtod(v, &end);
+        ok = end != v && !*end && cfg->timeout > 0;
+    } else {
+        long x = strtol(v, &end, 10);
+        ok = end != v && !*end && x >= 0 && x < (1L << 24);
+        if (!strcmp(k, "nf")) cfg->nf = (int)x;
+        else if (!strcmp(k, "ng")) cfg->ng = (int)x;
+        else if (!strcmp(k, "dedicated")) cfg->dedicated = x != 0;
+        else if (!strcmp(k, "durable")) cfg->durable = x != 0;
+        else if (!strcmp(k, "subdirs")) cfg->subdirs = (int)x;
+        else if (!strcmp(k, "keep")) cfg->keep = (int)x;
+        else ok = -1;
+    }
+    if (ok == 1)
+        return 0;
+    snprintf(err, n, ok < 0 ? "unknown option '%s'" : "bad value '%s' for option '%s'", ok < 0 ? k : v, k);
+    return EINVAL;
+}
+
+int ck_options(ck_cfg *cfg, const char *opts, char *err, size_t n)
+{
+    if (!opts)
+        return 0;
+    char buf[2048];
+    if (strlen(opts) >= sizeof buf) {
+        snprintf(err, n, "options longer than %zu bytes", sizeof buf - 1);
+        return EINVAL;
+    }
+    snprintf(buf, sizeof buf, "%s", opts);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        if (!eq) {
+            snprintf(err, n, "option '%s' without '='", t);
+            return EINVAL;
+        }
+        *eq = 0;
+        int rc = set_option(cfg, t, eq + 1, err, n);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int check_cfg(sheaf_ckpt_ctx *c)
+{
+    ck_cfg *g = &c->cfg;
+    if (g->ng <= 0)
+        g->ng = c->np >= 8 ? c->np / 8 : 1;
+    if (g->nf <= 0)
+        g->nf = g->strategy == CK_RBIO ? g->ng : 1;
+    if (g->ng > c->np || g->nf > c->np || (g->strategy == CK_RBIO && g->nf > g->ng))
+        return ck_fail(c, EINVAL, "ng=%d, nf=%d do not fit %d ranks (nf <= ng <= ranks for rbio)", g->ng, g->nf,
+                       c->np);
+    if (g->strategy == CK_RBIO && g->dedicated && c->np / g->ng < 2)
+        return ck_fail(c, EINVAL, "rbio with dedicated writers needs at least 2 ranks per group");
+    return 0;
+}
+
+int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char *options, sheaf_ckpt_ctx **out)
+{
+    *out = NULL;
+    sheaf_ckpt_ctx *c = calloc(1, sizeof *c);
+    int nomem = c ? 0 : ENOMEM, anynomem = 0;
+    MPI_Allreduce(&nomem, &anynomem, 1, MPI_INT, MPI_MAX, comm);
+    if (anynomem) {
+        free(c);
+        return ckf_err(ENOMEM, "sheaf_ckpt_init: no memory for the context (on some rank)");
+    }
+    MPI_Comm_dup(comm, &c->comm);
+    MPI_Comm_rank(c->comm, &c->rank);
+    MPI_Comm_size(c->comm, &c->np);
+    c->cfg.durable = 1;
+    c->rcs = c->rank == 0 ? calloc((size_t)c->np, sizeof *c->rcs) : NULL; /* checked with the options */
+    c->cfg.timeout = 60;
+    c->cfg.buffer = 256u << 20;
+    c->info = MPI_INFO_NULL;
+    for (int i = 0; i < 2; i++)
+        c->slot[i].gat_req = c->slot[i].err_req = c->slot[i].bc_req = c->slot[i].prep_req = MPI_REQUEST_NULL;
+    c->rb.wcomm = c->rb.fcomm = MPI_COMM_NULL;
+    char err[256] = "";
+    int rc = 0;
+    if (!base || strlen(base) >= sizeof c->base - 64 || (app && strlen(app) > SHEAF_CKPT_APP_MAX))
+        rc = EINVAL, snprintf(err, sizeof err, "base directory or application name missing or too long");
+    else {
+        snprintf(c->base, sizeof c->base, "%s", base);
+        snprintf(c->app, sizeof c->app, "%s", app ? app : "");
+        rc = ck_options(&c->cfg, options, err, sizeof err);
+        if (!rc)
+            rc = ck_options(&c->cfg, getenv("SHEAF_CKPT_OPTIONS"), err, sizeof err);
+        const char *s = getenv("SHEAF_CKPT_STRATEGY");
+        if (!rc && s && *s) {
+            char o[64];
+            snprintf(o, sizeof o, "strategy=%.40s", s);
+            rc = ck_options(&c->cfg, o, err, sizeof err);
+        }
+    }
+    if (!rc && c->rank == 0 && !c->rcs)
+        rc = ENOMEM, snprintf(err, sizeof err, "no memory for %d result codes", c->np);
+    if (!rc && check_cfg(c))
+        rc = EINVAL, snprintf(err, sizeof err, "%s", c->err);
+    if (!rc && c->cfg.nhints) {
+        MPI_Info_create(&c->info);
+        for (int i = 0; i < c->cfg.nhints; i++)
+            MPI_Info_set(c->info, c->cfg.hint_keys[i], c->cfg.hint_vals[i]);
+    }
+    if (!rc && c->rank == 0) /* step-N.tmp of an earlier run: never checkpoints, removed */
+        ck_remove_stale(c->base);
+    int all = rc;
+    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, c->comm);
+    if (!all && c->cfg.strategy == CK_RBIO) {
+        rc = ck_rbio_setup(c);
+        if (rc)
+            snprintf(err, sizeof err, "%s", c->err);
+        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, c->comm);
+    }
+    if (all) {
+        ckf_err(all, "sheaf_ckpt_init(%s): %s", base ? base : "(null)", rc ? err : "failed on another rank");
+        sheaf_ckpt_finalize(&c);
+        return all;
+    }
+    *out = c;
+    return 0;
+}
+
+int sheaf_ckpt_declare(sheaf_ckpt_ctx *c, const char *name, int type, uint64_t count, const void *data, int *index)
+{
+    if (!name || !*name || strlen(name) > SHEAF_CKPT_NAME_MAX || !sheaf_ckpt_type_size(type) ||
+        (count && !data) || c->seq)
+        return ck_fail(c, EINVAL, "declare '%s': bad name, type %d, data, or declared after the first write",
+                       name ? name : "(null)", type);
+    if ((uint64_t)c->nfields >= CKF_MAX_FIELDS)
+        return ck_fail(c, EINVAL, "more than %u fields", CKF_MAX_FIELDS);
+    for (int f = 0; f < c->nfields; f++)
+        if (!strcmp(c->fields[f].name, name))
+            return ck_fail(c, EINVAL, "field '%s' declared twice", name);
+    if (c->nfields == c->capfields) {
+        int nc = c->capfields ? 2 * c->capfields : 8;
+        ck_fielddecl *n = realloc(c->fields, (size_t)nc * sizeof *n);
+        if (!n)
+            return ck_fail(c, ENOMEM, "no memory for field '%s'", name);
+        c->fields = n;
+        c->capfields = nc;
+    }
+    ck_fielddecl *d = &c->fields[c->nfields];
+    memset(d, 0, sizeof *d);
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->type = type;
+    d->es = sheaf_ckpt_type_size(type);
+    d->count = count;
+    d->data = data;
+    if (index)
+        *index = c->nfields;
+    c->nfields++;
+    return 0;
+}
+
+int sheaf_ckpt_update(sheaf_ckpt_ctx *c, int index, uint64_t count, const void *data)
+{
+    if (index < 0 || index >= c->nfields || (count && !data))
+        return ck_fail(c, EINVAL, "update: no field %d or no data", index);
+    c->fields[index].count = count;
+    c->fields[index].data = data;
+    return 0;
+}
+
+int sheaf_ckpt_latest_mpi(MPI_Comm comm, const char *base, uint64_t *step)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    struct { uint64_t step; int rc; char msg[256]; } s = {0, 0, ""};
+    if (rank == 0) {
+        s.rc = sheaf_ckpt_latest(base, &s.step);
+        snprintf(s.msg, sizeof s.msg, "%s", sheaf_ckpt_errmsg());
+    }
+    MPI_Bcast(&s, sizeof s, MPI_BYTE, 0, comm);
+    s.msg[255] = 0;
+    *step = s.step;
+    if (s.rc)
+        ckf_err(s.rc, "%s", s.msg);
+    return s.rc;
+}
+
+int sheaf_ckpt_role(const sheaf_ckpt_ctx *c) { return c->cfg.strategy == CK_RBIO ? c->rb.role : SHEAF_CKPT_RANK; }
+const char *sheaf_ckpt_strategy_name(const sheaf_ckpt_ctx *c) { return strategy_names[c->cfg.strategy]; }
+void sheaf_ckpt_get_stats(const sheaf_ckpt_ctx *c, sheaf_ckpt_stats *st) { *st = c->st; }
+const char *sheaf_ckpt_error(const sheaf_ckpt_ctx *c) { return c->err; }

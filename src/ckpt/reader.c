@@ -1,0 +1,509 @@
+/* reader.c - the serial checkpoint reader (include/sheaf_ckpt_read.h):
+ * listing, manifest and unit headers, range reads for a restart with any
+ * number of ranks, verification. Plain units are read with pread; sion units
+ * through the public serial SIONlib API of libsheaf (sion_open/sion_seek). */
+#if defined(__GNUC__) && !defined(__clang__)
+/* messages are cut at their buffer's size on purpose; MPI_Testall with
+ * MPI_STATUSES_IGNORE is not an array access (GCC's false positive) */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
+#include "format.h"
+#include "sheaf.h"
+#include "sion.h"
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MANIFEST_MAX (64u << 20)
+
+typedef struct unit_src {
+    ckf_unit u;
+    ckf_header h;
+    int fd;           /* plain */
+    int sid;          /* sion: shared by the units of one container (owner closes) */
+    int owns_sid;
+    uint64_t size;
+    sion_int64 *bsizes; /* sion: block sizes of the container (owned by the sid) */
+    int ntasks, maxchunks;
+} unit_src;
+
+struct sheaf_ckpt {
+    char dir[4096];
+    ckf_manifest m;
+    unit_src *units;
+    uint32_t nfields;
+    sheaf_ckpt_field_info *info;
+};
+
+const char *sheaf_ckpt_errmsg(void) { return ckf_errmsg(); }
+
+static const struct { const char *name; size_t size; } types[] = {
+    {"?", 0}, {"u8", 1}, {"i8", 1}, {"i16", 2}, {"u16", 2}, {"i32", 4}, {"u32", 4},
+    {"i64", 8}, {"u64", 8}, {"f32", 4}, {"f64", 8},
+};
+size_t sheaf_ckpt_type_size(int t) { return t >= 1 && t <= SHEAF_CKPT_F64 ? types[t].size : 0; }
+const char *sheaf_ckpt_type_name(int t) { return t >= 1 && t <= SHEAF_CKPT_F64 ? types[t].name : NULL; }
+int sheaf_ckpt_type_by_name(const char *name)
+{
+    for (int t = 1; t <= SHEAF_CKPT_F64; t++)
+        if (name && !strcmp(name, types[t].name))
+            return t;
+    return 0;
+}
+
+/* Read the whole small file dir/name into a NUL-terminated malloc'd string. */
+static int slurp(const char *dir, const char *name, char **out)
+{
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return ckf_err(errno, "%s: %s", p, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MANIFEST_MAX) {
+        close(fd);
+        return ckf_err(EINVAL, "%s: not a regular file of at most %u bytes", p, MANIFEST_MAX);
+    }
+    char *t = malloc((size_t)st.st_size + 1);
+    if (!t) {
+        close(fd);
+        return ckf_err(ENOMEM, "%s: no memory", p);
+    }
+    ssize_t r = pread(fd, t, (size_t)st.st_size, 0);
+    close(fd);
+    if (r != st.st_size) {
+        free(t);
+        return ckf_err(EIO, "%s: short read", p);
+    }
+    t[r] = 0;
+    *out = t;
+    return 0;
+}
+
+static int manifest_load(const char *dir, ckf_manifest *m)
+{
+    char *t = NULL;
+    int rc = slurp(dir, CKF_MANIFEST, &t);
+    if (rc)
+        return rc;
+    char name[4400];
+    snprintf(name, sizeof name, "%s/%s", dir, CKF_MANIFEST);
+    rc = ckf_manifest_parse(t, name, m);
+    free(t);
+    return rc;
+}
+
+static int is_step_name(const char *n, uint64_t *step)
+{
+    if (strncmp(n, "step-", 5) || strlen(n) != 25)
+        return 0;
+    uint64_t s = 0;
+    for (const char *p = n + 5; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        s = s * 10 + (uint64_t)(*p - '0');
+    }
+    *step = s;
+    return 1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int sheaf_ckpt_list(const char *base, uint64_t *steps, size_t max, size_t *n)
+{
+    *n = 0;
+    DIR *d = opendir(base);
+    if (!d)
+        return ckf_err(errno, "%s: %s", base, strerror(errno));
+    size_t cap = 0, cnt = 0;
+    uint64_t *all = NULL;
+    struct dirent *e;
+    int rc = 0;
+    while ((e = readdir(d))) {
+        uint64_t s;
+        if (!is_step_name(e->d_name, &s))
+            continue;
+        char dir[4400];
+        snprintf(dir, sizeof dir, "%s/%s", base, e->d_name);
+        ckf_manifest m;
+        if (manifest_load(dir, &m))
+            continue; /* incomplete or damaged: not a checkpoint */
+        ckf_manifest_free(&m);
+        if (cnt == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            uint64_t *na = realloc(all, nc * sizeof *na);
+            if (!na) {
+                rc = ckf_err(ENOMEM, "%s: no memory for the list", base);
+                break;
+            }
+            all = na;
+            cap = nc;
+        }
+        all[cnt++] = s;
+    }
+    closedir(d);
+    if (!rc) {
+        if (cnt)
+            qsort(all, cnt, sizeof *all, cmp_u64);
+        for (size_t i = 0; i < cnt && i < max; i++)
+            steps[i] = all[i];
+        *n = cnt;
+    }
+    free(all);
+    ckf_err(0, "%s", "");
+    return rc;
+}
+
+int sheaf_ckpt_latest(const char *base, uint64_t *step)
+{
+    size_t n;
+    int rc = sheaf_ckpt_list(base, NULL, 0, &n);
+    if (rc)
+        return rc;
+    if (n == 0)
+        return ckf_err(ENOENT, "%s: no complete checkpoint", base);
+    uint64_t *s = malloc(n * sizeof *s);
+    if (!s)
+        return ckf_err(ENOMEM, "%s: no memory", base);
+    rc = sheaf_ckpt_list(base, s, n, &n);
+    if (!rc)
+        *step = s[n - 1];
+    free(s);
+    return rc;
+}
+
+/* ---- unit sources ---- */
+
+static int src_read(unit_src *s, void *buf, uint64_t n, uint64_t off)
+{
+    if (off > s->size || n > s->size - off)
+        return ckf_err(EIO, "%s: read of %" PRIu64 " bytes at %" PRIu64 " beyond its %" PRIu64 " bytes", s->u.path,
+                       n, off, s->size);
+    unsigned char *b = buf;
+    if (s->u.kind == 'p') {
+        while (n) {
+            ssize_t r = pread(s->fd, b, n > (1u << 30) ? (1u << 30) : (size_t)n, (off_t)off);
+            if (r <= 0)
+                return ckf_err(EIO, "%s: read at %" PRIu64 ": %s", s->u.path, off, r ? strerror(errno) : "end of file");
+            b += r;
+            off += (uint64_t)r;
+            n -= (uint64_t)r;
+        }
+        return 0;
+    }
+    for (int blk = 0; blk < s->maxchunks && n; blk++) {
+        sion_int64 bs = s->bsizes[(sion_int64)blk * s->ntasks + s->u.task];
+        if (bs <= 0)
+            continue;
+        if (off >= (uint64_t)bs) {
+            off -= (uint64_t)bs;
+            continue;
+        }
+        uint64_t k = (uint64_t)bs - off < n ? (uint64_t)bs - off : n;
+        if (sion_seek(s->sid, (int)s->u.task, blk, (sion_int64)off) != SION_SUCCESS ||
+            sion_fread(b, 1, (size_t)k, s->sid) != (size_t)k)
+            return ckf_err(EIO, "%s task %" PRId64 ": %s", s->u.path, s->u.task, sheaf_last_error());
+        b += k;
+        n -= k;
+        off = 0;
+    }
+    return n ? ckf_err(EIO, "%s task %" PRId64 ": data end early", s->u.path, s->u.task) : 0;
+}
+
+static int sion_open_container(const char *path, unit_src *s)
+{
+    int nfiles;
+    sion_int32 fsblk;
+    FILE *fp = NULL;
+    int prev = sheaf_set_error_printing(0);
+    s->sid = sion_open((char *)path, "rb,posix", &s->ntasks, &nfiles, NULL, &fsblk, NULL, &fp);
+    sheaf_set_error_printing(prev);
+    if (s->sid < 0)
+        return ckf_err(EIO, "%s", sheaf_last_error());
+    s->owns_sid = 1;
+    sion_int64 gskip, svh, *cs, *gr, *bc;
+    if (sion_get_locations(s->sid, &s->ntasks, &s->maxchunks, &gskip, &svh, &cs, &gr, &bc, &s->bsizes) !=
+        SION_SUCCESS)
+        return ckf_err(EIO, "%s: %s", path, sheaf_last_error());
+    return 0;
+}
+
+static int unit_open(sheaf_ckpt *ck, uint32_t i)
+{
+    unit_src *s = &ck->units[i];
+    s->u = ck->m.units[i];
+    char p[4400];
+    snprintf(p, sizeof p, "%s/%s", ck->dir, s->u.path);
+    snprintf(s->u.path, sizeof s->u.path, "%s", p + (strlen(p) > 255 ? strlen(p) - 255 : 0));
+    if (s->u.kind == 'p') {
+        s->fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (s->fd < 0 || fstat(s->fd, &st) || !S_ISREG(st.st_mode))
+            return ckf_err(errno ? errno : EINVAL, "%s: %s", p, errno ? strerror(errno) : "not a regular file");
+        s->size = (uint64_t)st.st_size;
+    } else {
+        /* units of one container share its sid */
+        unit_src *o = NULL;
+        for (uint32_t j = 0; j < i && !o; j++)
+            if (ck->units[j].u.kind == 's' && !strcmp(ck->m.units[j].path, ck->m.units[i].path))
+                o = &ck->units[j];
+        int rc = o ? 0 : sion_open_container(p, s);
+        if (rc)
+            return rc;
+        if (o) {
+            s->sid = o->sid;
+            s->bsizes = o->bsizes;
+            s->ntasks = o->ntasks;
+            s->maxchunks = o->maxchunks;
+        }
+        if (s->u.task >= s->ntasks)
+            return ckf_err(EINVAL, "%s: task %" PRId64 " of %d", p, s->u.task, s->ntasks);
+        for (int b = 0; b < s->maxchunks; b++) {
+            sion_int64 bs = s->bsizes[(sion_int64)b * s->ntasks + s->u.task];
+            s->size += bs > 0 ? (uint64_t)bs : 0;
+        }
+    }
+    unsigned char fixed[CKF_FIXED];
+    uint64_t need;
+    int rc = src_read(s, fixed, s->size < CKF_FIXED ? s->size : CKF_FIXED, 0);
+    if (!rc)
+        rc = ckf_peek_size(fixed, s->size < CKF_FIXED ? s->size : CKF_FIXED, s->u.path, &need);
+    if (rc)
+        return rc;
+    if (need > s->size)
+        return ckf_err(EINVAL, "%s: truncated header", s->u.path);
+    unsigned char *hb = malloc(need);
+    if (!hb)
+        return ckf_err(ENOMEM, "%s: no memory for the header", s->u.path);
+    rc = src_read(s, hb, need, 0);
+    if (!rc)
+        rc = ckf_decode(hb, need, s->size, s->u.path, &s->h);
+    free(hb);
+    return rc;
+}
+
+static int check_units(sheaf_ckpt *ck)
+{
+    const ckf_header *h0 = &ck->units[0].h;
+    for (uint32_t i = 0; i < ck->m.nunits; i++) {
+        const ckf_header *h = &ck->units[i].h;
+        const ckf_unit *u = &ck->m.units[i];
+        if (h->step != ck->m.step || h->first_rank != u->first_rank || h->nranks != u->nranks ||
+            h->total_ranks != ck->m.nranks || h->nfields != h0->nfields)
+            return ckf_err(EINVAL, "%s: header (step %" PRIu64 ", ranks %" PRIu64 "+%u of %" PRIu64
+                                   ") disagrees with the manifest", ck->units[i].u.path, h->step, h->first_rank,
+                           h->nranks, h->total_ranks);
+        for (uint32_t f = 0; f < h->nfields; f++)
+            if (strcmp(h->fields[f].name, h0->fields[f].name) || h->fields[f].type != h0->fields[f].type)
+                return ckf_err(EINVAL, "%s: field %u differs from the first unit's", ck->units[i].u.path, f);
+    }
+    ck->nfields = h0->nfields;
+    ck->info = calloc(ck->nfields ? ck->nfields : 1, sizeof *ck->info);
+    if (!ck->info)
+        return ckf_err(ENOMEM, "no memory");
+    for (uint32_t f = 0; f < ck->nfields; f++) {
+        snprintf(ck->info[f].name, sizeof ck->info[f].name, "%s", h0->fields[f].name);
+        ck->info[f].type = (int)h0->fields[f].type;
+        ck->info[f].elemsize = h0->fields[f].elemsize;
+        for (uint32_t i = 0; i < ck->m.nunits; i++)
+            ck->info[f].count += ck->units[i].h.fields[f].block_bytes / h0->fields[f].elemsize;
+    }
+    return 0;
+}
+
+int sheaf_ckpt_open_dir(const char *dir, sheaf_ckpt **out)
+{
+    *out = NULL;
+    sheaf_ckpt *ck = calloc(1, sizeof *ck);
+    if (!ck)
+        return ckf_err(ENOMEM, "%s: no memory", dir);
+    snprintf(ck->dir, sizeof ck->dir, "%s", dir);
+    int rc = manifest_load(dir, &ck->m);
+    if (!rc) {
+        ck->units = calloc(ck->m.nunits, sizeof *ck->units);
+        if (!ck->units)
+            rc = ckf_err(ENOMEM, "%s: no memory", dir);
+        for (uint32_t i = 0; ck->units && i < ck->m.nunits; i++)
+            ck->units[i].fd = ck->units[i].sid = -1;
+    }
+    for (uint32_t i = 0; !rc && i < ck->m.nunits; i++)
+        rc = unit_open(ck, i);
+    if (!rc)
+        rc = check_units(ck);
+    if (rc) {
+        sheaf_ckpt_close(ck);
+        return rc;
+    }
+    *out = ck;
+    return 0;
+}
+
+int sheaf_ckpt_open(const char *base, uint64_t step, sheaf_ckpt **ck)
+{
+    char name[32], dir[4400];
+    ckf_step_dirname(step, name, sizeof name);
+    snprintf(dir, sizeof dir, "%s/%s", base, name);
+    return sheaf_ckpt_open_dir(dir, ck);
+}
+
+void sheaf_ckpt_close(sheaf_ckpt *ck)
+{
+    if (!ck)
+        return;
+    for (uint32_t i = 0; ck->units && i < ck->m.nunits; i++) {
+        unit_src *s = &ck->units[i];
+        if (s->fd >= 0)
+            close(s->fd);
+        if (s->owns_sid && s->sid >= 0)
+            sion_close(s->sid);
+        ckf_header_free(&s->h);
+    }
+    free(ck->units);
+    free(ck->info);
+    ckf_manifest_free(&ck->m);
+    free(ck);
+}
+
+uint64_t sheaf_ckpt_step(const sheaf_ckpt *ck) { return ck->m.step; }
+const char *sheaf_ckpt_app(const sheaf_ckpt *ck) { return ck->m.app; }
+const char *sheaf_ckpt_strategy(const sheaf_ckpt *ck) { return ck->m.strategy; }
+int sheaf_ckpt_nranks(const sheaf_ckpt *ck) { return (int)ck->m.nranks; }
+int sheaf_ckpt_nfields(const sheaf_ckpt *ck) { return (int)ck->nfields; }
+int sheaf_ckpt_nunits(const sheaf_ckpt *ck) { return (int)ck->m.nunits; }
+
+int sheaf_ckpt_field(const sheaf_ckpt *ck, int f, sheaf_ckpt_field_info *info)
+{
+    if (f < 0 || (uint32_t)f >= ck->nfields)
+        return ckf_err(EINVAL, "%s: no field %d (%u fields)", ck->dir, f, ck->nfields);
+    *info = ck->info[f];
+    return 0;
+}
+
+int sheaf_ckpt_field_index(const sheaf_ckpt *ck, const char *name)
+{
+    for (uint32_t f = 0; f < ck->nfields; f++)
+        if (!strcmp(ck->info[f].name, name))
+            return (int)f;
+    return -1;
+}
+
+static const unit_src *unit_of_rank(const sheaf_ckpt *ck, uint64_t r)
+{
+    for (uint32_t i = 0; i < ck->m.nunits; i++)
+        if (r >= ck->units[i].h.first_rank && r < ck->units[i].h.first_rank + ck->units[i].h.nranks)
+            return &ck->units[i];
+    return NULL;
+}
+
+uint64_t sheaf_ckpt_rank_count(const sheaf_ckpt *ck, int f, int r)
+{
+    const unit_src *s = r >= 0 ? unit_of_rank(ck, (uint64_t)r) : NULL;
+    if (!s || f < 0 || (uint32_t)f >= ck->nfields)
+        return 0;
+    return s->h.counts[(uint64_t)f * s->h.nranks + ((uint64_t)r - s->h.first_rank)];
+}
+
+/* Read the whole part of (unit, local rank lr) of field f into buf and check it. */
+static int read_part(sheaf_ckpt *ck, unit_src *s, int f, uint32_t lr, uint64_t skip, uint64_t n, void *buf)
+{
+    const ckf_field *fd = &s->h.fields[f];
+    uint64_t off = fd->block_offset + CKF_BLOCK_HDR;
+    for (uint32_t r = 0; r < lr; r++)
+        off += s->h.counts[(uint64_t)f * s->h.nranks + r] * fd->elemsize;
+    uint64_t cnt = s->h.counts[(uint64_t)f * s->h.nranks + lr];
+    int rc = src_read(s, buf, n * fd->elemsize, off + skip * fd->elemsize);
+    if (rc)
+        return rc;
+    if (skip == 0 && n == cnt && ckf_hash(buf, n * fd->elemsize, CKF_HASH_SEED) != s->h.sums[(uint64_t)f * s->h.nranks + lr])
+        return ckf_err(EIO, "%s: field '%s' of rank %" PRIu64 ": checksum mismatch", s->u.path, fd->name,
+                       s->h.first_rank + lr);
+    ckf_swap_elems(buf, n, fd->elemsize);
+    return 0;
+}
+
+int sheaf_ckpt_read(sheaf_ckpt *ck, int f, uint64_t first, uint64_t n, void *buf)
+{
+    if (f < 0 || (uint32_t)f >= ck->nfields)
+        return ckf_err(EINVAL, "%s: no field %d", ck->dir, f);
+    if (first > ck->info[f].count || n > ck->info[f].count - first)
+        return ckf_err(EINVAL, "%s: field '%s' has %" PRIu64 " elements, asked for %" PRIu64 "+%" PRIu64, ck->dir,
+                       ck->info[f].name, ck->info[f].count, first, n);
+    unsigned char *b = buf;
+    uint64_t pos = 0; /* global element index of the current part's start */
+    for (uint32_t i = 0; i < ck->m.nunits && n; i++) {
+        unit_src *s = &ck->units[i];
+        for (uint32_t r = 0; r < s->h.nranks && n; r++) {
+            uint64_t c = s->h.counts[(uint64_t)f * s->h.nranks + r];
+            if (first >= pos + c) {
+                pos += c;
+                continue;
+            }
+            uint64_t skip = first - pos, k = c - skip < n ? c - skip : n;
+            int rc = read_part(ck, s, f, r, skip, k, b);
+            if (rc)
+                return rc;
+            b += k * ck->info[f].elemsize;
+            first += k;
+            n -= k;
+            pos += c;
+        }
+    }
+    return 0;
+}
+
+static int verify_unit(unit_src *s, uint64_t *bad)
+{
+    unsigned char bh[CKF_BLOCK_HDR], want[CKF_BLOCK_HDR];
+    for (uint32_t f = 0; f < s->h.nfields; f++) {
+        const ckf_field *fd = &s->h.fields[f];
+        int rc = src_read(s, bh, CKF_BLOCK_HDR, fd->block_offset);
+        if (rc)
+            return rc;
+        ckf_block_hdr(f, fd->block_bytes, want);
+        if (memcmp(bh, want, CKF_BLOCK_HDR)) {
+            *bad += 1;
+            continue;
+        }
+        uint64_t off = fd->block_offset + CKF_BLOCK_HDR;
+        for (uint32_t r = 0; r < s->h.nranks; r++) {
+            uint64_t bytes = s->h.counts[(uint64_t)f * s->h.nranks + r] * fd->elemsize, done = 0;
+            uint64_t h = CKF_HASH_SEED;
+            unsigned char *tmp = malloc(bytes ? bytes : 1);
+            if (!tmp)
+                return ckf_err(ENOMEM, "%s: no memory for %" PRIu64 " bytes", s->u.path, bytes);
+            rc = src_read(s, tmp, bytes, off);
+            if (!rc)
+                h = ckf_hash(tmp, bytes, CKF_HASH_SEED);
+            free(tmp);
+            if (rc)
+                return rc;
+            (void)done;
+            if (h != s->h.sums[(uint64_t)f * s->h.nranks + r])
+                *bad += 1;
+            off += bytes;
+        }
+    }
+    return 0;
+}
+
+int sheaf_ckpt_verify(sheaf_ckpt *ck, uint64_t *bad)
+{
+    *bad = 0;
+    for (uint32_t i = 0; i < ck->m.nunits; i++) {
+        int rc = verify_unit(&ck->units[i], bad);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
