@@ -27,6 +27,8 @@
  *   cb_nodes           number of aggregators (default: one per host name)
  *   cb_buffer_size     bytes of file span an aggregator handles per round
  *   sheaf_backend      posix (default) | noncoherent (test fixture, see doc)
+ *   sheaf_write_through true: collective writes also write back the realm
+ *                      pages they dirtied (the pages stay cached, clean)
  *   sheaf_audit_log    path prefix: every file-system call is logged to
  *                      <prefix>.<rank> as "R|W offset length" lines
  */
@@ -87,6 +89,10 @@ SHEAF_API int sheaf_file_sync(sheaf_file fh);
 SHEAF_API int sheaf_file_get_size(sheaf_file fh, MPI_Offset *size);
 SHEAF_API int sheaf_file_set_size(sheaf_file fh, MPI_Offset size);      /* collective */
 SHEAF_API int sheaf_file_preallocate(sheaf_file fh, MPI_Offset size);   /* collective */
+
+/* bytes of the file were written behind the layer's back (another MPI-IO
+ * handle, POSIX): every rank's caches are dropped at the next collective call */
+SHEAF_API int sheaf_file_note_external_write(sheaf_file fh);
 
 SHEAF_API const char *sheaf_file_errmsg(sheaf_file fh);
 /* the message of the last failed sheaf_file_open on this thread */

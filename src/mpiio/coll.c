@@ -270,7 +270,7 @@ static int realms_for_call(sheaf_file fh, int64_t lo, int64_t hi, int64_t fsize,
 
 int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, char *buf, int local_err) {
   int P = fh->nprocs;
-  int64_t me[4] = {INT64_MAX, 0, local_err, 0};
+  int64_t me[5] = {INT64_MAX, 0, local_err, 0, fh->external_write};
   if (nseg > 0) {
     me[0] = segs[0].off;
     me[1] = segs[nseg - 1].off + segs[nseg - 1].len;
@@ -281,17 +281,27 @@ int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, c
     me[2] = fh->be.ops->get_size(&fh->be, &sz);
     me[3] = sz;
   }
-  int64_t *all = malloc(sizeof(int64_t) * 4 * (size_t)P);
+  int64_t *all = malloc(sizeof(int64_t) * 5 * (size_t)P);
   if (!all) return mio_agree(fh, mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: out of memory", fh->path));
-  MPI_Allgather(me, 4, MPI_INT64_T, all, 4, MPI_INT64_T, fh->comm);
-  int64_t lo = INT64_MAX, hi = 0, fsize = 0, anyerr = 0;
+  MPI_Allgather(me, 5, MPI_INT64_T, all, 5, MPI_INT64_T, fh->comm);
+  int64_t lo = INT64_MAX, hi = 0, fsize = 0, anyerr = 0, ext = 0;
   for (int p = 0; p < P; p++) {
-    if (all[4 * p + 2] < anyerr) anyerr = all[4 * p + 2];
-    if (all[4 * p] < lo) lo = all[4 * p];
-    if (all[4 * p + 1] > hi) hi = all[4 * p + 1];
-    if (all[4 * p + 3] > fsize) fsize = all[4 * p + 3];
+    const int64_t *a = all + 5 * p;
+    if (a[2] < anyerr) anyerr = a[2];
+    if (a[0] < lo) lo = a[0];
+    if (a[1] > hi) hi = a[1];
+    if (a[3] > fsize) fsize = a[3];
+    if (a[4]) ext = 1;
   }
   free(all);
+  fh->external_write = 0;
+  int ext_err = 0;
+  if (ext && !anyerr && fh->have_cache) {
+    /* someone wrote behind the layer: this rank's realm pages may be stale */
+    ext_err = fh->cache.ops->flush(&fh->cache, &fh->be);
+    fh->cache.ops->invalidate(&fh->cache);
+  }
+  if (ext && !anyerr && !ext_err) ext_err = fh->be.ops->invalidate(&fh->be);
   if (anyerr) {
     if (local_err) return local_err;
     return mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: another rank failed this collective call (code %d)",
@@ -299,9 +309,9 @@ int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, c
   }
   fh->stats.coll_calls++;
   fh->stats.rounds_last = 0;
-  if (lo >= hi) return 0;
+  if (lo >= hi) return mio_agree(fh, ext_err);
   if (is_write && hi > fh->known_end) fh->known_end = hi;
-  int err = 0;
+  int err = ext_err;
   if (!is_write && fh->cache_mode == MIO_CACHE_NOCACHE) err = fh->be.ops->invalidate(&fh->be);
   ctx c = {.fh = fh, .lo = lo, .hi = hi, .cb = fh->cb_buffer, .A = fh->naggs};
   int rrc = realms_for_call(fh, lo, hi, fsize, &c.r);
@@ -339,6 +349,7 @@ int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, c
   }
   free(it); free(wlo); free(whi); free(dpos); free(ints);
   if (!err && is_write && fh->cache_mode == MIO_CACHE_NOCACHE) err = fh->be.ops->sync(&fh->be);
+  if (!err && is_write && fh->write_through && fh->have_cache) err = fh->cache.ops->flush(&fh->cache, &fh->be);
   if (err && !fh->err[0]) mio_set_err(fh, err, "%s: collective %s failed", fh->path, is_write ? "write" : "read");
   return mio_agree(fh, err);
 }

@@ -341,6 +341,12 @@ int sheaf_file_preallocate(sheaf_file fh, MPI_Offset size) {
   return mio_agree(fh, rc);
 }
 
+int sheaf_file_note_external_write(sheaf_file fh) {
+  if (!fh) return SHEAF_MPIIO_EARG;
+  fh->external_write = 1;
+  return 0;
+}
+
 int sheaf_file_stats(sheaf_file fh, sheaf_mpiio_stats *st) {
   if (!fh || !st) return SHEAF_MPIIO_EARG;
   *st = fh->stats;

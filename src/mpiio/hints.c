@@ -98,6 +98,12 @@ int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoheren
     else if (!strcmp(v, "noncoherent")) *noncoherent = 1;
     else return bad(err, errlen, "sheaf_backend", v);
   }
+  fh->write_through = 0;
+  if (mio_hint_get(info, "sheaf_write_through", v, sizeof v)) {
+    if (!strcmp(v, "true")) fh->write_through = 1;
+    else if (!strcmp(v, "false")) fh->write_through = 0;
+    else return bad(err, errlen, "sheaf_write_through", v);
+  }
   if (mio_hint_get(info, "sheaf_audit_log", v, sizeof v)) snprintf(audit, auditlen, "%s", v);
   if (fh->cache_bytes < fh->page) fh->cache_bytes = fh->page;
   return 0;

@@ -107,6 +107,8 @@ struct sheaf_file_s {
   int64_t pos;                    /* individual pointer, in etypes */
   int64_t known_end;              /* end of the collective writes so far */
   int delete_on_close;
+  int write_through;              /* flush dirty realm pages after every collective write */
+  int external_write;             /* note_external_write since the last collective call */
   sheaf_mpiio_stats stats;
   char err[512];
 };
