@@ -133,8 +133,14 @@ int MPI_File_set_atomicity(MPI_File fh, int flag) {
   return PMPI_File_set_atomicity(fh, flag);
 }
 
+/* both MPICH and Open MPI keep a byte count in the status: count items of t */
 static void set_status(MPI_Status *st, MPI_Datatype t, int count) {
-  if (st != MPI_STATUS_IGNORE) MPI_Status_set_elements(st, t, count);
+  int size = 0;
+  if (st == MPI_STATUS_IGNORE) return;
+  MPI_Type_size(t, &size);
+  st->MPI_ERROR = MPI_SUCCESS;
+  MPI_Status_set_cancelled(st, 0);
+  MPI_Status_set_elements_x(st, MPI_BYTE, (MPI_Count)size * count);
 }
 
 #define DATA_CALL(NAME, SHEAF, CONST, ...)                                                            \

@@ -44,6 +44,11 @@ int main(int argc, char **argv) {
   for (int i = 0; i < NB * B * 2; i++) w[i] = rank * 100000 + i;
   MPI_File_set_view(fh, rank * B * sizeof(int), MPI_INT, ft, "native", MPI_INFO_NULL);
   MPI_File_write_all(fh, w, 1, mv, MPI_STATUS_IGNORE);
+  /* sync-barrier-sync: Open MPI 4.1's OMPIO returned old bytes now and then
+   * on a read_all right after write_all without it */
+  MPI_File_sync(fh);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_File_sync(fh);
   MPI_File_seek(fh, 0, MPI_SEEK_SET);
   MPI_Status st;
   MPI_File_read_all(fh, r, 1, mv, &st);
@@ -61,6 +66,9 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 120; i++) d[i] = rank + i / 1000.0;
   MPI_File_set_view(fh, base, MPI_DOUBLE, sub, "native", MPI_INFO_NULL);
   MPI_File_write_at_all(fh, 0, d, 120, MPI_DOUBLE, MPI_STATUS_IGNORE);
+  MPI_File_sync(fh);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_File_sync(fh);
   MPI_File_read_at_all(fh, 0, e, 120, MPI_DOUBLE, MPI_STATUS_IGNORE);
   EXPECT(memcmp(d, e, sizeof d) == 0, "subarray read_at_all");
   /* 3. independent and nonblocking writes, then everything read back collectively */
