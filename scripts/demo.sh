@@ -9,6 +9,8 @@
 #      2. pack them into one container        (examples/pack_dir.c)
 #      3. list the container                  (sheaf dump, sheaf verify)
 #      4. extract it twice and compare bytes  (pack_dir unpack; sheaf split)
+#   then (when built) FGFS's view of the paths, and the MPI-IO layer's stale-read
+#      demonstration (per-call realms vs Persistent File Realms, tests/mpiio)
 # Works from any directory. Files go to $SHEAF_BUILD/demo (kept for a look).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -18,7 +20,7 @@ set -euo pipefail
 echo "== build ($SHEAF_BUILD)"
 sheaf_configure >/dev/null
 targets=(pack_dir)
-for t in sheaf_cli ckpt_demo; do
+for t in sheaf_cli ckpt_demo mpiio_pfr_test; do
     if cmake --build "$SHEAF_BUILD" --target help 2>/dev/null | grep -q "^$t:"; then
         targets+=("$t")
     fi
@@ -141,6 +143,19 @@ if [ -x "$fgfs" ] && [ -x "$MPIEXEC" ]; then
     fi
     echo "   (one machine: every path is on storage of this node; the namespace test bed,"
     echo "    scripts/fgfs-testbed.sh, makes simulated nodes with their own mounts: ctest -R fgfs)"
+fi
+
+pfrt=$SHEAF_BUILD/tests/mpiio/mpiio_pfr_test
+if [ -x "$pfrt" ] && [ -x "$MPIEXEC" ]; then
+    echo
+    echo "== 6. MPI-IO layer: stale reads under a non-coherent client cache (NFS-like fixture)"
+    echo "   read_all whole file, interleaved write_all of its first half, read_all whole file, 4 ranks"
+    if "$MPIEXEC" -n 4 "$pfrt" stale "$work" | sed 's/^/   /'; then
+        echo "   (per-call realms, as ROMIO: stale bytes; Persistent File Realms and no-caching: none)"
+    else
+        echo "   FAIL: mpiio_pfr_test stale"
+        status=1
+    fi
 fi
 
 echo
