@@ -146,8 +146,9 @@ static int one_round(ctx *c, int is_write, const mio_seg *segs, const int64_t *d
                      char *buf, const int64_t *wlo, const int64_t *whi, round_buf *rb, int err) {
   sheaf_file fh = c->fh;
   int P = fh->nprocs, A = c->A;
-  size_t maxp = 0;
-  for (int a = 0; a < A; a++) maxp += nseg < 1 ? 1 : nseg;
+  /* the windows of a round are disjoint: a segment is split only at window
+   * edges, so the pieces are at most nseg + 2A */
+  size_t maxp = nseg + 2 * (size_t)A;
   mio_seg *mine = malloc(sizeof(mio_seg) * (maxp + 1));
   int64_t *mpos = malloc(sizeof(int64_t) * (maxp + 1));
   size_t *first = calloc((size_t)A + 1, sizeof(size_t));
