@@ -246,13 +246,15 @@ static void audit_logs(const char *prefix, int64_t fr, int naggs, const int *agg
 }
 
 static int test_audit(const char *dir) {
-  const char *modes[3] = {"none", "pfr", "nocache"};
-  for (int m = 0; m < 3; m++) {
+  /* pfr-evict: a realm cache of 4 pages, so pages are evicted (written back) all along */
+  const char *modes[4] = {"none", "pfr", "nocache", "pfr-evict"};
+  for (int m = 0; m < 4; m++) {
     char p[512], prefix[512], h[700];
     snprintf(p, sizeof p, "%s/audit-%s", dir, modes[m]);
     snprintf(prefix, sizeof prefix, "%s/audit-%s.log", dir, modes[m]);
     snprintf(h, sizeof h, "sheaf_cache=%s,cb_nodes=%d,cb_buffer_size=2048,sheaf_fr_alignment=256,"
-             "sheaf_page_size=256,sheaf_audit_log=%s", modes[m], nprocs, prefix);
+             "sheaf_page_size=256,sheaf_audit_log=%s%s", m == 3 ? "pfr" : modes[m], nprocs, prefix,
+             m == 3 ? ",sheaf_cache_size=1024" : "");
     if (rank == 0) unlink(p);
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Info info = mkinfo(h);
@@ -264,6 +266,13 @@ static int test_audit(const char *dir) {
     sliding_window(fh, 8, 11);
     sheaf_mpiio_stats st;
     sheaf_file_stats(fh, &st);
+    if (m == 1 || m == 3) {  /* before close: only evictions have written anything */
+      uint64_t w = st.fs_writes, wall = 0;
+      MPI_Allreduce(&w, &wall, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+      if (rank == 0) printf("audit %-9s file-system writes before close: %llu\n", modes[m], (unsigned long long)wall);
+      if (m == 1) CHECK(wall == 0, "pfr with a large cache wrote before sync/close: %llu", (unsigned long long)wall);
+      else CHECK(wall > 0, "pfr-evict: a 4-page cache evicted nothing");
+    }
     int *aggs = malloc(sizeof(int) * (size_t)st.naggs);
     for (int i = 0; i < st.naggs; i++) aggs[i] = (int)((int64_t)i * nprocs / st.naggs);
     OK(sheaf_file_close(&fh), fh);
@@ -271,7 +280,7 @@ static int test_audit(const char *dir) {
     if (rank == 0) {
       int64_t multi, wrong, touched;
       audit_logs(prefix, m == 0 ? 0 : st.realm_size, st.naggs, aggs, &multi, &wrong, &touched);
-      printf("audit %-8s realm %lld: %lld bytes touched, %lld by more than one rank, %lld not by their realm's owner\n",
+      printf("audit %-9s realm %lld: %lld bytes touched, %lld by more than one rank, %lld not by their realm's owner\n",
              modes[m], (long long)(m == 0 ? 0 : st.realm_size), (long long)touched, (long long)multi, (long long)wrong);
       CHECK(touched > WIN, "%s: only %lld bytes in the logs", modes[m], (long long)touched);
       if (m == 0) CHECK(nprocs < 2 || multi > 0, "per-call realms: no byte migrated between ranks");
