@@ -149,8 +149,10 @@ int sheaf_file_close(sheaf_file *pfh) {
   fh->err[0] = 0;
   int rc = mio_agree(fh, flush_all(fh));
   if (fh->delete_on_close) {
-    MPI_Barrier(fh->comm);
+    /* every rank has written back (the agreement above); the file is gone
+     * before close returns anywhere */
     if (fh->rank == 0) unlink(fh->path);
+    MPI_Barrier(fh->comm);
   }
   if (rc) {  /* the message lives in the handle, which goes away */
     snprintf(open_err, sizeof open_err, "%s", fh->err);
