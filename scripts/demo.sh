@@ -13,6 +13,8 @@
 #      through the mapped open                (examples/mp2c)
 #   7. the loader bed: 12 libraries loaded by 1 and 4 processes from countfs, a
 #      counting FUSE file system (root and /dev/fuse; tests/loader, doc/loader-bed.md)
+#   then (when built) FGFS's view of the paths, and the MPI-IO layer's stale-read
+#      demonstration (per-call realms vs Persistent File Realms, tests/mpiio)
 # Works from any directory. Files go to $SHEAF_BUILD/demo (kept for a look).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -22,7 +24,7 @@ set -euo pipefail
 echo "== build ($SHEAF_BUILD)"
 sheaf_configure >/dev/null
 targets=(pack_dir)
-for t in sheaf_cli ckpt_demo lock_bench mp2c_checkpoint sheaf-ckpt-bench; do
+for t in sheaf_cli ckpt_demo lock_bench mp2c_checkpoint sheaf-ckpt-bench mpiio_pfr_test; do
     if cmake --build "$SHEAF_BUILD" --target help 2>/dev/null | grep -q "^$t:"; then
         targets+=("$t")
     fi
@@ -158,6 +160,19 @@ if [ -x "$lockb" ] && [ -x "$MPIEXEC" ]; then
         echo "   flags and MCS; polling's grow with the waiters: ctest -R lock.handoff)"
     else
         echo "   FAIL: lock_bench"
+        status=1
+    fi
+fi
+
+pfrt=$SHEAF_BUILD/tests/mpiio/mpiio_pfr_test
+if [ -x "$pfrt" ] && [ -x "$MPIEXEC" ]; then
+    echo
+    echo "== 6. MPI-IO layer: stale reads under a non-coherent client cache (NFS-like fixture)"
+    echo "   read_all whole file, interleaved write_all of its first half, read_all whole file, 4 ranks"
+    if "$MPIEXEC" -n 4 "$pfrt" stale "$work" | sed 's/^/   /'; then
+        echo "   (per-call realms, as ROMIO: stale bytes; Persistent File Realms and no-caching: none)"
+    else
+        echo "   FAIL: mpiio_pfr_test stale"
         status=1
     fi
 fi

@@ -1,0 +1,356 @@
+/* file.c - sheaf_file open/close, the file view, sync, sizes, errors. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "mpiio_impl.h"
+
+static _Thread_local char open_err[512];
+
+int mio_set_err(sheaf_file fh, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(fh->err, sizeof fh->err, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+int mio_agree(sheaf_file fh, int rc) {
+  int all = rc;
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, fh->comm);
+  if (all < 0 && rc == 0)
+    return mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: another rank failed this collective call (code %d)",
+                       fh->path, all);
+  return rc;
+}
+
+const char *sheaf_file_errmsg(sheaf_file fh) { return fh ? fh->err : "sheaf_mpiio: null file handle"; }
+const char *sheaf_mpiio_open_errmsg(void) { return open_err; }
+
+static void free_handle(sheaf_file fh) {
+  if (!fh) return;
+  if (fh->have_cache) fh->cache.ops->destroy(&fh->cache);
+  if (fh->be.ops) fh->be.ops->close(&fh->be);
+  if (fh->be.audit_fd >= 0) close(fh->be.audit_fd);
+  mio_flat_free(&fh->ftype);
+  free(fh->ft_pre);
+  free(fh->aggs);
+  if (fh->comm != MPI_COMM_NULL) MPI_Comm_free(&fh->comm);
+  free(fh->path);
+  free(fh);
+}
+
+static int os_flags(int amode, int *flags) {
+  int acc = (amode & MPI_MODE_RDONLY ? 1 : 0) + (amode & MPI_MODE_WRONLY ? 1 : 0) + (amode & MPI_MODE_RDWR ? 1 : 0);
+  if (acc != 1) return -1;
+  if ((amode & MPI_MODE_RDONLY) && (amode & (MPI_MODE_CREATE | MPI_MODE_EXCL))) return -1;
+  /* write-only handles are opened read-write: data sieving reads inside the realm */
+  *flags = (amode & MPI_MODE_RDONLY) ? O_RDONLY : O_RDWR;
+  return 0;
+}
+
+static int set_default_view(sheaf_file fh);
+
+static int open_backend(sheaf_file fh, int flags, int nc, int64_t fpage) {
+  fh->be.err = fh->err;
+  fh->be.errlen = sizeof fh->err;
+  fh->be.stats = &fh->stats;
+  return nc ? mio_backend_noncoherent_open(&fh->be, fh->path, flags, fpage)
+            : mio_backend_posix_open(&fh->be, fh->path, flags);
+}
+
+int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, sheaf_file *out) {
+  open_err[0] = 0;
+  if (!out || comm == MPI_COMM_NULL || !path || !*path) {
+    snprintf(open_err, sizeof open_err, "sheaf_file_open: null communicator, path or handle pointer");
+    return SHEAF_MPIIO_EARG;
+  }
+  *out = NULL;
+  sheaf_file fh = calloc(1, sizeof *fh);
+  int rc = 0, flags = 0, cb_nodes = 0, nc = 0;
+  int64_t fpage = 4096;
+  char audit[MPI_MAX_INFO_VAL + 1];
+  if (fh) {
+    fh->comm = MPI_COMM_NULL;
+    fh->be.fd = -1;
+    fh->be.audit_fd = -1;
+    fh->path = strdup(path);
+  }
+  if (!fh || !fh->path) rc = SHEAF_MPIIO_ENOMEM;
+  if (!rc && MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS) rc = SHEAF_MPIIO_EMPI;
+  if (!rc) {
+    MPI_Comm_rank(fh->comm, &fh->rank);
+    MPI_Comm_size(fh->comm, &fh->nprocs);
+    fh->amode = amode;
+    rc = mio_parse_hints(fh, info, &cb_nodes, &nc, &fpage, audit, sizeof audit, fh->err, sizeof fh->err);
+  }
+  if (!rc && os_flags(amode, &flags))
+    rc = mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: invalid access mode 0x%x", path, (unsigned)amode);
+  /* every rank takes part in every collective below, failed or not */
+  int arc = mio_pick_aggregators(fh && fh->comm != MPI_COMM_NULL ? fh->comm : comm, cb_nodes,
+                                 fh ? &fh->aggs : &(int *){NULL}, fh ? &fh->naggs : &(int){0});
+  if (!rc && arc) rc = mio_set_err(fh, arc, "%s: out of memory", path);
+  if (fh) {
+    fh->my_agg = -1;
+    for (int i = 0; fh->aggs && i < fh->naggs; i++)
+      if (fh->aggs[i] == fh->rank) fh->my_agg = i;
+  }
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  /* rank 0 creates, then the others open */
+  if (rank == 0 && !rc) {
+    int f0 = flags | (amode & MPI_MODE_CREATE ? O_CREAT : 0) | (amode & MPI_MODE_EXCL ? O_EXCL : 0);
+    rc = open_backend(fh, f0, nc, fpage);
+  }
+  int rc0 = rc;
+  MPI_Bcast(&rc0, 1, MPI_INT, 0, comm);
+  if (rank != 0 && !rc && !rc0) rc = open_backend(fh, flags, nc, fpage);
+  if (!rc && audit[0]) {
+    char p[MPI_MAX_INFO_VAL + 32];
+    snprintf(p, sizeof p, "%s.%d", audit, fh->rank);
+    fh->be.audit_fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fh->be.audit_fd < 0) rc = mio_set_err(fh, SHEAF_MPIIO_EIO, "%s: cannot open the audit log %s", path, p);
+  }
+  if (!rc) rc = set_default_view(fh);
+  int all = rc;
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm);
+  if (all < 0) {
+    if (rc < 0) snprintf(open_err, sizeof open_err, "%s", fh && fh->err[0] ? fh->err : "sheaf_file_open: out of memory");
+    else snprintf(open_err, sizeof open_err, "%s: another rank failed to open the file (code %d)", path, all);
+    free_handle(fh);
+    return rc < 0 ? rc : SHEAF_MPIIO_EREMOTE;
+  }
+  fh->delete_on_close = (amode & MPI_MODE_DELETE_ON_CLOSE) != 0;
+  fh->stats.naggs = fh->naggs;
+  fh->stats.is_aggregator = fh->my_agg >= 0;
+  *out = fh;
+  return 0;
+}
+
+static int flush_all(sheaf_file fh) {
+  int rc = 0;
+  if (fh->have_cache) rc = fh->cache.ops->flush(&fh->cache, &fh->be);
+  int r2 = fh->be.ops->sync(&fh->be);
+  return rc ? rc : r2;
+}
+
+int sheaf_file_sync(sheaf_file fh) {
+  if (!fh) return SHEAF_MPIIO_EARG;
+  fh->err[0] = 0;
+  return mio_agree(fh, flush_all(fh));
+}
+
+int sheaf_file_close(sheaf_file *pfh) {
+  if (!pfh || !*pfh) return SHEAF_MPIIO_EARG;
+  sheaf_file fh = *pfh;
+  fh->err[0] = 0;
+  int rc = mio_agree(fh, flush_all(fh));
+  if (fh->delete_on_close) {
+    /* every rank has written back (the agreement above); the file is gone
+     * before close returns anywhere */
+    if (fh->rank == 0) unlink(fh->path);
+    MPI_Barrier(fh->comm);
+  }
+  if (rc) {  /* the message lives in the handle, which goes away */
+    snprintf(open_err, sizeof open_err, "%s", fh->err);
+  }
+  free_handle(fh);
+  *pfh = NULL;
+  return rc;
+}
+
+/* ---- the view ---- */
+static int install_view(sheaf_file fh, int64_t disp, int64_t esize, mio_flat *ft) {
+  int64_t *pre = malloc(sizeof(int64_t) * (ft->n + 1));
+  if (!pre) return SHEAF_MPIIO_ENOMEM;
+  int64_t acc = 0;
+  for (size_t i = 0; i < ft->n; i++) { pre[i] = acc; acc += ft->seg[i].len; }
+  pre[ft->n] = acc;
+  mio_flat_free(&fh->ftype);
+  free(fh->ft_pre);
+  fh->ftype = *ft;
+  fh->ft_pre = pre;
+  fh->disp = disp;
+  fh->etype_size = esize;
+  fh->pos = 0;
+  return 0;
+}
+
+static int set_default_view(sheaf_file fh) {
+  mio_flat ft;
+  memset(&ft, 0, sizeof ft);
+  ft.size = ft.extent = 1;
+  if (mio_flat_push(&ft, 0, 1)) return SHEAF_MPIIO_ENOMEM;
+  int rc = install_view(fh, 0, 1, &ft);
+  if (rc) mio_flat_free(&ft);
+  return rc;
+}
+
+static int check_filetype(sheaf_file fh, const mio_flat *ft, int64_t esize) {
+  if (ft->size <= 0 || ft->extent <= 0)
+    return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: set_view: filetype of size %lld and extent %lld",
+                       fh->path, (long long)ft->size, (long long)ft->extent);
+  if (ft->size % esize)
+    return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: set_view: filetype size %lld is not a multiple of the etype size %lld",
+                       fh->path, (long long)ft->size, (long long)esize);
+  int64_t end = 0;
+  for (size_t i = 0; i < ft->n; i++) {
+    if (ft->seg[i].off < end || ft->seg[i].off < 0)
+      return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: set_view: filetype displacements are negative or not "
+                         "monotonically increasing (segment %zu at %lld)", fh->path, i, (long long)ft->seg[i].off);
+    end = ft->seg[i].off + ft->seg[i].len;
+  }
+  if (end > ft->extent)
+    return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: set_view: filetype data (to byte %lld) beyond its extent %lld: "
+                       "tiles would overlap", fh->path, (long long)end, (long long)ft->extent);
+  return 0;
+}
+
+int sheaf_file_set_view(sheaf_file fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype) {
+  if (!fh) return SHEAF_MPIIO_EARG;
+  fh->err[0] = 0;
+  int rc = 0;
+  mio_flat ft;
+  memset(&ft, 0, sizeof ft);
+  int esize = 0;
+  if (etype == MPI_DATATYPE_NULL || filetype == MPI_DATATYPE_NULL)
+    rc = mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: set_view: null datatype", fh->path);
+  else if (disp < 0)
+    rc = mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: set_view: negative displacement %lld", fh->path, (long long)disp);
+  if (!rc) {
+    MPI_Type_size(etype, &esize);
+    if (esize <= 0) rc = mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: set_view: etype of size %d", fh->path, esize);
+  }
+  if (!rc) {
+    char e[256];
+    rc = mio_flatten(filetype, &ft, e, sizeof e);
+    if (rc) mio_set_err(fh, rc, "%s: set_view: filetype: %s", fh->path, e);
+  }
+  if (!rc) rc = check_filetype(fh, &ft, esize);
+  /* collective: a view is changed everywhere or nowhere */
+  rc = mio_agree(fh, rc);
+  if (!rc) rc = mio_agree(fh, install_view(fh, disp, esize, &ft));
+  if (rc) mio_flat_free(&ft);
+  return rc;
+}
+
+int mio_view_segments(sheaf_file fh, int64_t vpos, int64_t n, mio_seg **segs, size_t *nseg) {
+  mio_flat out;
+  memset(&out, 0, sizeof out);
+  const mio_flat *ft = &fh->ftype;
+  int64_t tile = vpos / ft->size, in = vpos % ft->size;
+  size_t lo = 0, hi = ft->n;
+  while (hi - lo > 1) {  /* last segment starting at or before `in` data bytes */
+    size_t mid = (lo + hi) / 2;
+    if (fh->ft_pre[mid] <= in) lo = mid; else hi = mid;
+  }
+  size_t i = lo;
+  int64_t skip = in - fh->ft_pre[i];
+  while (n > 0) {
+    int64_t len = ft->seg[i].len - skip;
+    if (len > n) len = n;
+    if (mio_flat_push(&out, fh->disp + tile * ft->extent + ft->seg[i].off + skip, len)) {
+      mio_flat_free(&out);
+      return mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: request of %lld bytes: more than %zu file segments",
+                         fh->path, (long long)n, (size_t)MIO_FLAT_MAX_SEGS);
+    }
+    n -= len;
+    skip = 0;
+    if (++i == ft->n) { i = 0; tile++; }
+  }
+  *segs = out.seg;
+  *nseg = out.n;
+  return 0;
+}
+
+/* data bytes of the view that lie before file offset `off` */
+static int64_t view_bytes_before(sheaf_file fh, int64_t off) {
+  const mio_flat *ft = &fh->ftype;
+  if (off <= fh->disp) return 0;
+  int64_t rel = off - fh->disp, tiles = rel / ft->extent, rem = rel % ft->extent, n = tiles * ft->size;
+  for (size_t i = 0; i < ft->n && ft->seg[i].off < rem; i++)
+    n += ft->seg[i].off + ft->seg[i].len <= rem ? ft->seg[i].len : rem - ft->seg[i].off;
+  return n;
+}
+
+int sheaf_file_get_size(sheaf_file fh, MPI_Offset *size) {
+  if (!fh || !size) return SHEAF_MPIIO_EARG;
+  fh->err[0] = 0;
+  int64_t s = 0;
+  int rc = fh->be.ops->get_size(&fh->be, &s);
+  if (rc) return rc;
+  if (fh->known_end > s) s = fh->known_end;
+  *size = s;
+  return 0;
+}
+
+int sheaf_file_seek(sheaf_file fh, MPI_Offset off, int whence) {
+  if (!fh) return SHEAF_MPIIO_EARG;
+  fh->err[0] = 0;
+  int64_t base = 0;
+  if (whence == MPI_SEEK_CUR) base = fh->pos;
+  else if (whence == MPI_SEEK_END) {
+    MPI_Offset sz;
+    int rc = sheaf_file_get_size(fh, &sz);
+    if (rc) return rc;
+    base = view_bytes_before(fh, sz) / fh->etype_size;
+  } else if (whence != MPI_SEEK_SET) {
+    return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: seek: invalid whence %d", fh->path, whence);
+  }
+  if (base + off < 0)
+    return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: seek to a negative position", fh->path);
+  fh->pos = base + off;
+  return 0;
+}
+
+int sheaf_file_get_position(sheaf_file fh, MPI_Offset *off) {
+  if (!fh || !off) return SHEAF_MPIIO_EARG;
+  *off = fh->pos;
+  return 0;
+}
+
+int sheaf_file_set_size(sheaf_file fh, MPI_Offset size) {
+  if (!fh) return SHEAF_MPIIO_EARG;
+  fh->err[0] = 0;
+  int rc = size < 0 ? mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: set_size: negative size", fh->path) : 0;
+  if (!rc && fh->amode & MPI_MODE_RDONLY)
+    rc = mio_set_err(fh, SHEAF_MPIIO_EMODE, "%s: set_size on a read-only handle", fh->path);
+  rc = mio_agree(fh, rc);
+  if (rc) return rc;
+  rc = flush_all(fh);
+  if (fh->have_cache) fh->cache.ops->invalidate(&fh->cache);
+  rc = mio_agree(fh, rc);
+  if (rc) return rc;
+  if (fh->rank == 0) rc = fh->be.ops->set_size(&fh->be, size);
+  rc = mio_agree(fh, rc);
+  if (!rc) rc = mio_agree(fh, fh->be.ops->invalidate(&fh->be));
+  if (!rc) fh->known_end = size;
+  return rc;
+}
+
+int sheaf_file_preallocate(sheaf_file fh, MPI_Offset size) {
+  if (!fh) return SHEAF_MPIIO_EARG;
+  fh->err[0] = 0;
+  int rc = size < 0 ? mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: preallocate: negative size", fh->path) : 0;
+  if (!rc && fh->amode & MPI_MODE_RDONLY)
+    rc = mio_set_err(fh, SHEAF_MPIIO_EMODE, "%s: preallocate on a read-only handle", fh->path);
+  rc = mio_agree(fh, rc);
+  if (rc) return rc;
+  if (fh->rank == 0) rc = fh->be.ops->preallocate(&fh->be, size);
+  return mio_agree(fh, rc);
+}
+
+int sheaf_file_note_external_write(sheaf_file fh) {
+  if (!fh) return SHEAF_MPIIO_EARG;
+  fh->external_write = 1;
+  return 0;
+}
+
+int sheaf_file_stats(sheaf_file fh, sheaf_mpiio_stats *st) {
+  if (!fh || !st) return SHEAF_MPIIO_EARG;
+  *st = fh->stats;
+  return 0;
+}

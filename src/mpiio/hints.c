@@ -1,0 +1,110 @@
+/* hints.c - the MPI_Info hints of sheaf_file_open (doc/mpiio.md lists them).
+ * A value that does not parse is an error (SHEAF_MPIIO_EARG naming the key),
+ * never silently ignored; unknown keys are left to MPI. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mpiio_impl.h"
+
+int mio_hint_get(MPI_Info info, const char *key, char *val, int len) {
+  int flag = 0;
+  if (info == MPI_INFO_NULL) return 0;
+  if (MPI_Info_get(info, key, len - 1, val, &flag) != MPI_SUCCESS) return 0;
+  return flag;
+}
+
+static int parse_size(const char *s, int64_t *v) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(s, &end, 10);
+  if (errno || end == s || x < 0) return -1;
+  if (*end == 'k' || *end == 'K') { x *= 1024; end++; }
+  else if (*end == 'm' || *end == 'M') { x *= 1024 * 1024; end++; }
+  if (*end) return -1;
+  *v = x;
+  return 0;
+}
+
+static int bad(char *err, size_t errlen, const char *key, const char *val) {
+  snprintf(err, errlen, "hint %s: invalid value '%s'", key, val);
+  return SHEAF_MPIIO_EARG;
+}
+
+/* fills the mode fields of fh (defaults first); cb_nodes and backend choice out */
+int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoherent, int64_t *fixture_page,
+                    char *audit, size_t auditlen, char *err, size_t errlen) {
+  char v[MPI_MAX_INFO_VAL + 1];
+  const char *env = getenv("SHEAF_MPIIO");
+  fh->cache_mode = MIO_CACHE_NONE;
+  if (env && strcmp(env, "pfr") == 0) fh->cache_mode = MIO_CACHE_PFR;
+  fh->pfr_policy = MIO_PFR_AAR;
+  fh->indep_policy = MIO_INDEP_REFUSE;
+  fh->align = 1;
+  fh->cb_buffer = 16 << 20;
+  fh->cache_bytes = 64 << 20;
+  fh->page = 64 << 10;
+  *cb_nodes = 0;
+  *noncoherent = 0;
+  *fixture_page = 4096;
+  audit[0] = 0;
+  if (mio_hint_get(info, "sheaf_cache", v, sizeof v)) {
+    if (!strcmp(v, "none")) fh->cache_mode = MIO_CACHE_NONE;
+    else if (!strcmp(v, "pfr")) fh->cache_mode = MIO_CACHE_PFR;
+    else if (!strcmp(v, "nocache")) fh->cache_mode = MIO_CACHE_NOCACHE;
+    else return bad(err, errlen, "sheaf_cache", v);
+  }
+  fh->realm_mode = fh->cache_mode == MIO_CACHE_NONE ? MIO_REALMS_PERCALL : MIO_REALMS_PERSISTENT;
+  if (mio_hint_get(info, "sheaf_realms", v, sizeof v)) {
+    if (!strcmp(v, "percall")) fh->realm_mode = MIO_REALMS_PERCALL;
+    else if (!strcmp(v, "persistent")) fh->realm_mode = MIO_REALMS_PERSISTENT;
+    else return bad(err, errlen, "sheaf_realms", v);
+  }
+  if (fh->cache_mode == MIO_CACHE_PFR && fh->realm_mode != MIO_REALMS_PERSISTENT) {
+    snprintf(err, errlen, "hint sheaf_cache=pfr needs persistent realms (sheaf_realms=percall given)");
+    return SHEAF_MPIIO_EARG;
+  }
+  if (mio_hint_get(info, "sheaf_pfr_size", v, sizeof v)) {
+    if (!strcmp(v, "aar")) fh->pfr_policy = MIO_PFR_AAR;
+    else if (!strcmp(v, "fsize")) fh->pfr_policy = MIO_PFR_FSIZE;
+    else if (parse_size(v, &fh->pfr_user) == 0 && fh->pfr_user > 0) fh->pfr_policy = MIO_PFR_USER;
+    else return bad(err, errlen, "sheaf_pfr_size", v);
+  }
+  if (mio_hint_get(info, "sheaf_independent", v, sizeof v)) {
+    if (!strcmp(v, "refuse")) fh->indep_policy = MIO_INDEP_REFUSE;
+    else if (!strcmp(v, "sync")) fh->indep_policy = MIO_INDEP_SYNC;
+    else return bad(err, errlen, "sheaf_independent", v);
+  }
+  struct { const char *key; int64_t *dst; int64_t min, max; } sizes[] = {
+    {"sheaf_fr_alignment", &fh->align, 1, (int64_t)1 << 40},
+    {"cb_buffer_size", &fh->cb_buffer, 1, (int64_t)1 << 30},
+    {"sheaf_cache_size", &fh->cache_bytes, 1, (int64_t)1 << 40},
+    {"sheaf_page_size", &fh->page, 1, (int64_t)1 << 26},
+    {"sheaf_fixture_page", fixture_page, 1, (int64_t)1 << 26},
+  };
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    if (mio_hint_get(info, sizes[i].key, v, sizeof v)) {
+      int64_t x;
+      if (parse_size(v, &x) || x < sizes[i].min || x > sizes[i].max) return bad(err, errlen, sizes[i].key, v);
+      *sizes[i].dst = x;
+    }
+  if (mio_hint_get(info, "cb_nodes", v, sizeof v)) {
+    int64_t x;
+    if (parse_size(v, &x) || x < 1 || x > (1 << 24)) return bad(err, errlen, "cb_nodes", v);
+    *cb_nodes = (int)x;
+  }
+  if (mio_hint_get(info, "sheaf_backend", v, sizeof v)) {
+    if (!strcmp(v, "posix")) *noncoherent = 0;
+    else if (!strcmp(v, "noncoherent")) *noncoherent = 1;
+    else return bad(err, errlen, "sheaf_backend", v);
+  }
+  fh->write_through = 0;
+  if (mio_hint_get(info, "sheaf_write_through", v, sizeof v)) {
+    if (!strcmp(v, "true")) fh->write_through = 1;
+    else if (!strcmp(v, "false")) fh->write_through = 0;
+    else return bad(err, errlen, "sheaf_write_through", v);
+  }
+  if (mio_hint_get(info, "sheaf_audit_log", v, sizeof v)) snprintf(audit, auditlen, "%s", v);
+  if (fh->cache_bytes < fh->page) fh->cache_bytes = fh->page;
+  return 0;
+}

@@ -1,0 +1,157 @@
+/* io.c - reads and writes: explicit offset or individual pointer,
+ * independent or collective. The user's buffer (any memory datatype) is
+ * staged contiguously with MPI_Pack/MPI_Unpack unless it already is; the view
+ * turns the request into file segments; collective calls go to the two-phase
+ * engine (coll.c), independent ones straight to the backend. */
+#include <stdlib.h>
+#include <string.h>
+#include "mpiio_impl.h"
+
+typedef struct req {
+  char *data;        /* contiguous bytes */
+  char *staging;     /* allocated when the memory type is not contiguous */
+  int64_t bytes;
+  mio_seg *segs;
+  size_t nseg;
+} req;
+
+static int mem_contiguous(MPI_Datatype t, int count, MPI_Aint *lb) {
+  int size;
+  MPI_Aint tlb, text, elb, eext;
+  MPI_Type_size(t, &size);
+  MPI_Type_get_true_extent(t, &tlb, &text);
+  MPI_Type_get_extent(t, &elb, &eext);
+  *lb = tlb;
+  return (MPI_Aint)size == text && (count <= 1 || eext == text);
+}
+
+/* validate, stage and map one request; on error the message is in fh->err */
+static int prepare(sheaf_file fh, int64_t off_etypes, const void *buf, int count, MPI_Datatype t,
+                   int is_write, req *r) {
+  memset(r, 0, sizeof *r);
+  if (count < 0) return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: negative count %d", fh->path, count);
+  if (t == MPI_DATATYPE_NULL) return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: null datatype", fh->path);
+  if (off_etypes < 0) return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: negative offset %lld", fh->path, (long long)off_etypes);
+  if (is_write && (fh->amode & MPI_MODE_RDONLY))
+    return mio_set_err(fh, SHEAF_MPIIO_EMODE, "%s: write on a read-only handle", fh->path);
+  if (!is_write && (fh->amode & MPI_MODE_WRONLY))
+    return mio_set_err(fh, SHEAF_MPIIO_EMODE, "%s: read on a write-only handle", fh->path);
+  int tsize;
+  if (MPI_Type_size(t, &tsize) != MPI_SUCCESS || tsize < 0)
+    return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: invalid datatype", fh->path);
+  r->bytes = (int64_t)tsize * count;
+  if (r->bytes % fh->etype_size)
+    return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: %lld bytes are not a whole number of etypes (%lld bytes)",
+                       fh->path, (long long)r->bytes, (long long)fh->etype_size);
+  if (r->bytes == 0) return 0;
+  if (!buf) return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: null buffer", fh->path);
+  MPI_Aint lb;
+  if (mem_contiguous(t, count, &lb)) {
+    r->data = (char *)buf + lb;
+  } else {
+    r->staging = malloc((size_t)r->bytes);
+    if (!r->staging) return mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: out of memory (%lld bytes)", fh->path, (long long)r->bytes);
+    r->data = r->staging;
+    if (is_write) {
+      int pos = 0;
+      if (MPI_Pack(buf, count, t, r->staging, (int)r->bytes, &pos, MPI_COMM_SELF) != MPI_SUCCESS || pos != r->bytes)
+        return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: packing the memory datatype failed", fh->path);
+    }
+  }
+  return mio_view_segments(fh, off_etypes * fh->etype_size, r->bytes, &r->segs, &r->nseg);
+}
+
+static int finish(sheaf_file fh, req *r, void *buf, int count, MPI_Datatype t, int is_write, int rc) {
+  if (!rc && !is_write && r->staging) {
+    int pos = 0;
+    if (MPI_Unpack(r->staging, (int)r->bytes, &pos, buf, count, t, MPI_COMM_SELF) != MPI_SUCCESS)
+      rc = mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: unpacking into the memory datatype failed", fh->path);
+  }
+  free(r->staging);
+  free(r->segs);
+  return rc;
+}
+
+/* independent I/O on a PFR handle breaks the single-owner rule: refuse, or
+ * write back and drop this rank's caches around the access (hint) */
+static int indep_guard(sheaf_file fh, int before, int is_write) {
+  if (fh->cache_mode == MIO_CACHE_NONE) return 0;
+  if (fh->cache_mode == MIO_CACHE_PFR && fh->indep_policy == MIO_INDEP_REFUSE)
+    return mio_set_err(fh, SHEAF_MPIIO_EMODE, "%s: independent I/O on a Persistent File Realms handle "
+                       "(hint sheaf_independent=sync allows it with sync+invalidate)", fh->path);
+  int rc = 0;
+  if (before) {
+    if (fh->have_cache) {
+      rc = fh->cache.ops->flush(&fh->cache, &fh->be);
+      fh->cache.ops->invalidate(&fh->cache);
+    }
+    if (!rc) rc = fh->be.ops->invalidate(&fh->be);
+  } else if (is_write) {
+    rc = fh->be.ops->sync(&fh->be);
+  }
+  return rc;
+}
+
+static int indep_io(sheaf_file fh, int64_t off, void *buf, int count, MPI_Datatype t, int is_write) {
+  if (!fh) return SHEAF_MPIIO_EARG;
+  fh->err[0] = 0;
+  req r;
+  int rc = prepare(fh, off, buf, count, t, is_write, &r);
+  if (!rc && r.bytes > 0) rc = indep_guard(fh, 1, is_write);
+  int64_t p = 0;
+  for (size_t i = 0; !rc && i < r.nseg; i++) {
+    rc = is_write ? mio_fs_write(&fh->be, r.data + p, r.segs[i].len, r.segs[i].off)
+                  : mio_fs_read(&fh->be, r.data + p, r.segs[i].len, r.segs[i].off);
+    p += r.segs[i].len;
+  }
+  if (!rc && r.bytes > 0) rc = indep_guard(fh, 0, is_write);
+  return finish(fh, &r, buf, count, t, is_write, rc);
+}
+
+static int coll_io(sheaf_file fh, int64_t off, void *buf, int count, MPI_Datatype t, int is_write) {
+  if (!fh) return SHEAF_MPIIO_EARG;
+  fh->err[0] = 0;
+  req r;
+  int rc = prepare(fh, off, buf, count, t, is_write, &r);
+  rc = mio_coll_io(fh, is_write, rc ? NULL : r.segs, rc ? 0 : r.nseg, r.data, rc);
+  return finish(fh, &r, buf, count, t, is_write, rc);
+}
+
+static int64_t advance(sheaf_file fh, int count, MPI_Datatype t) {
+  int s = 0;
+  if (t != MPI_DATATYPE_NULL) MPI_Type_size(t, &s);
+  return count > 0 && s > 0 ? (int64_t)s * count / fh->etype_size : 0;
+}
+
+int sheaf_file_read_at(sheaf_file fh, MPI_Offset off, void *buf, int count, MPI_Datatype t) {
+  return indep_io(fh, off, buf, count, t, 0);
+}
+int sheaf_file_write_at(sheaf_file fh, MPI_Offset off, const void *buf, int count, MPI_Datatype t) {
+  return indep_io(fh, off, (void *)buf, count, t, 1);
+}
+int sheaf_file_read_at_all(sheaf_file fh, MPI_Offset off, void *buf, int count, MPI_Datatype t) {
+  return coll_io(fh, off, buf, count, t, 0);
+}
+int sheaf_file_write_at_all(sheaf_file fh, MPI_Offset off, const void *buf, int count, MPI_Datatype t) {
+  return coll_io(fh, off, (void *)buf, count, t, 1);
+}
+int sheaf_file_read(sheaf_file fh, void *buf, int count, MPI_Datatype t) {
+  int rc = indep_io(fh, fh ? fh->pos : 0, buf, count, t, 0);
+  if (!rc) fh->pos += advance(fh, count, t);
+  return rc;
+}
+int sheaf_file_write(sheaf_file fh, const void *buf, int count, MPI_Datatype t) {
+  int rc = indep_io(fh, fh ? fh->pos : 0, (void *)buf, count, t, 1);
+  if (!rc) fh->pos += advance(fh, count, t);
+  return rc;
+}
+int sheaf_file_read_all(sheaf_file fh, void *buf, int count, MPI_Datatype t) {
+  int rc = coll_io(fh, fh ? fh->pos : 0, buf, count, t, 0);
+  if (!rc) fh->pos += advance(fh, count, t);
+  return rc;
+}
+int sheaf_file_write_all(sheaf_file fh, const void *buf, int count, MPI_Datatype t) {
+  int rc = coll_io(fh, fh ? fh->pos : 0, (void *)buf, count, t, 1);
+  if (!rc) fh->pos += advance(fh, count, t);
+  return rc;
+}

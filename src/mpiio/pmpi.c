@@ -1,0 +1,286 @@
+/* pmpi.c - libsheaf-mpiio-pmpi.so: sheaf's MPI-IO layer under unmodified
+ * MPI-IO programs, through the MPI profiling interface.
+ *
+ * MPI_File_open takes a file over when its info has sheaf_cache=pfr (or
+ * nocache/none) or the environment has SHEAF_MPIIO=pfr. The real MPI-IO
+ * handle is opened too, with the same view kept on it, and is the handle
+ * the program sees: the calls sheaf implements (open/close, set_view, read/
+ * write _all and _at_all, seek, get_position, sync, get_size, set_size,
+ * preallocate) go to the sheaf file; every other data call (independent
+ * ones included: they would break a realm's single owner) falls back to the
+ * real handle. For that to be right, taken-over files write through (dirty
+ * realm pages reach the file at the end of every collective write; pages stay
+ * cached for reads), the individual pointer is copied to the real handle
+ * before a fallback and back after it, and a fallback that writes tells the
+ * layer (sheaf_file_note_external_write: every cache is dropped at the next
+ * collective call). set_view with a data representation other than "native"
+ * and set_atomicity(true) hand the file back to the real handle for good
+ * (collectively, after a sync). Uses the public API of libsheaf_mpiio only.
+ * SHEAF_MPIIO_REPORT=1: rank 0 reports each taken-over file at close. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <mpi.h>
+#include "sheaf_mpiio.h"
+
+#define MAXF 256
+typedef struct entry { MPI_File real; sheaf_file sf; int rank; char name[256]; } entry;
+static entry table[MAXF];
+
+static entry *find(MPI_File f) {
+  if (f == MPI_FILE_NULL) return NULL;
+  for (int i = 0; i < MAXF; i++)
+    if (table[i].sf && table[i].real == f) return &table[i];
+  return NULL;
+}
+
+static int to_mpi(entry *e, int rc) {
+  if (rc == 0) return MPI_SUCCESS;
+  if (getenv("SHEAF_MPIIO_VERBOSE")) fprintf(stderr, "sheaf-mpiio: %s\n", sheaf_file_errmsg(e ? e->sf : NULL));
+  switch (rc) {
+  case SHEAF_MPIIO_EARG: return MPI_ERR_ARG;
+  case SHEAF_MPIIO_ENOMEM: return MPI_ERR_NO_MEM;
+  case SHEAF_MPIIO_EMODE: return MPI_ERR_AMODE;
+  default: return MPI_ERR_IO;
+  }
+}
+
+static int wanted(MPI_Info info) {
+  char v[MPI_MAX_INFO_VAL + 1];
+  int flag = 0;
+  if (info != MPI_INFO_NULL) {
+    MPI_Info_get(info, "sheaf_cache", MPI_MAX_INFO_VAL, v, &flag);
+    if (flag) return strcmp(v, "pfr") == 0 || strcmp(v, "nocache") == 0 || strcmp(v, "none") == 0;
+  }
+  const char *env = getenv("SHEAF_MPIIO");
+  return env && strcmp(env, "pfr") == 0;
+}
+
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
+  int rc = PMPI_File_open(comm, filename, amode, info, fh);
+  if (rc != MPI_SUCCESS || !wanted(info)) return rc;
+  int slot = -1;
+  for (int i = 0; i < MAXF && slot < 0; i++)
+    if (!table[i].sf) slot = i;
+  MPI_Info mine;
+  if (info != MPI_INFO_NULL) MPI_Info_dup(info, &mine);
+  else MPI_Info_create(&mine);
+  MPI_Info_set(mine, "sheaf_write_through", "true");
+  /* the real open created the file; delete-on-close is the real handle's */
+  int samode = amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN |
+                         MPI_MODE_SEQUENTIAL);
+  sheaf_file sf = NULL;
+  int src = 0, any = 0, ok = slot >= 0;
+  MPI_Allreduce(&ok, &any, 1, MPI_INT, MPI_MIN, comm);
+  if (any) src = sheaf_file_open(comm, filename, samode, mine, &sf);
+  MPI_Info_free(&mine);
+  if (!any || src != 0) {  /* not taken over: the real handle serves everything */
+    if (getenv("SHEAF_MPIIO_VERBOSE"))
+      fprintf(stderr, "sheaf-mpiio: %s not taken over: %s\n", filename, any ? sheaf_mpiio_open_errmsg() : "table full");
+    return MPI_SUCCESS;
+  }
+  table[slot].real = *fh;
+  table[slot].sf = sf;
+  MPI_Comm_rank(comm, &table[slot].rank);
+  snprintf(table[slot].name, sizeof table[slot].name, "%s", filename);
+  return MPI_SUCCESS;
+}
+
+static void report(entry *e) {
+  if (e->rank != 0 || !getenv("SHEAF_MPIIO_REPORT")) return;
+  sheaf_mpiio_stats st;
+  sheaf_file_stats(e->sf, &st);
+  fprintf(stderr, "sheaf-mpiio: %s served by sheaf (%llu collective calls, %llu rounds, %d aggregators)\n", e->name,
+          (unsigned long long)st.coll_calls, (unsigned long long)st.rounds_total, st.naggs);
+}
+
+/* give the file back to the real handle for good (collective) */
+static int demote(entry *e) {
+  report(e);
+  int rc = sheaf_file_close(&e->sf);
+  e->sf = NULL;
+  return rc == 0 ? MPI_SUCCESS : MPI_ERR_IO;
+}
+
+int MPI_File_close(MPI_File *fh) {
+  entry *e = fh ? find(*fh) : NULL;
+  if (e) {
+    report(e);
+    int rc = sheaf_file_close(&e->sf);
+    e->sf = NULL;
+    int r2 = PMPI_File_close(fh);
+    return rc ? MPI_ERR_IO : r2;
+  }
+  return PMPI_File_close(fh);
+}
+
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep,
+                      MPI_Info info) {
+  int rc = PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+  entry *e = find(fh);
+  if (!e) return rc;
+  if (datarep && strcmp(datarep, "native") != 0) {
+    demote(e);
+    return rc;
+  }
+  int src = sheaf_file_set_view(e->sf, disp, etype, filetype);
+  return rc != MPI_SUCCESS ? rc : to_mpi(e, src);
+}
+
+int MPI_File_set_atomicity(MPI_File fh, int flag) {
+  entry *e = find(fh);
+  if (e && flag) demote(e);
+  return PMPI_File_set_atomicity(fh, flag);
+}
+
+/* both MPICH and Open MPI keep a byte count in the status: count items of t */
+static void set_status(MPI_Status *st, MPI_Datatype t, int count) {
+  int size = 0;
+  if (st == MPI_STATUS_IGNORE) return;
+  MPI_Type_size(t, &size);
+  st->MPI_ERROR = MPI_SUCCESS;
+  MPI_Status_set_cancelled(st, 0);
+  MPI_Status_set_elements_x(st, MPI_BYTE, (MPI_Count)size * count);
+}
+
+#define DATA_CALL(NAME, SHEAF, CONST, ...)                                                            \
+  int MPI_File_##NAME(MPI_File fh, CONST void *buf, int count, MPI_Datatype t, MPI_Status *st) {     \
+    entry *e = find(fh);                                                                             \
+    if (!e) return PMPI_File_##NAME(fh, buf, count, t, st);                                          \
+    int rc = SHEAF(e->sf, buf, count, t);                                                            \
+    if (rc == 0) set_status(st, t, count);                                                           \
+    return to_mpi(e, rc);                                                                            \
+  }
+#define DATA_CALL_AT(NAME, SHEAF, CONST)                                                              \
+  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, int count, MPI_Datatype t,       \
+                      MPI_Status *st) {                                                              \
+    entry *e = find(fh);                                                                             \
+    if (!e) return PMPI_File_##NAME(fh, off, buf, count, t, st);                                     \
+    int rc = SHEAF(e->sf, off, buf, count, t);                                                       \
+    if (rc == 0) set_status(st, t, count);                                                           \
+    return to_mpi(e, rc);                                                                            \
+  }
+#define NOCONST
+DATA_CALL(read_all, sheaf_file_read_all, NOCONST)
+DATA_CALL(write_all, sheaf_file_write_all, const)
+DATA_CALL_AT(read_at_all, sheaf_file_read_at_all, NOCONST)
+DATA_CALL_AT(write_at_all, sheaf_file_write_at_all, const)
+
+int MPI_File_seek(MPI_File fh, MPI_Offset off, int whence) {
+  entry *e = find(fh);
+  if (!e) return PMPI_File_seek(fh, off, whence);
+  return to_mpi(e, sheaf_file_seek(e->sf, off, whence));
+}
+int MPI_File_get_position(MPI_File fh, MPI_Offset *off) {
+  entry *e = find(fh);
+  if (!e) return PMPI_File_get_position(fh, off);
+  return to_mpi(e, sheaf_file_get_position(e->sf, off));
+}
+int MPI_File_sync(MPI_File fh) {
+  entry *e = find(fh);
+  int rc = e ? to_mpi(e, sheaf_file_sync(e->sf)) : MPI_SUCCESS;
+  int r2 = PMPI_File_sync(fh);
+  return rc ? rc : r2;
+}
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size) {
+  entry *e = find(fh);
+  if (!e) return PMPI_File_get_size(fh, size);
+  return to_mpi(e, sheaf_file_get_size(e->sf, size));
+}
+int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
+  entry *e = find(fh);
+  if (!e) return PMPI_File_set_size(fh, size);
+  return to_mpi(e, sheaf_file_set_size(e->sf, size));
+}
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size) {
+  entry *e = find(fh);
+  if (!e) return PMPI_File_preallocate(fh, size);
+  return to_mpi(e, sheaf_file_preallocate(e->sf, size));
+}
+
+/* ---- fallbacks: the real handle, with the individual pointer carried over ---- */
+static void ptr_to_real(entry *e, MPI_File fh) {
+  MPI_Offset p;
+  if (e && sheaf_file_get_position(e->sf, &p) == 0) PMPI_File_seek(fh, p, MPI_SEEK_SET);
+}
+static void ptr_from_real(entry *e, MPI_File fh) {
+  MPI_Offset p;
+  if (e && PMPI_File_get_position(fh, &p) == MPI_SUCCESS) sheaf_file_seek(e->sf, p, MPI_SEEK_SET);
+}
+static void wrote(entry *e) {
+  if (e) sheaf_file_note_external_write(e->sf);
+}
+
+#define FB_PTR(NAME, CONST, W, REQ_T, REQ)                                                            \
+  int MPI_File_##NAME(MPI_File fh, CONST void *buf, int count, MPI_Datatype t, REQ_T REQ) {           \
+    entry *e = find(fh);                                                                             \
+    ptr_to_real(e, fh);                                                                              \
+    int rc = PMPI_File_##NAME(fh, buf, count, t, REQ);                                               \
+    ptr_from_real(e, fh);                                                                            \
+    if (W) wrote(e);                                                                                 \
+    return rc;                                                                                       \
+  }
+#define FB_AT(NAME, CONST, W, REQ_T, REQ)                                                             \
+  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, int count, MPI_Datatype t,       \
+                      REQ_T REQ) {                                                                   \
+    entry *e = find(fh);                                                                             \
+    int rc = PMPI_File_##NAME(fh, off, buf, count, t, REQ);                                          \
+    if (W) wrote(e);                                                                                 \
+    return rc;                                                                                       \
+  }
+/* independent I/O would break the single owner of a realm: the real handle
+ * does it (the written bytes drop every cache at the next collective call) */
+FB_PTR(read, NOCONST, 0, MPI_Status *, st)
+FB_PTR(write, const, 1, MPI_Status *, st)
+FB_AT(read_at, NOCONST, 0, MPI_Status *, st)
+FB_AT(write_at, const, 1, MPI_Status *, st)
+FB_PTR(iread, NOCONST, 0, MPI_Request *, req)
+FB_PTR(iwrite, const, 1, MPI_Request *, req)
+FB_PTR(iread_all, NOCONST, 0, MPI_Request *, req)
+FB_PTR(iwrite_all, const, 1, MPI_Request *, req)
+FB_AT(iread_at, NOCONST, 0, MPI_Request *, req)
+FB_AT(iwrite_at, const, 1, MPI_Request *, req)
+FB_AT(iread_at_all, NOCONST, 0, MPI_Request *, req)
+FB_AT(iwrite_at_all, const, 1, MPI_Request *, req)
+
+/* shared and ordered pointers: sheaf has none, the real handle keeps them */
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype t, MPI_Status *st) {
+  int rc = PMPI_File_write_shared(fh, buf, count, t, st);
+  wrote(find(fh));
+  return rc;
+}
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype t, MPI_Status *st) {
+  int rc = PMPI_File_write_ordered(fh, buf, count, t, st);
+  wrote(find(fh));
+  return rc;
+}
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype t, MPI_Request *req) {
+  int rc = PMPI_File_iwrite_shared(fh, buf, count, t, req);
+  wrote(find(fh));
+  return rc;
+}
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype t) {
+  entry *e = find(fh);
+  ptr_to_real(e, fh);
+  int rc = PMPI_File_write_all_begin(fh, buf, count, t);
+  ptr_from_real(e, fh);
+  wrote(e);
+  return rc;
+}
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype t) {
+  entry *e = find(fh);
+  ptr_to_real(e, fh);
+  int rc = PMPI_File_read_all_begin(fh, buf, count, t);
+  ptr_from_real(e, fh);
+  return rc;
+}
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype t) {
+  int rc = PMPI_File_write_at_all_begin(fh, off, buf, count, t);
+  wrote(find(fh));
+  return rc;
+}
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype t) {
+  int rc = PMPI_File_write_ordered_begin(fh, buf, count, t);
+  wrote(find(fh));
+  return rc;
+}
