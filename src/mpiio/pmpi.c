@@ -284,3 +284,84 @@ int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Da
   wrote(find(fh));
   return rc;
 }
+
+/* ---- MPI-4 large-count variants (_c): the real handle, as the calls above ----
+ * sheaf implements none of them; without these wrappers they would reach the
+ * real handle with no pointer hand-over and, for writes, without dropping the
+ * caches of a taken-over file: a later collective read could return cached
+ * bytes older than the file's. Open MPI 4.1 (MPI 3.1) has no _c calls. */
+#if MPI_VERSION >= 4
+#define FB_PTR_C(NAME, CONST, W, REQ_T, REQ)                                                          \
+  int MPI_File_##NAME(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype t, REQ_T REQ) {     \
+    entry *e = find(fh);                                                                             \
+    ptr_to_real(e, fh);                                                                              \
+    int rc = PMPI_File_##NAME(fh, buf, count, t, REQ);                                               \
+    ptr_from_real(e, fh);                                                                            \
+    if (W) wrote(e);                                                                                 \
+    return rc;                                                                                       \
+  }
+#define FB_AT_C(NAME, CONST, W, REQ_T, REQ)                                                           \
+  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, MPI_Count count, MPI_Datatype t, \
+                      REQ_T REQ) {                                                                   \
+    entry *e = find(fh);                                                                             \
+    int rc = PMPI_File_##NAME(fh, off, buf, count, t, REQ);                                          \
+    if (W) wrote(e);                                                                                 \
+    return rc;                                                                                       \
+  }
+#define FB_BEGIN_PTR_C(NAME, CONST, W)                                                                \
+  int MPI_File_##NAME(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype t) {               \
+    entry *e = find(fh);                                                                             \
+    ptr_to_real(e, fh);                                                                              \
+    int rc = PMPI_File_##NAME(fh, buf, count, t);                                                    \
+    ptr_from_real(e, fh);                                                                            \
+    if (W) wrote(e);                                                                                 \
+    return rc;                                                                                       \
+  }
+#define FB_BEGIN_AT_C(NAME, CONST, W)                                                                 \
+  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, MPI_Count count, MPI_Datatype t) { \
+    entry *e = find(fh);                                                                             \
+    int rc = PMPI_File_##NAME(fh, off, buf, count, t);                                               \
+    if (W) wrote(e);                                                                                 \
+    return rc;                                                                                       \
+  }
+FB_PTR_C(read_c, NOCONST, 0, MPI_Status *, st)
+FB_PTR_C(write_c, const, 1, MPI_Status *, st)
+FB_PTR_C(read_all_c, NOCONST, 0, MPI_Status *, st)
+FB_PTR_C(write_all_c, const, 1, MPI_Status *, st)
+FB_AT_C(read_at_c, NOCONST, 0, MPI_Status *, st)
+FB_AT_C(write_at_c, const, 1, MPI_Status *, st)
+FB_AT_C(read_at_all_c, NOCONST, 0, MPI_Status *, st)
+FB_AT_C(write_at_all_c, const, 1, MPI_Status *, st)
+FB_PTR_C(iread_c, NOCONST, 0, MPI_Request *, req)
+FB_PTR_C(iwrite_c, const, 1, MPI_Request *, req)
+FB_PTR_C(iread_all_c, NOCONST, 0, MPI_Request *, req)
+FB_PTR_C(iwrite_all_c, const, 1, MPI_Request *, req)
+FB_AT_C(iread_at_c, NOCONST, 0, MPI_Request *, req)
+FB_AT_C(iwrite_at_c, const, 1, MPI_Request *, req)
+FB_AT_C(iread_at_all_c, NOCONST, 0, MPI_Request *, req)
+FB_AT_C(iwrite_at_all_c, const, 1, MPI_Request *, req)
+FB_BEGIN_PTR_C(read_all_begin_c, NOCONST, 0)
+FB_BEGIN_PTR_C(write_all_begin_c, const, 1)
+FB_BEGIN_AT_C(write_at_all_begin_c, const, 1)
+/* shared and ordered pointers: the real handle keeps them; writes drop the caches */
+int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Status *st) {
+  int rc = PMPI_File_write_shared_c(fh, buf, count, t, st);
+  wrote(find(fh));
+  return rc;
+}
+int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Status *st) {
+  int rc = PMPI_File_write_ordered_c(fh, buf, count, t, st);
+  wrote(find(fh));
+  return rc;
+}
+int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Request *req) {
+  int rc = PMPI_File_iwrite_shared_c(fh, buf, count, t, req);
+  wrote(find(fh));
+  return rc;
+}
+int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype t) {
+  int rc = PMPI_File_write_ordered_begin_c(fh, buf, count, t);
+  wrote(find(fh));
+  return rc;
+}
+#endif

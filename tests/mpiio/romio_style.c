@@ -96,6 +96,21 @@ int main(int argc, char **argv) {
   int back = 0;
   MPI_File_read_at_all(fh, base - 64 + 4 * rank, &back, 1, MPI_INT, MPI_STATUS_IGNORE);
   EXPECT(back == v, "iwrite_at read back collectively");
+#if MPI_VERSION >= 4
+  /* 4. an MPI-4 large-count independent write over bytes a collective read has
+   * just brought into the aggregators' caches: the next collective read must
+   * see it (an interposition that missed the _c calls returned cached bytes) */
+  MPI_File_read_at_all(fh, tagoff, got, 6, MPI_CHAR, MPI_STATUS_IGNORE);
+  char tag2[16];
+  snprintf(tag2, sizeof tag2, "RANK%02d", rank);
+  MPI_File_write_at_c(fh, tagoff, tag2, (MPI_Count)6, MPI_CHAR, MPI_STATUS_IGNORE);
+  MPI_File_sync(fh);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_File_sync(fh);
+  memset(got, 0, sizeof got);
+  MPI_File_read_at_all(fh, tagoff, got, 6, MPI_CHAR, MPI_STATUS_IGNORE);
+  EXPECT(memcmp(got, tag2, 6) == 0, "write_at_c read back collectively");
+#endif
   MPI_File_close(&fh);
   long long sum = 0;
   for (MPI_Offset i = 0; i < n; i++) sum += (unsigned char)all[i] * (i + lo + 1);
