@@ -46,6 +46,147 @@ static void read_root(void *ctx, const int64_t *all, int gsize, par_open_verdict
     v->fsblksize = m0->fsblksize;
 }
 
+/* Task 0, the data of step "G scatter (file, lrank, lsize)": each task's
+ * place from file 0's mapping (m0; nf files), checked: each (file, lrank)
+ * exactly once. Packed placements (status SHEAF_E_FORMAT for all when the
+ * mapping is inconsistent); NULL when out of memory. */
+static int32_t *place_step(const core_meta *m0, int nf, int gsize)
+{
+    int32_t *map = malloc((size_t)gsize * PAR_WIRE_PLACE_N * sizeof *map);
+    int32_t *lsz = nf > 1 ? calloc((size_t)nf, sizeof *lsz) : NULL;
+    int bad = !map || (nf > 1 && !lsz);
+    for (int g = 0; g < gsize && !bad && nf > 1; g++) {
+        int32_t f = m0->mapping[2 * g], l = m0->mapping[2 * g + 1];
+        if (f < 0 || f >= nf || l < 0 || l >= gsize)
+            bad = 1;
+        else
+            lsz[f]++;
+    }
+    if (!bad && nf > 1) { /* each (file, lrank) exactly once: lrank < tasks of that file, no repeats */
+        int64_t *base = calloc((size_t)nf + 1, sizeof *base);
+        unsigned char *seen = calloc((size_t)gsize, 1);
+        bad = !base || !seen;
+        for (int k = 0; k < nf && !bad; k++)
+            base[k + 1] = base[k] + lsz[k];
+        for (int g = 0; g < gsize && !bad; g++) {
+            int32_t f = m0->mapping[2 * g], l = m0->mapping[2 * g + 1];
+            if (l >= lsz[f] || seen[base[f] + l])
+                bad = 1;
+            else
+                seen[base[f] + l] = 1;
+        }
+        free(base);
+        free(seen);
+    }
+    for (int g = 0; g < gsize && map; g++) {
+        par_wire_place e;
+        e.status = bad ? SHEAF_E_FORMAT : 0;
+        e.filenumber = bad || nf == 1 ? 0 : m0->mapping[2 * g];
+        e.lrank = bad || nf == 1 ? g : m0->mapping[2 * g + 1];
+        e.lsize = bad ? 1 : nf == 1 ? gsize : lsz[e.filenumber];
+        par_wire_place_pack(&e, map + PAR_WIRE_PLACE_N * g);
+    }
+    free(lsz);
+    return map;
+}
+
+/* Master, step "master reads its file": its metadata (path; file fn of nf,
+ * ls tasks) -> every task's read layout (lay), the block tables to scatter
+ * (flat, counts per task). Returns the master's status (then the layouts
+ * carry it and the counts are 0). */
+static int master_read_step(const par_api *api, const core_mode *md, const char *fname, const char *path, int fn,
+                            int nf, int ls, int grank, int64_t **lay_out, int64_t **flat_out, int **counts_out)
+{
+    int64_t *lay = NULL, *flat = NULL;
+    int *counts = NULL, mrc = 0;
+    par_coll_roles roles = {NULL, NULL, NULL};
+    core_meta m;
+    memset(&m, 0, sizeof m);
+    m.mapping_size = -1;
+    lay = malloc((size_t)ls * PAR_WIRE_RLAYOUT_N * sizeof *lay);
+    counts = calloc((size_t)ls, sizeof *counts);
+    if (!lay || !counts)
+        mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", fname, fn);
+    if (!mrc)
+        mrc = path ? core_meta_read_path(path, &m) : SHEAF_E_NOMEM;
+    if (!mrc && (m.ntasks != ls || (nf > 1 && (m.nfiles != nf || m.filenumber != fn))))
+        mrc = core_fail(SHEAF_E_FORMAT, "%s: holds %d tasks as file %d of %d, the set's mapping expects %d tasks "
+                        "as file %d of %d", path, m.ntasks, m.filenumber, m.nfiles, ls, fn, nf);
+    int64_t total = 0;
+    for (int t = 0; t < ls && !mrc; t++) {
+        if (m.blockcount[t] > INT32_MAX || total > INT64_MAX / 16)
+            mrc = core_fail(SHEAF_E_FORMAT, "%s: block table too large", path);
+        total += m.blockcount[t];
+    }
+    if (!mrc && m.crcs)
+        total *= 2; /* block sizes and their checksums */
+    if (!mrc && total > INT32_MAX)
+        mrc = core_fail(SHEAF_E_FORMAT, "%s: block table too large to distribute", path);
+    if (!mrc && !(flat = malloc((size_t)(total ? total : 1) * sizeof *flat)))
+        mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", path);
+    int kv = (int)(m.format >= 5 ? (m.flag1 >> 32) : 0);
+    core_mode m2;
+    /* older formats cannot be read collectively (SIONlib); checksummed files are read
+     * individually, each task verifying its own blocks */
+    if (!mrc && m.format >= 4 && !m.crcs) {
+        int on = par_coll_plan(api, md, &m2, ls, m.chunksizes, NULL, (int32_t)m.fsblksize, 0, &roles, grank,
+                               fname);
+        if (on < 0)
+            mrc = on;
+    }
+    int64_t k = 0, ck = 0;
+    for (int t = 0; t < ls && lay; t++) {
+        par_wire_rlayout e;
+        memset(&e, 0, sizeof e);
+        e.status = mrc;
+        if (!mrc) {
+            e.start = m.starts[t];
+            e.chunksize = core_meta_capacity(&m, t);
+            e.globalskip = m.globalskip;
+            e.grank = m.globalranks[t];
+            e.nblocks = m.blockcount[t];
+            e.keyval = kv ? kv : SION_KEYVAL_NONE;
+            e.data_big = m.data_big;
+            par_coll_fill(e.coll, t, &roles, m.starts, md->cmerge);
+            e.checksum = m.crcs != NULL;
+        }
+        par_wire_rlayout_pack(&e, lay + PAR_WIRE_RLAYOUT_N * t);
+        if (mrc)
+            continue;
+        counts[t] = (int)m.blockcount[t] * (m.crcs ? 2 : 1);
+        for (int64_t b = 0; b < m.blockcount[t]; b++)
+            flat[k++] = m.blocksizes[b * m.ntasks + t];
+        for (int64_t b = 0; m.crcs && b < m.blockcount[t]; b++)
+            flat[k++] = m.crcs[ck + b];
+        ck += m.blockcount[t];
+    }
+    par_coll_roles_free(&roles);
+    core_meta_free(&m);
+    *lay_out = lay;
+    *flat_out = flat;
+    *counts_out = counts;
+    return mrc;
+}
+
+/* Step "tasks attach": this task's chunk of its file, from its layout and
+ * its block table (mine_b: nb sizes, then nb checksums when with_ck). */
+static int attach_step(core_container **c, const char *path, const core_mode *md, const par_wire_rlayout *my,
+                       int64_t nb, int with_ck, const int64_t *mine_b, const char *fname)
+{
+    int rc = 0;
+    uint32_t *crcs = NULL;
+    if (with_ck && nb > 0) {
+        if (!(crcs = malloc((size_t)nb * sizeof *crcs)))
+            return core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+        for (int64_t b = 0; b < nb; b++)
+            crcs[b] = (uint32_t)mine_b[nb + b];
+    }
+    core_attach_spec sp = {path, my->start, my->chunksize, my->globalskip, my->grank, nb, mine_b, crcs};
+    rc = core_attach_tasks(c, path, md, 0, 1, &sp);
+    free(crcs);
+    return rc;
+}
+
 int par_open_read(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
                      sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
                      int *lrank_out, int *lsize_out, FILE **fileptr, char **newfname, int *agreed)
@@ -81,43 +222,8 @@ int par_open_read(const par_api *api, const char *fname, const core_mode *md, in
     int32_t *map = NULL, gdummy[PAR_WIRE_PLACE_N], buf4[PAR_WIRE_PLACE_N];
     par_wire_place mine = {0, 0, grank, gsize};
     par_wire_place_pack(&mine, buf4);
-    if (grank == 0) {
-        map = malloc((size_t)gsize * sizeof buf4);
-        int32_t *lsz = nf > 1 ? calloc((size_t)nf, sizeof *lsz) : NULL;
-        int bad = !map || (nf > 1 && !lsz);
-        for (int g = 0; g < gsize && !bad && nf > 1; g++) {
-            int32_t f = m0.mapping[2 * g], l = m0.mapping[2 * g + 1];
-            if (f < 0 || f >= nf || l < 0 || l >= gsize)
-                bad = 1;
-            else
-                lsz[f]++;
-        }
-        if (!bad && nf > 1) { /* each (file, lrank) exactly once: lrank < tasks of that file, no repeats */
-            int64_t *base = calloc((size_t)nf + 1, sizeof *base);
-            unsigned char *seen = calloc((size_t)gsize, 1);
-            bad = !base || !seen;
-            for (int k = 0; k < nf && !bad; k++)
-                base[k + 1] = base[k] + lsz[k];
-            for (int g = 0; g < gsize && !bad; g++) {
-                int32_t f = m0.mapping[2 * g], l = m0.mapping[2 * g + 1];
-                if (l >= lsz[f] || seen[base[f] + l])
-                    bad = 1;
-                else
-                    seen[base[f] + l] = 1;
-            }
-            free(base);
-            free(seen);
-        }
-        for (int g = 0; g < gsize && map; g++) {
-            par_wire_place e;
-            e.status = bad ? SHEAF_E_FORMAT : 0;
-            e.filenumber = bad || nf == 1 ? 0 : m0.mapping[2 * g];
-            e.lrank = bad || nf == 1 ? g : m0.mapping[2 * g + 1];
-            e.lsize = bad ? 1 : nf == 1 ? gsize : lsz[e.filenumber];
-            par_wire_place_pack(&e, map + PAR_WIRE_PLACE_N * g);
-        }
-        free(lsz);
-    }
+    if (grank == 0)
+        map = place_step(&m0, nf, gsize);
     core_meta_free(&m0);
     int cb = api->scatter(map ? map : gdummy, buf4, gcomm, _SION_INT32, PAR_WIRE_PLACE_N, 0);
     free(map);
@@ -154,73 +260,11 @@ int par_open_read(const par_api *api, const char *fname, const core_mode *md, in
     par_wire_rlayout my;
     par_wire_rlayout_init(&my);
     par_wire_rlayout_pack(&my, buf); /* what stays when the scatter delivers nothing */
-    par_coll_roles roles = {NULL, NULL, NULL};
     int64_t *flat = NULL;
     int *counts = NULL;
     int mrc = 0, cbfail = 0;
-    core_meta m;
-    memset(&m, 0, sizeof m);
-    m.mapping_size = -1;
-    if (lr == 0) {
-        lay = malloc((size_t)ls * sizeof buf);
-        counts = calloc((size_t)ls, sizeof *counts);
-        if (!lay || !counts)
-            mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", fname, fn);
-        if (!mrc)
-            mrc = path ? core_meta_read_path(path, &m) : SHEAF_E_NOMEM;
-        if (!mrc && (m.ntasks != ls || (nf > 1 && (m.nfiles != nf || m.filenumber != fn))))
-            mrc = core_fail(SHEAF_E_FORMAT, "%s: holds %d tasks as file %d of %d, the set's mapping expects %d tasks "
-                            "as file %d of %d", path, m.ntasks, m.filenumber, m.nfiles, ls, fn, nf);
-        int64_t total = 0;
-        for (int t = 0; t < ls && !mrc; t++) {
-            if (m.blockcount[t] > INT32_MAX || total > INT64_MAX / 16)
-                mrc = core_fail(SHEAF_E_FORMAT, "%s: block table too large", path);
-            total += m.blockcount[t];
-        }
-        if (!mrc && m.crcs)
-            total *= 2; /* block sizes and their checksums */
-        if (!mrc && total > INT32_MAX)
-            mrc = core_fail(SHEAF_E_FORMAT, "%s: block table too large to distribute", path);
-        if (!mrc && !(flat = malloc((size_t)(total ? total : 1) * sizeof *flat)))
-            mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", path);
-        int kv = (int)(m.format >= 5 ? (m.flag1 >> 32) : 0);
-        core_mode m2;
-        /* older formats cannot be read collectively (SIONlib); checksummed files are read
-         * individually, each task verifying its own blocks */
-        if (!mrc && m.format >= 4 && !m.crcs) {
-            int on = par_coll_plan(api, md, &m2, ls, m.chunksizes, NULL, (int32_t)m.fsblksize, 0, &roles, grank,
-                                   fname);
-            if (on < 0)
-                mrc = on;
-        }
-        int64_t k = 0, ck = 0;
-        for (int t = 0; t < ls && lay; t++) {
-            par_wire_rlayout e;
-            memset(&e, 0, sizeof e);
-            e.status = mrc;
-            if (!mrc) {
-                e.start = m.starts[t];
-                e.chunksize = core_meta_capacity(&m, t);
-                e.globalskip = m.globalskip;
-                e.grank = m.globalranks[t];
-                e.nblocks = m.blockcount[t];
-                e.keyval = kv ? kv : SION_KEYVAL_NONE;
-                e.data_big = m.data_big;
-                par_coll_fill(e.coll, t, &roles, m.starts, md->cmerge);
-                e.checksum = m.crcs != NULL;
-            }
-            par_wire_rlayout_pack(&e, lay + PAR_WIRE_RLAYOUT_N * t);
-            if (mrc)
-                continue;
-            counts[t] = (int)m.blockcount[t] * (m.crcs ? 2 : 1);
-            for (int64_t b = 0; b < m.blockcount[t]; b++)
-                flat[k++] = m.blocksizes[b * m.ntasks + t];
-            for (int64_t b = 0; m.crcs && b < m.blockcount[t]; b++)
-                flat[k++] = m.crcs[ck + b];
-            ck += m.blockcount[t];
-        }
-    }
-    par_coll_roles_free(&roles);
+    if (lr == 0)
+        mrc = master_read_step(api, md, fname, path, fn, nf, ls, grank, &lay, &flat, &counts);
     if (api->scatter(lay ? lay : ldummy, buf, lcomm, _SION_INT64, PAR_WIRE_RLAYOUT_N, 0))
         cbfail = 1;
     free(lay);
@@ -238,7 +282,6 @@ int par_open_read(const par_api *api, const char *fname, const core_mode *md, in
         cbfail = 1;
     free(flat);
     free(counts);
-    core_meta_free(&m);
     if (!rc && cbfail)
         rc = core_fail(SHEAF_E_IO, "%s: a collective callback of the local group failed on task %d", fname, grank);
     if (!rc && lrc)
@@ -253,18 +296,8 @@ int par_open_read(const par_api *api, const char *fname, const core_mode *md, in
     int sid = -1;
     if (!rc)
         par_coll_set(p, my.coll);
-    uint32_t *crcs = NULL;
-    if (!rc && with_ck && nb > 0) {
-        if (!(crcs = malloc((size_t)nb * sizeof *crcs)))
-            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-        for (int64_t b = 0; crcs && b < nb; b++)
-            crcs[b] = (uint32_t)mine_b[nb + b];
-    }
-    if (!rc) {
-        core_attach_spec sp = {path, my.start, my.chunksize, my.globalskip, my.grank, nb, mine_b, crcs};
-        rc = core_attach_tasks(&c, path, md, 0, 1, &sp);
-    }
-    free(crcs);
+    if (!rc)
+        rc = attach_step(&c, path, md, &my, nb, with_ck, mine_b, fname);
     free(mine_b);
     if (!rc) {
         c->keyval = (int)my.keyval;
