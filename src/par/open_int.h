@@ -1,0 +1,38 @@
+/* open_int.h - what the files of the non-mapped parallel open share
+ * (internal to src/par): open.c (entry, buddy wrappers, shared helpers),
+ * open_write.c, open_read.c, close.c, reinit.c. */
+#ifndef PAR_OPEN_INT_H
+#define PAR_OPEN_INT_H
+#include "openargs.h"
+#include "wire.h"
+
+#define LOCAL_LAYOUT (5 + PAR_COLL_FIELDS) /* status, start, chunk size, global skip, coalescing roles, checksums */
+#define READ_LAYOUT (9 + PAR_COLL_FIELDS)  /* status, start, chunk size, global skip, global rank, nblocks,
+                                            * keyval, data_big, coalescing roles, checksums */
+#define LOCAL_CK (4 + PAR_COLL_FIELDS)     /* write: the master's decision on checksums */
+#define READ_CK (8 + PAR_COLL_FIELDS)      /* read: the file has checksums */
+
+/* A new state for one task's open (NULL with a message: out of memory). */
+par_state *par_open_state_new(const par_api *api, const char *fname, void *gcomm, int grank, int gsize);
+/* Finish a failed or closing open: free the local group and the state. */
+void par_open_state_drop(par_state *p);
+/* Hang p on c, hand out the file pointer / name, register the sid. */
+int par_open_register(core_container *c, par_state *p, const char *path, FILE **fileptr, char **newfname,
+                      int *sid_out);
+/* Master of a write open or reinit: decide coalescing, create the file. */
+int par_open_master_create(par_state *p, const char *path, const core_mode *md, int ls, int64_t *cs,
+                           const int32_t *caps, const int64_t *gr, int32_t fsb, par_coll_roles *roles);
+/* Master: every task's write layout (status mrc; on success its place in
+ * p->meta and the coalescing roles) packed into lay (ls records). */
+void par_open_pack_wlayouts(const par_state *p, int mrc, const par_coll_roles *roles, int cmerge, int checksum,
+                            int ls, int64_t *lay);
+/* Look up a parallel sid (mapped or not); NULL with a message otherwise. */
+core_container *par_open_lookup(int sid, const char *call, int mapped);
+/* The write and read opens (the sid, or a negative code agreed on every task). */
+int par_open_write(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
+                   sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
+                   const int *lrank, const int *lsize, FILE **fileptr, char **newfname);
+int par_open_read(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
+                  sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
+                  int *lrank_out, int *lsize_out, FILE **fileptr, char **newfname, int *agreed);
+#endif
