@@ -97,7 +97,15 @@ int sion_generic_parclose(int sid)
             rc = r2;
         if (!bs)
             nb = 0;
-        /* L1 + L2: block counts and sizes to the master */
+        if (nb > INT32_MAX / 2) { /* more than one gatherv count can carry: this task fails and sends none */
+            if (!rc)
+                rc = core_fail(SHEAF_E_ARG, "%s: %lld blocks: more than a parallel close can gather (%d)", p->fname,
+                               (long long)nb, INT32_MAX / 2);
+            free(bs);
+            bs = NULL;
+            nb = 0;
+        }
+        /* L1 + L2: block counts and sizes to the master (announced and sent alike) */
         int64_t mine[2] = {nb, rc}, *cnt = NULL, dummy[2];
         int64_t *flat = NULL;
         int *counts = NULL, cbfail = 0, mrc = 0;
@@ -107,8 +115,6 @@ int sion_generic_parclose(int sid)
             if (!cnt || !counts)
                 mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", p->fname, p->filenumber);
         }
-        if (nb > INT32_MAX / 2)
-            nb = 0;
         if (api->gather(mine, cnt ? cnt : dummy, p->lcomm, _SION_INT64, 2, 0))
             cbfail = 1;
         int64_t total = 0, *bcount = NULL;
