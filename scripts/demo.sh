@@ -9,12 +9,13 @@
 #      2. pack them into one container        (examples/pack_dir.c)
 #      3. list the container                  (sheaf dump, sheaf verify)
 #      4. extract it twice and compare bytes  (pack_dir unpack; sheaf split)
-#   6. (with gfortran) a Fortran particle checkpoint by 4 ranks restarted by 3
-#      through the mapped open                (examples/mp2c)
-#   7. the loader bed: 12 libraries loaded by 1 and 4 processes from countfs, a
-#      counting FUSE file system (root and /dev/fuse; tests/loader, doc/loader-bed.md)
-#   then (when built) FGFS's view of the paths, and the MPI-IO layer's stale-read
-#      demonstration (per-call realms vs Persistent File Realms, tests/mpiio)
+#   5. FGFS's view of the paths; then, each when it is built, numbered from 6:
+#      passive locks (lock_bench), the MPI-IO layer's stale-read demonstration
+#      (per-call realms vs Persistent File Realms), the loader bed (libraries
+#      loaded by 1 and 4 processes from countfs, a counting FUSE file system; root
+#      and /dev/fuse), a Fortran particle checkpoint by 4 ranks restarted by 3
+#      (examples/mp2c), the checkpoint strategies (coio vs rbio, sheaf ckpt), the
+#      container read from Python (bindings/python)
 # Works from any directory. Files go to $SHEAF_BUILD/demo (kept for a look).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -39,6 +40,7 @@ rm -rf "$work"
 mkdir -p "$work/tasks"
 ntasks=64
 status=0
+part=5  # parts 6 and on are numbered as they run (each needs its part built)
 
 ckpt=$SHEAF_BUILD/examples/checkpoint/ckpt_demo
 # the build tree's launcher: its own MPI (not whatever `mpiexec` is now) with
@@ -152,7 +154,7 @@ fi
 lockb=$SHEAF_BUILD/bench/lock/lock_bench
 if [ -x "$lockb" ] && [ -x "$MPIEXEC" ]; then
     echo
-    echo "== 6. passive locks (libsheaf_lock): 4 ranks take one lock 30 times each (100 us), each time"
+    part=$((part + 1)); echo "== $part. passive locks (libsheaf_lock): 4 ranks take one lock 30 times each (100 us), each time"
     echo "   incrementing a counter at the lock's home; then one lock per rank (uncontended)"
     echo "   mpiexec -n 4 lock_bench progress=shared n=30 hold=100 kinds=flags,mcs,poll"
     if "$MPIEXEC" -n 4 "$lockb" progress=shared n=30 hold=100 kinds=flags,mcs,poll | sed 's/^/   /'; then
@@ -167,7 +169,7 @@ fi
 pfrt=$SHEAF_BUILD/tests/mpiio/mpiio_pfr_test
 if [ -x "$pfrt" ] && [ -x "$MPIEXEC" ]; then
     echo
-    echo "== 6. MPI-IO layer: stale reads under a non-coherent client cache (NFS-like fixture)"
+    part=$((part + 1)); echo "== $part. MPI-IO layer: stale reads under a non-coherent client cache (NFS-like fixture)"
     echo "   read_all whole file, interleaved write_all of its first half, read_all whole file, 4 ranks"
     if "$MPIEXEC" -n 4 "$pfrt" stale "$work" | sed 's/^/   /'; then
         echo "   (per-call realms, as ROMIO: stale bytes; Persistent File Realms and no-caching: none)"
@@ -182,7 +184,7 @@ fi
 if cmake --build "$SHEAF_BUILD" --target countfs >/dev/null 2>&1 && [ -e /dev/fuse ] &&
    [ "$(id -u)" -eq 0 ]; then
     echo
-    echo "== 7. loading from a shared file system (loader bed): 12 libraries in 3 LD_LIBRARY_PATH"
+    part=$((part + 1)); echo "== $part. loading from a shared file system (loader bed): 12 libraries in 3 LD_LIBRARY_PATH"
     echo "   directories on countfs (a counting FUSE file system, no lookup caching), 1 and 4 processes"
     bed=$SHEAF_ROOT/tests/loader/bed
     lrc=0
@@ -205,7 +207,7 @@ fi
 mp2c=$SHEAF_BUILD/examples/mp2c/mp2c_checkpoint
 if [ -x "$mp2c" ] && [ -x "$MPIEXEC" ]; then
     echo
-    echo "== 6. Fortran (SIONlib's sion_f90_mpi): particles checkpointed by 4 ranks, restarted by 3"
+    part=$((part + 1)); echo "== $part. Fortran (SIONlib's sion_f90_mpi): particles checkpointed by 4 ranks, restarted by 3"
     echo "   mpiexec -n 4 mp2c_checkpoint write ...; mpiexec -n 3 mp2c_checkpoint restart ... (examples/mp2c)"
     mkdir -p "$work/mp2c"
     if (cd "$work/mp2c" && "$MPIEXEC" -n 4 "$mp2c" write particles.sion 10000 2 &&
@@ -220,7 +222,7 @@ fi
 ckb=$SHEAF_BUILD/bench/ckpt/sheaf-ckpt-bench
 if [ -x "$ckb" ] && [ -n "$sheaf" ] && [ -x "$MPIEXEC" ]; then
     echo
-    echo "== 6. checkpoint strategies (libsheaf_ckpt): 4 ranks, coio vs rbio (np:ng = 2:1), then sheaf ckpt"
+    part=$((part + 1)); echo "== $part. checkpoint strategies (libsheaf_ckpt): 4 ranks, coio vs rbio (np:ng = 2:1), then sheaf ckpt"
     echo "   mpiexec -n 4 sheaf-ckpt-bench --npng 2 --bytes 256K --steps 2 --reps 1 --strategies coio,rbio --verify"
     if "$MPIEXEC" -n 4 "$ckb" --dir "$work/ckpt6" --npng 2 --nf 1 --bytes 256K --steps 2 --reps 1 --compute-ms 100 \
         --strategies coio,rbio --verify | sed 's/^/   /' | cut -c1-160 &&
@@ -239,7 +241,7 @@ py=$SHEAF_BUILD/tests/python/env/venv/bin/python
 [ -x "$py" ] || py=/usr/bin/python3
 if [ -f "$SHEAF_BUILD/src/libsheaf.so" ] && "$py" -c "import numpy" 2>/dev/null; then
     echo
-    echo "== 6. the container from Python: import sheaf (no MPI, no compiler), numpy, a file per task"
+    part=$((part + 1)); echo "== $part. the container from Python: import sheaf (no MPI, no compiler), numpy, a file per task"
     SHEAF_LIBRARY=$SHEAF_BUILD/src/libsheaf.so PYTHONPATH=$SHEAF_ROOT/bindings/python \
         "$py" "$SHEAF_ROOT/examples/python/demo.py" "$work/tasks.sion" "$work/tasks" || {
         echo "   FAIL: Python reader"; status=1; }
