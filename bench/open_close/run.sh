@@ -9,7 +9,8 @@
 # BUILD: sheaf's build tree (default ./build; its sheaf-mpiexec starts the
 # ranks, so SIONlib must be built with the same MPI). Environment: NP (rank
 # counts, default "8 16"), ROUNDS (default 3), REPS (timed repetitions per
-# launch, default 5), NUMFILES (default 1). Each round runs, for every rank
+# launch, default 5), NUMFILES (default 1), EXTRA ("name=program ..." more
+# builds of open_close.c to run alongside, e.g. an older sheaf). Each round runs, for every rank
 # count, sheaf then SIONlib (write, then read of what it wrote), so both see
 # the same machine load; every repetition is one line of OUTDIR/raw.txt and
 # the summary (median and minimum of all repetitions, milliseconds, the
@@ -39,12 +40,18 @@ if [ -n "${SIONLIB_PREFIX:-}" ]; then
 else
     echo "SIONLIB_PREFIX not set: the SIONlib column is skipped" >&2
 fi
+for e in ${EXTRA:-}; do
+    impls="$impls ${e%%=*}"
+done
 : > "$OUT/raw.txt"
 for round in $(seq 1 "$ROUNDS"); do
     for np in $NP; do
         for impl in $impls; do
             bin=$SHEAF_BIN
             [ "$impl" = sionlib ] && bin=$OUT/sionlib-open-close
+            for e in ${EXTRA:-}; do
+                [ "$impl" = "${e%%=*}" ] && bin=${e#*=}
+            done
             dir=$(mktemp -d "$OUT/$impl.XXXXXX")
             for op in write read; do
                 "$LAUNCH" -n "$np" "$bin" "$dir" "$op" "$REPS" "$NUMFILES" | sed "s/^/$impl $round /" >> "$OUT/raw.txt"
