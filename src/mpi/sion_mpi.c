@@ -20,7 +20,8 @@
  *    (MPI_ANY_TAG / MPI_ANY_SOURCE included) and probes on gComm cannot see
  *    sheaf's traffic nor take it.
  *  - Collectives on one communicator are matched in the order each rank
- *    issues them (MPI 4.0, 6.1). sion_paropen_mpi, sion_parclose_mpi,
+ *    issues them (MPI standard, "Collective Communication", section
+ *    "Correctness"). sion_paropen_mpi, sion_parclose_mpi,
  *    sion_parreinit_mpi and the collective I/O calls are themselves
  *    collective over gComm, so every rank issues sheaf's collectives at the
  *    same point of its sequence on gComm; with threads, MPI already requires
