@@ -2,12 +2,41 @@
  * top of the generic API (sion_generic.h).
  *
  * One generic API object per process ("sheaf_mpi"), created and given its
- * MPI callbacks on first use (pthread_once). Each parallel open duplicates
- * gComm (MPI_ERRORS_RETURN on the copy, so an MPI failure is a return code
- * and the caller's communicator is left untouched); that copy is the global
- * group object handed to the generic layer and is freed by the matching
- * close. The local group of a physical file is MPI_Comm_split(copy,
- * color = file number, key = rank in the file).
+ * MPI callbacks on first use (pthread_once). The global group object handed
+ * to the generic layer wraps gComm itself; the local group of a physical
+ * file is MPI_Comm_split(gComm, color = file number, key = rank in the file),
+ * with MPI_ERRORS_RETURN, freed by the matching close. So a parallel open
+ * creates exactly one communicator (issue 19: it used to MPI_Comm_dup gComm
+ * as well, and at 8 ranks on a 2-core machine a dup costs ~50 ms, as much as
+ * the rest of the open).
+ *
+ * Why gComm needs no duplicate (the reason a library usually dups is to
+ * keep its messages apart from the application's):
+ *  - Over the global group sheaf makes collective calls only (gather, bcast,
+ *    scatter(v), gatherv, allreduce, exscan, comm_split); its
+ *    point-to-point messages (coll_exchange) travel in the local group, a
+ *    communicator sheaf created. MPI never matches a collective with a
+ *    point-to-point message, so the application's pending sends, receives
+ *    (MPI_ANY_TAG / MPI_ANY_SOURCE included) and probes on gComm cannot see
+ *    sheaf's traffic nor take it.
+ *  - Collectives on one communicator are matched in the order each rank
+ *    issues them (MPI standard, "Collective Communication", section
+ *    "Correctness"). sion_paropen_mpi, sion_parclose_mpi,
+ *    sion_parreinit_mpi and the collective I/O calls are themselves
+ *    collective over gComm, so every rank issues sheaf's collectives at the
+ *    same point of its sequence on gComm; with threads, MPI already requires
+ *    the application to order collectives on one communicator, and the dup
+ *    was a collective on gComm too. The application's own nonblocking
+ *    collectives still pending on gComm are matched before sheaf's (issue
+ *    order), which MPI allows.
+ *  - gComm's error handler stays the application's: sheaf does not change
+ *    it (that would race with the application's threads). With the default
+ *    MPI_ERRORS_ARE_FATAL an MPI failure on gComm ends the job, as it does
+ *    in the application's own calls and in SIONlib (which uses gComm as
+ *    given); with MPI_ERRORS_RETURN it is a failure code on every rank as
+ *    before. The local group has MPI_ERRORS_RETURN.
+ *  - gComm must stay valid until the matching close (as in SIONlib); a
+ *    program that frees it before sion_parclose_mpi is erroneous.
  *
  * The mode key files=auto (sion_mpi.h) is handled here, before the generic
  * layer: FGFS (libsheaf_fgfs_mpi's public API, when SHEAF_HAVE_FGFS) groups
@@ -35,9 +64,11 @@
 #include <unistd.h>
 
 /* A group object: the global group (one per open, kept in the list of open
- * sids until its close) or a local group (one per physical file). */
+ * sids until its close; comm is the caller's gComm, not owned) or a local
+ * group (one per physical file; comm owned, freed with it). */
 typedef struct mpi_group {
     MPI_Comm comm;
+    int owned; /* 1: comm was created here and is freed with the group */
     int sid;
     struct mpi_group *next;
 } mpi_group;
@@ -83,6 +114,7 @@ static int cb_create_lcg(void **local_group, void *global_group, int grank, int 
     if (comm != MPI_COMM_NULL)
         MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     l->comm = comm;
+    l->owned = 1;
     l->sid = -1;
     *local_group = l;
     return 0;
@@ -94,7 +126,7 @@ static int cb_free_lcg(void *local_group)
     int rc = 0;
     if (!l)
         return 0;
-    if (l->comm != MPI_COMM_NULL && MPI_Comm_free(&l->comm) != MPI_SUCCESS)
+    if (l->owned && l->comm != MPI_COMM_NULL && MPI_Comm_free(&l->comm) != MPI_SUCCESS)
         rc = 1;
     free(l);
     return rc;
@@ -329,22 +361,8 @@ static int check_mpi(const char *call, const char *fname, MPI_Comm gComm)
     return 0;
 }
 
-/* Duplicate gComm (collective over gComm) with MPI_ERRORS_RETURN. Fails
- * (message recorded) only when MPI_Comm_dup fails. */
-static int dup_comm(const char *call, const char *fname, MPI_Comm gComm, MPI_Comm *out)
-{
-    *out = MPI_COMM_NULL;
-    int rc = MPI_Comm_dup(gComm, out);
-    if (rc != MPI_SUCCESS) {
-        *out = MPI_COMM_NULL;
-        return mpi_fail(call, fname, SHEAF_E_IO, "MPI_Comm_dup(gComm) failed", rc);
-    }
-    MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
-    return 0;
-}
-
-/* The global group around a duplicated communicator; NULL (message
- * recorded) when out of memory. */
+/* The global group around the caller's gComm (not owned: never freed
+ * here); NULL (message recorded) when out of memory. */
 static mpi_group *group_new(const char *call, const char *fname, MPI_Comm comm)
 {
     mpi_group *g = calloc(1, sizeof *g);
@@ -361,7 +379,7 @@ static void group_free(mpi_group *g)
 {
     if (!g)
         return;
-    if (g->comm != MPI_COMM_NULL)
+    if (g->owned && g->comm != MPI_COMM_NULL)
         MPI_Comm_free(&g->comm);
     free(g);
 }
@@ -449,20 +467,16 @@ static void split_by_count(int rank, int size, int numfiles, int *filenumber, in
 }
 
 /* Failure after the agreement: release what the open made, report, -1. */
-static int open_failed(MPI_Comm *comm, mpi_group *g, int rank)
+static int open_failed(mpi_group *g, int rank)
 {
-    if (g)
-        g->comm = MPI_COMM_NULL;
-    free(g);
-    if (*comm != MPI_COMM_NULL)
-        MPI_Comm_free(comm);
+    group_free(g);
     binding_report_error(rank);
     return -1;
 }
 
 /* ---- files=auto: one physical file per storage group ---------------------
  * The groups come from FGFS (libsheaf_fgfs_mpi): the parallel descriptor of
- * the container's directory over the duplicated gComm. Ranks that resolve the
+ * the container's directory over gComm (FGFS duplicates it for itself). Ranks that resolve the
  * directory to the same global name (file://HOST/... for node-local storage,
  * nfs://SERVER:/EXPORT/... and so on for shared storage) share its storage
  * and form one group; groups are numbered 0..ngroups-1 by FGFS. */
@@ -533,7 +547,7 @@ static int fgfs_code(int frc)
 #endif
 
 /* The storage group of this rank for the directory of fname. Collective
- * over comm (the duplicate of gComm): with FGFS, one MPI_Comm_dup (FGFS's
+ * over comm (gComm): with FGFS, one MPI_Comm_dup (FGFS's
  * private communicator) + 1 MPI_Allreduce, FGFS init (1 reduce + 1 bcast of
  * 32 bytes; it parses the mount table: /proc/self/mountinfo or
  * $SHEAF_FGFS_MOUNTINFO), the parallel descriptor (1 reduce + 1 bcast of the
@@ -739,12 +753,12 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
 {
     static const char call[] = "sion_paropen_mpi";
     const char *shown = fname ? fname : "(null)";
-    MPI_Comm comm = MPI_COMM_NULL;
     binding_clear_error();
-    if (check_mpi(call, shown, gComm) || dup_comm(call, shown, gComm, &comm)) {
+    if (check_mpi(call, shown, gComm)) {
         binding_report_error(-1);
         return -1;
     }
+    MPI_Comm comm = gComm; /* no duplicate: see the top of this file */
     int rank = 0, size = 1;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -862,7 +876,7 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
         free(automode);
         if (autolc != MPI_COMM_NULL)
             MPI_Comm_free(&autolc);
-        return open_failed(&comm, g, rank);
+        return open_failed(g, rank);
     }
 
     /* write: the split is an input; read: everything is an output */
@@ -870,9 +884,7 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
                                    size, &filenumber, &nfiles, &lrank, &lsize, fileptr, newfname);
     free(automode);
     if (sid < 0) {
-        g->comm = MPI_COMM_NULL;
-        free(g);
-        MPI_Comm_free(&comm);
+        group_free(g);
         if (autolc != MPI_COMM_NULL)
             MPI_Comm_free(&autolc);
         return -1;
@@ -909,12 +921,12 @@ int sion_paropen_mapped_mpi(char *fname, const char *file_mode, int *numFiles, M
 {
     static const char call[] = "sion_paropen_mapped_mpi";
     const char *shown = fname ? fname : "(null)";
-    MPI_Comm comm = MPI_COMM_NULL;
     binding_clear_error();
-    if (check_mpi(call, shown, gComm) || dup_comm(call, shown, gComm, &comm)) {
+    if (check_mpi(call, shown, gComm)) {
         binding_report_error(-1);
         return -1;
     }
+    MPI_Comm comm = gComm; /* no duplicate: see the top of this file */
     int rank = 0, size = 1, lrc = 0, aid = api_id();
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
@@ -924,14 +936,12 @@ int sion_paropen_mapped_mpi(char *fname, const char *file_mode, int *numFiles, M
     else if (aid < 0)
         lrc = mpi_fail(call, shown, SHEAF_E_NOMEM, "cannot create the MPI API object (out of memory)", MPI_SUCCESS);
     if ((lrc = agree(call, shown, comm, rank, lrc, NULL)) != 0)
-        return open_failed(&comm, g, rank);
+        return open_failed(g, rank);
     int sid = sion_generic_paropen_mapped(aid, fname, file_mode, numFiles, g, rank, size, nlocaltasks,
                                           globalranks, chunksizes, mapping_filenrs, mapping_lranks, fsblksize,
                                           fileptr);
     if (sid < 0) {
-        g->comm = MPI_COMM_NULL;
-        free(g);
-        MPI_Comm_free(&comm);
+        group_free(g);
         return -1;
     }
     group_register(g, sid);
