@@ -1,8 +1,7 @@
 /* common.c - data calls and information getters shared by all opens. */
 #define _FILE_OFFSET_BITS 64
-#include "registry.h"
+#include "../sid/sid.h"
 #include "../core/journal.h"
-#include "../par/par.h"
 #include "../core/error.h"
 #include "sion.h"
 #include <stdint.h>
@@ -75,8 +74,9 @@ sion_int64 sion_bytes_avail_in_chunk(int sid) { return sion_bytes_avail_in_block
 int sion_seek(int sid, int rank, int blocknr, sion_int64 posinblk)
 {
     LOOKUP(sid, "sion_seek", SION_NOT_SUCCESS);
-    par_state *p = c->par;
-    int32_t own = p && !p->mapped && !c->dup ? c->cur : c->only_task;
+    const sid_par_ops *ops = sid_par_ops_of(c);
+    int parallel = c->par != NULL; /* opened by the parallel layer */
+    int32_t own = ops && ops->one_task && ops->one_task(c) ? c->cur : c->only_task;
     if (own >= 0 && rank != SION_CURRENT_RANK) {
         /* as SIONlib (_sion_seek_on_current_rank_*): on a handle on one task
          * (a non-mapped parallel handle, a sion_open_rank handle) the rank is
@@ -86,7 +86,7 @@ int sion_seek(int sid, int rank, int blocknr, sion_int64 posinblk)
         if (rank != t->lrank) {
             core_fail(SHEAF_E_ARG, "%s: sion_seek: rank %d is not this task's rank in its file (%d of file %d); "
                       "a %s handle takes the file-local rank or SION_CURRENT_RANK", c->name, rank, t->lrank,
-                      c->files[t->file].m.filenumber, p ? "parallel" : "sion_open_rank");
+                      c->files[t->file].m.filenumber, parallel ? "parallel" : "sion_open_rank");
             FAIL(SION_NOT_SUCCESS);
         }
         rank = SION_CURRENT_RANK;
@@ -109,8 +109,10 @@ int sion_seek_fp(int sid, int rank, int blocknr, sion_int64 posinblk, FILE **fil
 int sion_flush(int sid)
 {
     LOOKUP(sid, "sion_flush", SION_NOT_SUCCESS);
-    /* write mode: durable (data fsync'ed, progress journaled: see core/journal.h) */
-    if (c->mode.write ? core_durable_flush(c) || (c->par && par_buddy_flush(c)) : core_flush(c))
+    /* write mode: durable (data fsync'ed, progress journaled: see core/journal.h),
+     * and what the parallel layer writes for the task (buddy copies) as well */
+    const sid_par_ops *ops = sid_par_ops_of(c);
+    if (c->mode.write ? core_durable_flush(c) || (ops && ops->flush && ops->flush(c)) : core_flush(c))
         FAIL(SION_NOT_SUCCESS);
     /* SIONlib's value (_sion_flush_block): success only if the cursor is past
      * the start of the current block; a flush in an empty block gives
@@ -476,26 +478,26 @@ sion_io_stat_t *sion_get_io_info_by_spec(int sid, int roles, int flag)
 {
     (void)flag; /* SIONlib defines only SION_GET_IO_INFO_FLAG_NONE */
     LOOKUP(sid, "sion_get_io_info", NULL);
-    par_state *ps = c->par;
-    if (!ps || ps->mapped || !ps->mode.buddy)
+    const sid_par_ops *ops = sid_par_ops_of(c);
+    int nx = ops && ops->io_files ? ops->io_files(c, NULL, 0) : -1;
+    if (nx < 0)
         return NULL; /* not in buddy mode: nothing to report (SIONlib's answer) */
-    int n = !ps->write ? 0 : 1 + 2 * ps->nbuddy; /* at most */
-    sion_io_stat_t *p = io_info_alloc(n);
-    if (!p)
+    sid_io_file *x = calloc((size_t)nx + 1, sizeof *x);
+    sion_io_stat_t *p = x ? io_info_alloc(nx + 1) : NULL;
+    if (!p) {
+        free(x);
+        if (!x)
+            core_fail(SHEAF_E_NOMEM, "sion_get_io_info: out of memory");
         FAIL(NULL);
-    int rc = 0;
-    if (ps->write && (roles & SION_ROLE_WRITER))
-        rc = core_sync(c) ? -1 : io_info_add(p, c->name, core_task_total(&c->tasks[c->cur]), SION_ROLE_WRITER);
-    for (int b = 0; !rc && ps->write && b < ps->nbuddy; b++) {
-        const char *sname, *cname;
-        int64_t sbytes;
-        int writer;
-        par_buddy_info(ps, b, &sname, &sbytes, &cname, &writer);
-        if (roles & SION_ROLE_SENDER)
-            rc = io_info_add(p, sname, sbytes, SION_ROLE_SENDER);
-        if (!rc && (roles & (writer ? SION_ROLE_COLLECTOR : SION_ROLE_NOWRITER)))
-            rc = io_info_add(p, cname, 0, writer ? SION_ROLE_COLLECTOR : SION_ROLE_NOWRITER);
     }
+    nx = ops->io_files(c, x, nx);
+    int rc = 0;
+    if (c->mode.write && (roles & SION_ROLE_WRITER))
+        rc = core_sync(c) ? -1 : io_info_add(p, c->name, core_task_total(&c->tasks[c->cur]), SION_ROLE_WRITER);
+    for (int i = 0; !rc && i < nx; i++)
+        if (roles & x[i].role)
+            rc = io_info_add(p, x[i].name, x[i].bytes, x[i].role);
+    free(x);
     if (rc) {
         sion_free_io_info(p);
         FAIL(NULL);

@@ -1,5 +1,5 @@
 /* dup.c - sion_dup / sion_dedup: a read handle of its own for another thread. */
-#include "registry.h"
+#include "../sid/sid.h"
 #include "../core/error.h"
 #include "../core/partask.h"
 #include "sion.h"

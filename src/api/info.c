@@ -1,6 +1,6 @@
 /* info.c - sheaf_get_file_info: header fields of one physical file of an open
  * container, for inspection tools (siondump, sheaf dump/verify). Read-only. */
-#include "registry.h"
+#include "../sid/sid.h"
 #include "../core/error.h"
 #include "sion.h"
 #include "sheaf.h"

@@ -1,6 +1,6 @@
 /* keyval.c - public key-value calls (sion_common.h), on src/core/keyval.c. */
 #define _FILE_OFFSET_BITS 64
-#include "registry.h"
+#include "../sid/sid.h"
 #include "../core/error.h"
 #include "../core/keyval.h"
 #include "sion.h"

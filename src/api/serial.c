@@ -1,5 +1,5 @@
 /* serial.c - sion_open, sion_open_rank, sion_close. */
-#include "registry.h"
+#include "../sid/sid.h"
 #include "../core/error.h"
 #include "sion.h"
 #include <stdlib.h>

@@ -142,3 +142,55 @@ int core_cksum_range(core_file *f, int64_t off, int64_t len, uint32_t *crc)
     core_src src = {f, 0, f->name, fd_pread};
     return src_crc(&src, off, len, crc);
 }
+
+/* ---- block CRCs of an open container's tasks ------------------------------ */
+void core_cksum_take(core_task *t, const uint32_t *crcs)
+{
+    for (int64_t b = 0; b < t->nblocks; b++) {
+        t->bcrc[b] = crcs[b];
+        t->bcrclen[b] = 0;
+    }
+}
+
+void core_cksum_update(core_task *t, const void *data, int64_t n)
+{
+    if (t->crc_on && t->bcrclen[t->cur_block] == t->bsize[t->cur_block]) { /* running CRC still in step */
+        t->bcrc[t->cur_block] = core_crc32c(t->bcrc[t->cur_block], data, (size_t)n);
+        t->bcrclen[t->cur_block] += n;
+    }
+}
+
+int core_cksum_finish_task(core_container *c, int32_t ti)
+{
+    core_task *t = &c->tasks[ti];
+    if (!t->crc_on)
+        return 0;
+    for (int64_t b = 0; b < t->nblocks; b++) {
+        if (t->bcrclen[b] == t->bsize[b])
+            continue;
+        /* bytes came (also) through the exported FILE* or fd: read the block back */
+        int rc = core_cksum_range(core_task_file(c, t), core_block_offset(c, t, b), t->bsize[b], &t->bcrc[b]);
+        if (rc)
+            return rc;
+        t->bcrclen[b] = t->bsize[b];
+    }
+    return 0;
+}
+
+int core_cksum_verify_block(core_container *c, int32_t ti, int64_t b)
+{
+    core_task *t = &c->tasks[ti];
+    int64_t off = core_block_offset(c, t, b);
+    if (t->bcrclen[b] == 0) {
+        uint32_t got = 0;
+        int rc = core_cksum_range(core_task_file(c, t), off, t->bsize[b], &got);
+        if (rc)
+            return rc;
+        t->bcrclen[b] = got == t->bcrc[b] ? 1 : -1;
+    }
+    if (t->bcrclen[b] < 0)
+        return core_fail(SHEAF_E_FORMAT, "%s: checksum mismatch: task %d (global rank %lld), block %lld, bytes "
+                         "%lld-%lld of the file: the data are damaged", core_task_file(c, t)->name, ti,
+                         (long long)t->globalrank, (long long)b, (long long)off, (long long)(off + t->bsize[b] - 1));
+    return 0;
+}

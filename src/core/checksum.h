@@ -20,6 +20,7 @@
 #ifndef CORE_CHECKSUM_H
 #define CORE_CHECKSUM_H
 #include "format.h"
+#include "handle.h"
 #include "io.h"
 #include <stdint.h>
 
@@ -36,6 +37,18 @@ void core_cksum_encode(const core_meta *m, const unsigned char *hdr, size_t hlen
  * mapping. Fails on a damaged trailer, damaged metadata, or a missing
  * trailer that flag2 announces. */
 int core_cksum_load(const core_src *src, core_meta *m, int64_t meta2_end);
+/* ---- block CRCs of the tasks of an open container ---- */
+/* Write: complete the CRC of every block of task t (blocks partly written
+ * through the raw handle are read back); read: verify block b of task t
+ * once (fails naming task, block and offset when the data are damaged). */
+int core_cksum_finish_task(core_container *c, int32_t t);
+int core_cksum_verify_block(core_container *c, int32_t t, int64_t b);
+/* Read: take the stored CRCs of task t (nblocks entries) from m's table. */
+void core_cksum_take(core_task *t, const uint32_t *crcs);
+/* Write: n bytes just written at the end of the current block of t: keep
+ * its running CRC in step (as long as no bytes came through the raw handle). */
+void core_cksum_update(core_task *t, const void *data, int64_t n);
+
 /* CRC-32C of len bytes at off of f (read back through the descriptor, after
  * flushing stdio); memory bounded (1 MiB window). */
 int core_cksum_range(core_file *f, int64_t off, int64_t len, uint32_t *crc);

@@ -3,7 +3,7 @@
 #define _FILE_OFFSET_BITS 64
 #include "collective.h"
 #include "error.h"
-#include "crc32c.h"
+#include "checksum.h"
 #include "sion_generic.h" /* SION_CAPABILITY_* */
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,11 +132,6 @@ int core_coll_layout_cap(const char *name, int32_t ntasks, int64_t *cs, const in
     return 0;
 }
 
-static int64_t block_offset(core_container *c, const core_task *t, int64_t b)
-{
-    return t->start + b * c->files[t->file].m.globalskip;
-}
-
 int core_coll_reserve(core_container *c, const void *data, int64_t n, int64_t *off)
 {
     if (!c->mode.write)
@@ -148,11 +143,9 @@ int core_coll_reserve(core_container *c, const void *data, int64_t n, int64_t *o
     int rc = core_ensure_space(c, n); /* syncs, starts a new block if needed */
     if (rc)
         return rc;
-    *off = block_offset(c, t, t->cur_block) + t->bsize[t->cur_block];
-    if (t->crc_on && data && t->bcrclen[t->cur_block] == t->bsize[t->cur_block]) {
-        t->bcrc[t->cur_block] = core_crc32c(t->bcrc[t->cur_block], data, (size_t)n);
-        t->bcrclen[t->cur_block] += n;
-    }
+    *off = core_block_offset(c, t, t->cur_block) + t->bsize[t->cur_block];
+    if (data)
+        core_cksum_update(t, data, n);
     t->bsize[t->cur_block] += n;
     t->cur_pos = t->bsize[t->cur_block];
     return core_place(c); /* keep the exported handle at the end of the task's data */
@@ -168,7 +161,7 @@ int core_coll_take(core_container *c, int64_t n, int64_t *off)
     core_task *t = &c->tasks[c->cur];
     if (e || n > t->bsize[t->cur_block] - t->cur_pos)
         return 0;
-    *off = block_offset(c, t, t->cur_block) + t->cur_pos;
+    *off = core_block_offset(c, t, t->cur_block) + t->cur_pos;
     t->cur_pos += n;
     int rc = core_place(c); /* read_sync takes the cursor from the handle's position */
     return rc ? rc : 1;

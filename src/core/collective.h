@@ -12,7 +12,7 @@
  * whole group's size and the senders keep block-aligned chunks of their own. */
 #ifndef CORE_COLLECTIVE_H
 #define CORE_COLLECTIVE_H
-#include "container.h"
+#include "stream.h"
 #include <stdint.h>
 
 /* Whether coalescing is wanted and with which group size, from the mode and

@@ -12,114 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int file_src_pread(void *ctx, void *buf, size_t n, int64_t off)
-{
-    return core_file_pread(ctx, buf, n, off);
-}
-
-int core_src_from_file(core_src *src, core_file *f)
-{
-    src->ctx = f;
-    src->name = f->name;
-    src->pread = file_src_pread;
-    return core_file_size(f, &src->size);
-}
-
-static int meta_from_file(core_pfile *pf, int require_closed)
-{
-    core_src src;
-    int rc = core_src_from_file(&src, &pf->f);
-    if (rc)
-        return rc;
-    rc = core_meta_read_header(&src, &pf->m, require_closed);
-    if (!rc && pf->m.start_of_varheader != 0)
-        rc = core_meta_read_blocks(&src, &pf->m);
-    return rc;
-}
-
-void core_container_free(core_container *c)
-{
-    if (!c)
-        return;
-    core_kv_free(c);
-    for (int32_t i = 0; i < c->nfiles && c->files; i++) {
-        if (c->files[i].jfd1)
-            close(c->files[i].jfd1 - 1);
-        if (c->files[i].f.name)
-            core_file_close(&c->files[i].f);
-        core_meta_free(&c->files[i].m);
-    }
-    for (int32_t t = 0; t < c->ntasks && c->tasks; t++) {
-        free(c->tasks[t].bsize);
-        free(c->tasks[t].bcrc);
-        free(c->tasks[t].bcrclen);
-    }
-    free(c->files);
-    free(c->tasks);
-    free(c->mapping);
-    free(c->name);
-    free(c->x_chunks); free(c->x_granks); free(c->x_bcount);
-    free(c->x_bsizes); free(c->x_curpos); free(c->x_curblk);
-    free(c);
-}
-
-core_container *core_container_new(const char *name, const core_mode *mode)
-{
-    core_container *c = calloc(1, sizeof *c);
-    if (!c || !(c->name = strdup(name))) {
-        free(c);
-        core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
-        return NULL;
-    }
-    c->mode = *mode;
-    c->only_task = -1;
-    return c;
-}
-
-static int task_reserve(core_task *t, int64_t n, const char *name)
-{
-    if (n <= t->cap)
-        return 0;
-    /* start small (a reader sizes each table exactly): MAXCHUNKS (100) entries
-     * per task made opening 1M tasks cost 800 MB of block tables */
-    int64_t ncap = t->cap ? t->cap : (n < 4 ? 4 : n);
-    while (ncap < n)
-        ncap *= 2;
-    int64_t *nb = realloc(t->bsize, (size_t)ncap * sizeof *nb);
-    if (!nb)
-        return core_fail(SHEAF_E_NOMEM, "%s: out of memory growing the block table", name);
-    memset(nb + t->cap, 0, (size_t)(ncap - t->cap) * sizeof *nb);
-    t->bsize = nb;
-    if (t->crc_on) {
-        uint32_t *nc = realloc(t->bcrc, (size_t)ncap * sizeof *nc);
-        if (nc)
-            t->bcrc = nc;
-        int64_t *nl = nc ? realloc(t->bcrclen, (size_t)ncap * sizeof *nl) : NULL;
-        if (!nc || !nl)
-            return core_fail(SHEAF_E_NOMEM, "%s: out of memory growing the block table", name);
-        t->bcrclen = nl;
-        memset(nc + t->cap, 0, (size_t)(ncap - t->cap) * sizeof *nc);
-        memset(nl + t->cap, 0, (size_t)(ncap - t->cap) * sizeof *nl);
-    }
-    t->cap = ncap;
-    return 0;
-}
-
 /* ---- write ------------------------------------------------------------- */
-
-int core_meta_write_header(core_file *f, const core_meta *m)
-{
-    size_t hs = (size_t)core_meta1_size(m->ntasks);
-    unsigned char *buf = malloc(hs);
-    if (!buf)
-        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", f->name);
-    core_meta_encode_header(m, buf);
-    int rc = core_file_seek(f, 0);
-    if (!rc)
-        rc = core_file_write(f, buf, hs);
-    free(buf);
-    return rc;
-}
 
 int core_create_check(const char *name, int32_t ntasks, const int64_t *chunksizes, int32_t fsblksize)
 {
@@ -159,36 +52,6 @@ int core_fsblksize_check(const char *name, int64_t fsblksize)
     return core_fail(SHEAF_E_ARG, "%s: file system block size %lld is larger than %d bytes (32 MiB, SIONlib's "
                      "SION_MAX_FSBLOCKSIZE); give a size up to that, or -1 to detect it", name,
                      (long long)fsblksize, SION_MAX_FSBLOCKSIZE);
-}
-
-int core_meta_init_write(core_meta *m, const char *prefix, const core_mode *mode, int32_t ntasks,
-                         const int64_t *chunksizes, const int64_t *globalranks, int32_t bs)
-{
-    m->mapping_size = -1;
-    m->meta_big = core_host_is_big();
-    m->data_big = mode->data_big >= 0 ? mode->data_big : m->meta_big;
-    m->version = CORE_LIB_VERSION;
-    m->patch = CORE_LIB_PATCH;
-    m->format = 5;
-    m->fsblksize = bs;
-    m->ntasks = ntasks;
-    m->nfiles = 1;
-    m->filenumber = 1; /* what SIONlib 1.7's serial writer stores; readers ignore it for single files */
-    int kv = (mode->keyval == SION_KEYVAL_NOTSET) ? SION_KEYVAL_NONE : mode->keyval;
-    m->flag1 = (int64_t)kv << 32;
-    snprintf(m->prefix, sizeof m->prefix, "%s", prefix);
-    m->globalranks = malloc((size_t)ntasks * 8);
-    m->chunksizes = malloc((size_t)ntasks * 8);
-    if (!m->globalranks || !m->chunksizes)
-        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", prefix);
-    for (int32_t t = 0; t < ntasks; t++) {
-        int64_t cs = chunksizes[t];
-        if (cs % bs && !mode->packed)
-            cs = (cs / bs + 1) * bs;
-        m->chunksizes[t] = cs;
-        m->globalranks[t] = globalranks ? globalranks[t] : t;
-    }
-    return core_meta_layout(m, prefix);
 }
 
 int core_create(core_container **out, const char *name, const core_mode *mode, int32_t ntasks,
@@ -236,7 +99,7 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
         tk->lrank = t;
         tk->nblocks = 1;
         tk->crc_on = mode->checksum;
-        if ((rc = task_reserve(tk, 1, name))) /* grows by doubling as blocks are added */
+        if ((rc = core_task_grow(tk, 1, name))) /* grows by doubling as blocks are added */
             goto fail;
     }
     if ((rc = core_meta_write_header(&pf->f, m)) || (rc = core_place(c)))
@@ -245,80 +108,6 @@ int core_create(core_container **out, const char *name, const core_mode *mode, i
     return 0;
 fail:
     core_container_free(c);
-    return rc;
-}
-
-int core_meta_alloc_blocks(core_meta *m, const int64_t *blockcount, const char *name)
-{
-    int64_t maxb = 1;
-    for (int32_t t = 0; t < m->ntasks; t++) {
-        if (blockcount[t] < 0)
-            return core_fail(SHEAF_E_ARG, "%s: task %d has a negative block count %lld", name, t, (long long)blockcount[t]);
-        if (blockcount[t] > maxb)
-            maxb = blockcount[t];
-    }
-    if (maxb > INT32_MAX || maxb > INT64_MAX / 8 / (1 + (int64_t)m->ntasks))
-        return core_fail(SHEAF_E_ARG, "%s: %lld blocks in one task, too many", name, (long long)maxb);
-    free(m->blockcount);
-    free(m->blocksizes);
-    m->maxchunks = (int32_t)maxb;
-    m->blockcount = malloc((size_t)m->ntasks * 8);
-    m->blocksizes = calloc((size_t)m->ntasks * (size_t)maxb, 8);
-    if (!m->blockcount || !m->blocksizes)
-        return core_fail(SHEAF_E_NOMEM, "%s: out of memory for the block table", name);
-    memcpy(m->blockcount, blockcount, (size_t)m->ntasks * 8);
-    return 0;
-}
-
-int core_meta_write_tail(core_file *f, core_meta *m, int serial)
-{
-    int64_t maxb = m->maxchunks;
-    m->start_of_varheader = m->data_start + maxb * m->globalskip;
-    /* file 0 of a multi-file set; a single file only when a mapping was given
-     * (SIONlib's mapped close writes one there too) */
-    int mapped = !serial && ((m->nfiles > 1 && m->filenumber == 0) ||
-                             (m->nfiles <= 1 && m->mapping && m->mapping_size > 0));
-    if (!serial && !mapped)
-        m->mapping_size = -1; /* parallel close: nothing after the block sizes */
-    size_t mb = 8 * (size_t)m->ntasks * (size_t)(1 + maxb);
-    size_t m2 = mb + (serial ? 4 : mapped ? 4 + 8 * (size_t)m->mapping_size : 0);
-    size_t tl = m->crcs ? core_cksum_trailer_size(m) : 0;
-    unsigned char *buf = malloc(m2 + tl);
-    if (!buf)
-        return core_fail(SHEAF_E_NOMEM, "%s: out of memory writing the block table", f->name);
-    core_meta_encode_blocks(m, buf);
-    if (serial) {
-        m->mapping_size = -1; /* serial close writes a zero mapping size */
-        core_meta_encode_mapping(m, buf + mb);
-    } else if (mapped) {
-        core_meta_encode_mapping(m, buf + mb);
-    }
-    if (m->crcs) { /* checksum trailer after the metadata; the header announces it */
-        m->flag2 |= CORE_FLAG2_CHECKSUM;
-        size_t hl = (size_t)core_meta1_size(m->ntasks);
-        unsigned char *hdr = malloc(hl);
-        if (!hdr) {
-            free(buf);
-            return core_fail(SHEAF_E_NOMEM, "%s: out of memory writing the checksums", f->name);
-        }
-        core_meta_encode_header(m, hdr);
-        core_cksum_encode(m, hdr, hl, buf, m2, buf + m2);
-        free(hdr);
-    }
-    /* META2 first, header last: a crash in between leaves start_of_varheader 0 */
-    int rc = core_file_seek(f, m->start_of_varheader);
-    if (!rc)
-        rc = core_file_write(f, buf, m2 + tl);
-    free(buf);
-    if (!rc && tl) { /* the trailer must end the file */
-        rc = core_file_flush(f);
-        if (!rc && ftruncate(f->fd, (off_t)(m->start_of_varheader + (int64_t)(m2 + tl))) != 0)
-            rc = core_fail_errno(SHEAF_E_IO, errno, "%s: cannot truncate after the checksums", f->name);
-    }
-    if (!rc)
-        rc = core_meta_write_header(f, m);
-    if (!rc)
-        rc = core_file_flush(f);
     return rc;
 }
 
@@ -416,7 +205,7 @@ static int open_member(core_container *c, int32_t k)
     free(nm);
     if (rc)
         return rc;
-    return meta_from_file(pf, 1);
+    return core_meta_read_file(&pf->f, &pf->m, 1);
 }
 
 int core_read_member_meta(core_container *c, const char *path)
@@ -432,7 +221,7 @@ int core_read_member_meta(core_container *c, const char *path)
     int rc = core_file_open(&pf->f, path, 0, 1);
     if (rc)
         return rc;
-    rc = meta_from_file(pf, 1);
+    rc = core_meta_read_file(&pf->f, &pf->m, 1);
     int r2 = core_file_close(&pf->f);
     return rc ? rc : r2;
 }
@@ -448,7 +237,7 @@ static int init_task_from_meta(core_container *c, core_task *tk, int32_t file, i
     tk->nblocks = m->blockcount[lrank] > 0 ? m->blockcount[lrank] : 1;
     /* a task without blocks has no checksums (its one empty block needs none) */
     tk->crc_on = m->crcs != NULL && m->crc_first && m->blockcount[lrank] > 0 && !c->mode.nochecksum;
-    int rc = task_reserve(tk, tk->nblocks, c->name);
+    int rc = core_task_grow(tk, tk->nblocks, c->name);
     if (rc)
         return rc;
     for (int64_t b = 0; b < m->blockcount[lrank]; b++)
@@ -613,5 +402,3 @@ int core_open_read_rank(core_container **out, const char *name, const core_mode 
     }
     return rc;
 }
-
-int core_task_grow(core_task *t, int64_t n, const char *name) { return task_reserve(t, n, name); }

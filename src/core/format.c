@@ -1,6 +1,5 @@
 /* format.c - bounds-checked codec for SIONlib format 2-5 metadata. */
 #include "format.h"
-#include "checksum.h"
 #include "endian.h"
 #include "error.h"
 #include <limits.h>
@@ -187,7 +186,7 @@ int core_meta_read_header(const core_src *src, core_meta *m, int require_closed)
     return 0;
 }
 
-int core_meta_read_blocks(const core_src *src, core_meta *m)
+int core_meta_decode_blocks(const core_src *src, core_meta *m, int64_t *end)
 {
     int s = m->swap, rc;
     int64_t n = m->ntasks, off = m->start_of_varheader;
@@ -274,15 +273,8 @@ int core_meta_read_blocks(const core_src *src, core_meta *m)
         }
         off += 8 * (int64_t)ms;
     }
-    return core_cksum_load(src, m, off); /* (a serial close's 4-byte zero mapping size may follow off) */
-}
-
-int core_meta_read(const core_src *src, core_meta *m)
-{
-    int rc = core_meta_read_header(src, m, 1);
-    if (!rc)
-        rc = core_meta_read_blocks(src, m);
-    return rc;
+    *end = off; /* (a serial close's 4-byte zero mapping size may follow) */
+    return 0;
 }
 
 void core_meta_free(core_meta *m)

@@ -60,10 +60,10 @@ int64_t core_meta1_size(int32_t ntasks);
 /* Decode META1 and derive layout. With require_closed, a header whose
  * start_of_varheader is 0 fails with SHEAF_E_UNCLOSED. */
 int core_meta_read_header(const core_src *src, core_meta *m, int require_closed);
-/* Decode META2 (and, for file 0 of a multi-file set, the mapping). */
-int core_meta_read_blocks(const core_src *src, core_meta *m);
-/* Both, as a reader needs them. */
-int core_meta_read(const core_src *src, core_meta *m);
+/* Decode META2 (and, for file 0 of a multi-file set, the mapping); *end:
+ * the first byte after them (where a checksum trailer may follow: metaio.h
+ * reads the whole metadata of a file). */
+int core_meta_decode_blocks(const core_src *src, core_meta *m, int64_t *end);
 void core_meta_free(core_meta *m);
 
 /* Compute S0, globalskip and starts[] from fsblksize/chunksizes/format. */

@@ -1,6 +1,7 @@
 /* journal.c - the progress journal beside a physical file (see journal.h). */
 #define _FILE_OFFSET_BITS 64
 #include "journal.h"
+#include "stream.h"
 #include "crc32c.h"
 #include "endian.h"
 #include "error.h"

@@ -22,7 +22,7 @@
  * may append concurrently. */
 #ifndef CORE_JOURNAL_H
 #define CORE_JOURNAL_H
-#include "container.h"
+#include "handle.h"
 #include <stdint.h>
 
 /* "<path>.sheafj", malloc'd (NULL: out of memory). */

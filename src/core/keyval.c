@@ -208,6 +208,7 @@ static int get_task(core_container *c, kv_task **out)
         }
         kv->ntasks = c->ntasks;
         c->kv = kv;
+        c->kv_release = core_kv_free; /* core_container_free (handle.c) calls it */
     }
     kv_task *kt = c->kv->tasks[c->cur];
     if (!kt) {

@@ -16,7 +16,7 @@
  * container, one thread at a time (as the rest of the core). */
 #ifndef CORE_KEYVAL_H
 #define CORE_KEYVAL_H
-#include "container.h"
+#include "stream.h"
 #include <stdint.h>
 
 #define CORE_KV_HEADER 16 /* key + length */

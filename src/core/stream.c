@@ -2,20 +2,16 @@
  * A task's stream is the concatenation of its blocks; block b lives at
  * start + b*globalskip of the task's physical file. */
 #define _FILE_OFFSET_BITS 64
-#include "container.h"
+#include "stream.h"
 #include "checksum.h"
-#include "crc32c.h"
 #include "error.h"
 #include "sion_const.h"
 
 static core_task *cur_task(core_container *c) { return &c->tasks[c->cur]; }
 
-static core_file *task_file(core_container *c, const core_task *t) { return &c->files[t->file].f; }
+static core_file *task_file(core_container *c, const core_task *t) { return core_task_file(c, t); }
 
-static int64_t block_offset(core_container *c, const core_task *t, int64_t b)
-{
-    return t->start + b * c->files[t->file].m.globalskip;
-}
+static int64_t block_offset(core_container *c, const core_task *t, int64_t b) { return core_block_offset(c, t, b); }
 
 int64_t core_task_total(const core_task *t)
 {
@@ -145,10 +141,7 @@ int core_write(core_container *c, const void *buf, uint64_t n)
         int64_t want = (uint64_t)room < n ? room : (int64_t)n;
         if ((rc = core_file_write(f, p, (size_t)want)))
             return rc;
-        if (t->crc_on && t->bcrclen[t->cur_block] == t->bsize[t->cur_block]) { /* running CRC still in step */
-            t->bcrc[t->cur_block] = core_crc32c(t->bcrc[t->cur_block], p, (size_t)want);
-            t->bcrclen[t->cur_block] += want;
-        }
+        core_cksum_update(t, p, want);
         t->bsize[t->cur_block] += want;
         t->cur_pos = t->bsize[t->cur_block];
         p += want;
@@ -333,48 +326,4 @@ int core_seek(core_container *c, int32_t rank, int64_t blocknr, int64_t pos)
         return rc;
     }
     return core_place(c);
-}
-
-/* ---- checksums (checksum.h) --------------------------------------------- */
-void core_cksum_take(core_task *t, const uint32_t *crcs)
-{
-    for (int64_t b = 0; b < t->nblocks; b++) {
-        t->bcrc[b] = crcs[b];
-        t->bcrclen[b] = 0;
-    }
-}
-
-int core_cksum_finish_task(core_container *c, int32_t ti)
-{
-    core_task *t = &c->tasks[ti];
-    if (!t->crc_on)
-        return 0;
-    for (int64_t b = 0; b < t->nblocks; b++) {
-        if (t->bcrclen[b] == t->bsize[b])
-            continue;
-        /* bytes came (also) through the exported FILE* or fd: read the block back */
-        int rc = core_cksum_range(task_file(c, t), block_offset(c, t, b), t->bsize[b], &t->bcrc[b]);
-        if (rc)
-            return rc;
-        t->bcrclen[b] = t->bsize[b];
-    }
-    return 0;
-}
-
-int core_cksum_verify_block(core_container *c, int32_t ti, int64_t b)
-{
-    core_task *t = &c->tasks[ti];
-    int64_t off = block_offset(c, t, b);
-    if (t->bcrclen[b] == 0) {
-        uint32_t got = 0;
-        int rc = core_cksum_range(task_file(c, t), off, t->bsize[b], &got);
-        if (rc)
-            return rc;
-        t->bcrclen[b] = got == t->bcrc[b] ? 1 : -1;
-    }
-    if (t->bcrclen[b] < 0)
-        return core_fail(SHEAF_E_FORMAT, "%s: checksum mismatch: task %d (global rank %lld), block %lld, bytes "
-                         "%lld-%lld of the file: the data are damaged", task_file(c, t)->name, ti,
-                         (long long)t->globalrank, (long long)b, (long long)off, (long long)(off + t->bsize[b] - 1));
-    return 0;
 }

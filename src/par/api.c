@@ -1,9 +1,9 @@
 /* api.c - generic API objects: sion_generic_create_api, the register_*_cb
  * calls, and the lookup the parallel opens use. API ids are taken from the
- * sid table (src/api/registry.c), as SIONlib does; a mutex guards the objects,
+ * sid table (src/sid/sid.c), as SIONlib does; a mutex guards the objects,
  * so they may be created and looked up from several threads. */
 #include "par.h"
-#include "../api/registry.h"
+#include "../sid/sid.h"
 #include "../core/error.h"
 #include "sion.h"
 #include <pthread.h>
@@ -27,6 +27,7 @@ int sion_generic_create_api(char *name)
         core_report_error_rc(-1, -1);
         return -1;
     }
+    par_install_sid_ops(); /* before any parallel sid exists */
     /* the id comes from the sid table, as in SIONlib: an MPI program's first sid is 1 */
     pthread_mutex_lock(&g_lock);
     int aid = api_register_kind(API_KIND_GENERIC_API, a);
@@ -103,6 +104,7 @@ int sion_generic_register_get_capability_cb(int aid, sion_generic_capability_cb 
 int par_api_get(int aid, par_api *out, const char *fname)
 {
     int found = 0;
+    par_install_sid_ops(); /* every parallel open passes here */
     pthread_mutex_lock(&g_lock);
     par_api *a = api_lookup_kind(aid, API_KIND_GENERIC_API, fname);
     if (a) {

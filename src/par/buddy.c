@@ -23,7 +23,7 @@
  * through member 0's mapping and reads it itself (open.c calls
  * par_buddy_open_read). */
 #include "par.h"
-#include "../api/registry.h"
+#include "../sid/sid.h"
 #include "../core/error.h"
 #include "../core/io.h"
 #include "../core/partask.h"

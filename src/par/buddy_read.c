@@ -22,7 +22,7 @@
  * files are the same). */
 #define _FILE_OFFSET_BITS 64
 #include "par.h"
-#include "../api/registry.h"
+#include "../sid/sid.h"
 #include "../core/error.h"
 #include "../core/io.h"
 #include "../core/partask.h"

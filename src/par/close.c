@@ -2,7 +2,7 @@
  * counts, L gatherv block sizes, G gather mapping to file 0's master for a
  * multi-file set, masters write META2, G agree); read close (detach, G agree). */
 #include "open_int.h"
-#include "../api/registry.h"
+#include "../sid/sid.h"
 #include "../core/endian.h"
 #include "../core/error.h"
 #include "../core/partask.h"

@@ -17,7 +17,7 @@
  * data into the collector's own stream. */
 #define _FILE_OFFSET_BITS 64
 #include "par.h"
-#include "../api/registry.h"
+#include "../sid/sid.h"
 #include "../core/collective.h"
 #include "../core/error.h"
 #include "sion.h"

@@ -22,7 +22,7 @@
  * processes than tasks), as in SIONlib: it takes part in the collectives and
  * gets a sid that only the mapped close accepts. */
 #include "mapped_int.h"
-#include "../api/registry.h"
+#include "../sid/sid.h"
 #include "../core/error.h"
 #include "../core/partask.h"
 #include "sion.h"

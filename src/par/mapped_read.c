@@ -1,7 +1,7 @@
 /* mapped_read.c - the read side of the mapped open: rank 0 reads the set and
  * assigns the logical tasks. */
 #include "mapped_int.h"
-#include "../api/registry.h"
+#include "../sid/sid.h"
 #include "../core/error.h"
 #include "../core/partask.h"
 #include "sion.h"

@@ -1,7 +1,7 @@
 /* mapped_write.c - the write side of the mapped open and close (m logical
  * tasks on n processes): rank 0 creates and finishes every file. */
 #include "mapped_int.h"
-#include "../api/registry.h"
+#include "../sid/sid.h"
 #include "../core/error.h"
 #include "../core/partask.h"
 #include "sion.h"

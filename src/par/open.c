@@ -18,7 +18,7 @@
  * a failure never leaves another task waiting; G agree turns it into a
  * failure of the call on all tasks. */
 #include "open_int.h"
-#include "../api/registry.h"
+#include "../sid/sid.h"
 #include "../core/endian.h"
 #include "../core/error.h"
 #include "../core/partask.h"

@@ -3,7 +3,7 @@
  * group, master reads its file, L scatter layout, L scatterv block tables,
  * attach, G agree. */
 #include "open_int.h"
-#include "../api/registry.h"
+#include "../sid/sid.h"
 #include "../core/endian.h"
 #include "../core/error.h"
 #include "../core/partask.h"

@@ -2,7 +2,7 @@
  * steps G gather split, G bcast verdict, create local group, L gather chunk
  * sizes, master creates the file, L scatter layout, attach, G agree. */
 #include "open_int.h"
-#include "../api/registry.h"
+#include "../sid/sid.h"
 #include "../core/endian.h"
 #include "../core/error.h"
 #include "../core/partask.h"

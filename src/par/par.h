@@ -23,6 +23,10 @@ typedef struct par_api {
     sion_generic_capability_cb capability;
 } par_api;
 
+/* Install the hooks through which src/api reaches a parallel sid's state
+ * (sidops.c, src/sid/sid.h); called by every way into a parallel open. */
+void par_install_sid_ops(void);
+
 /* Copy of API object aid (callbacks); fails with a message naming `fname`
  * when aid is unknown or the STD level is not registered. */
 int par_api_get(int aid, par_api *out, const char *fname);
@@ -72,7 +76,7 @@ int par_buddy_open_write(par_state *p, int levels, int64_t chunk, const char *fn
 /* sion_coll_fwrite: the n bytes just written (rc_in: this task's result so
  * far; a failed task still takes part) go to the partners; collective. */
 int par_buddy_coll_write(core_container *c, int sid, const void *data, int64_t n, int rc_in);
-/* sion_flush: the copy members this task writes become durable. */
+/* sion_flush (through the hooks of sidops.c): the copy members this task writes become durable. */
 int par_buddy_flush(core_container *c);
 /* Close: the copy members get their metadata; collective; not agreed (the
  * container's close agrees on it). */
@@ -84,7 +88,7 @@ void par_buddy_free(par_state *p);
 int par_buddy_open_read(const par_api *api, const char *fname, const core_mode *md, int level, void *gcomm,
                         int grank, int gsize, sion_int64 *chunksize, sion_int32 *fsblksize, int *filenumber,
                         int *numfiles, int *lrank, int *lsize, FILE **fileptr, char **newfname);
-/* sion_get_io_info (api/common.c): level l's copy member this task sends into
+/* sion_get_io_info (through the hooks of sidops.c): level l's copy member this task sends into
  * and the one it collects (NULL names when not there), its bytes, whether it
  * writes the collected one. */
 void par_buddy_info(par_state *p, int l, const char **send_name, int64_t *send_bytes, const char **coll_name,

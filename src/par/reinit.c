@@ -1,7 +1,7 @@
 /* reinit.c - sion_generic_parreinit: G vote, L gather chunk sizes, master
  * rewrites the file, L scatter layout, G agree. */
 #include "open_int.h"
-#include "../api/registry.h"
+#include "../sid/sid.h"
 #include "../core/endian.h"
 #include "../core/error.h"
 #include "../core/partask.h"

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "format.h"
+#include "metaio.h" /* core_meta_read: the codec plus the checksum trailer */
 #include "endian.h"
 #include "sion.h"
 #include "sheaf.h"

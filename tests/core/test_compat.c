@@ -373,7 +373,7 @@ static void test_generic_api_error_rc(void **st)
 }
 
 /* The id counter never wraps: once INT_MAX numbers are used up (here
- * simulated with the registry's skip, src/api/registry.h), opens fail with a
+ * simulated with the registry's skip, src/sid/sid.h), opens fail with a
  * message and free what they had opened; open sids keep working. Must stay
  * the last test: it uses up the process's ids. */
 void api_skip_ids(int n);

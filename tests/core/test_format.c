@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "format.h"
+#include "metaio.h" /* core_meta_read: the codec plus the checksum trailer */
 #include "mode.h"
 #include "endian.h"
 #include "sheaf.h"

@@ -5,6 +5,7 @@
  *    to the same values;
  *  - every block lies inside the file before start_of_varheader. */
 #include "format.h"
+#include "metaio.h" /* core_meta_read: the codec plus the checksum trailer */
 #include "error.h"
 #include <stdint.h>
 #include <stdio.h>

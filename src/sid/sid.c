@@ -1,4 +1,5 @@
-/* registry.c - the table of ids (sids and generic API ids), guarded by a mutex.
+/* sid.c - the table of ids (sids and generic API ids), guarded by a mutex, and
+ * the parallel layer's hooks (sid.h).
  *
  * Ids are handed out in increasing order from one counter, starting at 0, and
  * a number is never handed out twice: SIONlib 1.7 also takes sids and the ids
@@ -10,10 +11,11 @@
  *
  * The open entries live in an array sorted by id (new ids are always the
  * largest, so they are appended); a look-up is a binary search. */
-#include "registry.h"
+#include "sid.h"
 #include "../core/error.h"
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,3 +186,14 @@ void *api_release_kind(int id, int kind)
 }
 
 core_container *api_release(int sid) { return api_release_kind(sid, API_KIND_SID); }
+
+static _Atomic(const sid_par_ops *) g_par_ops;
+
+void sid_set_par_ops(const sid_par_ops *ops) { atomic_store(&g_par_ops, ops); }
+
+const sid_par_ops *sid_par_ops_of(const core_container *c)
+{
+    if (!c || !c->par || c->dup)
+        return NULL;
+    return atomic_load(&g_par_ops);
+}

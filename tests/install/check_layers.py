@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""check_layers.py - sheaf's layers depend in one direction, and src/core has no cycles.
+
+Usage: check_layers.py SOURCE_DIR [OBJECT_DIR]
+
+(a) Layers. Every #include "..." of every .c/.h file under SOURCE_DIR/src
+(and of the public-API-only folders below) is resolved the way the compiler
+does (relative to the file, then SOURCE_DIR/include). An include that reaches
+a header of another folder must be allowed by the including folder's row of
+LAYERS: the target folder (or that one file) is in its `may` list, and it has
+a lower rank (never climbing, never sideways). Public headers (include/) are
+allowed everywhere. A folder may also forbid system headers (no MPI or OpenMP
+in the serial layers).
+
+(b) Cycles. In every folder whose row says `acyclic`, modules (files with the
+same name without extension: format.c + format.h are module "format") must
+not depend on each other in a cycle. A dependency is an #include of the other
+module's header. When OBJECT_DIR is given (the build tree), the object files
+of those folders (CMake's .../<folder>/<module>.c.o) are read with nm as
+well, and a call from one module to a function defined in another is a
+dependency too (this catches a function declared in a third module's header).
+
+The table is data: a folder the table does not know is listed (and its
+includes are not checked), so branches adding parts (src/ckpt, src/lock, ...)
+still pass until their row is added. A row whose folder is missing is fine.
+NM in the environment names the nm to use (default: nm).
+Exit status 0 when everything holds, 1 on a violation (each one printed),
+2 on a usage error.
+"""
+import os
+import re
+import subprocess
+import sys
+
+PARALLEL_SYS = ["mpi.h", "omp.h"]
+
+# The layer order (doc/design.md "Layers"): a folder may include the headers
+# of the folders (or single files "folder/file.h") in `may`, each of which
+# must have a lower rank. may=None: any folder of lower rank.
+LAYERS = {
+    # serial container: C library, POSIX, public headers only
+    "src/core":   {"rank": 0, "may": [], "forbid": PARALLEL_SYS, "acyclic": True},
+    # the table of open sids and the parallel layer's hooks
+    "src/sid":    {"rank": 1, "may": ["src/core"], "forbid": PARALLEL_SYS, "acyclic": True},
+    # global file status: a library of its own, uses no other folder
+    "src/fgfs":   {"rank": 1, "may": [], "forbid": []},
+    # passive lock managers on MPI RMA: a library of its own, below the MPI-IO layer
+    "src/lock":   {"rank": 1, "may": [], "forbid": []},
+    # the public sion_* API
+    "src/api":    {"rank": 2, "may": ["src/core", "src/sid"], "forbid": PARALLEL_SYS, "acyclic": True},
+    # the generic parallel layer (reaches src/api only through the public API)
+    "src/par":    {"rank": 3, "may": ["src/core", "src/sid"], "forbid": PARALLEL_SYS},
+    # bindings: public API plus the one internal table
+    "src/mpi":    {"rank": 4, "may": ["src/par/binding.h"], "forbid": []},
+    "src/omp":    {"rank": 4, "may": ["src/par/binding.h"], "forbid": []},
+    "src/ompi":   {"rank": 5, "may": ["src/par/binding.h", "src/omp/teamcomm.h"], "forbid": []},
+    # parts on top (other branches): anything below them
+    "src/ckpt":   {"rank": 6, "may": None, "forbid": []},
+    "src/mpiio":  {"rank": 6, "may": None, "forbid": []},
+    "src/loader": {"rank": 6, "may": None, "forbid": []},
+    # programs and bindings to other languages: the public API only
+    "tools":      {"rank": 9, "may": [], "forbid": []},
+    "examples":   {"rank": 9, "may": [], "forbid": []},
+    "bindings":   {"rank": 9, "may": [], "forbid": []},
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+SOURCE_EXT = (".c", ".h")
+
+
+def strip_comments(text):
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def folder_of(rel):
+    """The LAYERS row a path (relative to SOURCE_DIR) belongs to: the longest
+    matching key, else its first two components under src/, else None."""
+    best = None
+    for key in LAYERS:
+        if rel == key or rel.startswith(key + "/"):
+            if best is None or len(key) > len(best):
+                best = key
+    if best:
+        return best
+    parts = rel.split("/")
+    if parts[0] == "src" and len(parts) > 2:
+        return "src/" + parts[1]
+    return None
+
+
+def source_files(root, top):
+    base = os.path.join(root, top)
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames.sort()
+        for f in sorted(filenames):
+            if f.endswith(SOURCE_EXT):
+                yield os.path.join(dirpath, f)
+
+
+def includes(path):
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        text = strip_comments(fh.read())
+    for m in INCLUDE.finditer(text):
+        line = text.count("\n", 0, m.start()) + 1
+        yield m.group(1), m.group(2), line
+
+
+def resolve(root, path, name):
+    """Where #include "name" of path lands: a path relative to root, 'public'
+    for include/, or None when it is nowhere in the tree."""
+    cand = os.path.normpath(os.path.join(os.path.dirname(path), name))
+    if os.path.isfile(cand):
+        return os.path.relpath(cand, root)
+    if os.path.isfile(os.path.join(root, "include", name)):
+        return "public"
+    return None
+
+
+def allowed(src_folder, target_rel, target_folder):
+    row = LAYERS[src_folder]
+    trow = LAYERS.get(target_folder)
+    may = row["may"]
+    if may is None:
+        return trow is not None and trow["rank"] < row["rank"]
+    if target_folder not in may and target_rel not in may:
+        return False
+    return trow is not None and trow["rank"] < row["rank"]
+
+
+def check_layers(root, problems):
+    unknown = set()
+    graphs = {}  # folder -> module -> set(modules) (acyclic folders)
+    tops = sorted({k.split("/")[0] for k in LAYERS})
+    for top in tops:
+        for path in source_files(root, top):
+            rel = os.path.relpath(path, root)
+            folder = folder_of(rel)
+            if folder is None:
+                continue
+            row = LAYERS.get(folder)
+            if row is None:
+                unknown.add(folder)
+                continue
+            mod = os.path.splitext(os.path.basename(rel))[0]
+            if row.get("acyclic"):
+                graphs.setdefault(folder, {}).setdefault(mod, set())
+            for kind, name, line in includes(path):
+                where = "%s:%d: #include %s%s%s" % (rel, line, kind, name, ">" if kind == "<" else '"')
+                if kind == "<":
+                    if os.path.basename(name) in row["forbid"]:
+                        problems.append("%s: %s may not use %s" % (where, folder, name))
+                    continue
+                target = resolve(root, path, name)
+                if target is None:
+                    if "../" in name:
+                        problems.append("%s: not found in the tree" % where)
+                    continue
+                if target == "public":
+                    continue
+                tfolder = folder_of(target)
+                if tfolder == folder:
+                    tmod = os.path.splitext(os.path.basename(target))[0]
+                    if row.get("acyclic") and tmod != mod:
+                        graphs[folder][mod].add(tmod)
+                    continue
+                if tfolder is None or not allowed(folder, target, tfolder):
+                    trank = LAYERS.get(tfolder, {}).get("rank")
+                    how = ("climbs to a higher layer" if trank is not None and trank > row["rank"]
+                           else "reaches sideways" if trank == row["rank"]
+                           else "is not in the folder's list")
+                    problems.append("%s: %s (rank %d) -> %s %s (allowed: %s)" % (
+                        where, folder, row["rank"], target, how,
+                        "any lower layer" if row["may"] is None else ", ".join(row["may"]) or "public headers"))
+    return unknown, graphs
+
+
+def object_graph(root, objdir, folder, nm):
+    """module -> set(modules) from the undefined/defined symbols of the
+    objects of one folder (files .../<last component of folder>/<mod>.c.o
+    whose source root/folder/<mod>.c still exists: a build tree keeps the
+    objects of files since moved away)."""
+    last = folder.split("/")[-1]
+    objs = {}
+    for dirpath, _, filenames in os.walk(objdir):
+        if os.path.basename(dirpath) != last or "sheaf_obj.dir" not in dirpath:
+            continue
+        for f in filenames:
+            if f.endswith(".c.o") and os.path.isfile(os.path.join(root, folder, f[:-2])):
+                objs[f[:-4]] = os.path.join(dirpath, f)
+    defined, used = {}, {}
+    for mod, path in sorted(objs.items()):
+        out = subprocess.run([nm, path], capture_output=True, text=True, check=True).stdout
+        used[mod] = set()
+        for ln in out.splitlines():
+            parts = ln.split()
+            if len(parts) == 2 and parts[0] == "U":
+                used[mod].add(parts[1])
+            elif len(parts) == 3 and parts[1] in "TDBRC":
+                defined.setdefault(parts[2], mod)
+    graph = {m: set() for m in objs}
+    for mod, syms in used.items():
+        for s in syms:
+            d = defined.get(s)
+            if d and d != mod:
+                graph[mod].add(d)
+    return graph
+
+
+def cycles(graph):
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in graph:
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def describe(graph, comp):
+    edges = ["%s->%s" % (a, b) for a in comp for b in sorted(graph[a]) if b in comp]
+    return "{%s}: %s" % (", ".join(comp), " ".join(edges))
+
+
+def main(argv):
+    if len(argv) not in (2, 3) or not os.path.isdir(os.path.join(argv[1], "src")):
+        sys.stderr.write(__doc__)
+        return 2
+    root = os.path.abspath(argv[1])
+    objdir = argv[2] if len(argv) == 3 else None
+    problems = []
+    unknown, graphs = check_layers(root, problems)
+    for folder, graph in sorted(graphs.items()):
+        for comp in cycles(graph):
+            problems.append("%s: include cycle between modules %s" % (folder, describe(graph, comp)))
+        if objdir and os.path.isdir(objdir):
+            og = object_graph(root, objdir, folder, os.environ.get("NM", "nm"))
+            for comp in cycles(og):
+                problems.append("%s: call cycle between modules (object files) %s" % (folder, describe(og, comp)))
+            print("%s: %d modules, %d include dependencies, %d objects, %d call dependencies, acyclic: %s" % (
+                folder, len(graph), sum(len(v) for v in graph.values()), len(og),
+                sum(len(v) for v in og.values()), "no" if cycles(graph) or cycles(og) else "yes"))
+        else:
+            print("%s: %d modules, %d include dependencies (no objects read)" % (
+                folder, len(graph), sum(len(v) for v in graph.values())))
+    present = sorted(k for k in LAYERS if os.path.isdir(os.path.join(root, k)))
+    print("layers checked: " + ", ".join("%s(%d)" % (k, LAYERS[k]["rank"]) for k in present))
+    if unknown:
+        print("folders not in the table (includes not checked; add a row to LAYERS): " + ", ".join(sorted(unknown)))
+    for p in problems:
+        print("LAYER VIOLATION: " + p)
+    if problems:
+        print("%d violation(s)" % len(problems))
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
