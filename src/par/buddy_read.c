@@ -86,13 +86,19 @@ static int find_readers(const par_api *api, const char *bn, void *gcomm, int gra
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", bn);
     if (grank == 0 && !rc && !(allv = malloc((size_t)gsize * (size_t)nf * sizeof *allv)))
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", bn);
+    /* every task has its buffers before the exchanges sized by nf, or all fail here */
+    if ((rc = par_agree(api, gcomm, grank, gsize, rc, bn, "sion_generic_paropen (buddy copy)"))) {
+        free(vis);
+        free(allv);
+        free(reader);
+        return rc;
+    }
     for (int k = 0; vis && k < nf; k++)
         vis[k] = visible(api, bn, k);
     int64_t vdummy[1];
-    /* a task without memory still takes part; nf is the same everywhere, so the counts match */
-    if (api->gather(vis ? vis : vdummy, allv ? allv : vdummy, gcomm, _SION_INT64, vis ? (int)nf : 0, 0))
+    if (api->gather(vis, allv ? allv : vdummy, gcomm, _SION_INT64, (int)nf, 0))
         cbf = 1;
-    int64_t *rd = reader ? reader : vdummy;
+    int64_t *rd = reader;
     if (grank == 0) {
         rd[0] = rc || cbf ? SHEAF_E_IO : 0;
         for (int k = 0; allv && !rd[0] && k < nf; k++) {
@@ -104,7 +110,7 @@ static int find_readers(const par_api *api, const char *bn, void *gcomm, int gra
                 rd[0] = SHEAF_E_NOTFOUND;
         }
     }
-    if (api->bcast(rd, gcomm, _SION_INT64, reader ? (int)nf + 1 : 1, 0))
+    if (api->bcast(rd, gcomm, _SION_INT64, (int)nf + 1, 0))
         cbf = 1;
     free(vis);
     free(allv);
