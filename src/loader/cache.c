@@ -29,6 +29,14 @@ struct ldir {
 
 struct lstatent { int err; struct sld_stat st; };
 struct lfile { int err; char *local; };
+struct lreal { int err; char *real; };
+
+static void free_real(void *p)
+{
+  struct lreal *r = p;
+  if (r) free(r->real);
+  free(r);
+}
 
 static void free_dir(void *p)
 {
@@ -55,6 +63,7 @@ void sld_cache_free(struct sld_server *s)
   sld_htab_free(&s->lstats, free);
   sld_htab_free(&s->files, free_file);
   sld_htab_free(&s->listed, free);
+  sld_htab_free(&s->reals, free_real);
 }
 
 static int cmpname(const void *a, const void *b)
@@ -210,8 +219,20 @@ static int real_of(struct sld_server *s, const char *path, char *real)
   const char *name;
   int t = check_listing(s, path, &d, &name);
   if (t == -EAGAIN || t == DT_LNK || t == DT_UNKNOWN) {
-    s->c[SLD_C_REALPATHS]++;
-    if (!realpath(path, real)) return -errno;
+    /* a symlink (or an unlisted name): resolved once, remembered */
+    struct lreal *r = sld_htab_get(&s->reals, path);
+    if (!r) {
+      r = calloc(1, sizeof *r);
+      if (!r) return -ENOMEM;
+      s->c[SLD_C_REALPATHS]++;
+      if (!realpath(path, real)) r->err = errno;
+      else if (!(r->real = strdup(real))) r->err = ENOMEM;
+      if (sld_htab_put(&s->reals, path, r)) { free_real(r); return -ENOMEM; }
+    } else {
+      s->c[SLD_C_HITS]++;
+    }
+    if (r->err) return -r->err;
+    snprintf(real, SLD_PATH_MAX, "%s", r->real);
     return DT_UNKNOWN;
   }
   if (t < 0) return t;
@@ -298,6 +319,7 @@ void sld_cache_serve(struct sld_server *s, const struct sld_request *rq, struct 
     memcpy(rp->counters, s->c, sizeof rp->counters);
     snprintf(rp->path, sizeof rp->path, "%s", s->dir);
     break;
+  case SLD_OP_SHUTDOWN: break;
   default: rp->status = EINVAL; break;
   }
 }

@@ -23,7 +23,7 @@ struct sld_server {
   char sock[SLD_PATH_MAX];     /* <dir>/sock */
   int strip;                   /* copies hold only the PT_LOAD extents of ELF files */
   unsigned long seq;
-  struct sld_htab dirs, stats, lstats, files, listed;
+  struct sld_htab dirs, stats, lstats, files, listed, reals;
   uint64_t c[SLD_NCOUNTERS];
 };
 

@@ -304,8 +304,10 @@ int main(int argc, char **argv)
     rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
   if (o.stats || o.stats_file) report(&o, sock);
-  if (sheaf_loader_request(sock, SHEAF_LOADER_SHUTDOWN, NULL, NULL, 0, o.timeout) < 0)
-    kill(server, SIGTERM);
+  if (sheaf_loader_request(sock, SHEAF_LOADER_SHUTDOWN, NULL, NULL, 0, o.timeout) < 0) {
+    kill(server, SIGTERM);   /* stuck or stopped: it cleans up on SIGTERM */
+    kill(server, SIGCONT);
+  }
   waitpid(server, NULL, 0);
   free(cmd);
   return rc;
