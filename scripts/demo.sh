@@ -18,7 +18,7 @@ set -euo pipefail
 echo "== build ($SHEAF_BUILD)"
 sheaf_configure >/dev/null
 targets=(pack_dir)
-for t in sheaf_cli ckpt_demo; do
+for t in sheaf_cli ckpt_demo sheaf_launch; do
     if cmake --build "$SHEAF_BUILD" --target help 2>/dev/null | grep -q "^$t:"; then
         targets+=("$t")
     fi
@@ -141,6 +141,22 @@ if [ -x "$fgfs" ] && [ -x "$MPIEXEC" ]; then
     fi
     echo "   (one machine: every path is on storage of this node; the namespace test bed,"
     echo "    scripts/fgfs-testbed.sh, makes simulated nodes with their own mounts: ctest -R fgfs)"
+fi
+
+launch=$SHEAF_BUILD/tools/loader/sheaf-launch
+if [ -x "$launch" ] && command -v python3 >/dev/null 2>&1; then
+    echo
+    echo "== 6. scalable loading: python3 under sheaf-launch, its libraries and modules from a node cache"
+    echo "   sheaf-launch --stats -- python3 -c 'import json, email.parser; print(...)'"
+    py=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
+    if out=$("$launch" --stats --cache-dir "$work" -- "$py" -c \
+            'import json, email.parser; print("   imported", json.__name__, email.parser.__name__)' 2>&1); then
+        echo "$out" | grep -E "imported|listings|stats |reads|hits" | sed 's/^sheaf-launch: /   server: /'
+    else
+        echo "$out" | sed 's/^/   /'
+        echo "   FAIL: sheaf-launch"
+        status=1
+    fi
 fi
 
 echo

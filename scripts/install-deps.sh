@@ -13,6 +13,9 @@
 #                                                 both, in build/ and build-openmpi/)
 #   iproute2                                      `ip`, for the loopback-only network
 #                                                 namespace of Open MPI test runs
+#   strace python3-dev                            loader tests (tests/loader): strace is the
+#                                                 oracle that every .so/.py open comes from the
+#                                                 cache; Python.h builds extension modules
 # MPICH stays the default MPI: installing Open MPI switches Debian's `mpicc` /
 # `mpiexec` alternatives to it (higher priority), which would silently change
 # the MPI of every build that uses the plain names. So the alternatives are set
@@ -24,7 +27,7 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
           clang libclang-rt-14-dev mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
-          libxxhash-dev fio python3-matplotlib)
+          libxxhash-dev fio python3-matplotlib strace python3-dev)
 
 sudo=()
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then
