@@ -152,6 +152,26 @@ def case_solib(args, work):
             fail(f"{app}: server counters {st}")
         print(f"{app}: output identical ({len(plain.stdout.splitlines())} lines), "
               f"{n} cache mappings, server {st}")
+    # --preload (ldd output) pushes the files before the start: the same reads,
+    # output and oracle; --strip=no keeps whole copies (no file stripped)
+    app = os.path.join(t, "ldapp")
+    base = stats(os.path.join(work, "ldapp.stats"))
+    ldd = run(["ldd", app], env=env_for(t)).stdout
+    pre = os.path.join(work, "preload.txt")
+    with open(pre, "w") as f:
+        f.write(ldd)
+    for opt, tag in ((["--preload", pre], "preload"), (["--strip=no"], "nostrip")):
+        orc = os.path.join(work, tag + ".oracle")
+        p, st = launch(args, opt + ["--", app], env_for(t, orc), work=work, tag=tag)
+        if p.stdout != run([app], env=env_for(t)).stdout:
+            fail(f"{tag}: output differs")
+        oracle_check(orc, t, cache)
+        # ldd also lists ld.so itself, which the kernel maps (one more file read)
+        if tag == "preload" and st["reads"] != base["reads"] + 1:
+            fail(f"preload changed the tree reads: {st} vs {base}")
+        if tag == "nostrip" and (st["stripped"] != 0 or st["bytes"] < base["bytes"]):
+            fail(f"--strip=no: {st}")
+        print(f"{tag}: identical output, oracle holds, server {st}")
     # a #! script: the interpreter runs with the client, the program it starts too
     orc = os.path.join(work, "script.oracle")
     plain = run([os.path.join(t, "script.sh")], env=env_for(t))
