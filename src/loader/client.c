@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@ static struct {
 
 static atomic_flag lock = ATOMIC_FLAG_INIT;
 static atomic_long owner;   /* thread holding the lock (re-entry falls back) */
+static atomic_int owner_pid; /* its process: a lock inherited through fork is broken */
 
 void slc_init(void)
 {
@@ -70,15 +72,25 @@ static int take_lock(void)
 {
   long me = syscall(SYS_gettid);
   if (atomic_load(&owner) == me) return -1;     /* re-entered (signal handler): fall back */
+  pid_t pid = getpid();
   while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire)) {
+    int op = atomic_load(&owner_pid);
+    if (op != 0 && op != pid) {
+      /* held by a thread of the parent when it forked: that thread does not exist here */
+      atomic_store(&owner_pid, pid);
+      break;
+    }
+    sched_yield();
   }
   atomic_store(&owner, me);
+  atomic_store(&owner_pid, pid);
   return 0;
 }
 
 static void drop_lock(void)
 {
   atomic_store(&owner, 0);
+  atomic_store(&owner_pid, 0);
   atomic_flag_clear_explicit(&lock, memory_order_release);
 }
 
