@@ -142,7 +142,17 @@ def case_solib(args, work):
         orc = os.path.join(work, app + ".oracle")
         if os.path.exists(orc):
             os.unlink(orc)
-        p, st = launch(args, ["--", os.path.join(t, app)], env_for(t, orc), work=work, tag=app)
+        log = os.path.join(work, app + ".log")
+        p, st = launch(args, ["--log", log, "--", os.path.join(t, app)], env_for(t, orc), work=work, tag=app)
+        # the symbol-binding redirection works (lazy and BIND_NOW): the probes'
+        # open/fopen of d2/mod.py were served from the cache, the missing .py by ENOENT
+        served = [l.split() for l in open(log)]
+        if not any(w[1] == "open" and w[2] == os.path.join(t, "d2/mod.py") and w[3].startswith(cache)
+                   for w in served):
+            fail(f"{app}: open of d2/mod.py was not redirected (client log {log})")
+        if not any(w[1] == "open" and w[2] == os.path.join(t, "d2/nothere.py") and w[3] == "ENOENT"
+                   for w in served):
+            fail(f"{app}: the missing d2/nothere.py was not answered from the listing")
         if p.stdout != plain.stdout:
             fail(f"{app}: output differs\nplain:\n{plain.stdout}\nloader:\n{p.stdout}")
         n = oracle_check(orc, t, cache)
@@ -261,6 +271,23 @@ def case_python(args, work):
     if p.stdout != plain.stdout:
         fail(f"python: output differs\nplain:\n{plain.stdout}\nloader:\n{p.stdout}\n{p.stderr}")
     print(f"python: output identical ({len(plain.stdout)} bytes){'' if have_ext else ' (no Python.h: no extension modules)'}; server {st}")
+    # 1 and 2 processes started by a script (the same way, so the same files):
+    # the second process adds no operation on the shared tree
+    res = {}
+    for n in (1, 2):
+        fan = os.path.join(work, f"py{n}.sh")
+        with open(fan, "w") as f:
+            f.write("#!/bin/sh\n" + "".join(f"{py} {drv} > {work}/py{n}.{i} &\n" for i in range(n)) + "wait\n")
+        os.chmod(fan, 0o755)
+        _, res[n] = launch(args, ["--python-prefix", t, "--", fan], env, work=work, tag=f"py{n}")
+        for i in range(n):
+            if open(os.path.join(work, f"py{n}.{i}")).read() != plain.stdout:
+                fail(f"python, {n} processes: output of process {i} differs")
+    keys = ("listings", "stats", "reads", "bytes", "realpaths")
+    one, two = ({k: res[n][k] for k in keys} for n in (1, 2))
+    if one != two:
+        fail(f"python: the second process reached the shared tree: 1 process {one}, 2 processes {two}")
+    print(f"python, 1 and 2 processes: identical output, identical shared-tree operations {two}")
     strace = shutil.which("strace")
     if not strace:
         print("python: strace not installed: oracle of the opens not checked")
