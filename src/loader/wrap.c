@@ -35,6 +35,14 @@ enum { W_OPEN, W_OPEN64, W_OPENAT, W_OPENAT64, W_FOPEN, W_FOPEN64, W_STAT, W_STA
 
 static uintptr_t real[W_N];
 
+/* a local path on which the application's libc fails with `err` (ENOENT: below
+ * a prefix that does not exist; ENOTDIR: below a character device) */
+static void errpath(int err, const char *path, char *out, size_t cap)
+{
+  if (err == ENOTDIR) snprintf(out, cap, "/dev/null/%s", "sheaf-ld");
+  else slc_nx(path[0] == '/' ? path : "/", out, cap);
+}
+
 /* the path to use for a call on `path`: `out` set to the local copy, to a
  * nonexistent path, or left empty (use the original). op: LOOKUP or LISTDIR */
 static void redirect(int op, const char *path, char *out, size_t cap)
@@ -47,14 +55,14 @@ static void redirect(int op, const char *path, char *out, size_t cap)
   if (rp.status == 0) {
     snprintf(out, cap, "%s", rp.path);
     slc_log(op == SLD_OP_LISTDIR ? "opendir" : "open", orig, rp.path);
-  } else if (rp.status == ENOENT) {
-    slc_nx(orig, out, cap);
-    slc_log(op == SLD_OP_LISTDIR ? "opendir" : "open", orig, "ENOENT");
+  } else if (rp.status == ENOENT || rp.status == ENOTDIR) {
+    errpath(rp.status, orig, out, cap);
+    slc_log(op == SLD_OP_LISTDIR ? "opendir" : "open", orig, rp.status == ENOENT ? "ENOENT" : "ENOTDIR");
   }
 }
 
 /* stat from the cache: 1 served (buf filled), 0 fall through; *missing set
- * when the original does not exist */
+ * to ENOENT or ENOTDIR when the listings say the original cannot exist */
 static int cached_stat(const char *path, int follow, struct sld_stat *st, int *missing)
 {
   char orig[SLD_PATH_MAX];
@@ -63,7 +71,7 @@ static int cached_stat(const char *path, int follow, struct sld_stat *st, int *m
   if (!path || !slc_enabled() || slc_original(path, orig, sizeof orig)) return 0;
   if (!slc_wanted(orig, 1) && !slc_wanted(orig, 0)) return 0;
   if (slc_ask(follow ? SLD_OP_STAT : SLD_OP_LSTAT, orig, &rp)) return 0;
-  if (rp.status == ENOENT) { *missing = 1; return 0; }
+  if (rp.status == ENOENT || rp.status == ENOTDIR) { *missing = rp.status; return 0; }
   if (rp.status) return 0;
   *st = rp.st;
   return 1;
@@ -166,7 +174,7 @@ static int do_stat(int w, const char *path, struct stat *buf, int follow)
     return 0;
   }
   PATHBUF;
-  if (missing) slc_nx(path[0] == '/' ? path : "/", np, sizeof np);
+  if (missing) errpath(missing, path, np, sizeof np);
   return ((stat_fn)real[w])(missing ? np : path, buf);
 }
 
@@ -202,7 +210,7 @@ static int do_fstatat(int w, int dfd, const char *path, struct stat *buf, int fl
     }
   }
   PATHBUF;
-  if (missing) slc_nx(path[0] == '/' ? path : "/", np, sizeof np);
+  if (missing) errpath(missing, path, np, sizeof np);
   return ((fstatat_fn)real[w])(dfd, missing ? np : path, buf, flags);
 }
 
@@ -230,7 +238,7 @@ static int w_statx(int dfd, const char *path, int flags, unsigned int mask, stru
     return 0;
   }
   PATHBUF;
-  if (missing) slc_nx(path[0] == '/' ? path : "/", np, sizeof np);
+  if (missing) errpath(missing, path, np, sizeof np);
   return ((statx_fn)real[W_STATX])(dfd, missing ? np : path, flags, mask, bx);
 }
 
@@ -240,7 +248,7 @@ static int w_access(const char *path, int mode)
   int missing = 0;
   if (mode == F_OK && cached_stat(path, 1, &s, &missing)) return 0;
   PATHBUF;
-  if (missing) slc_nx(path[0] == '/' ? path : "/", np, sizeof np);
+  if (missing) errpath(missing, path, np, sizeof np);
   return ((access_fn)real[W_ACCESS])(missing ? np : path, mode);
 }
 
