@@ -331,6 +331,17 @@ def case_fallback(args, work):
         if p.stdout != plain.stdout:
             fail(f"{how}: output differs\nplain:\n{plain.stdout}\nloader:\n{p.stdout}\n{p.stderr}")
         print(f"server {how}ed mid-run: client fell back, identical output, {dt:.1f} s")
+    # no server at all (the socket does not exist): the client falls back at once
+    audit = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(args.launch)),
+                                          "../../src/loader/libsheaf_audit.so"))
+    if os.path.exists(audit):
+        e = env_for(t)
+        e.update(LD_AUDIT=audit, SHEAF_LD_SOCKET=os.path.join(work, "no-such-dir", "sock"))
+        t0 = time.time()
+        p = run([os.path.join(t, "ldapp")], env=e, timeout=60)
+        if p.stdout != plain.stdout:
+            fail(f"unreachable server: output differs\n{p.stdout}\n{p.stderr}")
+        print(f"unreachable server: identical output, {time.time() - t0:.1f} s")
     # the cache of the killed server is removed by the next start
     cache = os.path.join(work, "cache")
     launch(args, ["--", "/bin/true"], env_for(t), work=work, tag="after")
