@@ -137,13 +137,19 @@ def case_solib(args, work):
     t = gen_tree(work, args.cc)
     cache = os.path.join(work, "cache")
     os.makedirs(cache, exist_ok=True)
-    for app in ("ldapp", "ldapp_now"):
-        plain = run([os.path.join(t, app)], env=env_for(t))
-        orc = os.path.join(work, app + ".oracle")
+    # lazy binding, a -z now build, and LD_BIND_NOW=1 in the environment
+    for app, bindnow in (("ldapp", False), ("ldapp_now", False), ("ldapp", True)):
+        envp = env_for(t)
+        if bindnow:
+            envp["LD_BIND_NOW"] = "1"
+        plain = run([os.path.join(t, app)], env=envp)
+        tag = app + ("_envnow" if bindnow else "")
+        orc = os.path.join(work, tag + ".oracle")
         if os.path.exists(orc):
             os.unlink(orc)
-        log = os.path.join(work, app + ".log")
-        p, st = launch(args, ["--log", log, "--", os.path.join(t, app)], env_for(t, orc), work=work, tag=app)
+        log = os.path.join(work, tag + ".log")
+        envl = dict(envp, LDAPP_ORACLE=orc)
+        p, st = launch(args, ["--log", log, "--", os.path.join(t, app)], envl, work=work, tag=tag)
         # the symbol-binding redirection works (lazy and BIND_NOW): the probes'
         # open/fopen of d2/mod.py were served from the cache, the missing .py by ENOENT
         served = [l.split() for l in open(log)]
@@ -160,7 +166,7 @@ def case_solib(args, work):
             fail(f"{app}: the executable itself was not served from the cache")
         if st.get("reads", 0) == 0 or st.get("listings", 0) == 0:
             fail(f"{app}: server counters {st}")
-        print(f"{app}: output identical ({len(plain.stdout.splitlines())} lines), "
+        print(f"{tag}: output identical ({len(plain.stdout.splitlines())} lines), "
               f"{n} cache mappings, server {st}")
     # --preload (ldd output) pushes the files before the start: the same reads,
     # output and oracle; --strip=no keeps whole copies (no file stripped)
