@@ -21,6 +21,7 @@ int sld_connect(const char *sock, int timeout_ms)
   a.sun_family = AF_UNIX;
   if (!sock || strlen(sock) >= sizeof a.sun_path) return -1;
   memcpy(a.sun_path, sock, strlen(sock) + 1);
+  if (timeout_ms <= 0) timeout_ms = 20000;   /* never wait forever */
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };

@@ -93,6 +93,7 @@ int main(int argc, char **argv)
     else if (!strcmp(o, "--log")) setenv(SHEAF_LOADER_ENV_LOG, v, 1);
     else if (!strcmp(o, "--timeout")) {
       timeout = atoi(v);
+      if (timeout <= 0) timeout = 20000;   /* 0 would mean: wait forever */
       setenv(SHEAF_LOADER_ENV_TIMEOUT, v, 1);
     } else return usage();
   }

@@ -77,7 +77,13 @@ static int parse(int argc, char **argv, struct opts *o)
     else if (!strcmp(a, "--strip=yes") || !strcmp(a, "--strip")) o->strip = 1;
     else if (VAL("--exe")) o->exe = v;
     else if (!strcmp(a, "--no-boot")) o->boot = 0;
-    else if (VAL("--timeout")) o->timeout = atoi(v);
+    else if (VAL("--timeout")) {
+      o->timeout = atoi(v);
+      if (o->timeout <= 0) {
+        fprintf(stderr, "sheaf-launch: --timeout needs a positive number of milliseconds\n");
+        return -1;
+      }
+    }
     else if (VAL("--log")) o->log = v;
     else if (!strcmp(a, "--stats")) o->stats = 1;
     else if (VAL("--stats-file")) o->stats_file = v;
