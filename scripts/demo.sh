@@ -9,6 +9,9 @@
 #      2. pack them into one container        (examples/pack_dir.c)
 #      3. list the container                  (sheaf dump, sheaf verify)
 #      4. extract it twice and compare bytes  (pack_dir unpack; sheaf split)
+#   6. python3 under sheaf-launch: libraries and modules from a node cache
+#   7. the loader bed: 12 libraries loaded by 1 and 4 processes from countfs, a
+#      counting FUSE file system (root and /dev/fuse; tests/loader, doc/loader-bed.md)
 # Works from any directory. Files go to $SHEAF_BUILD/demo (kept for a look).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -155,6 +158,31 @@ if [ -x "$launch" ] && command -v python3 >/dev/null 2>&1; then
     else
         echo "$out" | sed 's/^/   /'
         echo "   FAIL: sheaf-launch"
+        status=1
+    fi
+fi
+
+# loader bed (tests/loader/bed, doc/loader-bed.md): what starting a dynamically
+# linked program costs a shared file system, at 1 and 4 processes
+if cmake --build "$SHEAF_BUILD" --target countfs >/dev/null 2>&1 && [ -e /dev/fuse ] &&
+   [ "$(id -u)" -eq 0 ]; then
+    echo
+    echo "== 7. loading from a shared file system (loader bed): 12 libraries in 3 LD_LIBRARY_PATH"
+    echo "   directories on countfs (a counting FUSE file system, no lookup caching), 1 and 4 processes"
+    bed=$SHEAF_ROOT/tests/loader/bed
+    lrc=0
+    python3 "$bed/genload.py" "$work/ldbed" --libs 12 --lib-dirs 3 --ext 0 --py 0 >/dev/null || lrc=1
+    for np in 1 4; do
+        [ $lrc -eq 0 ] || break
+        python3 "$bed/ldbed_run.py" --countfs "$SHEAF_BUILD/tests/loader/countfs" \
+            --work "$work/ldbed" --driver c --np "$np" | sed 's/^/   /' || lrc=$?
+    done
+    if [ $lrc -eq 0 ]; then
+        echo "   (each process repeats every failed search: plain loading grows with the processes)"
+    elif [ $lrc -eq 77 ]; then
+        echo "   (skipped: FUSE cannot be mounted here)"
+    else
+        echo "   FAIL: loader bed"
         status=1
     fi
 fi

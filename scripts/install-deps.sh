@@ -23,11 +23,16 @@
 # sheaf's builds name their MPI explicitly anyway (SHEAF_MPI_FLAVOR).
 #   fio python3-matplotlib                        bench/: the disk's limit next to sheaf-bench,
 #                                                 and the plots (not needed to build or test)
+#   libfuse3-dev fuse3                            the loader measurement bed (tests/loader/bed):
+#                                                 countfs, a counting FUSE file system on libfuse3
+#                                                 (fuse3: fusermount3, /etc/fuse.conf); its Python
+#                                                 extension modules need python3-dev (above)
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
           clang libclang-rt-14-dev mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
-          libxxhash-dev fio python3-matplotlib strace python3-dev)
+          libxxhash-dev fio python3-matplotlib strace
+          libfuse3-dev fuse3 python3-dev)
 
 sudo=()
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then
