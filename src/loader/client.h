@@ -30,6 +30,13 @@ void slc_log(const char *what, const char *orig, const char *result);
 /* nonexistent path with the same name, so the application's libc reports ENOENT */
 void slc_nx(const char *orig, char *out, size_t cap);
 
+/* resolve.c: the whole search of a bare name at LA_SER_ORIG (0: the copy in
+ * out and the original candidate in orig; 1: ld.so searches itself) */
+struct link_map;
+void slc_resolve_init(void);
+void slc_resolve_objopen(struct link_map *map, int base);
+int slc_resolve(const char *name, uintptr_t *cookie, char *out, size_t cap, char *orig);
+
 /* wrap.c: the wrapper for an imported libc symbol (recording the real one), or 0 */
 uintptr_t slc_wrapper_for(const char *name, uintptr_t real);
 

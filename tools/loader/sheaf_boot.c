@@ -106,9 +106,11 @@ int main(int argc, char **argv)
     fprintf(stderr, "sheaf-boot: %s: command not found\n", app[0]);
     return 127;
   }
+  /* the server reads the executable (the original is never touched here:
+   * whether it is a #! script is read from the copy, which has its bytes) */
   const char *run = exe;
-  if (!is_script(exe) && sheaf_loader_request(sock, SHEAF_LOADER_LOOKUP, exe, local, sizeof local,
-                                              timeout) == 0)
+  if (sheaf_loader_request(sock, SHEAF_LOADER_LOOKUP, exe, local, sizeof local, timeout) == 0 &&
+      !is_script(local))
     run = local;
   execv(run, app);
   if (run != exe) execv(exe, app);     /* the copy failed to start: the original */
