@@ -37,22 +37,25 @@ int sld_mkdirs(const char *path)
 
 struct extent { uint64_t off, len; };
 
-/* the PT_LOAD extents of an ELF64 file (plus its headers); 0 when it is not one */
-static int elf_extents(int fd, uint64_t size, struct extent *ex)
+#define SLD_SLURP_MAX (256u << 20)   /* files up to this size are read in one go */
+
+/* the PT_LOAD extents of an ELF64 file (plus its headers) held in memory;
+ * 0 when it is not one */
+static int elf_extents(const unsigned char *b, uint64_t size, struct extent *ex)
 {
   Elf64_Ehdr eh;
-  if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh) return 0;
+  if (size < sizeof eh) return 0;
+  memcpy(&eh, b, sizeof eh);
   if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
       eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 256)
     return 0;
+  if (eh.e_phoff > size || (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > size - eh.e_phoff) return 0;
   uint64_t phend = eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr);
-  if (eh.e_phoff > size || phend > size) return 0;
   int n = 0;
   ex[n++] = (struct extent){ 0, phend > sizeof eh ? phend : sizeof eh };
   for (int i = 0; i < eh.e_phnum && n < SLD_MAX_EXTENTS; i++) {
     Elf64_Phdr ph;
-    if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph)) != (ssize_t)sizeof ph)
-      return 0;
+    memcpy(&ph, b + eh.e_phoff + (uint64_t)i * sizeof ph, sizeof ph);
     if (ph.p_type != PT_LOAD && ph.p_type != PT_DYNAMIC && ph.p_type != PT_INTERP &&
         ph.p_type != PT_NOTE && ph.p_type != PT_GNU_EH_FRAME)
       continue;
@@ -62,23 +65,47 @@ static int elf_extents(int fd, uint64_t size, struct extent *ex)
   return n < SLD_MAX_EXTENTS ? n : 0;
 }
 
-static int copy_range(struct sld_server *s, int in, int out, uint64_t off, uint64_t len)
+static int write_all(int out, const unsigned char *b, uint64_t off, uint64_t len)
+{
+  for (uint64_t w = 0; w < len;) {
+    ssize_t k = pwrite(out, b + w, (size_t)(len - w), (off_t)(off + w));
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return k < 0 ? errno : EIO;
+    w += (uint64_t)k;
+  }
+  return 0;
+}
+
+/* the whole original in memory with as few read calls as the kernel allows
+ * (on a network file system every read call may cost a request) */
+static int slurp(struct sld_server *s, int in, uint64_t size, unsigned char **bp)
+{
+  unsigned char *b = malloc(size ? (size_t)size : 1);
+  if (!b) return ENOMEM;
+  for (uint64_t got = 0; got < size;) {
+    ssize_t r = read(in, b + got, (size_t)(size - got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) { int e = r < 0 ? errno : EIO; free(b); return e; }
+    got += (uint64_t)r;
+    s->c[SLD_C_BYTES] += (uint64_t)r;
+  }
+  *bp = b;
+  return 0;
+}
+
+/* a large file: copied in pieces, unstripped */
+static int copy_stream(struct sld_server *s, int in, int out, uint64_t len)
 {
   static unsigned char buf[1 << 20];
-  while (len) {
-    size_t want = len < sizeof buf ? (size_t)len : sizeof buf;
-    ssize_t r = pread(in, buf, want, (off_t)off);
+  for (uint64_t off = 0; off < len;) {
+    size_t want = len - off < sizeof buf ? (size_t)(len - off) : sizeof buf;
+    ssize_t r = read(in, buf, want);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return r < 0 ? errno : EIO;
     s->c[SLD_C_BYTES] += (uint64_t)r;
-    for (ssize_t w = 0; w < r;) {
-      ssize_t k = pwrite(out, buf + w, (size_t)(r - w), (off_t)(off + (uint64_t)w));
-      if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) return k < 0 ? errno : EIO;
-      w += k;
-    }
+    int err = write_all(out, buf, off, (uint64_t)r);
+    if (err) return err;
     off += (uint64_t)r;
-    len -= (uint64_t)r;
   }
   return 0;
 }
@@ -100,14 +127,21 @@ int sld_copy_file(struct sld_server *s, const char *src, const char *dst, mode_t
   if (fstat(in, &st)) { err = errno; close(in); return err; }
   int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0700);
   if (out < 0) { err = errno; close(in); return err; }
-  struct extent ex[SLD_MAX_EXTENTS];
-  int n = s->strip ? elf_extents(in, (uint64_t)st.st_size, ex) : 0;
-  if (n > 0) {
-    s->c[SLD_C_STRIPPED]++;
-    for (int i = 0; !err && i < n; i++) err = copy_range(s, in, out, ex[i].off, ex[i].len);
-    if (!err && ftruncate(out, st.st_size)) err = errno;
-  } else {
-    err = copy_range(s, in, out, 0, (uint64_t)st.st_size);
+  uint64_t size = (uint64_t)st.st_size;
+  unsigned char *b = NULL;
+  if (size > SLD_SLURP_MAX) {
+    err = copy_stream(s, in, out, size);
+  } else if (!(err = slurp(s, in, size, &b))) {
+    struct extent ex[SLD_MAX_EXTENTS];
+    int n = s->strip ? elf_extents(b, size, ex) : 0;
+    if (n > 0) {
+      s->c[SLD_C_STRIPPED]++;
+      for (int i = 0; !err && i < n; i++) err = write_all(out, b + ex[i].off, ex[i].off, ex[i].len);
+      if (!err && ftruncate(out, st.st_size)) err = errno;
+    } else {
+      err = write_all(out, b, 0, size);
+    }
+    free(b);
   }
   if (!err && fchmod(out, mode)) err = errno;
   close(in);
