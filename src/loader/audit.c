@@ -36,7 +36,9 @@ unsigned int la_version(unsigned int version)
 
 unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 {
-  (void)cookie;
+  /* la_objsearch is handed the cookie of the object whose dependency is
+   * searched: it names that object's link map */
+  *cookie = (uintptr_t)map;
   /* an object ld.so opened by the copy we named at LA_SER_ORIG: its name
    * (dladdr, dl_iterate_phdr, later matches by path) becomes the original's;
    * written in place (ld.so owns and frees the string; the original is the

@@ -82,21 +82,27 @@ static const char *path_of(const struct link_map *m, ElfW(Sxword) tag)
   return st ? st + d->d_un.d_val : NULL;
 }
 
-void slc_resolve_objopen(struct link_map *map, int base)
-{
-  if (base && !main_map && map->l_name && !map->l_name[0]) main_map = map;
-  if (nobjs == MAX_OBJS) { objs_overflow = 1; return; }
-  objs[nobjs].map = map;
-  objs[nobjs].base = base;
-  objs[nobjs].has_rpath = path_of(map, DT_RPATH) != NULL;
-  nobjs++;
-}
-
 static struct obj *find_obj(const struct link_map *m)
 {
   for (size_t i = 0; i < nobjs; i++)
     if (objs[i].map == m) return &objs[i];
   return NULL;
+}
+
+void slc_resolve_objopen(struct link_map *map, int base)
+{
+  if (base && !main_map && map->l_name && !map->l_name[0]) main_map = map;
+  struct obj *o = find_obj(map);              /* an address reused after dlclose */
+  if (o) {
+    o->base = base;
+    o->has_rpath = path_of(map, DT_RPATH) != NULL;
+    return;
+  }
+  if (nobjs == MAX_OBJS) { objs_overflow = 1; return; }
+  objs[nobjs].map = map;
+  objs[nobjs].base = base;
+  objs[nobjs].has_rpath = path_of(map, DT_RPATH) != NULL;
+  nobjs++;
 }
 
 /* the original directory of an object ($ORIGIN) */
@@ -214,7 +220,7 @@ static int try_list(const char *list, const char *seps, const struct link_map *o
       if (r <= 0) return r;
     } else if (!p[n] && p == list) {
       return 1;                               /* an empty list */
-    } else if (!strcmp(seps, ":;")) {
+    } else {
       return -1;                              /* an empty element: the working directory */
     }
     if (!p[n]) return 1;
