@@ -177,8 +177,15 @@ if cmake --build "$SHEAF_BUILD" --target countfs >/dev/null 2>&1 && [ -e /dev/fu
         python3 "$bed/ldbed_run.py" --countfs "$SHEAF_BUILD/tests/loader/countfs" \
             --work "$work/ldbed" --driver c --np "$np" | sed 's/^/   /' || lrc=$?
     done
+    if [ $lrc -eq 0 ] && [ -x "$launch" ] && [ -x "$MPIEXEC" ]; then
+        echo "   the same 4 processes under sheaf-launch (driver processes: first=0 rest=0):"
+        python3 "$bed/ldbed_run.py" --countfs "$SHEAF_BUILD/tests/loader/countfs" \
+            --work "$work/ldbed" --driver c --np 4 --launch mpi --mpiexec "$MPIEXEC" \
+            --wrapper "$launch --" | sed 's/^/   /; s/\[[^]]*\] //' || lrc=$?
+    fi
     if [ $lrc -eq 0 ]; then
-        echo "   (each process repeats every failed search: plain loading grows with the processes)"
+        echo "   (plain: each process repeats every failed search; under the loader only the node's"
+        echo "    server reads the tree, once, whatever the number of processes)"
     elif [ $lrc -eq 77 ]; then
         echo "   (skipped: FUSE cannot be mounted here)"
     else
