@@ -11,11 +11,12 @@
 #      4. extract it twice and compare bytes  (pack_dir unpack; sheaf split)
 #   5. FGFS's view of the paths; then, each when it is built, numbered from 6:
 #      passive locks (lock_bench), the MPI-IO layer's stale-read demonstration
-#      (per-call realms vs Persistent File Realms), the loader bed (libraries
-#      loaded by 1 and 4 processes from countfs, a counting FUSE file system; root
-#      and /dev/fuse), a Fortran particle checkpoint by 4 ranks restarted by 3
-#      (examples/mp2c), the checkpoint strategies (coio vs rbio, sheaf ckpt), the
-#      container read from Python (bindings/python)
+#      (per-call realms vs Persistent File Realms), python3 under sheaf-launch
+#      (libraries and modules from a node cache), the loader bed (libraries
+#      loaded by 1 and 4 processes from countfs, a counting FUSE file system, plain
+#      and under sheaf-launch; root and /dev/fuse), a Fortran particle checkpoint
+#      by 4 ranks restarted by 3 (examples/mp2c), the checkpoint strategies (coio
+#      vs rbio, sheaf ckpt), the container read from Python (bindings/python)
 # Works from any directory. Files go to $SHEAF_BUILD/demo (kept for a look).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -25,7 +26,7 @@ set -euo pipefail
 echo "== build ($SHEAF_BUILD)"
 sheaf_configure >/dev/null
 targets=(pack_dir)
-for t in sheaf_cli ckpt_demo lock_bench mp2c_checkpoint sheaf-ckpt-bench mpiio_pfr_test; do
+for t in sheaf_cli ckpt_demo lock_bench mp2c_checkpoint sheaf-ckpt-bench mpiio_pfr_test sheaf_launch; do
     if cmake --build "$SHEAF_BUILD" --target help 2>/dev/null | grep -q "^$t:"; then
         targets+=("$t")
     fi
@@ -179,6 +180,22 @@ if [ -x "$pfrt" ] && [ -x "$MPIEXEC" ]; then
     fi
 fi
 
+launch=$SHEAF_BUILD/tools/loader/sheaf-launch
+if [ -x "$launch" ] && command -v python3 >/dev/null 2>&1; then
+    echo
+    part=$((part + 1)); echo "== $part. scalable loading: python3 under sheaf-launch, its libraries and modules from a node cache"
+    echo "   sheaf-launch --stats -- python3 -c 'import json, email.parser; print(...)'"
+    py=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
+    if out=$("$launch" --stats --cache-dir "$work" -- "$py" -c \
+            'import json, email.parser; print("   imported", json.__name__, email.parser.__name__)' 2>&1); then
+        echo "$out" | grep -E "imported|listings|stats |reads|hits" | sed 's/^sheaf-launch: /   server: /'
+    else
+        echo "$out" | sed 's/^/   /'
+        echo "   FAIL: sheaf-launch"
+        status=1
+    fi
+fi
+
 # loader bed (tests/loader/bed, doc/loader-bed.md): what starting a dynamically
 # linked program costs a shared file system, at 1 and 4 processes
 if cmake --build "$SHEAF_BUILD" --target countfs >/dev/null 2>&1 && [ -e /dev/fuse ] &&
@@ -194,8 +211,15 @@ if cmake --build "$SHEAF_BUILD" --target countfs >/dev/null 2>&1 && [ -e /dev/fu
         python3 "$bed/ldbed_run.py" --countfs "$SHEAF_BUILD/tests/loader/countfs" \
             --work "$work/ldbed" --driver c --np "$np" | sed 's/^/   /' || lrc=$?
     done
+    if [ $lrc -eq 0 ] && [ -x "$launch" ] && [ -x "$MPIEXEC" ]; then
+        echo "   the same 4 processes under sheaf-launch (driver processes: first=0 rest=0):"
+        python3 "$bed/ldbed_run.py" --countfs "$SHEAF_BUILD/tests/loader/countfs" \
+            --work "$work/ldbed" --driver c --np 4 --launch mpi --mpiexec "$MPIEXEC" \
+            --wrapper "$launch --" | sed 's/^/   /; s/\[[^]]*\] //' || lrc=$?
+    fi
     if [ $lrc -eq 0 ]; then
-        echo "   (each process repeats every failed search: plain loading grows with the processes)"
+        echo "   (plain: each process repeats every failed search; under the loader only the node's"
+        echo "    server reads the tree, once, whatever the number of processes)"
     elif [ $lrc -eq 77 ]; then
         echo "   (skipped: FUSE cannot be mounted here)"
     else

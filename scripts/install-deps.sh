@@ -13,6 +13,9 @@
 #                                                 both, in build/ and build-openmpi/)
 #   iproute2                                      `ip`, for the loopback-only network
 #                                                 namespace of Open MPI test runs
+#   strace python3-dev                            loader tests (tests/loader): strace is the
+#                                                 oracle that every .so/.py open comes from the
+#                                                 cache; Python.h builds extension modules
 # MPICH stays the default MPI: installing Open MPI switches Debian's `mpicc` /
 # `mpiexec` alternatives to it (higher priority), which would silently change
 # the MPI of every build that uses the plain names. So the alternatives are set
@@ -27,7 +30,7 @@
 #                                                 (mpi4py, scikit-build-core: pip, from PyPI)
 #   fio python3-matplotlib                        bench/: the disk's limit next to sheaf-bench,
 #                                                 and the plots (not needed to build or test)
-#   libfuse3-dev fuse3 python3-dev                the loader measurement bed (tests/loader/bed):
+#   libfuse3-dev fuse3                            the loader measurement bed (tests/loader/bed):
 #                                                 countfs, a counting FUSE file system on libfuse3
 #                                                 (fuse3: fusermount3, /etc/fuse.conf), and the
 #                                                 Python C extension modules of its workloads
@@ -37,7 +40,7 @@ set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
           clang libclang-rt-14-dev mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
-          libxxhash-dev fio python3-matplotlib
+          libxxhash-dev fio python3-matplotlib strace
           libfuse3-dev fuse3 python3-dev gfortran python3-venv python3-numpy python3-pytest)
 
 sudo=()

@@ -87,6 +87,12 @@ for f in "$prefix"/bin/*; do
         sheaf-fgfs)
                out=$(ASAN_OPTIONS=$noleak "$f" --json classify "$tmp" 2>&1) || die "sheaf-fgfs classify: exit $? ($out)"
                case $out in *"$tmp"*) ;; *) die "sheaf-fgfs classify printed: $out" ;; esac ;;
+        sheaf-launch)   # the loader (src/loader): finds sheaf-boot and libsheaf_audit.so in the prefix
+               out=$(ASAN_OPTIONS=$noleak "$f" --stats --cache-dir "$tmp" -- /bin/echo loaded 2>&1) \
+                   || die "sheaf-launch: exit $? ($out)"
+               case $out in *loaded*"sheaf-launch: reads "[1-9]*) ;; *) die "sheaf-launch printed: $out" ;; esac ;;
+        sheaf-boot) out=$("$f" 2>&1) && die "sheaf-boot without arguments: exit 0"
+               case $out in "usage: sheaf-boot"*) ;; *) die "sheaf-boot printed: $out" ;; esac ;;
         *) die "installed program $(basename "$f") is not checked by this test: add it" ;;
     esac
 done

@@ -1,0 +1,325 @@
+/* cache.c - the load server's caches: directory listings, stat results and
+ * node-local copies of files, each in a hash table keyed by the original path.
+ * Every file-system operation on the original tree is counted (sld_server.c):
+ * one listing per distinct directory, one stat per distinct path, one read per
+ * distinct file. Requests are served in the server's single event loop, so all
+ * clients asking for the same key while it is read wait for that one read. */
+#define _GNU_SOURCE
+#include "loader.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define SLD_MAX_NAMES (1u << 20)   /* a listing larger than this is not cached */
+
+struct ldir {
+  int err;             /* errno of opendir, 0 when listed */
+  char *real;          /* realpath of the directory */
+  size_t n;
+  char **names;        /* sorted */
+  unsigned char *types;
+};
+
+struct lstatent { int err; struct sld_stat st; };
+struct lfile { int err; char *local; };
+struct lreal { int err; char *real; };
+
+static void free_real(void *p)
+{
+  struct lreal *r = p;
+  if (r) free(r->real);
+  free(r);
+}
+
+static void free_dir(void *p)
+{
+  struct ldir *d = p;
+  if (!d) return;
+  for (size_t i = 0; i < d->n; i++) free(d->names[i]);
+  free(d->names);
+  free(d->types);
+  free(d->real);
+  free(d);
+}
+
+static void free_file(void *p)
+{
+  struct lfile *f = p;
+  if (f) free(f->local);
+  free(f);
+}
+
+void sld_cache_free(struct sld_server *s)
+{
+  sld_htab_free(&s->dirs, free_dir);
+  sld_htab_free(&s->stats, free);
+  sld_htab_free(&s->lstats, free);
+  sld_htab_free(&s->files, free_file);
+  sld_htab_free(&s->listed, free);
+  sld_htab_free(&s->reals, free_real);
+}
+
+static int cmpname(const void *a, const void *b)
+{
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* reads one directory of the original tree: realpath + one listing */
+static struct ldir *read_dir(struct sld_server *s, const char *path)
+{
+  struct ldir *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  size_t cap = 0;
+  s->c[SLD_C_LISTINGS]++;
+  DIR *dp = opendir(path);
+  if (!dp) { d->err = errno; return d; }
+  struct dirent *e;
+  while ((e = readdir(dp))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    if (d->n == cap) {
+      if (cap >= SLD_MAX_NAMES) { d->err = EFBIG; break; }
+      size_t nc = cap ? cap * 2 : 64;
+      char **nn = realloc(d->names, nc * sizeof *nn);
+      if (nn) d->names = nn;
+      unsigned char *nt = nn ? realloc(d->types, nc) : NULL;
+      if (!nn || !nt) { d->err = ENOMEM; break; }
+      d->types = nt;
+      cap = nc;
+    }
+    char *nm = strdup(e->d_name);
+    if (!nm) { d->err = ENOMEM; break; }
+    d->names[d->n] = nm;
+    d->types[d->n++] = e->d_type;
+  }
+  closedir(dp);
+  /* sort names and types together: sort an index-carrying copy */
+  if (!d->err && d->n) {
+    char **tmp = malloc(d->n * sizeof *tmp);
+    if (!tmp) d->err = ENOMEM;
+    else {
+      for (size_t i = 0; i < d->n; i++) {
+        /* the type rides in front of the name: one allocation per entry */
+        size_t l = strlen(d->names[i]);
+        tmp[i] = malloc(l + 2);
+        if (!tmp[i]) { d->err = ENOMEM; for (size_t j = 0; j < i; j++) free(tmp[j]); break; }
+        memcpy(tmp[i], d->names[i], l + 1);
+        tmp[i][l + 1] = (char)d->types[i];
+      }
+      if (!d->err) {
+        qsort(tmp, d->n, sizeof *tmp, cmpname);
+        for (size_t i = 0; i < d->n; i++) {
+          free(d->names[i]);
+          d->names[i] = tmp[i];
+          d->types[i] = (unsigned char)tmp[i][strlen(tmp[i]) + 1];
+        }
+      }
+      free(tmp);
+    }
+  }
+  if (!d->err) {
+    s->c[SLD_C_REALPATHS]++;
+    d->real = realpath(path, NULL);
+    if (!d->real) d->err = errno;
+  }
+  return d;
+}
+
+static struct ldir *get_dir(struct sld_server *s, const char *path)
+{
+  struct ldir *d = sld_htab_get(&s->dirs, path);
+  if (d) { s->c[SLD_C_HITS]++; return d; }
+  d = read_dir(s, path);
+  if (d && sld_htab_put(&s->dirs, path, d)) { free_dir(d); return NULL; }
+  return d;
+}
+
+/* the type of `name` in d (DT_*), or -1 when absent */
+static int find_name(const struct ldir *d, const char *name)
+{
+  size_t lo = 0, hi = d->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = strcmp(name, d->names[mid]);
+    if (!c) return d->types[mid];
+    if (c < 0) hi = mid; else lo = mid + 1;
+  }
+  return -1;
+}
+
+static void split(const char *path, char *dir, const char **name)
+{
+  const char *sl = strrchr(path, '/');
+  size_t n = (size_t)(sl - path);
+  memcpy(dir, path, n ? n : 1);
+  dir[n ? n : 1] = 0;
+  *name = sl + 1;
+}
+
+static void to_sld_stat(const struct stat *st, struct sld_stat *o)
+{
+  o->dev = st->st_dev; o->ino = st->st_ino; o->mode = st->st_mode; o->nlink = st->st_nlink;
+  o->uid = st->st_uid; o->gid = st->st_gid; o->rdev = st->st_rdev; o->size = (uint64_t)st->st_size;
+  o->blksize = (uint64_t)st->st_blksize; o->blocks = (uint64_t)st->st_blocks;
+  o->atime_sec = st->st_atim.tv_sec; o->atime_nsec = st->st_atim.tv_nsec;
+  o->mtime_sec = st->st_mtim.tv_sec; o->mtime_nsec = st->st_mtim.tv_nsec;
+  o->ctime_sec = st->st_ctim.tv_sec; o->ctime_nsec = st->st_ctim.tv_nsec;
+}
+
+/* the listing says whether the name exists: ENOENT without touching the tree.
+ * Returns the entry type (>= 0), or -errno; -EAGAIN when the listing is not
+ * usable (unreadable directory) and the caller must ask the file system. */
+static int check_listing(struct sld_server *s, const char *path, struct ldir **dp, const char **namep)
+{
+  char dir[SLD_PATH_MAX];
+  const char *name;
+  if (path[0] != '/' || !strcmp(path, "/")) return -EAGAIN;
+  split(path, dir, &name);
+  struct ldir *d = get_dir(s, dir);
+  if (!d) return -ENOMEM;
+  if (dp) *dp = d;
+  if (namep) *namep = name;
+  if (d->err == ENOENT || d->err == ENOTDIR) return -d->err;
+  if (d->err) return -EAGAIN;
+  int t = find_name(d, name);
+  return t < 0 ? -ENOENT : t;
+}
+
+static void do_stat(struct sld_server *s, const char *path, int follow, struct sld_reply *rp)
+{
+  struct sld_htab *tab = follow ? &s->stats : &s->lstats;
+  struct lstatent *e = sld_htab_get(tab, path);
+  if (!e) {
+    int t = check_listing(s, path, NULL, NULL);
+    if (t < 0 && t != -EAGAIN) { rp->status = -t; return; }
+    e = calloc(1, sizeof *e);
+    if (!e) { rp->status = ENOMEM; return; }
+    struct stat st;
+    s->c[SLD_C_STATS]++;
+    if ((follow ? stat(path, &st) : lstat(path, &st)) != 0) e->err = errno;
+    else to_sld_stat(&st, &e->st);
+    if (sld_htab_put(tab, path, e)) { free(e); rp->status = ENOMEM; return; }
+  } else {
+    s->c[SLD_C_HITS]++;
+  }
+  rp->status = e->err;
+  rp->st = e->st;
+}
+
+/* the original's real path (symlinks resolved) and kind, or -errno */
+static int real_of(struct sld_server *s, const char *path, char *real)
+{
+  struct ldir *d;
+  const char *name;
+  int t = check_listing(s, path, &d, &name);
+  if (t == -EAGAIN || t == DT_LNK || t == DT_UNKNOWN) {
+    /* a symlink (or an unlisted name): resolved once, remembered */
+    struct lreal *r = sld_htab_get(&s->reals, path);
+    if (!r) {
+      r = calloc(1, sizeof *r);
+      if (!r) return -ENOMEM;
+      s->c[SLD_C_REALPATHS]++;
+      if (!realpath(path, real)) r->err = errno;
+      else if (!(r->real = strdup(real))) r->err = ENOMEM;
+      if (sld_htab_put(&s->reals, path, r)) { free_real(r); return -ENOMEM; }
+    } else {
+      s->c[SLD_C_HITS]++;
+    }
+    if (r->err) return -r->err;
+    snprintf(real, SLD_PATH_MAX, "%s", r->real);
+    return DT_UNKNOWN;
+  }
+  if (t < 0) return t;
+  if ((size_t)snprintf(real, SLD_PATH_MAX, "%s/%s", strcmp(d->real, "/") ? d->real : "", name) >=
+      SLD_PATH_MAX)
+    return -ENAMETOOLONG;
+  return t;
+}
+
+static void do_lookup(struct sld_server *s, const char *path, struct sld_reply *rp)
+{
+  char real[SLD_PATH_MAX];
+  int t = real_of(s, path, real);
+  if (t < 0) { rp->status = -t; return; }
+  if (t == DT_DIR) { rp->status = EISDIR; return; }
+  struct lfile *f = sld_htab_get(&s->files, real);
+  if (f) {
+    s->c[SLD_C_HITS]++;
+  } else {
+    f = calloc(1, sizeof *f);
+    if (!f) { rp->status = ENOMEM; return; }
+    char local[SLD_PATH_MAX];
+    struct stat st;
+    s->c[SLD_C_STATS]++;
+    if (stat(real, &st)) f->err = errno;
+    else if (!S_ISREG(st.st_mode)) f->err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    else if ((size_t)snprintf(local, sizeof local, "%s/f%s", s->dir, real) >= sizeof local)
+      f->err = ENAMETOOLONG;
+    else if (!(f->err = sld_copy_file(s, real, local, (st.st_mode & 0755) | 0400)))
+      f->local = strdup(local);
+    if (!f->err && !f->local) f->err = ENOMEM;
+    if (sld_htab_put(&s->files, real, f)) { free_file(f); rp->status = ENOMEM; return; }
+  }
+  rp->status = f->err;
+  if (!f->err) snprintf(rp->path, sizeof rp->path, "%s", f->local);
+}
+
+/* a node-local directory with the same names (empty files, directories,
+ * symlinks), for opendir/readdir */
+static void do_listdir(struct sld_server *s, const char *path, struct sld_reply *rp)
+{
+  char *done = sld_htab_get(&s->listed, path);
+  if (done) { s->c[SLD_C_HITS]++; snprintf(rp->path, sizeof rp->path, "%s", done); return; }
+  struct ldir *d = get_dir(s, path);
+  if (!d) { rp->status = ENOMEM; return; }
+  if (d->err) { rp->status = d->err; return; }
+  char local[SLD_PATH_MAX], ent[SLD_PATH_MAX];
+  if ((size_t)snprintf(local, sizeof local, "%s/d%s", s->dir, path) >= sizeof local) {
+    rp->status = ENAMETOOLONG;
+    return;
+  }
+  int err = sld_mkdirs(local);
+  for (size_t i = 0; !err && i < d->n; i++) {
+    if ((size_t)snprintf(ent, sizeof ent, "%s/%s", local, d->names[i]) >= sizeof ent) continue;
+    int r;
+    if (d->types[i] == DT_DIR) r = mkdir(ent, 0700);
+    else if (d->types[i] == DT_LNK) r = symlink(".", ent);
+    else {
+      r = open(ent, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (r >= 0) r = close(r);
+    }
+    if (r && errno != EEXIST) err = errno;
+  }
+  char *cp = err ? NULL : strdup(local);
+  if (!err && (!cp || sld_htab_put(&s->listed, path, cp))) { free(cp); err = ENOMEM; }
+  rp->status = err;
+  if (!err) snprintf(rp->path, sizeof rp->path, "%s", local);
+}
+
+void sld_cache_serve(struct sld_server *s, const struct sld_request *rq, struct sld_reply *rp)
+{
+  memset(rp, 0, sizeof *rp);
+  s->c[SLD_C_REQUESTS]++;
+  if (rq->op != SLD_OP_STATS && rq->op != SLD_OP_SHUTDOWN && rq->path[0] != '/') {
+    rp->status = EINVAL;
+    return;
+  }
+  switch (rq->op) {
+  case SLD_OP_LOOKUP: do_lookup(s, rq->path, rp); break;
+  case SLD_OP_STAT: do_stat(s, rq->path, 1, rp); break;
+  case SLD_OP_LSTAT: do_stat(s, rq->path, 0, rp); break;
+  case SLD_OP_LISTDIR: do_listdir(s, rq->path, rp); break;
+  case SLD_OP_STATS:
+    memcpy(rp->counters, s->c, sizeof rp->counters);
+    snprintf(rp->path, sizeof rp->path, "%s", s->dir);
+    break;
+  case SLD_OP_SHUTDOWN: break;
+  default: rp->status = EINVAL; break;
+  }
+}

@@ -1,0 +1,152 @@
+/* proto.c - pack/unpack of the load server's messages (see proto.h). */
+#include "proto.h"
+
+#include <string.h>
+
+static unsigned char *put32(unsigned char *p, uint32_t v)
+{
+  p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
+  p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+  return p + 4;
+}
+
+static unsigned char *put64(unsigned char *p, uint64_t v)
+{
+  p = put32(p, (uint32_t)v);
+  return put32(p, (uint32_t)(v >> 32));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+  return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+/* a cursor over a payload that refuses to read past its end */
+struct cur { const unsigned char *p; size_t left; int bad; };
+
+static uint32_t cur32(struct cur *c)
+{
+  if (c->bad || c->left < 4) { c->bad = 1; return 0; }
+  uint32_t v = get32(c->p);
+  c->p += 4; c->left -= 4;
+  return v;
+}
+
+static uint64_t cur64(struct cur *c)
+{
+  if (c->bad || c->left < 8) { c->bad = 1; return 0; }
+  uint64_t v = get64(c->p);
+  c->p += 8; c->left -= 8;
+  return v;
+}
+
+static void curstr(struct cur *c, char *out, size_t cap)
+{
+  uint32_t n = cur32(c);
+  if (c->bad || n >= cap || n > c->left || memchr(c->p, 0, n)) { c->bad = 1; out[0] = 0; return; }
+  memcpy(out, c->p, n);
+  out[n] = 0;
+  c->p += n; c->left -= n;
+}
+
+static unsigned char *putstr(unsigned char *p, const char *s, size_t n)
+{
+  p = put32(p, (uint32_t)n);
+  memcpy(p, s, n);
+  return p + n;
+}
+
+static size_t frame(unsigned char *buf, uint32_t type, unsigned char *end)
+{
+  size_t len = (size_t)(end - buf);
+  put32(buf, SLD_MAGIC);
+  put32(buf + 4, type);
+  put32(buf + 8, (uint32_t)(len - SLD_HDR_SIZE));
+  return len;
+}
+
+size_t sld_pack_request(const struct sld_request *r, unsigned char *buf, size_t cap)
+{
+  size_t n = strnlen(r->path, SLD_PATH_MAX);
+  if (n >= SLD_PATH_MAX || cap < SLD_HDR_SIZE + 8 + n) return 0;
+  unsigned char *p = buf + SLD_HDR_SIZE;
+  p = put32(p, r->flags);
+  p = putstr(p, r->path, n);
+  return frame(buf, r->op, p);
+}
+
+static unsigned char *putstat(unsigned char *p, const struct sld_stat *s)
+{
+  const uint64_t u[] = { s->dev, s->ino, s->mode, s->nlink, s->uid, s->gid, s->rdev, s->size,
+                         s->blksize, s->blocks, (uint64_t)s->atime_sec, (uint64_t)s->atime_nsec,
+                         (uint64_t)s->mtime_sec, (uint64_t)s->mtime_nsec, (uint64_t)s->ctime_sec,
+                         (uint64_t)s->ctime_nsec };
+  for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) p = put64(p, u[i]);
+  return p;
+}
+
+static void curstat(struct cur *c, struct sld_stat *s)
+{
+  s->dev = cur64(c); s->ino = cur64(c); s->mode = cur64(c); s->nlink = cur64(c);
+  s->uid = cur64(c); s->gid = cur64(c); s->rdev = cur64(c); s->size = cur64(c);
+  s->blksize = cur64(c); s->blocks = cur64(c);
+  s->atime_sec = (int64_t)cur64(c); s->atime_nsec = (int64_t)cur64(c);
+  s->mtime_sec = (int64_t)cur64(c); s->mtime_nsec = (int64_t)cur64(c);
+  s->ctime_sec = (int64_t)cur64(c); s->ctime_nsec = (int64_t)cur64(c);
+}
+
+size_t sld_pack_reply(const struct sld_reply *r, unsigned char *buf, size_t cap)
+{
+  size_t n = strnlen(r->path, SLD_PATH_MAX);
+  if (n >= SLD_PATH_MAX || cap < SLD_HDR_SIZE + 8 + 16 * 8 + SLD_NCOUNTERS * 8 + 4 + n) return 0;
+  unsigned char *p = buf + SLD_HDR_SIZE;
+  p = put32(p, (uint32_t)r->status);
+  p = put32(p, r->kind);
+  p = putstat(p, &r->st);
+  for (int i = 0; i < SLD_NCOUNTERS; i++) p = put64(p, r->counters[i]);
+  p = putstr(p, r->path, n);
+  return frame(buf, SLD_OP_REPLY, p);
+}
+
+int sld_unpack_header(const unsigned char *buf, uint32_t *type, uint32_t *len)
+{
+  if (get32(buf) != SLD_MAGIC) return -1;
+  *type = get32(buf + 4);
+  *len = get32(buf + 8);
+  if (*len > SLD_MSG_MAX - SLD_HDR_SIZE) return -1;
+  return 0;
+}
+
+int sld_unpack_request(uint32_t type, const unsigned char *p, size_t len, struct sld_request *r)
+{
+  struct cur c = { p, len, 0 };
+  if (type < SLD_OP_LOOKUP || type > SLD_OP_SHUTDOWN) return -1;
+  r->op = type;
+  r->flags = cur32(&c);
+  curstr(&c, r->path, sizeof r->path);
+  return c.bad || c.left ? -1 : 0;
+}
+
+int sld_unpack_reply(const unsigned char *p, size_t len, struct sld_reply *r)
+{
+  struct cur c = { p, len, 0 };
+  r->status = (int32_t)cur32(&c);
+  r->kind = cur32(&c);
+  curstat(&c, &r->st);
+  for (int i = 0; i < SLD_NCOUNTERS; i++) r->counters[i] = cur64(&c);
+  curstr(&c, r->path, sizeof r->path);
+  return c.bad || c.left ? -1 : 0;
+}
+
+const char *sld_counter_name(int i)
+{
+  static const char *const names[SLD_NCOUNTERS] = {
+    "requests", "listings", "stats", "reads", "bytes", "realpaths", "hits", "clients",
+    "refused", "stripped" };
+  return i >= 0 && i < SLD_NCOUNTERS ? names[i] : "?";
+}
