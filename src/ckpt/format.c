@@ -177,7 +177,9 @@ static int decode_tables(const unsigned char *buf, uint64_t file_size, const cha
         fd->elemsize = ckf_get_u32(p + 44);
         fd->block_offset = ckf_get_u64(p + 48);
         fd->block_bytes = ckf_get_u64(p + 56);
-        if (sheaf_ckpt_type_size((int)fd->type) != fd->elemsize || fd->block_offset != expect ||
+        /* an unknown type has size 0, which an elemsize of 0 would match:
+         * refused, the reader divides by elemsize */
+        if (fd->elemsize == 0 || sheaf_ckpt_type_size((int)fd->type) != fd->elemsize || fd->block_offset != expect ||
             fd->block_bytes > file_size || fd->block_offset + CKF_BLOCK_HDR + fd->block_bytes > file_size)
             return ckf_err(EINVAL, "%s: field %u ('%s'): bad type %u/%u or block at %" PRIu64 " +%" PRIu64
                                    " outside the %" PRIu64 "-byte unit", name, f, fd->name, fd->type,
@@ -194,6 +196,9 @@ static int decode_tables(const unsigned char *buf, uint64_t file_size, const cha
                 return ckf_err(EINVAL, "%s: rank %u of field %u claims %" PRIu64 " elements", name, r, f,
                                h->counts[i]);
             sum += h->counts[i];
+            if (sum > h->fields[f].block_bytes) /* keeps sum * elemsize from wrapping */
+                return ckf_err(EINVAL, "%s: field %u: rank counts exceed its block of %" PRIu64 " bytes", name, f,
+                               h->fields[f].block_bytes);
         }
         if (sum * h->fields[f].elemsize != h->fields[f].block_bytes)
             return ckf_err(EINVAL, "%s: field %u: rank counts (%" PRIu64 " elements) do not fill its block of %"
@@ -269,6 +274,8 @@ char *ckf_manifest_text(const ckf_manifest *m)
     return t;
 }
 
+#define MANIFEST_UNIT_MIN 16u
+
 static int bad_manifest(ckf_manifest *m, const char *name, const char *what)
 {
     ckf_manifest_free(m);
@@ -284,7 +291,12 @@ int ckf_manifest_parse(const char *text, const char *name, ckf_manifest *m)
                      "\nunits %u\n%n",
                m->app, m->strategy, &m->step, &m->nranks, &nunits, &n) != 5 || n == 0)
         return bad_manifest(m, name, "header lines");
-    if (nunits == 0 || nunits > CKF_MAX_RANKS || m->nranks == 0 || m->nranks > CKF_MAX_RANKS)
+    /* every unit line takes at least MANIFEST_UNIT_MIN bytes of the text
+     * ("unitsion a 0 0 1" with the separators sscanf lets go): a count the
+     * text cannot hold is refused before the table is allocated, so the
+     * allocation is bounded by the manifest's real size */
+    if (nunits == 0 || nunits > CKF_MAX_RANKS || m->nranks == 0 || m->nranks > CKF_MAX_RANKS ||
+        nunits > strlen(text + n) / MANIFEST_UNIT_MIN)
         return bad_manifest(m, name, "unit or rank count");
     m->units = calloc(nunits, sizeof *m->units);
     if (!m->units)
