@@ -211,8 +211,8 @@ static void wrote(entry *e) {
   if (e) sheaf_file_note_external_write(e->sf);
 }
 
-#define FB_PTR(NAME, CONST, W, REQ_T, REQ)                                                            \
-  int MPI_File_##NAME(MPI_File fh, CONST void *buf, int count, MPI_Datatype t, REQ_T REQ) {           \
+#define FB_PTR_N(NAME, CONST, W, COUNT_T, REQ_T, REQ)                                                 \
+  int MPI_File_##NAME(MPI_File fh, CONST void *buf, COUNT_T count, MPI_Datatype t, REQ_T REQ) {       \
     entry *e = find(fh);                                                                             \
     ptr_to_real(e, fh);                                                                              \
     int rc = PMPI_File_##NAME(fh, buf, count, t, REQ);                                               \
@@ -220,14 +220,16 @@ static void wrote(entry *e) {
     if (W) wrote(e);                                                                                 \
     return rc;                                                                                       \
   }
-#define FB_AT(NAME, CONST, W, REQ_T, REQ)                                                             \
-  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, int count, MPI_Datatype t,       \
+#define FB_AT_N(NAME, CONST, W, COUNT_T, REQ_T, REQ)                                                  \
+  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, COUNT_T count, MPI_Datatype t,   \
                       REQ_T REQ) {                                                                   \
     entry *e = find(fh);                                                                             \
     int rc = PMPI_File_##NAME(fh, off, buf, count, t, REQ);                                          \
     if (W) wrote(e);                                                                                 \
     return rc;                                                                                       \
   }
+#define FB_PTR(NAME, CONST, W, REQ_T, REQ) FB_PTR_N(NAME, CONST, W, int, REQ_T, REQ)
+#define FB_AT(NAME, CONST, W, REQ_T, REQ) FB_AT_N(NAME, CONST, W, int, REQ_T, REQ)
 /* independent I/O would break the single owner of a realm: the real handle
  * does it (the written bytes drop every cache at the next collective call) */
 FB_PTR(read, NOCONST, 0, MPI_Status *, st)
@@ -291,23 +293,8 @@ int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Da
  * caches of a taken-over file: a later collective read could return cached
  * bytes older than the file's. Open MPI 4.1 (MPI 3.1) has no _c calls. */
 #if MPI_VERSION >= 4
-#define FB_PTR_C(NAME, CONST, W, REQ_T, REQ)                                                          \
-  int MPI_File_##NAME(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype t, REQ_T REQ) {     \
-    entry *e = find(fh);                                                                             \
-    ptr_to_real(e, fh);                                                                              \
-    int rc = PMPI_File_##NAME(fh, buf, count, t, REQ);                                               \
-    ptr_from_real(e, fh);                                                                            \
-    if (W) wrote(e);                                                                                 \
-    return rc;                                                                                       \
-  }
-#define FB_AT_C(NAME, CONST, W, REQ_T, REQ)                                                           \
-  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, MPI_Count count, MPI_Datatype t, \
-                      REQ_T REQ) {                                                                   \
-    entry *e = find(fh);                                                                             \
-    int rc = PMPI_File_##NAME(fh, off, buf, count, t, REQ);                                          \
-    if (W) wrote(e);                                                                                 \
-    return rc;                                                                                       \
-  }
+#define FB_PTR_C(NAME, CONST, W, REQ_T, REQ) FB_PTR_N(NAME, CONST, W, MPI_Count, REQ_T, REQ)
+#define FB_AT_C(NAME, CONST, W, REQ_T, REQ) FB_AT_N(NAME, CONST, W, MPI_Count, REQ_T, REQ)
 #define FB_BEGIN_PTR_C(NAME, CONST, W)                                                                \
   int MPI_File_##NAME(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype t) {               \
     entry *e = find(fh);                                                                             \
