@@ -68,6 +68,11 @@ int slc_enabled(void)
   return g.enabled;
 }
 
+const char *slc_cache_dir(void)
+{
+  return g.cache;
+}
+
 static int take_lock(void)
 {
   long me = syscall(SYS_gettid);

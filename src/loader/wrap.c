@@ -253,10 +253,21 @@ static int w_access(const char *path, int mode)
 }
 
 /* a link that resolves into the cache (/proc/self/exe of a bootstrapped
- * program) reads as the original */
+ * program) reads as the original; a served path that is not a symlink (the
+ * cached lstat: CPython reads the script's path) fails with EINVAL from a
+ * readlink of "/", a missing one with ENOENT/ENOTDIR, without the tree */
 static ssize_t w_readlink(const char *path, char *buf, size_t size)
 {
   char tmp[SLD_PATH_MAX];
+  struct sld_stat s;
+  int missing = 0;
+  if (path && path[0] && cached_stat(path, 0, &s, &missing) && !S_ISLNK(s.mode))
+    return ((readlink_fn)real[W_READLINK])("/", tmp, sizeof tmp);
+  PATHBUF;
+  if (missing) {
+    errpath(missing, path, np, sizeof np);
+    return ((readlink_fn)real[W_READLINK])(np, tmp, sizeof tmp);
+  }
   ssize_t r = ((readlink_fn)real[W_READLINK])(path, tmp, sizeof tmp - 1);
   if (r < 0) return r;
   tmp[r] = 0;
@@ -292,6 +303,8 @@ static const struct { const char *name; int id; void *fn; } table[] = {
 uintptr_t slc_wrapper_for(const char *name, uintptr_t realfn)
 {
   if (!name || !realfn) return 0;
+  uintptr_t rp = slc_realpath_wrapper_for(name, realfn);
+  if (rp) return rp;
   if (name[0] != 'o' && name[0] != 'f' && name[0] != 's' && name[0] != 'l' && name[0] != '_' &&
       name[0] != 'a' && name[0] != 'r' && name[0] != 'n')
     return 0;
