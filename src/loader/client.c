@@ -187,6 +187,15 @@ int slc_original(const char *path, char *out, size_t cap)
   return 0;
 }
 
+int slc_dir_only(const char *path)
+{
+  size_t n = strlen(path);
+  if (!n || !strcmp(path, "/")) return 0;
+  const char *last = strrchr(path, '/');
+  last = last ? last + 1 : path;
+  return !last[0] || !strcmp(last, ".") || !strcmp(last, "..");
+}
+
 static int has_suffix(const char *s, size_t n, const char *suf, size_t k)
 {
   return k && n >= k && !memcmp(s + n - k, suf, k);

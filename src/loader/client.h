@@ -22,6 +22,10 @@ int slc_ask(int op, const char *orig, struct sld_reply *rp);
  * directory), with a path below the cache's copies mapped back to the
  * original; 0 or -1 (too long / no working directory) */
 int slc_original(const char *path, char *out, size_t cap);
+/* whether the path ends in '/', "." or "..": only a directory can match it,
+ * which the normalised original no longer says (the stat and open family
+ * leave such paths to the file system) */
+int slc_dir_only(const char *path);
 /* whether calls on this original path are redirected (suffix, prefix) */
 int slc_wanted(const char *orig, int isdir);
 /* a resolved path below the cache's copies: the original path, else NULL */

@@ -50,7 +50,9 @@ static void redirect(int op, const char *path, char *out, size_t cap)
   char orig[SLD_PATH_MAX];
   struct sld_reply rp;
   out[0] = 0;
-  if (!path || !slc_enabled() || slc_original(path, orig, sizeof orig)) return;
+  if (!path || !slc_enabled() || (op != SLD_OP_LISTDIR && slc_dir_only(path)) ||
+      slc_original(path, orig, sizeof orig))
+    return;
   if (!slc_wanted(orig, op == SLD_OP_LISTDIR) || slc_ask(op, orig, &rp)) return;
   if (rp.status == 0) {
     snprintf(out, cap, "%s", rp.path);
@@ -68,7 +70,7 @@ static int cached_stat(const char *path, int follow, struct sld_stat *st, int *m
   char orig[SLD_PATH_MAX];
   struct sld_reply rp;
   *missing = 0;
-  if (!path || !slc_enabled() || slc_original(path, orig, sizeof orig)) return 0;
+  if (!path || !slc_enabled() || slc_dir_only(path) || slc_original(path, orig, sizeof orig)) return 0;
   if (!slc_wanted(orig, 1) && !slc_wanted(orig, 0)) return 0;
   if (slc_ask(follow ? SLD_OP_STAT : SLD_OP_LSTAT, orig, &rp)) return 0;
   if (rp.status == ENOENT || rp.status == ENOTDIR) { *missing = rp.status; return 0; }
