@@ -73,6 +73,9 @@ static void probe(const char *path)
    * the errno left, also on success */
   char rb[4096];
   errno = 0;
+  ssize_t k = readlink(path, rb, sizeof rb - 1);
+  printf(" | readlink %zd %s", k, strerror(errno));
+  errno = 0;
   char *rp = realpath(path, rb);
   printf(" | realpath %s %s", rp ? rp : "NULL", strerror(errno));
   errno = 0;
