@@ -27,7 +27,8 @@ enum sheaf_loader_op {
   SHEAF_LOADER_LSTAT = 3,
   SHEAF_LOADER_LISTDIR = 4, /* a node-local directory with the same names */
   SHEAF_LOADER_STATS = 5,   /* out: the cache directory; counters via sheaf_loader_stats */
-  SHEAF_LOADER_SHUTDOWN = 6
+  SHEAF_LOADER_SHUTDOWN = 6,
+  SHEAF_LOADER_REALPATH = 7 /* out: realpath(3) of the path (absolute), else its errno */
 };
 
 #define SHEAF_LOADER_NCOUNTERS 10

@@ -5,7 +5,8 @@
  *                exist on a miss (never NULL: ld.so then goes on searching)
  *   la_objopen   asks for symbol-binding callbacks of every object
  *   la_symbind64 replaces the libc calls that find and read modules by the
- *                wrappers of wrap.c (no la_pltenter: it would slow every call)
+ *                wrappers of wrap.c and wrap_realpath.c (no la_pltenter: it
+ *                would slow every call)
  */
 #define _GNU_SOURCE
 #include "client.h"
@@ -84,8 +85,13 @@ char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 uintptr_t la_symbind64(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook, uintptr_t *defcook,
                        unsigned int *flags, const char *symname)
 {
-  (void)ndx; (void)refcook; (void)defcook;
-  uintptr_t w = slc_enabled() ? slc_wrapper_for(symname, sym->st_value) : 0;
+  (void)refcook;
+  /* a binding to an old version (realpath@GLIBC_2.2.5) keeps its own semantics:
+   * the wrappers follow the default version's (ndx: the symbol's index in the
+   * defining object, whose link map is its cookie) */
+  uintptr_t w = 0;
+  if (slc_enabled() && !(defcook && slc_hidden_version((struct link_map *)*defcook, ndx)))
+    w = slc_wrapper_for(symname, sym->st_value);
   if (flags) *flags |= LA_SYMB_NOPLTENTER | LA_SYMB_NOPLTEXIT;
   return w ? w : sym->st_value;
 }

@@ -212,29 +212,34 @@ static void do_stat(struct sld_server *s, const char *path, int follow, struct s
   rp->st = e->st;
 }
 
+/* realpath(3) of the original, once per distinct path string (the result or
+ * its errno remembered); DT_UNKNOWN or -errno */
+static int resolve_once(struct sld_server *s, const char *path, char *real)
+{
+  struct lreal *r = sld_htab_get(&s->reals, path);
+  if (!r) {
+    r = calloc(1, sizeof *r);
+    if (!r) return -ENOMEM;
+    s->c[SLD_C_REALPATHS]++;
+    if (!realpath(path, real)) r->err = errno;
+    else if (!(r->real = strdup(real))) r->err = ENOMEM;
+    if (sld_htab_put(&s->reals, path, r)) { free_real(r); return -ENOMEM; }
+  } else {
+    s->c[SLD_C_HITS]++;
+  }
+  if (r->err) return -r->err;
+  snprintf(real, SLD_PATH_MAX, "%s", r->real);
+  return DT_UNKNOWN;
+}
+
 /* the original's real path (symlinks resolved) and kind, or -errno */
 static int real_of(struct sld_server *s, const char *path, char *real)
 {
   struct ldir *d;
   const char *name;
   int t = check_listing(s, path, &d, &name);
-  if (t == -EAGAIN || t == DT_LNK || t == DT_UNKNOWN) {
-    /* a symlink (or an unlisted name): resolved once, remembered */
-    struct lreal *r = sld_htab_get(&s->reals, path);
-    if (!r) {
-      r = calloc(1, sizeof *r);
-      if (!r) return -ENOMEM;
-      s->c[SLD_C_REALPATHS]++;
-      if (!realpath(path, real)) r->err = errno;
-      else if (!(r->real = strdup(real))) r->err = ENOMEM;
-      if (sld_htab_put(&s->reals, path, r)) { free_real(r); return -ENOMEM; }
-    } else {
-      s->c[SLD_C_HITS]++;
-    }
-    if (r->err) return -r->err;
-    snprintf(real, SLD_PATH_MAX, "%s", r->real);
-    return DT_UNKNOWN;
-  }
+  /* a symlink (or an unlisted name): resolved once, remembered */
+  if (t == -EAGAIN || t == DT_LNK || t == DT_UNKNOWN) return resolve_once(s, path, real);
   if (t < 0) return t;
   if ((size_t)snprintf(real, SLD_PATH_MAX, "%s/%s", strcmp(d->real, "/") ? d->real : "", name) >=
       SLD_PATH_MAX)
@@ -268,6 +273,32 @@ static void do_lookup(struct sld_server *s, const char *path, struct sld_reply *
   }
   rp->status = f->err;
   if (!f->err) snprintf(rp->path, sizeof rp->path, "%s", f->local);
+}
+
+/* whether realpath(3) of path is its listing's real path plus the name: no
+ * "." or ".." component, no "//", no trailing '/' */
+static int plain_path(const char *path)
+{
+  if (path[0] != '/' || !path[1]) return 0;
+  for (const char *p = path; *p; p++) {
+    if (*p != '/') continue;
+    if (p[1] == '/' || !p[1]) return 0;
+    if (p[1] == '.' && (p[2] == '/' || !p[2] || (p[2] == '.' && (p[3] == '/' || !p[3])))) return 0;
+  }
+  return 1;
+}
+
+/* realpath(3) of the original: a plain path from its directory's listing (a
+ * file or directory named there is the listing's real path plus the name;
+ * missing from the listing is ENOENT, below a non-directory ENOTDIR), a
+ * symlink, an unlisted name or any other path by realpath itself, once */
+static void do_realpath(struct sld_server *s, const char *path, struct sld_reply *rp)
+{
+  char real[SLD_PATH_MAX];
+  int t = plain_path(path) ? real_of(s, path, real) : resolve_once(s, path, real);
+  if (t < 0) { rp->status = -t; return; }
+  rp->kind = (uint32_t)t;
+  snprintf(rp->path, sizeof rp->path, "%s", real);
 }
 
 /* a node-local directory with the same names (empty files, directories,
@@ -315,6 +346,7 @@ void sld_cache_serve(struct sld_server *s, const struct sld_request *rq, struct 
   case SLD_OP_STAT: do_stat(s, rq->path, 1, rp); break;
   case SLD_OP_LSTAT: do_stat(s, rq->path, 0, rp); break;
   case SLD_OP_LISTDIR: do_listdir(s, rq->path, rp); break;
+  case SLD_OP_REALPATH: do_realpath(s, rq->path, rp); break;
   case SLD_OP_STATS:
     memcpy(rp->counters, s->c, sizeof rp->counters);
     snprintf(rp->path, sizeof rp->path, "%s", s->dir);

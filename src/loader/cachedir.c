@@ -82,5 +82,14 @@ int sld_cachedir_create(struct sld_server *s, const char *base, char *err, size_
     snprintf(err, errlen, "sheaf-ld: cache directory %s is not a private directory", s->dir);
     return -1;
   }
+  /* a symlink to itself: the clients' realpath of it fails with ELOOP, which
+   * is how a client makes the application's libc set that errno */
+  char loop[SLD_PATH_MAX];
+  if (snprintf(loop, sizeof loop, "%s/%s", s->dir, SLD_ELOOP_NAME) >= (int)sizeof loop ||
+      symlink(SLD_ELOOP_NAME, loop)) {
+    snprintf(err, errlen, "sheaf-ld: cannot create %s/%s: %s", s->dir, SLD_ELOOP_NAME, strerror(errno));
+    sld_remove_tree(s->dir);
+    return -1;
+  }
   return 0;
 }

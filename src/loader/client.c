@@ -68,6 +68,11 @@ int slc_enabled(void)
   return g.enabled;
 }
 
+const char *slc_cache_dir(void)
+{
+  return g.cache;
+}
+
 static int take_lock(void)
 {
   long me = syscall(SYS_gettid);
@@ -180,6 +185,15 @@ int slc_original(const char *path, char *out, size_t cap)
   const char *o = slc_uncached(out);
   if (o) memmove(out, o, strlen(o) + 1);
   return 0;
+}
+
+int slc_dir_only(const char *path)
+{
+  size_t n = strlen(path);
+  if (!n || !strcmp(path, "/")) return 0;
+  const char *last = strrchr(path, '/');
+  last = last ? last + 1 : path;
+  return !last[0] || !strcmp(last, ".") || !strcmp(last, "..");
 }
 
 static int has_suffix(const char *s, size_t n, const char *suf, size_t k)

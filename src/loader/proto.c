@@ -125,7 +125,7 @@ int sld_unpack_header(const unsigned char *buf, uint32_t *type, uint32_t *len)
 int sld_unpack_request(uint32_t type, const unsigned char *p, size_t len, struct sld_request *r)
 {
   struct cur c = { p, len, 0 };
-  if (type < SLD_OP_LOOKUP || type > SLD_OP_SHUTDOWN) return -1;
+  if (type < SLD_OP_LOOKUP || type > SLD_OP_REALPATH) return -1;
   r->op = type;
   r->flags = cur32(&c);
   curstr(&c, r->path, sizeof r->path);

@@ -16,6 +16,8 @@
 #define SLD_MAGIC 0x444c4853u           /* "SHLD" */
 #define SLD_PATH_MAX 4096
 #define SLD_HDR_SIZE 12
+/* in the cache directory: a symlink to itself (realpath of it: ELOOP) */
+#define SLD_ELOOP_NAME "eloop"
 #define SLD_MSG_MAX (SLD_HDR_SIZE + 64 + 2 * (4 + SLD_PATH_MAX) + 160)
 
 enum sld_op {
@@ -25,11 +27,15 @@ enum sld_op {
   SLD_OP_LISTDIR = 4,  /* a directory: a node-local directory with the same names */
   SLD_OP_STATS = 5,    /* the server's counters */
   SLD_OP_SHUTDOWN = 6, /* stop the server (launcher) */
+  SLD_OP_REALPATH = 7, /* realpath(3) of the original: the resolved path (or the errno) */
   SLD_OP_REPLY = 100
 };
 
 /* status of a reply: 0 = served (path / stat valid), else an errno value of
- * the original file system (ENOENT: the name is not in the cached listing). */
+ * the original file system (ENOENT: the name is not in the cached listing).
+ * REALPATH: the request's path is absolute but not normalised (realpath
+ * resolves "..", "." and a trailing '/' against the real tree itself); the
+ * reply's path is what realpath(3) returns, its status the errno it sets. */
 struct sld_request {
   uint32_t op;
   uint32_t flags;
@@ -51,7 +57,7 @@ struct sld_reply {
   uint32_t kind;               /* d_type-like: 4 dir, 8 regular, 10 link, 0 unknown */
   struct sld_stat st;          /* STAT/LSTAT */
   uint64_t counters[SLD_NCOUNTERS]; /* STATS */
-  char path[SLD_PATH_MAX];     /* LOOKUP/LISTDIR: the node-local path */
+  char path[SLD_PATH_MAX];     /* LOOKUP/LISTDIR: the node-local path; REALPATH: resolved */
 };
 
 /* pack: writes a whole frame into buf (capacity cap); returns its length or 0 */

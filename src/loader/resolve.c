@@ -72,6 +72,15 @@ static const char *strtab_of(const struct link_map *m)
   return (const char *)a;
 }
 
+int slc_hidden_version(const struct link_map *m, unsigned int ndx)
+{
+  const ElfW(Dyn) *d = m ? dyn_of(m, DT_VERSYM) : NULL;
+  if (!d) return 0;
+  ElfW(Addr) a = d->d_un.d_ptr;
+  if (a < m->l_addr) a += m->l_addr;
+  return (((const ElfW(Half) *)a)[ndx] & 0x8000) != 0;   /* VERSYM_HIDDEN */
+}
+
 /* DT_RPATH is ignored when DT_RUNPATH is there (as ld.so does) */
 static const char *path_of(const struct link_map *m, ElfW(Sxword) tag)
 {

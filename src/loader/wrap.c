@@ -50,7 +50,9 @@ static void redirect(int op, const char *path, char *out, size_t cap)
   char orig[SLD_PATH_MAX];
   struct sld_reply rp;
   out[0] = 0;
-  if (!path || !slc_enabled() || slc_original(path, orig, sizeof orig)) return;
+  if (!path || !slc_enabled() || (op != SLD_OP_LISTDIR && slc_dir_only(path)) ||
+      slc_original(path, orig, sizeof orig))
+    return;
   if (!slc_wanted(orig, op == SLD_OP_LISTDIR) || slc_ask(op, orig, &rp)) return;
   if (rp.status == 0) {
     snprintf(out, cap, "%s", rp.path);
@@ -68,7 +70,7 @@ static int cached_stat(const char *path, int follow, struct sld_stat *st, int *m
   char orig[SLD_PATH_MAX];
   struct sld_reply rp;
   *missing = 0;
-  if (!path || !slc_enabled() || slc_original(path, orig, sizeof orig)) return 0;
+  if (!path || !slc_enabled() || slc_dir_only(path) || slc_original(path, orig, sizeof orig)) return 0;
   if (!slc_wanted(orig, 1) && !slc_wanted(orig, 0)) return 0;
   if (slc_ask(follow ? SLD_OP_STAT : SLD_OP_LSTAT, orig, &rp)) return 0;
   if (rp.status == ENOENT || rp.status == ENOTDIR) { *missing = rp.status; return 0; }
@@ -253,10 +255,21 @@ static int w_access(const char *path, int mode)
 }
 
 /* a link that resolves into the cache (/proc/self/exe of a bootstrapped
- * program) reads as the original */
+ * program) reads as the original; a served path that is not a symlink (the
+ * cached lstat: CPython reads the script's path) fails with EINVAL from a
+ * readlink of "/", a missing one with ENOENT/ENOTDIR, without the tree */
 static ssize_t w_readlink(const char *path, char *buf, size_t size)
 {
   char tmp[SLD_PATH_MAX];
+  struct sld_stat s;
+  int missing = 0;
+  if (path && path[0] && cached_stat(path, 0, &s, &missing) && !S_ISLNK(s.mode))
+    return ((readlink_fn)real[W_READLINK])("/", tmp, sizeof tmp);
+  PATHBUF;
+  if (missing) {
+    errpath(missing, path, np, sizeof np);
+    return ((readlink_fn)real[W_READLINK])(np, tmp, sizeof tmp);
+  }
   ssize_t r = ((readlink_fn)real[W_READLINK])(path, tmp, sizeof tmp - 1);
   if (r < 0) return r;
   tmp[r] = 0;
@@ -292,6 +305,8 @@ static const struct { const char *name; int id; void *fn; } table[] = {
 uintptr_t slc_wrapper_for(const char *name, uintptr_t realfn)
 {
   if (!name || !realfn) return 0;
+  uintptr_t rp = slc_realpath_wrapper_for(name, realfn);
+  if (rp) return rp;
   if (name[0] != 'o' && name[0] != 'f' && name[0] != 's' && name[0] != 'l' && name[0] != '_' &&
       name[0] != 'a' && name[0] != 'r' && name[0] != 'n')
     return 0;

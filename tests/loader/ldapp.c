@@ -67,7 +67,25 @@ static void probe(const char *path)
   printf(" | fopen %s", f ? "ok" : strerror(errno));
   if (f) fclose(f);
   errno = 0;
-  printf(" | access %d %s\n", access(path, F_OK), errno ? strerror(errno) : "");
+  printf(" | access %d %s", access(path, F_OK), errno ? strerror(errno) : "");
+  /* realpath with a buffer (__realpath_chk in the _FORTIFY_SOURCE build), with
+   * NULL (the application's malloc), canonicalize_file_name: the result and
+   * the errno left, also on success */
+  char rb[4096];
+  errno = 0;
+  ssize_t k = readlink(path, rb, sizeof rb - 1);
+  printf(" | readlink %zd %s", k, strerror(errno));
+  errno = 0;
+  char *rp = realpath(path, rb);
+  printf(" | realpath %s %s", rp ? rp : "NULL", strerror(errno));
+  errno = 0;
+  rp = realpath(path, NULL);
+  printf(" | NULL %s %s", rp ? rp : "NULL", strerror(errno));
+  free(rp);
+  errno = 0;
+  rp = canonicalize_file_name(path);
+  printf(" | canon %s %s\n", rp ? rp : "NULL", strerror(errno));
+  free(rp);
 }
 
 static void kill_server(const char *how)
@@ -119,7 +137,8 @@ int main(int argc, char **argv)
   char p[4096];
   if (tree) {
     const char *names[] = { "d1/libchain0.so", "d1/libnothere.so", "d2/mod.py", "d2/nothere.py",
-                            "d2/libchain1.so/x.so", "nodir/libx.so" };
+                            "d2/libchain1.so/x.so", "nodir/libx.so", "d3/libplug.so",
+                            "d2/../d1/libchain0.so", "d2/mod.py/" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
       snprintf(p, sizeof p, "%s/%s", tree, names[i]);
       probe(p);

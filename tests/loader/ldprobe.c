@@ -7,11 +7,15 @@
  *                         goes on serving; counters as expected
  *   ldprobe stale BASE    the cache of a dead server is removed at the next
  *                         start, without following a symlink out of it
+ *   ldprobe realpath BASE the REALPATH request: answers as realpath(3) (path or
+ *                         errno), each path resolved once; malformed and
+ *                         oversized requests close the connection
  * Exit 0 pass, 1 fail, 77 skipped (reason printed). */
 #define _GNU_SOURCE
 #include "sheaf_loader.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <signal.h>
@@ -183,12 +187,99 @@ static int stale(const char *base)
   return 0;
 }
 
+static int touch(const char *p)
+{
+  int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  return fd < 0 ? -1 : close(fd);
+}
+
+/* one REALPATH request against realpath(3) of the same path */
+static int rp_same(const char *sock, const char *path)
+{
+  char out[4096], want[PATH_MAX];
+  errno = 0;
+  char *w = realpath(path, want);
+  int werr = w ? 0 : errno;
+  int r = sheaf_loader_request(sock, SHEAF_LOADER_REALPATH, path, out, sizeof out, 5000);
+  if (r != werr) FAIL("realpath %s: server %d, realpath(3) %d", path, r, werr);
+  if (!r && strcmp(out, want)) FAIL("realpath %s: server %s, realpath(3) %s", path, out, want);
+  return 0;
+}
+
+static int realpath_op(const char *base)
+{
+  char t[4096], p[4300], q[4300];
+  snprintf(t, sizeof t, "%s/rp", base);
+  mkdir(t, 0700);
+  snprintf(p, sizeof p, "%s/real", t);
+  mkdir(p, 0700);
+  snprintf(p, sizeof p, "%s/real/m.py", t);
+  snprintf(q, sizeof q, "%s/link", t);
+  unlink(q);
+  if (touch(p) || symlink("real", q)) FAIL("cannot build %s", t);
+  snprintf(q, sizeof q, "%s/loop", t);
+  unlink(q);
+  if (symlink("loop", q)) FAIL("symlink %s", q);
+  char sock[4096];
+  pid_t srv = start(base, sock, sizeof sock);
+  if (srv < 0) FAIL("server did not start");
+  const char *cases[] = { "link/m.py", "real/m.py", "link", "real/nothere.py", "nodir/x.py",
+                          "real/m.py/x", "real/m.py/", "loop", "loop/x.py", "link/../real/./m.py",
+                          "real/", "link/.", "link/.." };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(p, sizeof p, "%s/%s", t, cases[i]);
+    if (rp_same(sock, p)) return 1;
+  }
+  /* ENOENT from the listing: no realpath call, no second listing */
+  snprintf(p, sizeof p, "%s/real/gone.py", t);
+  unsigned long long rps = counter(sock, "realpaths"), lst = counter(sock, "listings");
+  if (sheaf_loader_request(sock, SHEAF_LOADER_REALPATH, p, NULL, 0, 5000) != ENOENT ||
+      counter(sock, "realpaths") != rps || counter(sock, "listings") != lst)
+    FAIL("a missing name of a listed directory: not ENOENT from the listing");
+  /* every path resolved once: asking all again reads nothing */
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    snprintf(p, sizeof p, "%s/%s", t, cases[i]);
+    if (rp_same(sock, p)) return 1;
+  }
+  if (counter(sock, "realpaths") != rps || counter(sock, "listings") != lst || counter(sock, "stats") != 0)
+    FAIL("a repeated realpath read the file system again");
+  char out[4096];
+  if (sheaf_loader_request(sock, SHEAF_LOADER_REALPATH, "real/m.py", out, sizeof out, 5000) != EINVAL ||
+      sheaf_loader_request(sock, SHEAF_LOADER_REALPATH, "", out, sizeof out, 5000) != EINVAL)
+    FAIL("a relative or empty path not refused with EINVAL");
+  /* malformed REALPATH frames: the connection is closed, the server goes on */
+  static unsigned char big[12 + 8 + 4096];
+  memcpy(big, "SHLD\x07\0\0\0", 8);
+  big[8] = (8 + 4096) & 0xff; big[9] = (8 + 4096) >> 8;      /* payload: flags, string */
+  big[16] = 4096 & 0xff; big[17] = 4096 >> 8;                 /* a path of SLD_PATH_MAX bytes */
+  memset(big + 20, 'a', 4096);
+  big[20] = '/';
+  unsigned char huge[12] = { 'S', 'H', 'L', 'D', 7, 0, 0, 0, 0, 0, 1, 0 };
+  unsigned char trunc[20] = { 'S', 'H', 'L', 'D', 7, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0 };
+  unsigned char nul[22] = { 'S', 'H', 'L', 'D', 7, 0, 0, 0, 10, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, '/', 0 };
+  struct { const char *what; const void *b; size_t n; } bad[] = {
+    { "oversized path", big, sizeof big }, { "frame over SLD_MSG_MAX", huge, sizeof huge },
+    { "truncated string", trunc, sizeof trunc }, { "NUL in path", nul, sizeof nul } };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    int r = raw(sock, bad[i].b, bad[i].n);
+    if (r != 0) FAIL("realpath, %s: connection not closed by the server (%d)", bad[i].what, r);
+  }
+  snprintf(p, sizeof p, "%s/link/m.py", t);
+  if (rp_same(sock, p)) return 1;
+  int rc = stop(sock, srv);
+  if (rc != 0) FAIL("server exit %d", rc);
+  printf("realpath: %zu paths as realpath(3) (ENOENT, ENOTDIR, ELOOP, symlinks, ., .., trailing /), "
+         "each resolved once, 4 malformed requests refused\n", sizeof cases / sizeof cases[0]);
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
-  if (argc != 3) { fprintf(stderr, "usage: ldprobe peer|garbage|stale BASE\n"); return 2; }
+  if (argc != 3) { fprintf(stderr, "usage: ldprobe peer|garbage|stale|realpath BASE\n"); return 2; }
   if (mkdir(argv[2], 0700) && errno != EEXIST) FAIL("mkdir %s", argv[2]);
   if (!strcmp(argv[1], "peer")) return peer(argv[2]);
   if (!strcmp(argv[1], "garbage")) return garbage(argv[2]);
   if (!strcmp(argv[1], "stale")) return stale(argv[2]);
+  if (!strcmp(argv[1], "realpath")) return realpath_op(argv[2]);
   return 2;
 }

@@ -83,7 +83,9 @@ def gen_tree(work, compiler):
     link = ["-L" + p("d1"), "-lchain0", "-lorigin", "-ldl",
             "-Wl,-rpath-link," + p("d2") + ":" + p("d3") + ":" + p("od")]
     cc(["-o", os.path.join(t, "ldapp"), os.path.join(HERE, "ldapp.c")] + link, compiler)
-    cc(["-o", os.path.join(t, "ldapp_now"), os.path.join(HERE, "ldapp.c"), "-Wl,-z,now"] + link, compiler)
+    # -z now, and _FORTIFY_SOURCE: realpath with a known buffer is __realpath_chk
+    cc(["-o", os.path.join(t, "ldapp_now"), os.path.join(HERE, "ldapp.c"), "-Wl,-z,now",
+        "-D_FORTIFY_SOURCE=2"] + link, compiler)
     with open(os.path.join(t, "script.sh"), "w") as f:
         f.write(f"#!/bin/sh\nexec {t}/ldapp child\n")
     os.chmod(os.path.join(t, "script.sh"), 0o755)
@@ -159,6 +161,13 @@ def case_solib(args, work):
         if not any(w[1] == "open" and w[2] == os.path.join(t, "d2/nothere.py") and w[3] == "ENOENT"
                    for w in served):
             fail(f"{app}: the missing d2/nothere.py was not answered from the listing")
+        # realpath of the soname link answered by the server, a missing .py too
+        if not any(w[1] == "realpath" and w[2] == os.path.join(t, "d3/libplug.so") and
+                   w[3] == os.path.join(t, "d3/libplug.so.1") for w in served):
+            fail(f"{app}: realpath of d3/libplug.so was not answered by the server")
+        if not any(w[1] == "realpath" and w[2] == os.path.join(t, "d1/libnothere.so") and
+                   w[3] == "ENOENT" for w in served):
+            fail(f"{app}: realpath of the missing d1/libnothere.so was not answered")
         if p.stdout != plain.stdout:
             fail(f"{app}: output differs\nplain:\n{plain.stdout}\nloader:\n{p.stdout}")
         n = oracle_check(orc, t, cache)
