@@ -104,7 +104,7 @@ int par_ctx_bcast(par_ctx *x, int local, void *data, int type, int n, int root)
     return cb_result(x, x->api->bcast(data, local ? x->lcomm : x->gcomm, type, n, root) != 0, local);
 }
 
-int par_ctx_agree(par_ctx *x)
+int par_ctx_vote(par_ctx *x)
 {
     int64_t mine = x->rc, res[2] = {0, -1}, dummy[1], *all = NULL;
     int rootfail = 0;
@@ -128,11 +128,9 @@ int par_ctx_agree(par_ctx *x)
     free(all);
     cbfail |= x->api->bcast(res, x->gcomm, _SION_INT64, 2, 0) != 0;
     if (res[0] == 0) {
-        if (x->rc) /* failed after its vote left (its own agreement callback) */
-            return par_ctx_restore(x);
-        if (cbfail)
-            return par_ctx_fail(x, SHEAF_E_IO, "%s: %s: a collective callback failed on task %d", x->fname,
-                                x->call, x->grank);
+        if (cbfail) /* only here: the others may have succeeded */
+            par_ctx_fail(x, SHEAF_E_IO, "%s: %s: a collective callback failed on task %d", x->fname, x->call,
+                         x->grank);
         return 0;
     }
     int code = (int)res[0] < 0 ? (int)res[0] : SHEAF_E_IO;
@@ -144,4 +142,14 @@ int par_ctx_agree(par_ctx *x)
         core_fail(code, "%s: %s: a collective callback failed on task 0", x->fname, x->call);
     keep(x, code); /* the verdict: par_ctx_restore gives it back after cleanup */
     return code;
+}
+
+int par_ctx_agree(par_ctx *x)
+{
+    int v = par_ctx_vote(x);
+    if (v)
+        return v;
+    /* failed after its vote left (its own agreement callback): nothing more
+     * can be done here (doc/parallel.md, "Limits") */
+    return x->rc ? par_ctx_restore(x) : 0;
 }

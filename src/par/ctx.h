@@ -76,6 +76,10 @@ int par_ctx_bcast(par_ctx *x, int local, void *data, int type, int n, int root);
  * task on every task, with the messages described above; the verdict
  * becomes the context's failure (par_ctx_restore after cleanup). */
 int par_ctx_agree(par_ctx *x);
+/* The same exchange as a vote inside a call: the verdict (non-zero: the same
+ * on every task); a failure of this task's own callback that the others
+ * cannot know of is recorded in the context and the call goes on (0). */
+int par_ctx_vote(par_ctx *x);
 
 /* Test hook: return 0 to go on, or a code (< 0) and a message (msg, len
  * bytes) to fail task grank at `step` of `call`. NULL: none. */

@@ -253,3 +253,23 @@ int par_wire_ccount_unpack(par_wire_ccount *m, const int64_t *in, int64_t n)
     m->status = in[1];
     return 0;
 }
+
+void par_wire_cmap_pack(const par_wire_cmap *m, int32_t *out)
+{
+    out[0] = m->filenumber;
+    out[1] = m->lrank;
+}
+
+int par_wire_cmap_unpack(par_wire_cmap *m, const int32_t *in, int64_t n)
+{
+    if (!in || n < PAR_WIRE_CMAP_N)
+        return short_msg("close mapping", n, PAR_WIRE_CMAP_N);
+    int rc = in_range("close mapping", "file", in[0], 0, INT32_MAX);
+    if (!rc)
+        rc = in_range("close mapping", "local rank", in[1], 0, INT32_MAX);
+    if (rc)
+        return rc;
+    m->filenumber = in[0];
+    m->lrank = in[1];
+    return 0;
+}

@@ -61,6 +61,13 @@ typedef struct par_wire_ccount {
 } par_wire_ccount;
 #define PAR_WIRE_CCOUNT_N 2
 
+/* Write close of a multi-file set, task -> the master of file 0 (G gather):
+ * the task's place, for the set's task mapping. */
+typedef struct par_wire_cmap {
+    int32_t filenumber, lrank;
+} par_wire_cmap;
+#define PAR_WIRE_CMAP_N 2
+
 /* Initial values: the ones a task keeps when the message never arrives
  * (a failed callback): status SHEAF_E_IO, coalescing off. */
 void par_wire_wlayout_init(par_wire_wlayout *m);
@@ -78,4 +85,6 @@ void par_wire_place_pack(const par_wire_place *m, int32_t *out);
 int par_wire_place_unpack(par_wire_place *m, const int32_t *in, int64_t n);
 void par_wire_ccount_pack(const par_wire_ccount *m, int64_t *out);
 int par_wire_ccount_unpack(par_wire_ccount *m, const int64_t *in, int64_t n);
+void par_wire_cmap_pack(const par_wire_cmap *m, int32_t *out);
+int par_wire_cmap_unpack(par_wire_cmap *m, const int32_t *in, int64_t n);
 #endif
