@@ -64,6 +64,22 @@ int par_ctx_step(par_ctx *x, const char *step)
     return !x->rc;
 }
 
+int par_ctx_verdict(par_ctx *x, int code, const char *fmt, ...)
+{
+    if (x->rc) { /* its own first message, the agreed code */
+        x->rc = code;
+        return code;
+    }
+    char buf[PAR_CTX_MSG];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    core_fail(code, "%s", buf);
+    keep(x, code);
+    return code;
+}
+
 int par_ctx_restore(const par_ctx *x)
 {
     if (x->rc)

@@ -52,6 +52,13 @@ int par_ctx_fail(par_ctx *x, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* A verdict every task received (code < 0): a task that failed before keeps
+ * its message and takes the code; the others get this message. */
+int par_ctx_verdict(par_ctx *x, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 /* Record rc (< 0) of a callee that has set the thread's message; 0 changes
  * nothing. Returns the context's code. */
 int par_ctx_take(par_ctx *x, int rc);
