@@ -237,13 +237,20 @@ static int options_step(ropen *w, par_open_verdict *v, core_meta *m0, int *agree
     return 0;
 }
 
-/* Step "place" (G scatter): (status, file, lrank, lsize) of each task from
- * file 0's mapping. Returns non-zero when the mapping is inconsistent (the
- * same on every task). */
+/* Step "place" (G scatter, multi-file sets only): (status, file, lrank,
+ * lsize) of each task from file 0's mapping; a single file (the verdict says
+ * so on every task) places task g at local rank g without an exchange.
+ * Returns non-zero when the mapping is inconsistent (the same on every task). */
 static int place_step(ropen *w, const core_meta *m0)
 {
     par_ctx *x = &w->x;
     par_ctx_step(x, "place");
+    if (w->nf == 1) {
+        w->fn = 0;
+        x->lrank = x->grank;
+        x->lsize = x->gsize;
+        return 0;
+    }
     int32_t *map = NULL, dummy[PAR_WIRE_PLACE_N], buf[PAR_WIRE_PLACE_N];
     par_wire_place mine = {0, 0, x->grank, x->gsize};
     par_wire_place_pack(&mine, buf);
