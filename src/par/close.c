@@ -141,8 +141,8 @@ static void counts_step(wclose *w)
         w->counts[t] = (int)all[PAR_WIRE_CCOUNT_N * t] * (w->ck ? 2 : 1); /* as each task announced it */
         total += w->counts[t];
         if (e.status)
-            par_ctx_fail(x, (int)e.status, "%s: task %d of file %d failed writing its data", x->fname, t,
-                         w->p->filenumber);
+            par_ctx_fail(x, (int)e.status, "%s: local task %d of file %d failed writing its data (see its message)",
+                         x->fname, t, w->p->filenumber);
     }
     free(all);
     if (x->lrank == 0 && w->counts && !(w->flat = malloc((size_t)(total > 0 ? total : 1) * sizeof *w->flat))) {

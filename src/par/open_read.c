@@ -223,6 +223,8 @@ static int options_step(ropen *w, par_open_verdict *v, core_meta *m0, int *agree
     if (xcb) /* go on with what it delivered (see open_write) */
         par_ctx_fail(&w->x, SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d",
                      a->fname, a->grank);
+    if (xrc && w->x.rc) /* its own first message, the agreed code */
+        return w->x.rc = xrc;
     if (xrc)
         return par_ctx_take(&w->x, xrc);
     if (v->ntasks != a->gsize) { /* from the verdict: the same on every task */

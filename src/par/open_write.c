@@ -133,7 +133,9 @@ static int options_step(wopen *w, par_open_verdict *v)
     if (xcb)
         par_ctx_fail(&w->x, SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d",
                      a->fname, a->grank);
-    if (xrc) /* its own first message when it failed before, else the verdict's */
+    if (xrc && w->x.rc) /* its own first message, the agreed code */
+        w->x.rc = xrc;
+    else if (xrc)
         par_ctx_take(&w->x, xrc);
     return xrc;
 }
@@ -194,7 +196,7 @@ static int64_t *requests_step(wopen *w)
     par_ctx_gather(x, 1, req, reqs ? reqs : dummy, _SION_INT64, PAR_WIRE_WREQ_N, 0);
     if (x->lrank == 0 && lay) {
         par_ctx_step(x, "create");
-        mrc = master_create_step(w->p, w->path, w->a->md, ls, reqs, par_ctx_ok(x) ? 0 : SHEAF_E_IO, w->fsb, lay);
+        mrc = master_create_step(w->p, w->path, w->a->md, ls, reqs, x->rc, w->fsb, lay); /* its code goes out */
         par_ctx_take(x, mrc);
     } else {
         par_ctx_take(x, mrc);

@@ -89,7 +89,7 @@ static int64_t *requests_step(par_ctx *x, par_state *p, sion_int64 chunksize)
     int cbfail = par_ctx_gather(x, 1, req, reqs ? reqs : dummy, _SION_INT64, PAR_WIRE_RREQ_N, 0);
     if (p->lrank == 0 && lay) {
         par_ctx_step(x, "rewrite");
-        mrc = master_rewrite_step(p, reqs, par_ctx_ok(x) ? 0 : SHEAF_E_IO, cbfail, lay);
+        mrc = master_rewrite_step(p, reqs, x->rc, cbfail, lay); /* its code goes out */
     }
     par_ctx_take(x, mrc);
     free(reqs);
