@@ -345,7 +345,8 @@ static int root_finish_file(const par_api *api, const char *fname, mapped_root *
     int64_t m = r->meta[k].ntasks, tot = 0;
     for (int64_t l = 0; l < m; l++)
         tot += allnb[slot[l]];
-    int64_t *bc = malloc((size_t)(m ? m : 1) * sizeof *bc), *flat = malloc((size_t)(tot ? tot : 1) * sizeof *flat);
+    int64_t *bc = malloc((size_t)(m > 0 ? m : 1) * sizeof *bc);
+    int64_t *flat = malloc((size_t)(tot > 0 ? tot : 1) * sizeof *flat);
     char *path = par_member_path(api, fname, k);
     int rc = (!bc || !flat || !path) ? core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname) : 0;
     for (int64_t l = 0, q = 0; l < m && !rc; l++) {

@@ -159,9 +159,7 @@ static int open_buddy_read(const par_open_args *a, int sid)
         char *bn = par_buddy_name(a->fname, b);
         if (!bn)
             return core_fail(SHEAF_E_NOMEM, "%s: out of memory", a->fname);
-        int bsid = par_buddy_open_read(a->api, a->fname, a->md, b, a->gcomm, a->grank, a->gsize, a->chunksize,
-                                       a->fsblksize, a->filenumber, a->numfiles, a->lrank, a->lsize, a->fileptr,
-                                       a->newfname);
+        int bsid = par_buddy_open_read(a, b);
         if (bsid >= 0) {
             if (a->grank == 0)
                 core_warn(a->grank, "%s: cannot be read (%s); reading its buddy copy %s", a->fname, why, bn);

@@ -49,4 +49,7 @@ typedef struct par_open_args {
  * may try the copies. */
 int par_open_write(const par_open_args *a);
 int par_open_read(const par_open_args *a, int *agreed);
+/* Read open of copy level `level` of set a->fname (buddy_read.c): each task
+ * opens its own entry; agreed; the sid or a negative code. */
+int par_buddy_open_read(const par_open_args *a, int level);
 #endif

@@ -358,3 +358,8 @@ static const wire_field mrrec_f[] = {{"global rank", 0, INT32_MAX}, {"file", 0, 
                                      {"data order", -1, 1}};
 WIRE_FN(mrrec, "mapped read record", mrrec_f, &m->grank, &m->filenumber, &m->lrank, &m->start, &m->chunksize,
         &m->globalskip, &m->nblocks, &m->keyval, &m->data_big)
+
+static const wire_field bhead_f[] = {ST, {"blocks", 0, INT32_MAX}, NN("capacity"), {"fsblksize", 0, INT32_MAX},
+                                     {"keyval", I32}, {"data order", -1, 1}};
+WIRE_FN(bhead, "buddy head", bhead_f, &m->status, &m->nblocks, &m->capacity, &m->fsblksize, &m->keyval,
+        &m->data_big)

@@ -129,6 +129,15 @@ typedef struct par_wire_mrrec {
 } par_wire_mrrec;
 #define PAR_WIRE_MRREC_N 9
 
+/* ---- reading a buddy copy (buddy_read.c) ---- */
+
+/* A member's reader -> each task of that member (G scatter): its entry. */
+typedef struct par_wire_bhead {
+    int64_t status;         /* 0, or why the reader cannot serve it */
+    int64_t nblocks, capacity, fsblksize, keyval, data_big;
+} par_wire_bhead;
+#define PAR_WIRE_BHEAD_N 6
+
 /* Initial values: the ones a task keeps when the message never arrives
  * (a failed callback): status SHEAF_E_IO, coalescing off. */
 void par_wire_wlayout_init(par_wire_wlayout *m);
@@ -162,6 +171,8 @@ void par_wire_mrverdict_pack(const par_wire_mrverdict *m, int64_t *out);
 int par_wire_mrverdict_unpack(par_wire_mrverdict *m, const int64_t *in, int64_t n);
 void par_wire_mrshare_pack(const par_wire_mrshare *m, int64_t *out);
 int par_wire_mrshare_unpack(par_wire_mrshare *m, const int64_t *in, int64_t n);
+void par_wire_bhead_pack(const par_wire_bhead *m, int64_t *out);
+int par_wire_bhead_unpack(par_wire_bhead *m, const int64_t *in, int64_t n);
 void par_wire_mrrec_pack(const par_wire_mrrec *m, int64_t *out);
 int par_wire_mrrec_unpack(par_wire_mrrec *m, const int64_t *in, int64_t n);
 #endif
