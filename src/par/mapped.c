@@ -5,18 +5,18 @@
  * creates and finishes all physical files (write) or reads the whole set
  * (read), and scatters each process its tasks' layout. Memory O(N logical
  * tasks) on rank 0 only, O(own tasks) elsewhere; a constant number of
- * collectives, all over the global group:
- *   write open : gather (count, status), bcast (can rank 0 take them),
- *                gatherv (task records), bcast verdict, scatterv (layouts),
- *                agree (gather + bcast)
- *   write close: gather (block total, status), bcast (can rank 0 take them),
- *                gatherv (block counts), gatherv (block sizes), agree
- *   read open  : gather (count), bcast (can rank 0 take them), gatherv
- *                (wanted tasks), bcast verdict, scatter (own task count),
- *                scatterv (task records), scatterv (block tables), agree
- * (A bcast before each gatherv makes its counts agree on all tasks even when
- * rank 0 cannot take the data.)
+ * collectives, all over the global group (doc/parallel.md, "Mapped opens"):
+ *   write open : counts (gather + bcast), records (gatherv), verdict (bcast),
+ *                layouts (scatterv), agree (gather + bcast)
+ *   write close: counts (gather + bcast: tasks and block entries in one
+ *                head), block counts (gatherv), block sizes (gatherv), agree
+ *   read open  : counts (gather + bcast), wanted tasks (gatherv), verdict
+ *                (bcast), share (scatter), records (scatterv), block tables
+ *                (scatterv), agree
  *   read close : agree
+ * (The count step before the gathervs makes their counts agree on all tasks
+ * even when rank 0 cannot take the data.) Every step runs on the per-call
+ * context (ctx.h); the messages are wire.h's par_wire_m*.
  * A process may own no logical task (write: none given; read: none
  * requested, or none left by the automatic distribution when there are more
  * processes than tasks), as in SIONlib: it takes part in the collectives and
