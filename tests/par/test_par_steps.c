@@ -12,7 +12,11 @@
  * Sequence per run (4 tasks): paropen write (2 files), parreinit, parclose
  * write, paropen read, parclose read (the same set), paropen_mapped write (2
  * logical tasks per process, 2 files), parclose_mapped, paropen_mapped read,
- * parclose_mapped. */
+ * parclose_mapped. A second test does the same for the read open of a buddy
+ * copy ("br,buddy" after the container's file 0 is lost): every step of
+ * "sion_generic_paropen (buddy copy)" failed on one or two tasks makes the
+ * open fail on every task with the same code (the open then reports that no
+ * copy could be read), no hang, no leaked group. */
 #include "partest.h"
 #include <pthread.h>
 
@@ -126,7 +130,7 @@ static int plain_phases(ctx *c, tc_task *t)
     t_ph = 2;
     if (done(c, 2, sion_generic_parclose(sid) == SION_SUCCESS))
         return 1;
-    int rf, rnf, rl, rs;
+    int rf = -1, rnf = -1, rl = -1, rs = -1;
     t_ph = 3;
     sid = sion_generic_paropen(c->aid, c->fname, "br", &chunk, &fsblk, t->world, g, P, &rf, &rnf, &rl, &rs, NULL, NULL);
     if (done(c, 3, sid >= 0))
@@ -260,8 +264,107 @@ static void test_each_step(void)
     pt_rmtree(dir);
 }
 
+/* ---- buddy copy read ---- */
+typedef struct {
+    int aid;
+    char fname[4200];
+    int sid[P], code[P];
+    char msg[P][600];
+} bctx;
+
+static void bwrite_task(tc_task *t)
+{
+    bctx *c = t->arg;
+    int g = t->grank, nf = 2, fnum = g % 2, lrank = g / 2, lsize = 2;
+    pt_rank = g;
+    sion_int64 chunk = 3000;
+    sion_int32 fsblk = 4096;
+    unsigned char b[1500];
+    pt_fill(b, 9, g, 0, sizeof b);
+    int sid = sion_generic_paropen(c->aid, c->fname, "bw,buddy", &chunk, &fsblk, t->world, g, P, &fnum, &nf, &lrank,
+                                   &lsize, NULL, NULL);
+    if (!CHECK(sid >= 0, "buddy write open: %s", sheaf_last_error()))
+        return;
+    CHECK(sion_coll_fwrite(b, 1, sizeof b, sid) == sizeof b, "coll write: %s", sheaf_last_error());
+    CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "buddy close: %s", sheaf_last_error());
+}
+
+static void bread_task(tc_task *t)
+{
+    bctx *c = t->arg;
+    int g = t->grank;
+    pt_rank = g;
+    t_rank = g;
+    t_nseen = 0;
+    t_ph = 9;
+    sion_int64 chunk = 0;
+    sion_int32 fsblk = 0;
+    int rf = -1, rnf = -1, rl = -1, rs = -1;
+    int sid = sion_generic_paropen(c->aid, c->fname, "br,buddy", &chunk, &fsblk, t->world, g, P, &rf, &rnf, &rl, &rs,
+                                   NULL, NULL);
+    c->sid[g] = sid;
+    c->code[g] = sid >= 0 ? 0 : sheaf_last_error_code();
+    snprintf(c->msg[g], sizeof c->msg[0], "%s", sid >= 0 ? "" : sheaf_last_error());
+    if (sid >= 0) {
+        unsigned char in[1500], b[1500];
+        pt_fill(b, 9, g, 0, sizeof b);
+        CHECK(sion_fread(in, 1, sizeof in, sid) == sizeof in && !memcmp(in, b, sizeof in), "buddy read back: %s",
+              sheaf_last_error());
+        CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "close: %s", sheaf_last_error());
+    }
+}
+
+static void test_buddy_steps(void)
+{
+    const char *dir = pt_mkdtemp();
+    bctx *c = calloc(1, sizeof *c);
+    c->aid = tc_create_api("threadcomm-steps-buddy");
+    CHECK(c->aid >= 0 && tc_register_coll(c->aid) == 0, "create api");
+    snprintf(c->fname, sizeof c->fname, "%s/b.sion", dir);
+    tc_run(P, bwrite_task, c);
+    CHECK(unlink(c->fname) == 0, "cannot delete %s", c->fname); /* file 0 lost: its copy is read */
+    par_set_fault_hook(hook);
+    nsteps = 0;
+    recording = 1;
+    tc_run(P, bread_task, c);
+    recording = 0;
+    for (int g = 0; g < P; g++)
+        CHECK(c->sid[g] >= 0, "clean buddy read failed on task %d: %s", g, c->msg[g]);
+    int cases = 0;
+    for (int k = 0; k < nsteps; k++) {
+        if (strcmp(steps[k].call, "sion_generic_paropen (buddy copy)"))
+            continue;
+        target = steps[k];
+        printf("    %-36s %-10s #%d: mask 0x%x\n", target.call, target.step, target.occ, target.visitors);
+        for (int two = 0; two < 2; two++) {
+            memset(inject_code, 0, sizeof inject_code);
+            int n = 0;
+            for (int g = 0; g < P && n < 1 + two; g++)
+                if (target.visitors & (1u << g))
+                    inject_code[g] = n++ ? SHEAF_E_ARG : SHEAF_E_IO;
+            if (two && n < 2)
+                break;
+            tc_run(P, bread_task, c);
+            cases++;
+            for (int g = 0; g < P; g++) {
+                CHECK(c->sid[g] < 0, "buddy %s #%d: task %d opened although a task failed", target.step, target.occ,
+                      g);
+                CHECK(c->code[g] == c->code[0] && c->code[g] < 0 && strstr(c->msg[g], "buddy"),
+                      "buddy %s #%d: task %d: code %d (task 0: %d): %s", target.step, target.occ, g, c->code[g],
+                      c->code[0], c->msg[g]);
+            }
+        }
+    }
+    par_set_fault_hook(NULL);
+    printf("  %d buddy read cases\n", cases);
+    CHECK(cases >= 12, "only %d buddy read cases", cases);
+    sion_generic_free_api(c->aid);
+    free(c);
+    pt_rmtree(dir);
+}
+
 int main(int argc, char **argv)
 {
-    static const pt_test tests[] = {{"failure_at_each_step", test_each_step}};
-    return pt_main(tests, 1, argc, argv);
+    static const pt_test tests[] = {{"failure_at_each_step", test_each_step}, {"buddy_read_steps", test_buddy_steps}};
+    return pt_main(tests, 2, argc, argv);
 }
