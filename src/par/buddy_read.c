@@ -21,7 +21,8 @@
  * visible, as SIONlib does (SIONlib reads through collectors in steps; the
  * files are the same). */
 #define _FILE_OFFSET_BITS 64
-#include "par.h"
+#include "open_int.h"
+#include "ctx.h"
 #include "../sid/sid.h"
 #include "../core/error.h"
 #include "../core/io.h"
@@ -46,84 +47,102 @@ static int visible(const par_api *api, const char *bn, int k)
     return ok;
 }
 
-/* Step 1: the number of members and a reader for each (reader[nf]). */
-static int find_readers(const par_api *api, const char *bn, void *gcomm, int grank, int gsize, int *nf_out,
-                        int64_t **reader_out)
+/* One task's read open of a buddy copy: the context and what the steps hand on. */
+typedef struct bropen {
+    par_ctx x;
+    const par_open_args *a;
+    char *bn;               /* the copy's set name */
+    int nf;                 /* its members */
+    int64_t *reader;        /* [1 + k]: the task reading member k */
+    int64_t *loc;           /* [2 * gsize]: member and entry of every task */
+    int direct;             /* every task sees its own member */
+    core_container *c;
+    int64_t chunk;
+    int32_t fsb;
+    par_state *p;
+    int sid, named;
+} bropen;
+
+/* The number of members a task sees in member k's header (-1: none). */
+static int64_t members_seen(const par_api *api, const char *bn, int k)
 {
+    int64_t mine = -1;
+    if (!visible(api, bn, k))
+        return mine;
+    char *path = par_member_path(api, bn, k);
+    core_meta m;
+    if (path && !core_meta_read_path(path, &m)) {
+        mine = m.nfiles > 0 ? m.nfiles : -1;
+        core_meta_free(&m);
+    }
+    free(path);
+    return mine;
+}
+
+/* Step "members" (rounds of G gather + G bcast): members 0, 1, ... until a
+ * task that sees one tells the number of members (its header). Returns it,
+ * or 0 when no member is visible anywhere (the same on every task). */
+static int64_t members_step(bropen *w)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "members");
     int64_t nf = 0, *all = NULL, dummy[1];
-    int rc = 0, cbf = 0;
-    *reader_out = NULL;
-    if (grank == 0 && !(all = malloc((size_t)gsize * sizeof *all)))
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", bn);
+    if (x->grank == 0 && !(all = malloc((size_t)x->gsize * sizeof *all)))
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", w->bn);
     for (int k = 0; nf == 0; k++) { /* rounds: at most up to the first member someone sees */
-        int64_t mine = -1;
-        if (visible(api, bn, k)) {
-            char *path = par_member_path(api, bn, k);
-            core_meta m;
-            if (path && !core_meta_read_path(path, &m)) {
-                mine = m.nfiles > 0 ? m.nfiles : -1;
-                core_meta_free(&m);
-            }
-            free(path);
-        }
-        if (api->gather(&mine, all ? all : dummy, gcomm, _SION_INT64, 1, 0))
-            cbf = 1;
-        if (grank == 0) {
-            for (int t = 0; all && t < gsize && nf == 0; t++)
+        int64_t mine = members_seen(x->api, w->bn, k);
+        int cbf = par_ctx_gather(x, 0, &mine, all ? all : dummy, _SION_INT64, 1, 0);
+        if (x->grank == 0) {
+            for (int t = 0; all && t < x->gsize && nf == 0; t++)
                 if (all[t] > 0)
                     nf = all[t];
-            if ((nf == 0 && k + 1 >= gsize) || !all || cbf)
+            if ((nf == 0 && k + 1 >= x->gsize) || !all || cbf)
                 nf = -1; /* no member of the copy is visible anywhere */
         }
-        if (api->bcast(&nf, gcomm, _SION_INT64, 1, 0))
-            cbf = nf = -1;
+        if (par_ctx_bcast(x, 0, &nf, _SION_INT64, 1, 0))
+            nf = -1;
     }
     free(all);
-    if (nf < 0 || nf > gsize)
-        return rc ? rc : core_fail(cbf ? SHEAF_E_IO : SHEAF_E_NOTFOUND, "%s: no task can open the buddy copy", bn);
-    int64_t *vis = calloc((size_t)nf, sizeof *vis), *allv = NULL, *reader = malloc((size_t)(nf + 1) * sizeof *reader);
-    if (!vis || !reader)
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", bn);
-    if (grank == 0 && !rc && !(allv = malloc((size_t)gsize * (size_t)nf * sizeof *allv)))
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", bn);
-    /* every task has its buffers before the exchanges sized by nf, or all fail here */
-    if ((rc = par_agree(api, gcomm, grank, gsize, rc, bn, "sion_generic_paropen (buddy copy)"))) {
-        free(vis);
-        free(allv);
-        free(reader);
-        return rc;
-    }
+    return nf < 0 || nf > x->gsize ? 0 : nf;
+}
+
+/* Step "readers" (G gather of what each task sees + G bcast): a reader per
+ * member (the lowest task that sees it); a member no task sees fails the
+ * open everywhere. Returns non-zero when it does (the same on every task). */
+static int readers_step(bropen *w)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "readers");
+    int nf = w->nf;
+    /* the verdict travels in reader[0]; every task's status in the last element of its gather */
+    int64_t *vis = calloc((size_t)nf + 1, sizeof *vis), *allv = NULL, vdummy[1], *rd = w->reader;
+    if (x->grank == 0 && !(allv = malloc((size_t)x->gsize * (size_t)(nf + 1) * sizeof *allv)))
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", w->bn);
     for (int k = 0; vis && k < nf; k++)
-        vis[k] = visible(api, bn, k);
-    int64_t vdummy[1];
-    if (api->gather(vis, allv ? allv : vdummy, gcomm, _SION_INT64, (int)nf, 0))
-        cbf = 1;
-    int64_t *rd = reader;
-    if (grank == 0) {
-        rd[0] = rc || cbf ? SHEAF_E_IO : 0;
+        vis[k] = visible(x->api, w->bn, k);
+    if (vis)
+        vis[nf] = x->rc;
+    par_ctx_gather(x, 0, vis ? vis : vdummy, allv ? allv : vdummy, _SION_INT64, nf + 1, 0);
+    if (x->grank == 0) {
+        rd[0] = x->rc;
+        for (int t = 0; allv && !rd[0] && t < x->gsize; t++)
+            rd[0] = allv[(size_t)t * (nf + 1) + nf];
         for (int k = 0; allv && !rd[0] && k < nf; k++) {
             rd[k + 1] = -1;
-            for (int t = 0; t < gsize && rd[k + 1] < 0; t++)
-                if (allv[(size_t)t * nf + k])
+            for (int t = 0; t < x->gsize && rd[k + 1] < 0; t++)
+                if (allv[(size_t)t * (nf + 1) + k])
                     rd[k + 1] = t;
             if (rd[k + 1] < 0)
                 rd[0] = SHEAF_E_NOTFOUND;
         }
     }
-    if (api->bcast(rd, gcomm, _SION_INT64, (int)nf + 1, 0))
-        cbf = 1;
+    par_ctx_bcast(x, 0, rd, _SION_INT64, nf + 1, 0);
     free(vis);
     free(allv);
-    if (!rc && (cbf || rd[0]))
-        rc = core_fail(cbf ? SHEAF_E_IO : (int)rd[0], "%s: a member of the buddy copy is visible to no task, or a "
-                       "collective callback failed", bn);
-    if (rc) {
-        free(reader);
-        return rc;
-    }
-    *nf_out = (int)nf;
-    *reader_out = reader; /* [0] status, [1 + k] reader of member k */
-    return 0;
+    if (rd[0] < 0)
+        par_ctx_verdict(x, (int)rd[0], "%s: a member of the buddy copy is visible to no task, or a task failed "
+                        "(see its message)", w->bn);
+    return rd[0] != 0;
 }
 
 /* Step 2 on member 0's reader: (member, entry) of every task into loc[2*gsize]. */
@@ -196,340 +215,429 @@ static int attach_entry(const char *path, const core_mode *md, int grank, int64_
     return rc;
 }
 
-/* The reader of member f: the head (status, blocks, capacity, fsblksize,
- * keyval, data_big) of each task it serves, their block sizes, and the data
- * in rounds. Every task calls this for every member; tasks of other members
- * receive nothing. On a task of member f, *tmp gets its data file. */
-typedef struct xfer {
-    const par_api *api;
-    void *gcomm;
-    int grank, gsize;
-    const int64_t *loc;     /* [2*gsize] member, entry */
-} xfer;
+/* ---- the partner path: a member's reader sends its tasks their data ---- */
 
-#define HEAD 6
-static int serve_member(const xfer *x, const char *bn, int f, int root, int64_t *head, int64_t **bs_out,
-                        const char *tmp)
-{
-    const par_api *api = x->api;
-    int me = x->grank == root, mine = x->loc[2 * x->grank] == f, rc = 0, cbf = 0, n = x->gsize;
-    int64_t nin = 0; /* tasks of member f: the piece size follows from it on every task */
-    for (int t = 0; t < n; t++)
-        nin += x->loc[2 * t] == f;
-    int64_t piece = nin ? ROUND_MAX / nin : PIECE_MAX;
-    piece = piece > PIECE_MAX ? PIECE_MAX : piece < 4096 ? 4096 : piece;
+/* One member's transfer, as every task sees it. */
+typedef struct member_xfer {
+    bropen *w;
+    int f, root, me, mine;  /* member, its reader, this task reads it / is in it */
+    int64_t piece;          /* bytes per task and round */
+    /* the reader */
     core_meta m;
-    memset(&m, 0, sizeof m);
     core_file in;
-    int in_open = 0;
-    int64_t *heads = NULL, dummy[HEAD] = {0}, got[HEAD] = {SHEAF_E_IO, 0, 0, 0, 0, 0};
-    int *counts = NULL;
-    if (me) {
-        char *path = par_member_path(api, bn, f);
-        rc = path ? core_meta_read_path(path, &m) : core_fail(SHEAF_E_NOMEM, "%s: out of memory", bn);
-        if (!rc && !(rc = core_file_open(&in, path, 0, 0)))
-            in_open = 1;
-        free(path);
-        heads = calloc((size_t)n * HEAD, sizeof *heads);
-        counts = calloc((size_t)n, sizeof *counts);
-        if (!rc && (!heads || !counts))
-            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", bn);
-        for (int t = 0; heads && t < n; t++) {
-            if (x->loc[2 * t] != f)
-                continue;
-            int64_t e = x->loc[2 * t + 1], *h = heads + (size_t)t * HEAD;
-            int bad = rc || e < 0 || e >= m.ntasks || m.globalranks[e] != t;
-            h[0] = bad ? (rc ? rc : SHEAF_E_FORMAT) : 0;
-            h[1] = bad ? 0 : m.blockcount[e];
-            h[2] = bad ? 0 : core_meta_capacity(&m, (int32_t)e);
-            h[3] = m.fsblksize;
-            int kv = (int)(m.format >= 5 ? (m.flag1 >> 32) : 0);
-            h[4] = kv ? kv : SION_KEYVAL_NONE;
-            h[5] = m.data_big;
-            if (counts)
-                counts[t] = (int)h[1];
+    int in_open;
+    int64_t *heads;         /* [gsize] packed par_wire_bhead */
+    int *counts;            /* [gsize] */
+    int64_t *ttotal, *tdone;/* [gsize] bytes of each task of the member, sent so far */
+    /* a task of the member */
+    par_wire_bhead got;
+    int64_t nb, *bs;        /* its block table */
+    int64_t total, done, rounds;
+} member_xfer;
+
+/* The reader: its member's metadata, a head per task of the member, and
+ * the block tables (returned; NULL when out of memory, the heads say so). */
+static int64_t *reader_heads(member_xfer *mx)
+{
+    par_ctx *x = &mx->w->x;
+    const int64_t *loc = mx->w->loc;
+    int n = x->gsize, rc;
+    char *path = par_member_path(x->api, mx->w->bn, mx->f);
+    rc = path ? core_meta_read_path(path, &mx->m) : core_fail(SHEAF_E_NOMEM, "%s: out of memory", mx->w->bn);
+    if (!rc && !(rc = core_file_open(&mx->in, path, 0, 0)))
+        mx->in_open = 1;
+    free(path);
+    mx->heads = calloc((size_t)n * PAR_WIRE_BHEAD_N, sizeof *mx->heads);
+    mx->counts = calloc((size_t)n, sizeof *mx->counts);
+    mx->ttotal = calloc((size_t)n, sizeof *mx->ttotal);
+    mx->tdone = calloc((size_t)n, sizeof *mx->tdone);
+    if (!rc && (!mx->heads || !mx->counts || !mx->ttotal || !mx->tdone))
+        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", mx->w->bn);
+    par_ctx_take(x, rc);
+    const core_meta *m = &mx->m;
+    int kv = (int)(m->format >= 5 ? (m->flag1 >> 32) : 0);
+    int64_t tot = 0;
+    for (int t = 0; mx->heads && mx->counts && t < n; t++) {
+        if (loc[2 * t] != mx->f)
+            continue;
+        int64_t e = loc[2 * t + 1];
+        int bad = rc || e < 0 || e >= m->ntasks || m->globalranks[e] != t;
+        par_wire_bhead h = {bad ? (rc ? rc : SHEAF_E_FORMAT) : 0, bad ? 0 : m->blockcount[e],
+                            bad ? 0 : core_meta_capacity(m, (int32_t)e), m->fsblksize, kv ? kv : SION_KEYVAL_NONE,
+                            m->data_big};
+        par_wire_bhead_pack(&h, mx->heads + (size_t)t * PAR_WIRE_BHEAD_N);
+        mx->counts[t] = (int)h.nblocks;
+        tot += h.nblocks;
+    }
+    int64_t *flat = mx->counts && mx->heads ? malloc((size_t)(tot > 0 ? tot : 1) * sizeof *flat) : NULL;
+    for (int t = 0, k = 0; flat && t < n; t++)
+        for (int64_t b = 0; b < mx->counts[t]; b++)
+            flat[k++] = m->blocksizes[b * m->ntasks + loc[2 * t + 1]];
+    for (int t = 0; !flat && mx->counts && t < n; t++) { /* out of memory: every task of the member is told so */
+        mx->counts[t] = 0;
+        if (loc[2 * t] == mx->f && mx->heads) {
+            par_wire_bhead h = {SHEAF_E_NOMEM, 0, 0, 0, SION_KEYVAL_NONE, 0};
+            par_wire_bhead_pack(&h, mx->heads + (size_t)t * PAR_WIRE_BHEAD_N);
         }
     }
-    int64_t *flat = NULL, k = 0;
-    if (me && counts && heads) { /* the block tables, before the heads say how many each task gets */
-        int64_t tot = 0;
-        for (int t = 0; t < n; t++)
-            tot += counts[t];
-        if ((flat = malloc((size_t)(tot > 0 ? tot : 1) * sizeof *flat)))
-            for (int t = 0; t < n; t++)
-                for (int64_t b = 0; b < counts[t]; b++)
-                    flat[k++] = m.blocksizes[b * m.ntasks + x->loc[2 * t + 1]];
-        for (int t = 0; !flat && t < n; t++) { /* out of memory: every task of the member is told so */
-            counts[t] = 0;
-            if (x->loc[2 * t] == f) {
-                heads[(size_t)t * HEAD] = SHEAF_E_NOMEM;
-                heads[(size_t)t * HEAD + 1] = 0;
-            }
-        }
-    }
-    if (api->scatter(heads ? heads : dummy, got, x->gcomm, _SION_INT64, HEAD, root))
-        cbf = 1;
-    int64_t nb = mine && !got[0] && !cbf ? got[1] : 0, *bs = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *bs);
-    if (api->scatterv(bs ? bs : dummy, flat ? flat : dummy, x->gcomm, _SION_INT64, counts, bs ? (int)nb : 0, root))
-        cbf = 1;
+    return flat;
+}
+
+/* Steps "heads" (G scatter) and "tables" (G scatterv): each task of the
+ * member its head and block table; then the reader's rounds (G bcast). */
+static void tables_step(member_xfer *mx, int64_t *flat)
+{
+    par_ctx *x = &mx->w->x;
+    int64_t buf[PAR_WIRE_BHEAD_N] = {SHEAF_E_IO, 0, 0, 0, 0, 0}, dummy[PAR_WIRE_BHEAD_N] = {0};
+    par_ctx_scatter(x, 0, mx->heads ? mx->heads : dummy, buf, _SION_INT64, PAR_WIRE_BHEAD_N, mx->root);
+    mx->got = (par_wire_bhead){SHEAF_E_IO, 0, 0, 0, 0, 0};
+    if (par_wire_bhead_unpack(&mx->got, buf, PAR_WIRE_BHEAD_N) && mx->mine)
+        par_ctx_take(x, SHEAF_E_FORMAT);
+    mx->nb = mx->mine && !mx->got.status ? mx->got.nblocks : 0;
+    mx->bs = malloc((size_t)(mx->nb > 0 ? mx->nb : 1) * sizeof *mx->bs);
+    par_ctx_scatterv(x, 0, mx->bs ? mx->bs : dummy, flat ? flat : dummy, _SION_INT64, mx->counts,
+                     mx->bs ? (int)mx->nb : 0, mx->root);
     free(flat);
-    /* the data: rounds of at most PIECE_MAX bytes per task, each task's stream in block order */
-    int64_t total = 0, rounds = 0;
-    for (int64_t b = 0; bs && b < nb; b++)
-        total += bs[b];
-    if (me) {
-        for (int t = 0; heads && counts && t < n; t++) {
-            int64_t tt = 0, *h = heads + (size_t)t * HEAD;
-            if (x->loc[2 * t] != f || h[0])
-                continue;
-            for (int64_t b = 0; b < h[1]; b++)
-                tt += m.blocksizes[b * m.ntasks + x->loc[2 * t + 1]];
-            h[0] = tt; /* reused: the task's total */
-            if ((tt + piece - 1) / piece > rounds)
-                rounds = (tt + piece - 1) / piece;
-        }
+    for (int64_t b = 0; mx->bs && b < mx->nb; b++)
+        mx->total += mx->bs[b];
+    for (int t = 0; mx->me && mx->heads && mx->counts && t < x->gsize; t++) { /* the reader: rounds */
+        par_wire_bhead h;
+        if (mx->w->loc[2 * t] != mx->f || par_wire_bhead_unpack(&h, mx->heads + (size_t)t * PAR_WIRE_BHEAD_N,
+                                                                PAR_WIRE_BHEAD_N) || h.status)
+            continue;
+        for (int64_t b = 0; b < h.nblocks; b++)
+            mx->ttotal[t] += mx->m.blocksizes[b * mx->m.ntasks + mx->w->loc[2 * t + 1]];
+        if ((mx->ttotal[t] + mx->piece - 1) / mx->piece > mx->rounds)
+            mx->rounds = (mx->ttotal[t] + mx->piece - 1) / mx->piece;
     }
-    if (api->bcast(&rounds, x->gcomm, _SION_INT64, 1, root))
-        cbf = 1;
-    int fd = -1;
-    if (mine && tmp && (fd = open(tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 && !rc)
-        rc = core_fail(SHEAF_E_IO, "%s: cannot write the temporary copy %s", bn, tmp);
-    char *buf = NULL, *all = NULL;
-    if (!(buf = malloc((size_t)piece)) && !rc)
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", bn);
-    int64_t done = 0, *tdone = me ? calloc((size_t)n, sizeof *tdone) : NULL;
-    for (int64_t r = 0; r < rounds; r++) {
-        int mycount = (int)(total - done < piece ? total - done : piece);
-        if (!mine || got[0])
-            mycount = 0;
-        int64_t sum = 0;
-        if (me && counts) {
-            for (int t = 0; t < n; t++) {
-                int64_t *h = heads + (size_t)t * HEAD;
-                int64_t left = x->loc[2 * t] == f ? h[0] - (tdone ? tdone[t] : 0) : 0;
-                counts[t] = left <= 0 ? 0 : (int)(left < piece ? left : piece);
-                sum += counts[t];
-            }
-            free(all);
-            if (!(all = malloc((size_t)(sum > 0 ? sum : 1))) && !rc)
-                rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", bn);
-            for (int t = 0, o = 0; all && !rc && t < n; o += counts[t], t++) { /* read each task's next piece */
-                int64_t e = x->loc[2 * t + 1], pos = tdone[t], left = counts[t];
-                for (int64_t b = 0; left > 0 && b < m.blockcount[e] && !rc; b++) {
-                    int64_t bsz = m.blocksizes[b * m.ntasks + e];
-                    if (pos >= bsz) {
-                        pos -= bsz;
-                        continue;
-                    }
-                    int64_t take = bsz - pos < left ? bsz - pos : left;
-                    rc = core_file_pread(&in, all + o + (counts[t] - left), (size_t)take,
-                                         m.starts[e] + b * m.globalskip + pos);
-                    left -= take;
-                    pos = 0;
-                }
-                tdone[t] += counts[t];
-            }
-            if (rc) /* nothing is sent: the tasks still receive (zeros are fine, the agreement fails) */
-                memset(all ? all : buf, 0, all ? (size_t)sum : 1);
-        }
-        if (api->scatterv(buf ? buf : (char *)dummy, all ? all : (char *)dummy, x->gcomm, _SION_CHAR, counts,
-                          buf ? mycount : 0, root))
-            cbf = 1;
-        /* into the temporary file, laid out as the task's blocks: block b at b * capacity */
-        for (int64_t b = 0, pos = done, o = 0; mycount > 0 && fd >= 0 && !rc && b < nb && o < mycount; b++) {
-            if (pos >= bs[b]) {
-                pos -= bs[b];
+    par_ctx_bcast(x, 0, &mx->rounds, _SION_INT64, 1, mx->root);
+}
+
+/* The reader, one round: each task's next piece (counts) into all (sum bytes). */
+static char *reader_round(member_xfer *mx)
+{
+    par_ctx *x = &mx->w->x;
+    const int64_t *loc = mx->w->loc;
+    const core_meta *m = &mx->m;
+    int64_t sum = 0;
+    for (int t = 0; t < x->gsize; t++) {
+        int64_t left = loc[2 * t] == mx->f ? mx->ttotal[t] - mx->tdone[t] : 0;
+        mx->counts[t] = left <= 0 ? 0 : (int)(left < mx->piece ? left : mx->piece);
+        sum += mx->counts[t];
+    }
+    char *all = malloc((size_t)(sum > 0 ? sum : 1));
+    int rc = all ? 0 : core_fail(SHEAF_E_NOMEM, "%s: out of memory", mx->w->bn);
+    for (int t = 0, o = 0; all && !rc && t < x->gsize; o += mx->counts[t], t++) {
+        int64_t e = loc[2 * t + 1], pos = mx->tdone[t], left = mx->counts[t];
+        for (int64_t b = 0; left > 0 && b < m->blockcount[e] && !rc; b++) {
+            int64_t bsz = m->blocksizes[b * m->ntasks + e];
+            if (pos >= bsz) {
+                pos -= bsz;
                 continue;
             }
-            int64_t take = bs[b] - pos < mycount - o ? bs[b] - pos : mycount - o;
-            if (pwrite(fd, buf + o, (size_t)take, b * got[2] + pos) != take)
-                rc = core_fail(SHEAF_E_IO, "%s: writing the temporary copy %s failed", bn, tmp);
-            o += take;
+            int64_t take = bsz - pos < left ? bsz - pos : left;
+            rc = core_file_pread(&mx->in, all + o + (mx->counts[t] - left), (size_t)take,
+                                 m->starts[e] + b * m->globalskip + pos);
+            left -= take;
             pos = 0;
         }
-        done += mycount;
+        mx->tdone[t] += mx->counts[t];
+    }
+    if (rc) { /* the tasks still receive (zeros); the agreement fails everyone */
+        par_ctx_take(x, rc);
+        if (all)
+            memset(all, 0, (size_t)(sum > 0 ? sum : 1));
+        else
+            memset(mx->counts, 0, (size_t)x->gsize * sizeof *mx->counts);
+    }
+    return all;
+}
+
+/* A task of the member: the piece just received (n bytes) into its
+ * temporary file, laid out as its blocks (block b at b * capacity). */
+static void store_piece(member_xfer *mx, const char *buf, int64_t n, int fd, const char *tmp)
+{
+    for (int64_t b = 0, pos = mx->done, o = 0; n > 0 && fd >= 0 && b < mx->nb && o < n; b++) {
+        if (pos >= mx->bs[b]) {
+            pos -= mx->bs[b];
+            continue;
+        }
+        int64_t take = mx->bs[b] - pos < n - o ? mx->bs[b] - pos : n - o;
+        if (pwrite(fd, buf + o, (size_t)take, b * mx->got.capacity + pos) != take) {
+            par_ctx_fail(&mx->w->x, SHEAF_E_IO, "%s: writing the temporary copy %s failed", mx->w->bn, tmp);
+            return;
+        }
+        o += take;
+        pos = 0;
+    }
+}
+
+/* Step "data" (G scatterv per round, at most PIECE_MAX bytes per task): each
+ * task's stream in block order. */
+static void data_step(member_xfer *mx, const char *tmp)
+{
+    par_ctx *x = &mx->w->x;
+    char *buf = malloc((size_t)mx->piece), dummy[8];
+    int fd = -1;
+    if (!buf)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", mx->w->bn);
+    if (mx->mine && tmp && (fd = open(tmp, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        par_ctx_fail(x, SHEAF_E_IO, "%s: cannot write the temporary copy %s", mx->w->bn, tmp);
+    for (int64_t r = 0; r < mx->rounds; r++) {
+        int64_t n = mx->total - mx->done < mx->piece ? mx->total - mx->done : mx->piece;
+        if (!mx->mine || mx->got.status)
+            n = 0;
+        char *all = mx->me && mx->counts && mx->ttotal ? reader_round(mx) : NULL;
+        par_ctx_scatterv(x, 0, buf ? buf : dummy, all ? all : dummy, _SION_CHAR, mx->counts, buf ? (int)n : 0,
+                         mx->root);
+        free(all);
+        if (buf && par_ctx_ok(x))
+            store_piece(mx, buf, n, fd, tmp);
+        mx->done += n;
     }
     if (fd >= 0)
         close(fd);
-    free(all);
     free(buf);
-    free(tdone);
-    free(heads);
-    free(counts);
-    if (in_open)
-        core_file_close(&in);
-    core_meta_free(&m);
-    if (!rc && cbf)
-        rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed reading the buddy copy", bn);
-    if (mine) {
-        memcpy(head, got, sizeof got);
-        *bs_out = bs;
-        if (!rc && got[0])
-            rc = core_fail((int)got[0], "%s: task %d's entry could not be read by the task holding member %d", bn,
-                           x->grank, f);
-        if (!rc && done != total)
-            rc = core_fail(SHEAF_E_IO, "%s: %lld of %lld bytes received", bn, (long long)done, (long long)total);
-    } else {
-        free(bs);
-    }
-    return rc;
 }
 
-/* Step 3, partner path: this task's data through its member's reader, into a
- * private temporary file it then reads. */
-static int via_reader(const xfer *x, const char *bn, int nf, const int64_t *reader, const core_mode *md,
-                      core_container **out, int64_t *chunk, int32_t *fsb)
+/* Every task, member f (read by task root): the heads, block tables and data
+ * of its tasks; on a task of member f, its head and block table (*bs_out)
+ * and its data in the temporary file tmp. */
+static void serve_member(bropen *w, int f, int root, par_wire_bhead *head, int64_t **bs_out, const char *tmp)
 {
+    par_ctx *x = &w->x;
+    member_xfer mx;
+    memset(&mx, 0, sizeof mx);
+    mx.w = w;
+    mx.f = f;
+    mx.root = root;
+    mx.me = x->grank == root;
+    mx.mine = w->loc[2 * x->grank] == f;
+    int64_t nin = 0; /* tasks of member f: the piece size follows from it on every task */
+    for (int t = 0; t < x->gsize; t++)
+        nin += w->loc[2 * t] == f;
+    mx.piece = nin ? ROUND_MAX / nin : PIECE_MAX;
+    mx.piece = mx.piece > PIECE_MAX ? PIECE_MAX : mx.piece < 4096 ? 4096 : mx.piece;
+    tables_step(&mx, mx.me ? reader_heads(&mx) : NULL);
+    data_step(&mx, tmp);
+    free(mx.heads);
+    free(mx.counts);
+    free(mx.ttotal);
+    free(mx.tdone);
+    if (mx.in_open)
+        core_file_close(&mx.in);
+    if (mx.me)
+        core_meta_free(&mx.m);
+    if (mx.mine) {
+        *head = mx.got;
+        *bs_out = mx.bs;
+        if (mx.got.status)
+            par_ctx_fail(x, (int)mx.got.status, "%s: task %d's entry could not be read by the task holding member %d "
+                         "(see its message)", w->bn, x->grank, f);
+        if (mx.done != mx.total)
+            par_ctx_fail(x, SHEAF_E_IO, "%s: %lld of %lld bytes received", w->bn, (long long)mx.done,
+                         (long long)mx.total);
+    } else {
+        free(mx.bs);
+    }
+}
+
+/* Step "partner" (the partner path): this task's data through its member's
+ * reader, into a private temporary file it then reads. */
+static void via_reader(bropen *w)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "partner");
     const char *td = getenv("TMPDIR");
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s/sheaf-buddy-XXXXXX", td && *td ? td : "/tmp");
-    int fd = mkstemp(tmp), rc = 0;
+    int fd = mkstemp(tmp);
     if (fd < 0)
-        rc = core_fail(SHEAF_E_IO, "%s: cannot create a temporary file in %s", bn, td && *td ? td : "/tmp");
+        par_ctx_fail(x, SHEAF_E_IO, "%s: cannot create a temporary file in %s", w->bn, td && *td ? td : "/tmp");
     else
         close(fd);
-    int64_t head[HEAD] = {SHEAF_E_IO, 0, 0, 0, 0, 0}, *bs = NULL;
-    for (int f = 0; f < nf; f++) { /* every task, every member: the readers serve in turn */
-        int64_t h[HEAD] = {SHEAF_E_IO, 0, 0, 0, 0, 0}, *b = NULL;
-        int r2 = serve_member(x, bn, f, (int)reader[f + 1], h, &b, fd >= 0 ? tmp : NULL);
-        if (x->loc[2 * x->grank] == f) {
-            memcpy(head, h, sizeof h);
-            bs = b;
-            if (r2 && !rc)
-                rc = r2;
-        }
-    }
-    core_mode rm = *md;
+    par_wire_bhead head = {SHEAF_E_IO, 0, 0, 0, 0, 0};
+    int64_t *bs = NULL;
+    for (int f = 0; f < w->nf; f++) /* every task, every member: the readers serve in turn */
+        serve_member(w, f, (int)w->reader[f + 1], &head, &bs, fd >= 0 ? tmp : NULL);
+    core_mode rm = *w->a->md;
     rm.buddy = 0;
-    if (!rc) {
-        core_attach_spec sp = {tmp, 0, head[2], head[2], x->grank, head[1], bs, NULL};
-        rc = core_attach_tasks(out, tmp, &rm, 0, 1, &sp);
+    if (par_ctx_ok(x)) {
+        core_attach_spec sp = {tmp, 0, head.capacity, head.capacity, x->grank, head.nblocks, bs, NULL};
+        par_ctx_take(x, core_attach_tasks(&w->c, tmp, &rm, 0, 1, &sp));
     }
     if (fd >= 0)
         unlink(tmp); /* the attached container keeps it open */
-    if (!rc) {
-        (*out)->keyval = (int)head[4];
-        (*out)->data_big = (int)head[5];
-        (*out)->fsblksize = (int32_t)head[3];
-        *chunk = head[2];
-        *fsb = (int32_t)head[3];
+    if (par_ctx_ok(x)) {
+        w->c->keyval = (int)head.keyval;
+        w->c->data_big = (int)head.data_big;
+        w->c->fsblksize = (int32_t)head.fsblksize;
+        w->chunk = head.capacity;
+        w->fsb = (int32_t)head.fsblksize;
     }
     free(bs);
-    return rc;
 }
 
-int par_buddy_open_read(const par_api *api, const char *fname, const core_mode *md, int level, void *gcomm,
-                        int grank, int gsize, sion_int64 *chunksize, sion_int32 *fsblksize, int *filenumber,
-                        int *numfiles, int *lrank, int *lsize, FILE **fileptr, char **newfname)
+/* Step "mapping" (G bcast from member 0's reader): (member, entry) of every
+ * task, its status in front. Returns non-zero when it failed (on every task). */
+static int mapping_step(bropen *w, int64_t *buf)
 {
-    char *bn = par_buddy_name(fname, level);
-    if (!bn) /* the same name length everywhere: all tasks fail alike */
-        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-    int nf = 0, rc = 0, cbf = 0;
-    int64_t *reader = NULL, *loc = malloc((size_t)gsize * 2 * sizeof *loc), dummy[2];
-    rc = find_readers(api, bn, gcomm, grank, gsize, &nf, &reader);
-    rc = par_agree(api, gcomm, grank, gsize, rc || !loc ? (rc ? rc : SHEAF_E_NOMEM) : 0, fname,
-                   "sion_generic_paropen (buddy copy)");
-    if (rc) {
-        free(loc);
-        free(reader);
-        free(bn);
-        return rc;
-    }
-    int64_t st = 0;
-    if (grank == reader[1])
-        st = locate(api, bn, gsize, loc);
-    if (api->bcast(&st, gcomm, _SION_INT64, 1, (int)reader[1]) ||
-        api->bcast(loc, gcomm, _SION_INT64, 2 * gsize, (int)reader[1]))
-        cbf = 1;
-    if (cbf || st)
-        rc = core_fail(cbf ? SHEAF_E_IO : (int)st, "%s: the buddy copy's mapping could not be read or sent (task %d "
-                       "read it)", bn, (int)reader[1]);
-    /* do all tasks see their own member? then each reads its entry itself */
-    int64_t see = !rc && visible(api, bn, (int)loc[2 * grank]), *sees = NULL, direct = 0;
-    if (grank == 0 && !(sees = malloc((size_t)gsize * sizeof *sees)))
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-    if (api->gather(&see, sees ? sees : dummy, gcomm, _SION_INT64, 1, 0))
-        cbf = 1;
-    if (grank == 0) {
-        direct = sees != NULL;
-        for (int t = 0; sees && t < gsize; t++)
-            direct = direct && sees[t];
-    }
-    free(sees);
-    if (api->bcast(&direct, gcomm, _SION_INT64, 1, 0))
-        cbf = 1;
-    rc = par_agree(api, gcomm, grank, gsize, rc ? rc : cbf ? SHEAF_E_IO : 0, fname,
-                   "sion_generic_paropen (buddy copy)");
-    core_container *c = NULL;
-    int64_t chunk = 0;
-    int32_t fsb = 0;
-    char *path = NULL;
-    if (!rc && direct) {
-        if (!(path = par_member_path(api, bn, (int)loc[2 * grank])))
-            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-        else
-            rc = attach_entry(path, md, grank, loc[2 * grank + 1], &c, &chunk, &fsb);
-    } else if (!rc) {
-        xfer x = {api, gcomm, grank, gsize, loc};
-        rc = via_reader(&x, bn, nf, reader, md, &c, &chunk, &fsb);
-    }
-    free(path);
-    par_state *p = NULL;
-    int sid = -1, named = 0;
-    if (!rc && (!(p = calloc(1, sizeof *p)) || !(p->fname = strdup(fname))))
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-    if (!rc) {
-        p->api = *api;
-        p->gcomm = gcomm;
-        p->grank = grank;
-        p->gsize = gsize;
-        p->lrank = (int)loc[2 * grank + 1];
-        p->lsize = 0;
-        for (int t = 0; t < gsize; t++) /* the tasks of its member (its collector entries not counted) */
-            p->lsize += loc[2 * t] == loc[2 * grank];
-        p->filenumber = (int)loc[2 * grank];
-        p->nfiles = nf;
-        p->fsblksize = fsb;
-        p->mode = *md; /* buddy level kept: a buddy read (sion_get_io_info) */
-        p->meta.mapping_size = -1;
-        p->file0master = -1;
-        p->collector = -1;
-        p->buddy_cur = -1;
-        par_label_task(c, 0, p->filenumber, p->lrank, p->nfiles);
-        c->par = p;
-        if (newfname && !(*newfname = strdup(fname))) /* SIONlib gives the name opened, also from a copy */
-            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-        named = newfname && *newfname;
-        if (!rc && (sid = api_register(c)) < 0)
-            rc = sid;
-    }
-    free(loc);
-    free(reader);
-    free(bn);
-    int arc = par_agree(api, gcomm, grank, gsize, rc, fname, "sion_generic_paropen (buddy copy)");
-    if (arc) {
-        if (sid >= 0)
-            api_release(sid);
-        if (named) {
-            free(*newfname);
-            *newfname = NULL;
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "mapping");
+    int root = (int)w->reader[1];
+    buf[0] = 0;
+    if (x->grank == root)
+        buf[0] = par_ctx_take(x, locate(x->api, w->bn, x->gsize, w->loc));
+    par_ctx_bcast(x, 0, buf, _SION_INT64, 2 * x->gsize + 1, root);
+    if (buf[0] < 0)
+        par_ctx_verdict(x, (int)buf[0], "%s: the buddy copy's mapping could not be read or sent (task %d read it; "
+                        "see its message)", w->bn, root);
+    return buf[0] != 0;
+}
+
+/* Step "direct" (G gather of (sees its member, status) + G bcast): whether
+ * every task reads its own entry itself, and the verdict so far. Returns
+ * non-zero when a task failed (on every task). */
+static int direct_step(bropen *w)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "direct");
+    int64_t mine[2] = {par_ctx_ok(x) && visible(x->api, w->bn, (int)w->loc[2 * x->grank]), x->rc};
+    int64_t *all = NULL, dummy[2], v[3] = {0, SHEAF_E_IO, -1}; /* direct, status, the task */
+    if (x->grank == 0 && !(all = malloc((size_t)x->gsize * sizeof mine)))
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", w->a->fname);
+    par_ctx_gather(x, 0, mine, all ? all : dummy, _SION_INT64, 2, 0);
+    if (x->grank == 0) {
+        v[0] = all != NULL;
+        v[1] = all ? 0 : x->rc;
+        for (int t = 0; all && t < x->gsize; t++) {
+            v[0] = v[0] && all[2 * t];
+            if (!v[1] && all[2 * t + 1])
+                v[1] = all[2 * t + 1], v[2] = t;
         }
-        if (c) {
-            c->par = NULL;
-            core_close(c);
-        }
-        if (p)
-            par_state_free(p);
-        return arc;
     }
-    if (fileptr)
-        *fileptr = c->files[0].f.fp;
-    if (chunksize) *chunksize = chunk;
-    if (fsblksize) *fsblksize = fsb;
-    if (filenumber) *filenumber = p->filenumber;
-    if (numfiles) *numfiles = p->nfiles;
-    if (lrank) *lrank = p->lrank;
-    if (lsize) *lsize = p->lsize;
+    free(all);
+    par_ctx_bcast(x, 0, v, _SION_INT64, 3, 0);
+    w->direct = (int)v[0];
+    if (v[1] < 0)
+        par_ctx_verdict(x, (int)v[1], "%s: %s failed on task %lld (see its message)", w->a->fname, x->call,
+                        (long long)v[2]);
+    return v[1] != 0;
+}
+
+/* Step "state" (local): the task's sid on its copy entry. */
+static void state_step(bropen *w)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "state");
+    if (!par_ctx_ok(x))
+        return;
+    par_state *p = w->p = par_open_state_new(x->api, w->a->fname, x->gcomm, x->grank, x->gsize);
+    if (!p) {
+        par_ctx_take(x, SHEAF_E_NOMEM);
+        return;
+    }
+    p->lrank = (int)w->loc[2 * x->grank + 1];
+    for (int t = 0; t < x->gsize; t++) /* the tasks of its member (its collector entries not counted) */
+        p->lsize += w->loc[2 * t] == w->loc[2 * x->grank];
+    p->filenumber = (int)w->loc[2 * x->grank];
+    p->nfiles = w->nf;
+    p->fsblksize = w->fsb;
+    p->mode = *w->a->md; /* buddy level kept: a buddy read (sion_get_io_info) */
+    p->buddy_cur = -1;
+    par_label_task(w->c, 0, p->filenumber, p->lrank, p->nfiles);
+    w->c->par = p;
+    char **nn = w->a->newfname;
+    if (nn && !(*nn = strdup(w->a->fname))) /* SIONlib gives the name opened, also from a copy */
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", w->a->fname);
+    w->named = nn && *nn;
+    if (par_ctx_ok(x) && (w->sid = api_register(w->c)) < 0)
+        par_ctx_take(x, w->sid);
+}
+
+/* Step "agree": the sid and the caller's outputs on every task, or the agreed failure. */
+static int agree_step(bropen *w)
+{
+    par_ctx *x = &w->x;
+    const par_open_args *a = w->a;
+    par_ctx_step(x, "agree");
+    if (par_ctx_agree(x)) {
+        if (w->sid >= 0)
+            api_release(w->sid);
+        if (w->named) {
+            free(*a->newfname);
+            *a->newfname = NULL;
+        }
+        if (w->c) {
+            w->c->par = NULL;
+            core_close(w->c);
+        }
+        par_state_free(w->p);
+        return par_ctx_restore(x);
+    }
+    par_state *p = w->p;
+    if (a->fileptr) *a->fileptr = w->c->files[0].f.fp;
+    if (a->chunksize) *a->chunksize = w->chunk;
+    if (a->fsblksize) *a->fsblksize = w->fsb;
+    if (a->filenumber) *a->filenumber = p->filenumber;
+    if (a->numfiles) *a->numfiles = p->nfiles;
+    if (a->lrank) *a->lrank = p->lrank;
+    if (a->lsize) *a->lsize = p->lsize;
+    return w->sid;
+}
+
+/* The steps up to the entry's data (returns non-zero when the open failed
+ * on every task before). */
+static int locate_steps(bropen *w, int64_t **locbuf)
+{
+    par_ctx *x = &w->x;
+    int64_t nf = members_step(w);
+    if (!nf)
+        return par_ctx_verdict(x, SHEAF_E_NOTFOUND, "%s: no task can open the buddy copy", w->bn);
+    w->nf = (int)nf;
+    w->reader = calloc((size_t)nf + 1, sizeof *w->reader);
+    *locbuf = malloc(((size_t)x->gsize * 2 + 1) * sizeof **locbuf);
+    if (!w->reader || !*locbuf)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", w->bn);
+    /* every task has its buffers before the exchanges sized by nf and gsize, or all fail here */
+    par_ctx_step(x, "buffers");
+    if (par_ctx_vote(x) || !par_ctx_ok(x))
+        return x->rc ? x->rc : SHEAF_E_IO;
+    w->loc = *locbuf + 1;
+    if (readers_step(w) || mapping_step(w, *locbuf))
+        return x->rc;
+    return direct_step(w);
+}
+
+int par_buddy_open_read(const par_open_args *a, int level)
+{
+    bropen w;
+    memset(&w, 0, sizeof w);
+    w.a = a;
+    w.sid = -1;
+    par_ctx_init(&w.x, a->api, a->fname, "sion_generic_paropen (buddy copy)", a->gcomm, a->grank, a->gsize);
+    if (!(w.bn = par_buddy_name(a->fname, level))) /* the same name length everywhere: all tasks fail alike */
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory", a->fname);
+    int64_t *locbuf = NULL;
+    if (locate_steps(&w, &locbuf)) {
+        free(locbuf);
+        free(w.reader);
+        free(w.bn);
+        return par_ctx_restore(&w.x);
+    }
+    par_ctx_step(&w.x, "read");
+    if (w.direct) {
+        char *path = par_member_path(a->api, w.bn, (int)w.loc[2 * a->grank]);
+        par_ctx_take(&w.x, path ? attach_entry(path, a->md, a->grank, w.loc[2 * a->grank + 1], &w.c, &w.chunk, &w.fsb)
+                                : core_fail(SHEAF_E_NOMEM, "%s: out of memory", a->fname));
+        free(path);
+    } else {
+        via_reader(&w);
+    }
+    state_step(&w);
+    int sid = agree_step(&w);
+    free(locbuf);
+    free(w.reader);
+    free(w.bn);
     return sid;
 }

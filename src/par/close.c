@@ -1,7 +1,12 @@
-/* close.c - sion_generic_parclose: write close (detach, L gather block
- * counts, L gatherv block sizes, G gather mapping to file 0's master for a
- * multi-file set, masters write META2, G agree); read close (detach, G agree). */
+/* close.c - sion_generic_parclose, one function per step of doc/parallel.md's
+ * close table. Write: sync_step (local: the task's data and block table,
+ * detach), counts_step (L gather of par_wire_ccount), sizes_step (L gatherv
+ * of the block sizes), mapping_step (multi-file: G gather of par_wire_cmap to
+ * file 0's master), tail_step (masters write META2 and the header), G agree.
+ * Read: detach, G agree. The per-call context (ctx.h) carries the first
+ * failure; every task makes every exchange call. */
 #include "open_int.h"
+#include "ctx.h"
 #include "../sid/sid.h"
 #include "../core/endian.h"
 #include "../core/error.h"
@@ -60,6 +65,179 @@ static int split_checksums(par_state *p, int64_t *flat, const int64_t *bcount)
     return 0;
 }
 
+/* One task's write close: the context and what the steps hand on. */
+typedef struct wclose {
+    par_ctx *x;
+    par_state *p;
+    int ck;                 /* blocks carry checksums (decided by the master at open) */
+    int64_t nb, *bs;        /* this task's block table: nb sizes, then nb checksums when ck */
+    /* master of a file */
+    int mfail;              /* it cannot write the file's metadata */
+    int64_t *bcount;        /* [lsize] block counts as announced */
+    int *counts;            /* [lsize] elements each task sends in the gatherv */
+    int64_t *flat;          /* the gathered block tables */
+    int32_t *map;           /* file 0's master of a multi-file set: the task mapping */
+} wclose;
+
+static void master_fail(wclose *w, int code, const char *what)
+{
+    if (!w->mfail)
+        par_ctx_fail(w->x, code, "%s: %s on the master of file %d", w->x->fname, what, w->p->filenumber);
+    w->mfail = 1;
+}
+
+/* Step "sync" (local): the task's data out, its block table copied, detach. */
+static void sync_step(wclose *w, core_container *c)
+{
+    par_ctx *x = w->x;
+    par_ctx_step(x, "sync");
+    par_ctx_take(x, core_sync(c));
+    if (par_ctx_ok(x) && w->ck)
+        par_ctx_take(x, core_cksum_finish_task(c, 0));
+    int64_t nb = c->tasks[0].nblocks;
+    if ((w->bs = malloc((size_t)(nb ? nb : 1) * (w->ck ? 2 : 1) * sizeof *w->bs))) {
+        memcpy(w->bs, c->tasks[0].bsize, (size_t)nb * sizeof *w->bs);
+        for (int64_t b = 0; w->ck && b < nb; b++)
+            w->bs[nb + b] = c->tasks[0].crc_on ? c->tasks[0].bcrc[b] : 0;
+    } else {
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    }
+    par_ctx_take(x, core_detach_task(c, NULL, NULL));
+    w->nb = w->bs ? nb : 0;
+    if (w->nb > INT32_MAX / 2) { /* more than one gatherv count can carry: this task fails and sends none */
+        par_ctx_fail(x, SHEAF_E_ARG, "%s: %lld blocks: more than a parallel close can gather (%d)", x->fname,
+                     (long long)w->nb, INT32_MAX / 2);
+        free(w->bs);
+        w->bs = NULL;
+        w->nb = 0;
+    }
+}
+
+/* Step "counts" (L gather): block count and status to the master, which
+ * learns which tasks failed and how much each sends next. */
+static void counts_step(wclose *w)
+{
+    par_ctx *x = w->x;
+    par_ctx_step(x, "counts");
+    int ls = x->lsize;
+    par_wire_ccount me = {w->nb, x->rc};
+    int64_t buf[PAR_WIRE_CCOUNT_N], dummy[PAR_WIRE_CCOUNT_N], *all = NULL;
+    par_wire_ccount_pack(&me, buf);
+    if (x->lrank == 0) {
+        all = malloc((size_t)ls * sizeof buf);
+        w->counts = calloc((size_t)ls, sizeof *w->counts);
+        w->bcount = calloc((size_t)ls, sizeof *w->bcount);
+        if (!all || !w->counts || !w->bcount)
+            master_fail(w, SHEAF_E_NOMEM, "out of memory");
+    }
+    if (par_ctx_gather(x, 1, buf, all ? all : dummy, _SION_INT64, PAR_WIRE_CCOUNT_N, 0) && x->lrank == 0)
+        w->mfail = 1;
+    int64_t total = 0;
+    for (int t = 0; x->lrank == 0 && all && w->counts && w->bcount && t < ls; t++) {
+        par_wire_ccount e = {0, SHEAF_E_IO};
+        if (par_wire_ccount_unpack(&e, all + PAR_WIRE_CCOUNT_N * t, PAR_WIRE_CCOUNT_N))
+            master_fail(w, SHEAF_E_FORMAT, "a bad close count"); /* the gatherv below still takes what was announced */
+        w->bcount[t] = e.nblocks;
+        w->counts[t] = (int)all[PAR_WIRE_CCOUNT_N * t] * (w->ck ? 2 : 1); /* as each task announced it */
+        total += w->counts[t];
+        if (e.status)
+            par_ctx_fail(x, (int)e.status, "%s: local task %d of file %d failed writing its data (see its message)",
+                         x->fname, t, w->p->filenumber);
+    }
+    free(all);
+    if (x->lrank == 0 && w->counts && !(w->flat = malloc((size_t)(total > 0 ? total : 1) * sizeof *w->flat))) {
+        master_fail(w, SHEAF_E_NOMEM, "out of memory");
+        memset(w->counts, 0, (size_t)ls * sizeof *w->counts);
+    }
+}
+
+/* Step "sizes" (L gatherv): the block tables (sizes, then checksums) to the master. */
+static void sizes_step(wclose *w)
+{
+    par_ctx *x = w->x;
+    par_ctx_step(x, "sizes");
+    int64_t dummy[1];
+    if (par_ctx_gatherv(x, 1, w->bs ? w->bs : dummy, w->flat ? w->flat : dummy, _SION_INT64, w->counts,
+                        w->bs ? (int)w->nb * (w->ck ? 2 : 1) : 0, 0) && x->lrank == 0)
+        w->mfail = 1;
+    free(w->bs);
+    w->bs = NULL;
+    if (x->lrank == 0 && w->ck && w->flat && w->bcount && !w->mfail) { /* [sizes, checksums] per task -> two tables */
+        int rc = split_checksums(w->p, w->flat, w->bcount);
+        if (rc) {
+            par_ctx_take(x, rc);
+            w->mfail = 1;
+        }
+    }
+}
+
+/* Step "mapping" (G gather, multi-file sets only): every task's place to the
+ * master of file 0, which writes the set's task mapping. */
+static void mapping_step(wclose *w)
+{
+    par_ctx *x = w->x;
+    par_state *p = w->p;
+    par_ctx_step(x, "mapping");
+    if (p->nfiles <= 1)
+        return;
+    par_wire_cmap me = {p->filenumber, p->lrank};
+    int32_t buf[PAR_WIRE_CMAP_N], dummy[PAR_WIRE_CMAP_N];
+    par_wire_cmap_pack(&me, buf);
+    int root = p->grank == p->file0master;
+    if (root && !(w->map = malloc((size_t)p->gsize * sizeof buf)))
+        master_fail(w, SHEAF_E_NOMEM, "out of memory for the task mapping");
+    if (par_ctx_gather(x, 0, buf, w->map ? w->map : dummy, _SION_INT32, PAR_WIRE_CMAP_N, p->file0master) && root)
+        w->mfail = 1;
+    for (int g = 0; w->map && g < p->gsize; g++) {
+        par_wire_cmap e;
+        if (par_wire_cmap_unpack(&e, w->map + PAR_WIRE_CMAP_N * g, PAR_WIRE_CMAP_N) || e.filenumber >= p->nfiles) {
+            master_fail(w, SHEAF_E_FORMAT, "a bad task mapping entry");
+            break;
+        }
+    }
+}
+
+/* Step "tail" (masters): META2 (+ the mapping) and the header, written even
+ * when a task failed, so that what the others wrote stays readable. */
+static void tail_step(wclose *w)
+{
+    par_ctx *x = w->x;
+    par_state *p = w->p;
+    par_ctx_step(x, "tail");
+    if (x->lrank != 0 || w->mfail || !p->have_meta)
+        return;
+    char *path = par_member_path(&p->api, p->fname, p->filenumber);
+    int rc = path ? core_par_write_tail_at(path, p->fname, &p->meta, w->bcount, w->flat,
+                                           p->filenumber == 0 && p->nfiles > 1 ? w->map : NULL, p->gsize)
+                  : SHEAF_E_NOMEM;
+    free(path);
+    par_ctx_take(x, rc);
+}
+
+/* The write close of one task (c freed); its status before the agreement. */
+static void write_close(par_ctx *x, par_state *p, core_container *c, int brc)
+{
+    wclose w;
+    memset(&w, 0, sizeof w);
+    w.p = p;
+    w.ck = p->mode.checksum; /* decided by the master at open: every task sends sizes + checksums */
+    x->lcomm = p->lcomm;
+    x->lrank = p->lrank;
+    x->lsize = p->lsize;
+    par_ctx_take(x, brc);
+    w.x = x;
+    sync_step(&w, c);
+    counts_step(&w);
+    sizes_step(&w);
+    mapping_step(&w);
+    tail_step(&w);
+    free(w.bs);
+    free(w.bcount);
+    free(w.counts);
+    free(w.flat);
+    free(w.map);
+}
+
 int sion_generic_parclose(int sid)
 {
     core_clear_error();
@@ -69,119 +247,25 @@ int sion_generic_parclose(int sid)
         return SION_ID_NOT_VALID;
     }
     par_state *p = c->par;
-    const par_api *api = &p->api;
+    par_ctx x;
+    par_ctx_init(&x, &p->api, p->fname, "sion_generic_parclose", p->gcomm, p->grank, p->gsize);
     int brc = p->write && p->nbuddy ? par_buddy_close_write(p) : 0; /* the copies first; agreed below */
     par_buddy_free(p);
     api_release(sid);
     c->par = NULL;
-    int rc = brc;
     if (p->write) {
-        /* the task's data and block table */
-        int r0 = core_sync(c);
-        if (!rc)
-            rc = r0;
-        int ck = p->mode.checksum; /* decided by the master at open: every task sends sizes + checksums */
-        if (!rc && ck)
-            rc = core_cksum_finish_task(c, 0);
-        int64_t nb = c->tasks[0].nblocks;
-        int64_t *bs = malloc((size_t)nb * (ck ? 2 : 1) * sizeof *bs);
-        if (bs) {
-            memcpy(bs, c->tasks[0].bsize, (size_t)nb * sizeof *bs);
-            for (int64_t b = 0; ck && b < nb; b++)
-                bs[nb + b] = c->tasks[0].crc_on ? c->tasks[0].bcrc[b] : 0;
-        } else if (!rc) {
-            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
-        }
-        int r2 = core_detach_task(c, NULL, NULL);
-        if (!rc)
-            rc = r2;
-        if (!bs)
-            nb = 0;
-        if (nb > INT32_MAX / 2) { /* more than one gatherv count can carry: this task fails and sends none */
-            if (!rc)
-                rc = core_fail(SHEAF_E_ARG, "%s: %lld blocks: more than a parallel close can gather (%d)", p->fname,
-                               (long long)nb, INT32_MAX / 2);
-            free(bs);
-            bs = NULL;
-            nb = 0;
-        }
-        /* L1 + L2: block counts and sizes to the master (announced and sent alike) */
-        int64_t mine[2] = {nb, rc}, *cnt = NULL, dummy[2];
-        int64_t *flat = NULL;
-        int *counts = NULL, cbfail = 0, mrc = 0;
-        if (p->lrank == 0) {
-            cnt = malloc((size_t)p->lsize * sizeof mine);
-            counts = malloc((size_t)p->lsize * sizeof *counts);
-            if (!cnt || !counts)
-                mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", p->fname, p->filenumber);
-        }
-        if (api->gather(mine, cnt ? cnt : dummy, p->lcomm, _SION_INT64, 2, 0))
-            cbfail = 1;
-        int64_t total = 0, *bcount = NULL;
-        if (p->lrank == 0 && cnt && counts) {
-            bcount = malloc((size_t)p->lsize * sizeof *bcount);
-            for (int t = 0; t < p->lsize; t++) {
-                counts[t] = (int)cnt[2 * t] * (ck ? 2 : 1); /* as each task announced it */
-                total += counts[t];
-                if (bcount)
-                    bcount[t] = cnt[2 * t];
-            }
-            flat = malloc((size_t)(total ? total : 1) * sizeof *flat);
-            if (!flat || !bcount) {
-                mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", p->fname, p->filenumber);
-                for (int t = 0; t < p->lsize; t++)
-                    counts[t] = 0;
-            }
-        }
-        if (api->gatherv(bs ? bs : dummy, flat ? flat : dummy, p->lcomm, _SION_INT64, counts,
-                         bs ? (int)nb * (ck ? 2 : 1) : 0, 0))
-            cbfail = 1;
-        free(bs);
-        if (p->lrank == 0 && ck && flat && bcount && !mrc) /* [sizes, checksums] per task -> two tables */
-            mrc = split_checksums(p, flat, bcount);
-        /* G: the mapping to the task writing file 0 (multi-file only) */
-        int32_t *map = NULL, me[2] = {p->filenumber, p->lrank}, mdummy[2];
-        if (p->nfiles > 1) {
-            if (p->grank == p->file0master && !(map = malloc((size_t)p->gsize * sizeof me)))
-                mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory for the task mapping", p->fname);
-            if (api->gather(me, map ? map : mdummy, p->gcomm, _SION_INT32, 2, p->file0master))
-                cbfail = 1;
-        }
-        if (p->lrank == 0) {
-            if (!mrc && cbfail)
-                mrc = core_fail(SHEAF_E_IO, "%s: a collective callback failed while closing", p->fname);
-            if (!mrc && p->have_meta) {
-                char *path = par_member_path(api, p->fname, p->filenumber);
-                /* the metadata is written even when a task failed: what the others
-                 * wrote stays readable */
-                mrc = path ? core_par_write_tail_at(path, p->fname, &p->meta, bcount, flat,
-                                                    p->filenumber == 0 && p->nfiles > 1 ? map : NULL, p->gsize)
-                           : SHEAF_E_NOMEM;
-                free(path);
-            }
-            for (int t = 0; t < p->lsize && cnt && !mrc; t++)
-                if (cnt[2 * t + 1] && !rc)
-                    rc = core_fail((int)cnt[2 * t + 1], "%s: task %d of file %d failed writing its data", p->fname,
-                                   t, p->filenumber);
-            if (!rc)
-                rc = mrc;
-        }
-        if (!rc && cbfail)
-            rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed while closing", p->fname);
-        free(map);
-        free(cnt);
-        free(counts);
-        free(flat);
-        free(bcount);
+        write_close(&x, p, c, brc);
     } else {
-        int r0 = core_close(c);
-        if (!rc)
-            rc = r0;
+        par_ctx_take(&x, brc);
+        par_ctx_step(&x, "close");
+        par_ctx_take(&x, core_close(c));
     }
-    int arc = par_agree(api, p->gcomm, p->grank, p->gsize, rc, p->fname, "sion_generic_parclose");
+    par_ctx_step(&x, "agree");
+    int arc = par_ctx_agree(&x);
     int grank = p->grank;
     par_open_state_drop(p);
     if (arc) {
+        par_ctx_restore(&x);
         core_report_error(grank);
         return SION_NOT_SUCCESS;
     }

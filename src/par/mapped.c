@@ -5,18 +5,18 @@
  * creates and finishes all physical files (write) or reads the whole set
  * (read), and scatters each process its tasks' layout. Memory O(N logical
  * tasks) on rank 0 only, O(own tasks) elsewhere; a constant number of
- * collectives, all over the global group:
- *   write open : gather (count, status), bcast (can rank 0 take them),
- *                gatherv (task records), bcast verdict, scatterv (layouts),
- *                agree (gather + bcast)
- *   write close: gather (block total, status), bcast (can rank 0 take them),
- *                gatherv (block counts), gatherv (block sizes), agree
- *   read open  : gather (count), bcast (can rank 0 take them), gatherv
- *                (wanted tasks), bcast verdict, scatter (own task count),
- *                scatterv (task records), scatterv (block tables), agree
- * (A bcast before each gatherv makes its counts agree on all tasks even when
- * rank 0 cannot take the data.)
+ * collectives, all over the global group (doc/parallel.md, "Mapped opens"):
+ *   write open : counts (gather + bcast), records (gatherv), verdict (bcast),
+ *                layouts (scatterv), agree (gather + bcast)
+ *   write close: counts (gather + bcast: tasks and block entries in one
+ *                head), block counts (gatherv), block sizes (gatherv), agree
+ *   read open  : counts (gather + bcast), wanted tasks (gatherv), verdict
+ *                (bcast), share (scatter), records (scatterv), block tables
+ *                (scatterv), agree
  *   read close : agree
+ * (The count step before the gathervs makes their counts agree on all tasks
+ * even when rank 0 cannot take the data.) Every step runs on the per-call
+ * context (ctx.h); the messages are wire.h's par_wire_m*.
  * A process may own no logical task (write: none given; read: none
  * requested, or none left by the automatic distribution when there are more
  * processes than tasks), as in SIONlib: it takes part in the collectives and
@@ -60,89 +60,139 @@ int par_mapped_attach_own(core_container **c, const char *fname, const core_mode
 static const char *const mo_names[MO_N] = {"the file mode (read or write)", "the number of files (numFiles)",
                                            "the file system block size (fsblksize)", "the key-value mode (keyval)"};
 
-/* First step of every mapped call: gather (count, status, options) of each
- * process to rank 0, which checks that the options agree (opts NULL: a close,
- * nothing to compare), allocates what it needs (alloc(total) returns 0 or a
- * code) and broadcasts (status, total, disagreement). On rank 0 *pcount
- * receives the counts (malloc'd). Returns the agreed status (0 ok) on every
- * task, with a message naming a disagreement. */
-int par_mapped_count_phase(const par_api *api, const char *fname, void *gcomm, int grank, int gsize, int64_t count,
-                       int rc, const int64_t *opts, int **pcount, int64_t limit,
-                       int (*alloc)(void *ctx, int64_t total), void *ctx, int64_t *total_out, int *cbfail_out)
+void par_mapped_counts_free(mapped_counts *mc)
 {
-    int64_t head[HEAD_N] = {count, rc}, *heads = NULL, dummy[HEAD_N];
-    int64_t verdict[6] = {0, 0, -1, -1, 0, 0}; /* status, total, disagreeing task, option, its value, task 0's */
-    if (opts && !rc)
-        memcpy(head + 2, opts, MO_N * sizeof *opts);
-    int culprit = -1;
-    if (grank == 0) {
-        heads = malloc((size_t)gsize * sizeof head);
-        *pcount = malloc((size_t)gsize * sizeof **pcount);
-        if (!heads || !*pcount)
-            verdict[0] = core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname);
-    }
-    int cbfail = api->gather(head, heads ? heads : dummy, gcomm, _SION_INT64, HEAD_N, 0) != 0;
-    *cbfail_out = grank != 0 && cbfail; /* a task whose callback failed goes on and fails at the agreement */
-    if (grank == 0 && !verdict[0]) {
-        for (int g = 0; g < gsize; g++) {
-            const int64_t *e = heads + HEAD_N * g;
-            if (e[1] && !verdict[0]) {
-                verdict[0] = e[1];
-                culprit = g;
-            }
-            for (int f = 0; f < MO_N && !verdict[0] && !heads[1]; f++)
-                if (e[2 + f] != heads[2 + f]) {
-                    verdict[0] = SHEAF_E_ARG;
-                    verdict[2] = g;
-                    verdict[3] = f;
-                    verdict[4] = e[2 + f];
-                    verdict[5] = heads[2 + f];
-                }
-            (*pcount)[g] = (int)e[0];           /* -1: "distribute for me" (mapped read) */
-            verdict[1] += e[0] > 0 ? e[0] : 0;
-        }
-        if (!verdict[0] && verdict[1] > limit)
-            verdict[0] = core_fail(SHEAF_E_ARG, "%s: %lld entries are too many for one mapped call", fname,
-                                   (long long)verdict[1]);
-        if (!verdict[0] && cbfail)
-            verdict[0] = core_fail(SHEAF_E_IO, "%s: the gather callback failed on task 0", fname);
-        if (!verdict[0])
-            verdict[0] = alloc(ctx, verdict[1]);
-    }
-    free(heads);
-    if (api->bcast(verdict, gcomm, _SION_INT64, 6, 0))
-        *cbfail_out = 1; /* go on with what it delivered */
-    *total_out = verdict[1];
-    if (verdict[0] && verdict[2] >= 0 && verdict[3] >= 0 && verdict[3] < MO_N) {
-        int f = (int)verdict[3];
-        if (f == MO_WRITE)
-            return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen_mapped: the tasks disagree on %s: task 0 opens "
-                             "for %s, task %lld for %s (it must be the same on every task)", fname, mo_names[f],
-                             verdict[5] ? "writing" : "reading", (long long)verdict[2],
-                             verdict[4] ? "writing" : "reading");
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen_mapped: the tasks disagree on %s: task 0 gives %lld, "
-                         "task %lld gives %lld (it must be the same on every task)", fname, mo_names[f],
-                         (long long)verdict[5], (long long)verdict[2], (long long)verdict[4]);
-    }
-    if (verdict[0] && !rc) {
-        if (grank == 0 && culprit > 0)
-            return core_fail((int)verdict[0], "%s: the mapped call failed on task %d (see its message)", fname,
-                             culprit);
-        if (grank != 0)
-            return core_fail((int)verdict[0], "%s: a mapped call failed on another task (task 0 reports it)", fname);
-    }
-    return (int)verdict[0];
+    free(mc->pcount);
+    free(mc->pblocks);
+    mc->pcount = mc->pblocks = NULL;
 }
 
-/* counts[g] = pcount[g] * k on rank 0 when ok, zeros otherwise (NULL off rank 0). */
-int *par_mapped_scaled_counts(const int *pcount, int gsize, int k, int ok, int grank)
+/* Rank 0, step "counts": the verdict on the gathered heads (fills mc's
+ * per-process counts and v). */
+static void judge_heads(par_ctx *x, const int64_t *heads, int with_opts, int64_t limit, mapped_alloc_fn alloc,
+                        void *actx, mapped_counts *mc, par_wire_mverdict *v)
+{
+    par_wire_mhead h0, e;
+    memset(&h0, 0, sizeof h0);
+    for (int g = 0; g < x->gsize; g++) {
+        memset(&e, 0, sizeof e);
+        if (par_wire_mhead_unpack(&e, heads + PAR_WIRE_MHEAD_N * g, PAR_WIRE_MHEAD_N)) {
+            v->status = par_ctx_take(x, SHEAF_E_FORMAT);
+            return;
+        }
+        if (g == 0)
+            h0 = e;
+        if (e.status) {
+            v->status = e.status;
+            v->who = g;
+            return;
+        }
+        for (int f = 0; f < MO_N && with_opts; f++)
+            if (e.opt[f] != h0.opt[f]) {
+                *v = (par_wire_mverdict){SHEAF_E_ARG, 0, 0, g, f, e.opt[f], h0.opt[f]};
+                return;
+            }
+        mc->pcount[g] = (int)e.count; /* -1: "distribute for me" (mapped read) */
+        mc->pblocks[g] = (int)e.blocks;
+        v->total += e.count > 0 ? e.count : 0;
+        v->blocks += e.blocks;
+    }
+    if (v->total > limit || v->blocks > INT32_MAX)
+        v->status = par_ctx_fail(x, SHEAF_E_ARG, "%s: %lld entries (%lld block entries) are too many for one mapped "
+                                 "call", x->fname, (long long)v->total, (long long)v->blocks);
+    else
+        v->status = par_ctx_take(x, alloc(actx, v->total, v->blocks));
+}
+
+/* Every task, step "counts": the verdict as delivered -> the context. */
+static int take_verdict(par_ctx *x, const par_wire_mverdict *v)
+{
+    if (!v->status)
+        return 0;
+    int code = (int)v->status;
+    if (v->who >= 0 && v->field >= 0) {
+        int f = (int)v->field;
+        if (f == MO_WRITE)
+            return par_ctx_verdict(x, code, "%s: sion_generic_paropen_mapped: the tasks disagree on %s: task 0 "
+                                   "opens for %s, task %lld for %s (it must be the same on every task)", x->fname,
+                                   mo_names[f], v->value0 ? "writing" : "reading", (long long)v->who,
+                                   v->value ? "writing" : "reading");
+        return par_ctx_verdict(x, code, "%s: sion_generic_paropen_mapped: the tasks disagree on %s: task 0 gives "
+                               "%lld, task %lld gives %lld (it must be the same on every task)", x->fname,
+                               mo_names[f], (long long)v->value0, (long long)v->who, (long long)v->value);
+    }
+    if (v->who >= 0)
+        return par_ctx_verdict(x, code, "%s: %s failed on task %lld (see its message)", x->fname, x->call,
+                               (long long)v->who);
+    return par_ctx_verdict(x, code, "%s: %s: task 0 refused (see its message)", x->fname, x->call);
+}
+
+int par_mapped_count_step(par_ctx *x, par_wire_mhead *mine, int with_opts, int64_t limit, mapped_alloc_fn alloc,
+                          void *actx, mapped_counts *mc)
+{
+    par_ctx_step(x, "counts");
+    int64_t head[PAR_WIRE_MHEAD_N], out[PAR_WIRE_MVERDICT_N], dummy[PAR_WIRE_MHEAD_N], *heads = NULL;
+    par_wire_mverdict v = {0, 0, 0, -1, -1, 0, 0};
+    mine->status = x->rc;
+    if (!with_opts || x->rc)
+        memset(mine->opt, 0, sizeof mine->opt);
+    par_wire_mhead_pack(mine, head);
+    if (x->grank == 0) {
+        heads = malloc((size_t)x->gsize * sizeof head);
+        mc->pcount = malloc((size_t)x->gsize * sizeof *mc->pcount);
+        mc->pblocks = malloc((size_t)x->gsize * sizeof *mc->pblocks);
+        if (!heads || !mc->pcount || !mc->pblocks)
+            v.status = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory on task 0", x->fname);
+    }
+    int cbfail = par_ctx_gather(x, 0, head, heads ? heads : dummy, _SION_INT64, PAR_WIRE_MHEAD_N, 0);
+    if (x->grank == 0 && !v.status)
+        v.status = cbfail ? x->rc : 0;
+    if (x->grank == 0 && !v.status)
+        judge_heads(x, heads, with_opts, limit, alloc, actx, mc, &v);
+    free(heads);
+    par_wire_mverdict_pack(&v, out);
+    par_ctx_bcast(x, 0, out, _SION_INT64, PAR_WIRE_MVERDICT_N, 0); /* a failed callback: go on with what it delivered */
+    if (par_wire_mverdict_unpack(&v, out, PAR_WIRE_MVERDICT_N))
+        v.status = par_ctx_take(x, SHEAF_E_FORMAT);
+    mc->total = v.total;
+    mc->blocks = v.blocks;
+    return take_verdict(x, &v);
+}
+
+/* counts[g] = per[g] * k on rank 0 when ok, zeros otherwise (NULL off rank 0). */
+int *par_mapped_scaled_counts(const int *per, int gsize, int k, int ok, int grank)
 {
     if (grank != 0)
         return NULL;
     int *c = calloc((size_t)gsize, sizeof *c);
     for (int i = 0; c && ok && i < gsize; i++)
-        c[i] = pcount[i] > 0 ? pcount[i] * k : 0;
+        c[i] = per[i] > 0 ? per[i] * k : 0;
     return c;
+}
+
+par_state *par_mapped_state_new(const par_ctx *x, const core_mode *md, int write, int nlocal, int nfiles,
+                                int32_t fsb)
+{
+    par_state *p = calloc(1, sizeof *p);
+    if (!p || !(p->fname = strdup(x->fname))) {
+        free(p);
+        core_fail(SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+        return NULL;
+    }
+    p->api = *x->api;
+    p->gcomm = x->gcomm;
+    p->grank = x->grank;
+    p->gsize = x->gsize;
+    p->write = write;
+    p->mapped = 1;
+    p->nlocal = nlocal;
+    p->nfiles = nfiles;
+    p->fsblksize = fsb;
+    p->mode = *md;
+    p->meta.mapping_size = -1;
+    p->file0master = -1;
+    p->collector = -1;
+    return p;
 }
 
 int sion_generic_paropen_mapped(int aid, char *fname, const char *mode, int *numFiles, void *gcommgroup, int grank,
@@ -174,23 +224,9 @@ int sion_generic_paropen_mapped(int aid, char *fname, const char *mode, int *num
                       "(mode keys ignored)", nm);
         md.checksum = md.buddy = md.collective = 0;
     }
-    if (write) {
-        int nl = rc ? 0 : *nlocaltasks;
-        if (!rc && (nl < 0 || (nl > 0 && (!globalranks || !*globalranks || !chunksizes || !*chunksizes ||
-                                          !mapping_filenrs || !*mapping_filenrs || !mapping_lranks ||
-                                          !*mapping_lranks))))
-            rc = core_fail(SHEAF_E_ARG, "%s: a mapped write needs nlocaltasks >= 0 and the arrays globalranks, "
-                           "chunksizes, mapping_filenrs and mapping_lranks", nm);
-        if (rc)
-            nl = 0;
-        int zero = 1;
-        sid = par_mapped_write(&api, nm, &md, rc, rc ? &zero : numFiles, gcommgroup, grank, gsize, nl,
-                           nl ? *globalranks : NULL, nl ? *chunksizes : NULL, nl ? *mapping_filenrs : NULL,
-                           nl ? *mapping_lranks : NULL, fsblksize, fileptr);
-    } else {
-        sid = par_mapped_read(&api, nm, &md, rc, numFiles, gcommgroup, grank, gsize, nlocaltasks, globalranks,
-                          chunksizes, mapping_filenrs, mapping_lranks, fsblksize, fileptr);
-    }
+    mapped_args a = {&api, nm, &md, rc, numFiles, gcommgroup, grank, gsize, nlocaltasks, globalranks, chunksizes,
+                     mapping_filenrs, mapping_lranks, fsblksize, fileptr};
+    sid = write ? par_mapped_write(&a) : par_mapped_read(&a);
     if (sid >= 0)
         return sid;
 fail:
@@ -214,18 +250,22 @@ int sion_generic_parclose_mapped(int sid)
     }
     api_release(sid);
     c->par = NULL;
-    int rc;
+    par_ctx x;
+    par_ctx_init(&x, &p->api, p->fname, "sion_generic_parclose_mapped", p->gcomm, p->grank, p->gsize);
     if (p->write) {
-        rc = par_mapped_close_write(c, p); /* frees c */
+        par_mapped_close_write(&x, c, p); /* frees c */
     } else {
-        rc = core_close(c);
+        par_ctx_step(&x, "close");
+        par_ctx_take(&x, core_close(c));
     }
-    int arc = par_agree(&p->api, p->gcomm, p->grank, p->gsize, rc, p->fname, "sion_generic_parclose_mapped");
+    par_ctx_step(&x, "agree");
+    int arc = par_ctx_agree(&x);
     int grank = p->grank;
     par_mapped_root_free(p->root);
     p->root = NULL;
     par_state_free(p);
     if (arc) {
+        par_ctx_restore(&x);
         core_report_error(grank);
         return SION_NOT_SUCCESS;
     }

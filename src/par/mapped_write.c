@@ -1,16 +1,90 @@
 /* mapped_write.c - the write side of the mapped open and close (m logical
- * tasks on n processes): rank 0 creates and finishes every file. */
+ * tasks on n processes): rank 0 creates and finishes every file. One
+ * function per step of doc/parallel.md's mapped tables, on the per-call
+ * context (ctx.h); the messages are wire.h's par_wire_m*.
+ *   open : check (local), counts (G gather + G bcast), records (G gatherv;
+ *          rank 0 creates the files), verdict (G bcast), layout (G scatterv),
+ *          attach, agree
+ *   close: sync (local), counts (G gather + G bcast: tasks and block entries
+ *          in one head), block counts (G gatherv), block sizes (G gatherv;
+ *          rank 0 writes every file's tail), agree (mapped.c) */
 #include "mapped_int.h"
 #include "../sid/sid.h"
 #include "../core/error.h"
-#include "../core/partask.h"
 #include "sion.h"
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- write ---------------------------------------------------------------- */
+/* ---- rank 0: the files ----------------------------------------------------- */
 
-/* Rank 0: validate the records, create the files, fill lay (WLAY per record). */
+/* Rank 0: check the records (each global rank once, files and local ranks
+ * in range, each (file, lrank) once); fills cnt (tasks per file), base
+ * (prefix sums) and byslot (record index by file base + lrank). */
+static int root_check(const char *fname, const mapped_root *r, int64_t *cnt, int64_t *base, int64_t *byslot)
+{
+    int64_t n = r->ntotal;
+    int nf = r->nfiles;
+    unsigned char *gseen = calloc((size_t)n, 1);
+    if (!gseen)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname);
+    int rc = 0;
+    for (int64_t i = 0; i < n && !rc; i++) {
+        const par_wire_mwrec *e = &r->rec[i];
+        if (e->grank < 0 || e->grank >= n || gseen[e->grank])
+            rc = core_fail(SHEAF_E_ARG, "%s: global rank %lld is out of range 0..%lld or given twice", fname,
+                           (long long)e->grank, (long long)n - 1);
+        else if (e->filenumber < 0 || e->filenumber >= nf)
+            rc = core_fail(SHEAF_E_ARG, "%s: task %lld is mapped to file %lld, there are %d files", fname,
+                           (long long)e->grank, (long long)e->filenumber, nf);
+        else {
+            gseen[e->grank] = 1;
+            cnt[e->filenumber]++;
+        }
+    }
+    free(gseen);
+    for (int k = 0; k < nf && !rc; k++) {
+        if (!cnt[k])
+            rc = core_fail(SHEAF_E_ARG, "%s: physical file %d has no tasks", fname, k);
+        base[k + 1] = base[k] + cnt[k];
+    }
+    for (int64_t i = 0; i < n && !rc; i++)
+        byslot[i] = -1;
+    for (int64_t i = 0; i < n && !rc; i++) {
+        const par_wire_mwrec *e = &r->rec[i];
+        int64_t f = e->filenumber;
+        if (e->lrank < 0 || e->lrank >= cnt[f] || byslot[base[f] + e->lrank] >= 0)
+            rc = core_fail(SHEAF_E_ARG, "%s: task %lld: local rank %lld in file %lld is out of range 0..%lld or taken",
+                           fname, (long long)e->grank, (long long)e->lrank, (long long)f, (long long)cnt[f] - 1);
+        else
+            byslot[base[f] + e->lrank] = i;
+    }
+    return rc;
+}
+
+/* Rank 0: create file k (its m tasks: records byslot[0..m-1]) and pack their layouts into lay. */
+static int root_create_file(const par_api *api, const char *fname, const core_mode *md, mapped_root *r, int k,
+                            int64_t m, const int64_t *byslot, int32_t fsb, int64_t *lay)
+{
+    int64_t *cs = malloc((size_t)m * sizeof *cs), *gr = malloc((size_t)m * sizeof *gr);
+    char *path = par_member_path(api, fname, k);
+    int rc = (!cs || !gr || !path) ? core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname) : 0;
+    for (int64_t l = 0; l < m && !rc; l++) {
+        cs[l] = r->rec[byslot[l]].chunksize;
+        gr[l] = r->rec[byslot[l]].grank;
+    }
+    if (!rc)
+        rc = core_par_create_file_at(path, fname, md, (int32_t)m, cs, gr, fsb, k, r->nfiles, &r->meta[k]);
+    for (int64_t l = 0; l < m && !rc; l++) {
+        par_wire_mwlayout o = {r->meta[k].starts[l], r->meta[k].chunksizes[l], r->meta[k].globalskip};
+        par_wire_mwlayout_pack(&o, lay + PAR_WIRE_MWLAYOUT_N * byslot[l]);
+    }
+    free(cs);
+    free(gr);
+    free(path);
+    return rc;
+}
+
+/* Rank 0: validate the records, create the files, fill lay (one layout per record). */
 static int root_create(const par_api *api, const char *fname, const core_mode *md, mapped_root *r, int32_t *fsb,
                        int64_t *lay)
 {
@@ -22,235 +96,272 @@ static int root_create(const par_api *api, const char *fname, const core_mode *m
         return core_fail(SHEAF_E_ARG, "%s: %d files for %lld logical tasks", fname, nf, (long long)n);
     int64_t *cnt = calloc((size_t)nf, sizeof *cnt), *base = calloc((size_t)nf + 1, sizeof *base);
     int64_t *byslot = malloc((size_t)n * sizeof *byslot); /* record index by (file, lrank) */
-    unsigned char *gseen = calloc((size_t)n, 1);
-    int rc = 0;
     r->meta = calloc((size_t)nf, sizeof *r->meta);
-    if (!cnt || !base || !byslot || !gseen || !r->meta) {
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname);
-        goto out;
-    }
-    for (int k = 0; k < nf; k++)
+    int rc = (!cnt || !base || !byslot || !r->meta) ? core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname)
+                                                     : root_check(fname, r, cnt, base, byslot);
+    for (int k = 0; r->meta && k < nf; k++)
         r->meta[k].mapping_size = -1;
-    for (int64_t i = 0; i < n && !rc; i++) {
-        const int64_t *e = r->rec + WREC * i;
-        if (e[0] < 0 || e[0] >= n || gseen[e[0]])
-            rc = core_fail(SHEAF_E_ARG, "%s: global rank %lld is out of range 0..%lld or given twice", fname,
-                           (long long)e[0], (long long)n - 1);
-        else if (e[1] < 0 || e[1] > INT64_MAX / 4)
-            rc = core_fail(SHEAF_E_ARG, "%s: invalid chunk size %lld for task %lld", fname, (long long)e[1],
-                           (long long)e[0]);
-        else if (e[2] < 0 || e[2] >= nf)
-            rc = core_fail(SHEAF_E_ARG, "%s: task %lld is mapped to file %lld, there are %d files", fname,
-                           (long long)e[0], (long long)e[2], nf);
-        else {
-            gseen[e[0]] = 1;
-            cnt[e[2]]++;
-        }
-    }
-    for (int k = 0; k < nf && !rc; k++) {
-        if (!cnt[k])
-            rc = core_fail(SHEAF_E_ARG, "%s: physical file %d has no tasks", fname, k);
-        base[k + 1] = base[k] + cnt[k];
-    }
-    for (int64_t i = 0; i < n && !rc; i++)
-        byslot[i] = -1;
-    for (int64_t i = 0; i < n && !rc; i++) {
-        const int64_t *e = r->rec + WREC * i;
-        if (e[3] < 0 || e[3] >= cnt[e[2]] || byslot[base[e[2]] + e[3]] >= 0)
-            rc = core_fail(SHEAF_E_ARG, "%s: task %lld: local rank %lld in file %lld is out of range 0..%lld or taken",
-                           fname, (long long)e[0], (long long)e[3], (long long)e[2], (long long)cnt[e[2]] - 1);
-        else
-            byslot[base[e[2]] + e[3]] = i;
-    }
     if (!rc && *fsb <= 0) {
         char *p0 = par_member_path(api, fname, 0);
         *fsb = p0 ? core_fsblksize_for(p0) : SION_DEFAULT_FSBLOCKSIZE;
         free(p0);
     }
-    for (int k = 0; k < nf && !rc; k++) {
-        int64_t m = cnt[k];
-        int64_t *cs = malloc((size_t)m * sizeof *cs), *gr = malloc((size_t)m * sizeof *gr);
-        char *path = par_member_path(api, fname, k);
-        if (!cs || !gr || !path)
-            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname);
-        for (int64_t l = 0; l < m && !rc; l++) {
-            const int64_t *e = r->rec + WREC * byslot[base[k] + l];
-            cs[l] = e[1];
-            gr[l] = e[0];
-        }
-        if (!rc)
-            rc = core_par_create_file_at(path, fname, md, (int32_t)m, cs, gr, *fsb, k, nf, &r->meta[k]);
-        for (int64_t l = 0; l < m && !rc; l++) {
-            int64_t *o = lay + WLAY * byslot[base[k] + l];
-            o[0] = r->meta[k].starts[l];
-            o[1] = r->meta[k].chunksizes[l];
-            o[2] = r->meta[k].globalskip;
-        }
-        free(cs);
-        free(gr);
-        free(path);
-    }
-out:
+    for (int k = 0; k < nf && !rc; k++)
+        rc = root_create_file(api, fname, md, r, k, cnt[k], byslot + base[k], *fsb, lay);
     free(cnt);
     free(base);
     free(byslot);
-    free(gseen);
     return rc;
 }
 
-static int alloc_records(void *ctx, int64_t total)
+/* ---- the open --------------------------------------------------------------- */
+
+/* One process's mapped write open: the context and what the steps hand on. */
+typedef struct mwopen {
+    par_ctx x;
+    const mapped_args *a;
+    int nlocal, nfiles;
+    mapped_root *r;         /* rank 0 */
+    int64_t *raw;           /* rank 0: the gathered records, packed */
+    mapped_counts mc;
+    par_wire_mwverdict v;
+    par_wire_mwlayout *lay; /* [nlocal] */
+    core_container *c;
+    par_state *p;
+    int sid;
+} mwopen;
+
+static int alloc_records(void *actx, int64_t total, int64_t blocks)
 {
-    mapped_root *r = ctx;
-    r->ntotal = total;
-    r->rec = malloc((size_t)(total ? total : 1) * WREC * sizeof *r->rec);
-    return r->rec ? 0 : core_fail(SHEAF_E_NOMEM, "out of memory on task 0 for %lld task records", (long long)total);
+    (void)blocks;
+    mwopen *w = actx;
+    w->r->ntotal = total;
+    w->r->rec = calloc((size_t)(total ? total : 1), sizeof *w->r->rec);
+    w->raw = malloc((size_t)(total ? total : 1) * PAR_WIRE_MWREC_N * sizeof *w->raw);
+    return w->r->rec && w->raw ? 0 : core_fail(SHEAF_E_NOMEM, "out of memory on task 0 for %lld task records",
+                                                 (long long)total);
 }
 
-int par_mapped_write(const par_api *api, const char *fname, const core_mode *md, int rc, int *numFiles,
-                        void *gcomm, int grank, int gsize, int nlocal, const int *granks, sion_int64 *chunks,
-                        const int *fnrs, const int *lranks, sion_int32 *fsblksize, FILE **fileptr)
+/* Step "check" (local): the arguments of this process. */
+static void check_step(mwopen *w)
 {
-    if (!rc && *numFiles < 1)
-        rc = core_fail(SHEAF_E_ARG, "%s: a mapped write needs *numFiles > 0 (got %d)", fname, *numFiles);
-    if (!rc && fsblksize)
-        rc = core_fsblksize_check(fname, *fsblksize);
-    for (int i = 0; i < nlocal && !rc; i++)
-        if (chunks[i] < 0)
-            rc = core_fail(SHEAF_E_ARG, "%s: negative chunk size %lld for logical task %d", fname,
-                           (long long)chunks[i], granks[i]);
-    int64_t *myrec = NULL, dummy[WREC];
-    if (!rc && !(myrec = malloc((size_t)(nlocal ? nlocal : 1) * WREC * sizeof *myrec)))
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-    if (rc)
-        nlocal = 0;
-    for (int i = 0; i < nlocal; i++) {
-        int64_t *e = myrec + WREC * i;
-        e[0] = granks[i];
-        e[1] = chunks[i];
-        e[2] = fnrs[i];
-        e[3] = lranks[i];
+    const mapped_args *a = w->a;
+    par_ctx *x = &w->x;
+    par_ctx_take(x, a->mode_rc);
+    par_ctx_step(x, "check");
+    int nl = par_ctx_ok(x) ? *a->nlocaltasks : 0;
+    if (par_ctx_ok(x) && (nl < 0 || (nl > 0 && (!a->globalranks || !*a->globalranks || !a->chunksizes ||
+                                                !*a->chunksizes || !a->mapping_filenrs || !*a->mapping_filenrs ||
+                                                !a->mapping_lranks || !*a->mapping_lranks))))
+        par_ctx_fail(x, SHEAF_E_ARG, "%s: a mapped write needs nlocaltasks >= 0 and the arrays globalranks, "
+                     "chunksizes, mapping_filenrs and mapping_lranks", x->fname);
+    if (par_ctx_ok(x) && *a->numFiles < 1)
+        par_ctx_fail(x, SHEAF_E_ARG, "%s: a mapped write needs *numFiles > 0 (got %d)", x->fname, *a->numFiles);
+    if (par_ctx_ok(x) && a->fsblksize)
+        par_ctx_take(x, core_fsblksize_check(x->fname, *a->fsblksize));
+    for (int i = 0; i < nl && par_ctx_ok(x); i++)
+        if ((*a->chunksizes)[i] < 0 || (*a->chunksizes)[i] > INT64_MAX / 4)
+            par_ctx_fail(x, SHEAF_E_ARG, "%s: invalid chunk size %lld for logical task %d", x->fname,
+                         (long long)(*a->chunksizes)[i], (*a->globalranks)[i]);
+    w->nlocal = par_ctx_ok(x) ? nl : 0;
+    w->nfiles = par_ctx_ok(x) ? *a->numFiles : 0;
+    if (x->grank == 0 && !(w->r = calloc(1, sizeof *w->r)))
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+}
+
+/* Step "records" (G gatherv): each logical task's record to rank 0, which
+ * creates the files ("create"). Returns rank 0's layouts (NULL elsewhere). */
+static int64_t *records_step(mwopen *w)
+{
+    par_ctx *x = &w->x;
+    const mapped_args *a = w->a;
+    par_ctx_step(x, "records");
+    int64_t *mine = malloc((size_t)(w->nlocal ? w->nlocal : 1) * PAR_WIRE_MWREC_N * sizeof *mine), dummy[1];
+    int n = mine ? w->nlocal : 0;
+    if (!mine)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    for (int i = 0; i < n; i++) {
+        par_wire_mwrec e = {(*a->globalranks)[i], (*a->chunksizes)[i], (*a->mapping_filenrs)[i],
+                            (*a->mapping_lranks)[i]};
+        par_wire_mwrec_pack(&e, mine + PAR_WIRE_MWREC_N * i);
     }
-    mapped_root *r = grank == 0 ? calloc(1, sizeof *r) : NULL;
-    int *pcount = NULL, cbfail = 0;
-    int64_t ntotal = 0;
-    int st = (grank == 0 && !r) ? core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname) : 0;
-    int cbf = 0;
-    int64_t opts[MO_N] = {1, *numFiles, fsblksize && *fsblksize > 0 ? *fsblksize : -1, md->keyval};
-    int cst = par_mapped_count_phase(api, fname, gcomm, grank, gsize, nlocal, rc ? rc : st, opts, &pcount, INT32_MAX / WREC,
-                          alloc_records, r, &ntotal, &cbf);
-    if (!cst && cbf && !rc)
-        rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed on task %d", fname, grank);
-    if (r) {
-        r->pcount = pcount;
-        r->nfiles = *numFiles;
-    }
-    if (cst) {
-        par_mapped_root_free(r);
-        free(myrec);
-        return rc ? rc : cst;
-    }
-    int *cnt = par_mapped_scaled_counts(pcount, gsize, WREC, 1, grank);
-    if (grank == 0 && !cnt)
-        st = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname); /* receives nothing; verdict fails below */
-    if (api->gatherv(myrec ? myrec : dummy, r && r->rec ? r->rec : dummy, gcomm, _SION_INT64, cnt, nlocal * WREC, 0))
-        cbfail = 1;
+    int *cnt = par_mapped_scaled_counts(w->mc.pcount, x->gsize, PAR_WIRE_MWREC_N, 1, x->grank);
+    if (x->grank == 0 && !cnt)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname); /* receives nothing; the verdict fails */
+    par_ctx_gatherv(x, 0, mine ? mine : dummy, w->raw ? w->raw : dummy, _SION_INT64, cnt, n * PAR_WIRE_MWREC_N, 0);
     free(cnt);
-    int64_t verdict[4] = {0, fsblksize ? *fsblksize : -1, *numFiles, ntotal}; /* status, fsblksize, nfiles, N */
-    int64_t *lay = NULL;
-    if (grank == 0) {
-        int32_t fsb = (int32_t)verdict[1];
-        lay = malloc((size_t)(ntotal ? ntotal : 1) * WLAY * sizeof *lay);
-        verdict[0] = st       ? st
-                     : cbfail ? core_fail(SHEAF_E_IO, "%s: the gatherv callback failed on task 0", fname)
-                     : !lay   ? core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname)
-                              : root_create(api, fname, md, r, &fsb, lay);
-        verdict[1] = fsb;
-    }
-    if (api->bcast(verdict, gcomm, _SION_INT64, 4, 0))
-        cbfail = 1;
-    int ok = !verdict[0]; /* as delivered: a task whose callback failed still follows the others */
-    int64_t *mylay = malloc((size_t)(nlocal ? nlocal : 1) * WLAY * sizeof *mylay);
-    cnt = par_mapped_scaled_counts(pcount, gsize, WLAY, ok, grank);
-    if (api->scatterv(mylay ? mylay : dummy, lay ? lay : dummy, gcomm, _SION_INT64, cnt, ok ? nlocal * WLAY : 0, 0))
-        cbfail = 1;
+    free(mine);
+    if (x->grank != 0)
+        return NULL;
+    par_ctx_step(x, "create");
+    mapped_root *r = w->r;
+    r->pcount = w->mc.pcount;
+    w->mc.pcount = NULL;
+    r->nfiles = w->nfiles;
+    for (int64_t i = 0; i < r->ntotal && par_ctx_ok(x); i++)
+        par_ctx_take(x, par_wire_mwrec_unpack(&r->rec[i], w->raw + PAR_WIRE_MWREC_N * i, PAR_WIRE_MWREC_N));
+    int64_t *lay = malloc((size_t)(r->ntotal ? r->ntotal : 1) * PAR_WIRE_MWLAYOUT_N * sizeof *lay);
+    if (!lay)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory on task 0", x->fname);
+    int32_t fsb = a->fsblksize ? *a->fsblksize : -1;
+    if (par_ctx_ok(x))
+        par_ctx_take(x, root_create(x->api, x->fname, a->md, r, &fsb, lay));
+    w->v = (par_wire_mwverdict){x->rc, fsb, w->nfiles, r->ntotal};
+    return lay;
+}
+
+/* Step "verdict" (G bcast): rank 0's verdict on the set. Returns 1 when it is OK. */
+static int verdict_step(mwopen *w)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "verdict");
+    int64_t out[PAR_WIRE_MWVERDICT_N];
+    par_wire_mwverdict_pack(&w->v, out);
+    par_ctx_bcast(x, 0, out, _SION_INT64, PAR_WIRE_MWVERDICT_N, 0);
+    if (x->grank != 0 && par_wire_mwverdict_unpack(&w->v, out, PAR_WIRE_MWVERDICT_N))
+        w->v.status = par_ctx_take(x, SHEAF_E_FORMAT);
+    if (w->v.status) /* as delivered: a task whose callback failed still follows the others */
+        par_ctx_verdict(x, (int)w->v.status, "%s: task 0 refused the mapped open (see its message)", x->fname);
+    return !w->v.status;
+}
+
+/* Step "layout" (G scatterv): each logical task's place in its file. */
+static void layout_step(mwopen *w, int64_t *lay, int ok)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "layout");
+    int n = ok ? w->nlocal : 0;
+    int64_t *mine = malloc((size_t)(w->nlocal ? w->nlocal : 1) * PAR_WIRE_MWLAYOUT_N * sizeof *mine), dummy[1];
+    int *cnt = par_mapped_scaled_counts(x->grank == 0 ? w->r->pcount : NULL, x->gsize, PAR_WIRE_MWLAYOUT_N, ok,
+                                        x->grank);
+    par_ctx_scatterv(x, 0, mine ? mine : dummy, lay ? lay : dummy, _SION_INT64, cnt, mine ? n * PAR_WIRE_MWLAYOUT_N : 0,
+                     0);
     free(cnt);
     free(lay);
-    if (!rc && verdict[0])
-        rc = grank == 0 ? (int)verdict[0]
-                        : core_fail((int)verdict[0], "%s: task 0 refused the mapped open (see its message)", fname);
-    if (!rc && cbfail)
-        rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed in the mapped open", fname);
-    if (!rc && !mylay)
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-    core_container *c = NULL;
-    par_state *p = NULL;
-    int sid = -1;
-    core_attach_spec *sp = NULL;
-    char **paths = NULL;
-    if (!rc) {
-        sp = calloc((size_t)(nlocal ? nlocal : 1), sizeof *sp);
-        paths = calloc((size_t)(nlocal ? nlocal : 1), sizeof *paths);
-        if (!sp || !paths)
-            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-        for (int i = 0; i < nlocal && !rc; i++) {
-            if (!(paths[i] = par_member_path(api, fname, fnrs[i])))
-                rc = SHEAF_E_NOMEM;
-            sp[i] = (core_attach_spec){paths[i], mylay[WLAY * i], mylay[WLAY * i + 1], mylay[WLAY * i + 2],
-                                       granks[i], 0, NULL, NULL};
-        }
-        if (!rc)
-            rc = par_mapped_attach_own(&c, fname, md, 1, nlocal, sp);
+    if (!mine)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    w->lay = calloc((size_t)(w->nlocal ? w->nlocal : 1), sizeof *w->lay);
+    if (!w->lay)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    for (int i = 0; i < n && par_ctx_ok(x); i++)
+        par_ctx_take(x, par_wire_mwlayout_unpack(&w->lay[i], mine + PAR_WIRE_MWLAYOUT_N * i, PAR_WIRE_MWLAYOUT_N));
+    free(mine);
+}
+
+/* Step "attach" (local): this process's logical tasks, its sid. */
+static void attach_step(mwopen *w)
+{
+    par_ctx *x = &w->x;
+    const mapped_args *a = w->a;
+    par_ctx_step(x, "attach");
+    int n = w->nlocal;
+    core_attach_spec *sp = par_ctx_ok(x) ? calloc((size_t)(n ? n : 1), sizeof *sp) : NULL;
+    char **paths = sp ? calloc((size_t)(n ? n : 1), sizeof *paths) : NULL;
+    if (par_ctx_ok(x) && !paths)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    for (int i = 0; i < n && par_ctx_ok(x); i++) {
+        if (!(paths[i] = par_member_path(x->api, x->fname, (*a->mapping_filenrs)[i])))
+            par_ctx_take(x, SHEAF_E_NOMEM);
+        sp[i] = (core_attach_spec){paths[i], w->lay[i].start, w->lay[i].chunksize, w->lay[i].globalskip,
+                                   (*a->globalranks)[i], 0, NULL, NULL};
     }
-    if (!rc && (!(p = calloc(1, sizeof *p)) || !(p->fname = strdup(fname))))
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-    if (!rc) {
-        p->api = *api;
-        p->gcomm = gcomm;
-        p->grank = grank;
-        p->gsize = gsize;
-        p->write = 1;
-        p->mapped = 1;
-        p->nlocal = nlocal;
-        p->nfiles = (int)verdict[2];
-        p->fsblksize = (int32_t)verdict[1];
-        p->mode = *md;
-        p->meta.mapping_size = -1;
-        p->root = r;
-        for (int i = 0; i < nlocal; i++)
-            par_label_task(c, i, fnrs[i], lranks[i], p->nfiles);
-        c->par = p;
-        c->fsblksize = p->fsblksize;
-        sid = api_register(c);
-        if (sid < 0)
-            rc = sid;
+    if (par_ctx_ok(x))
+        par_ctx_take(x, par_mapped_attach_own(&w->c, x->fname, a->md, 1, n, sp));
+    if (par_ctx_ok(x) && !(w->p = par_mapped_state_new(x, a->md, 1, n, (int)w->v.nfiles, (int32_t)w->v.fsblksize)))
+        par_ctx_take(x, SHEAF_E_NOMEM);
+    if (par_ctx_ok(x)) {
+        w->p->root = w->r;
+        for (int i = 0; i < n; i++)
+            par_label_task(w->c, i, (*a->mapping_filenrs)[i], (*a->mapping_lranks)[i], w->p->nfiles);
+        w->c->par = w->p;
+        w->c->fsblksize = w->p->fsblksize;
+        if ((w->sid = api_register(w->c)) < 0)
+            par_ctx_take(x, w->sid);
     }
-    for (int i = 0; paths && i < nlocal; i++)
+    for (int i = 0; paths && i < n; i++)
         free(paths[i]);
     free(paths);
     free(sp);
-    free(myrec);
-    int arc = par_agree(api, gcomm, grank, gsize, rc, fname, "sion_generic_paropen_mapped");
-    if (arc) {
-        if (sid >= 0)
-            api_release(sid);
-        if (c) {
-            c->par = NULL;
-            core_close(c);
+}
+
+/* Step "agree": the sid on every process, or the agreed failure. */
+static int agree_step(mwopen *w)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "agree");
+    free(w->lay);
+    if (par_ctx_agree(x)) {
+        if (w->sid >= 0)
+            api_release(w->sid);
+        if (w->c) {
+            w->c->par = NULL;
+            core_close(w->c);
         }
-        if (p)
-            p->root = NULL;
-        par_state_free(p);
-        par_mapped_root_free(r);
-        free(mylay);
-        return arc;
+        if (w->p)
+            w->p->root = NULL;
+        par_state_free(w->p);
+        par_mapped_root_free(w->r);
+        return par_ctx_restore(x);
     }
     /* the caller's chunk sizes stay as given: SIONlib 1.7.6 does not write the aligned sizes back (checked) */
-    free(mylay);
-    if (fsblksize)
-        *fsblksize = (int32_t)verdict[1];
-    if (fileptr)
-        *fileptr = c->nfiles > 0 ? c->files[0].f.fp : NULL;
-    return sid;
+    if (w->a->fsblksize)
+        *w->a->fsblksize = (int32_t)w->v.fsblksize;
+    if (w->a->fileptr)
+        *w->a->fileptr = w->c->nfiles > 0 ? w->c->files[0].f.fp : NULL;
+    return w->sid;
+}
+
+int par_mapped_write(const mapped_args *a)
+{
+    mwopen w;
+    memset(&w, 0, sizeof w);
+    w.a = a;
+    w.sid = -1;
+    par_ctx_init(&w.x, a->api, a->fname, "sion_generic_paropen_mapped", a->gcomm, a->grank, a->gsize);
+    check_step(&w);
+    par_wire_mhead h = {w.nlocal, 0, 0, {1, w.nfiles, a->fsblksize && *a->fsblksize > 0 ? *a->fsblksize : -1,
+                                          a->md->keyval}};
+    if (par_mapped_count_step(&w.x, &h, 1, INT32_MAX / PAR_WIRE_MWREC_N, alloc_records, &w, &w.mc)) {
+        par_mapped_counts_free(&w.mc);
+        par_mapped_root_free(w.r);
+        free(w.raw);
+        return par_ctx_restore(&w.x);
+    }
+    int64_t *lay = records_step(&w);
+    free(w.raw);
+    par_mapped_counts_free(&w.mc);
+    int ok = verdict_step(&w);
+    layout_step(&w, lay, ok);
+    attach_step(&w);
+    return agree_step(&w);
+}
+
+/* ---- the close ------------------------------------------------------------- */
+
+/* Rank 0: file k's block table out of the gathered ones, and its tail. */
+static int root_finish_file(const par_api *api, const char *fname, mapped_root *r, int k, const int64_t *slot,
+                            const int64_t *off, const int64_t *allnb, const int64_t *allbs, const int32_t *map)
+{
+    int64_t m = r->meta[k].ntasks, tot = 0;
+    for (int64_t l = 0; l < m; l++)
+        tot += allnb[slot[l]];
+    int64_t *bc = malloc((size_t)(m > 0 ? m : 1) * sizeof *bc);
+    int64_t *flat = malloc((size_t)(tot > 0 ? tot : 1) * sizeof *flat);
+    char *path = par_member_path(api, fname, k);
+    int rc = (!bc || !flat || !path) ? core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname) : 0;
+    for (int64_t l = 0, q = 0; l < m && !rc; l++) {
+        int64_t i = slot[l];
+        bc[l] = allnb[i];
+        memcpy(flat + q, allbs + off[i], (size_t)allnb[i] * sizeof *flat);
+        q += allnb[i];
+    }
+    if (!rc)
+        rc = core_par_write_tail_fill(path, fname, &r->meta[k], bc, flat, k == 0 ? map : NULL, (int32_t)r->ntotal,
+                                      -1); /* unused block entries: -1, as SIONlib's mapped close */
+    free(bc);
+    free(flat);
+    free(path);
+    return rc;
 }
 
 /* Rank 0: write every file's block table (and file 0's mapping). allnb: the
@@ -265,47 +376,25 @@ static int root_finish(const par_api *api, const char *fname, mapped_root *r, co
     int64_t *slot = malloc((size_t)n * sizeof *slot);   /* (file base + lrank) -> record */
     int64_t *base = calloc((size_t)nf + 1, sizeof *base);
     int32_t *map = malloc((size_t)n * 2 * sizeof *map); /* file 0 gets it even alone, as SIONlib */
-    if (!off || !slot || !base || !map) {
+    if (!off || !slot || !base || !map)
         rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname);
-        goto out;
-    }
-    for (int64_t i = 0, k = 0; i < n; i++) {
+    for (int64_t i = 0, k = 0; i < n && !rc; i++) {
         off[i] = k;
         k += allnb[i];
     }
-    for (int k = 0; k < nf; k++)
+    for (int k = 0; k < nf && !rc; k++)
         base[k + 1] = base[k] + r->meta[k].ntasks;
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t *e = r->rec + WREC * i;
-        slot[base[e[2]] + e[3]] = i;
-        if (map) {
-            map[2 * e[0]] = (int32_t)e[2];
-            map[2 * e[0] + 1] = (int32_t)e[3];
-        }
+    for (int64_t i = 0; i < n && !rc; i++) {
+        const par_wire_mwrec *e = &r->rec[i];
+        slot[base[e->filenumber] + e->lrank] = i;
+        map[2 * e->grank] = (int32_t)e->filenumber;
+        map[2 * e->grank + 1] = (int32_t)e->lrank;
     }
-    for (int k = 0; k < nf; k++) {
-        int64_t m = r->meta[k].ntasks, tot = 0;
-        for (int64_t l = 0; l < m; l++)
-            tot += allnb[slot[base[k] + l]];
-        int64_t *bc = malloc((size_t)m * sizeof *bc), *flat = malloc((size_t)(tot ? tot : 1) * sizeof *flat);
-        char *path = par_member_path(api, fname, k);
-        int r2 = (!bc || !flat || !path) ? core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname) : 0;
-        for (int64_t l = 0, q = 0; l < m && !r2; l++) {
-            int64_t i = slot[base[k] + l];
-            bc[l] = allnb[i];
-            memcpy(flat + q, allbs + off[i], (size_t)allnb[i] * sizeof *flat);
-            q += allnb[i];
-        }
-        if (!r2) /* every file is finished even when one fails */
-            r2 = core_par_write_tail_fill(path, fname, &r->meta[k], bc, flat, k == 0 ? map : NULL, (int32_t)n,
-                                          -1); /* unused block entries: -1, as SIONlib's mapped close */
+    for (int k = 0; k < nf && base && off && slot && map; k++) { /* every file is finished even when one fails */
+        int r2 = root_finish_file(api, fname, r, k, slot + base[k], off, allnb, allbs, map);
         if (!rc)
             rc = r2;
-        free(bc);
-        free(flat);
-        free(path);
     }
-out:
     free(off);
     free(slot);
     free(base);
@@ -313,86 +402,86 @@ out:
     return rc;
 }
 
-typedef struct close_ctx {
-    int64_t ntotal, *allnb;
-} close_ctx;
+/* One process's mapped write close. */
+typedef struct mwclose {
+    par_ctx *x;
+    par_state *p;
+    int nl;
+    int64_t nblk, *nbs, *bs;    /* its block counts (nl) and sizes (nblk) */
+    int64_t *allnb, *allbs;     /* rank 0 */
+    mapped_counts mc;
+} mwclose;
 
-static int alloc_blockcounts(void *ctx, int64_t total)
+static int alloc_close(void *actx, int64_t total, int64_t blocks)
 {
-    close_ctx *x = ctx;
-    if (total != x->ntotal)
+    mwclose *w = actx;
+    mapped_root *r = w->p->root;
+    if (!r || total != r->ntotal)
         return core_fail(SHEAF_E_ARG, "mapped close: %lld logical tasks report, %lld were opened", (long long)total,
-                         (long long)x->ntotal);
-    x->allnb = malloc((size_t)(total ? total : 1) * sizeof *x->allnb);
-    return x->allnb ? 0 : core_fail(SHEAF_E_NOMEM, "out of memory on task 0");
+                         (long long)(r ? r->ntotal : 0));
+    w->allnb = malloc((size_t)(total ? total : 1) * sizeof *w->allnb);
+    w->allbs = malloc((size_t)(blocks ? blocks : 1) * sizeof *w->allbs);
+    return w->allnb && w->allbs ? 0 : core_fail(SHEAF_E_NOMEM, "out of memory on task 0");
 }
 
-static int alloc_blocksizes(void *ctx, int64_t total)
+/* Step "sync" (local): the data out, the block tables copied, the files closed (c freed). */
+static void sync_step(mwclose *w, core_container *c)
 {
-    int64_t **pp = ctx;
-    *pp = malloc((size_t)(total ? total : 1) * sizeof **pp);
-    return *pp ? 0 : core_fail(SHEAF_E_NOMEM, "out of memory on task 0");
-}
-
-int par_mapped_close_write(core_container *c, par_state *p)
-{
-    const par_api *api = &p->api;
-    mapped_root *r = p->root;
-    int rc = c->ntasks > 0 ? core_sync(c) : 0, cbfail = 0; /* a process may own no task */
-    int64_t total = 0, dummy[2];
+    par_ctx *x = w->x;
+    par_ctx_step(x, "sync");
+    par_ctx_take(x, c->ntasks > 0 ? core_sync(c) : 0); /* a process may own no task */
     for (int i = 0; i < c->ntasks; i++)
-        total += c->tasks[i].nblocks;
-    size_t nt = c->ntasks > 0 ? (size_t)c->ntasks : 1; /* a process may own no task */
-    int64_t *nbs = malloc(nt * sizeof *nbs), *bs = malloc((size_t)(total ? total : 1) * sizeof *bs);
-    if (!nbs || !bs)
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
-    for (int i = 0, k = 0; i < c->ntasks && !rc; i++) {
-        nbs[i] = c->tasks[i].nblocks;
+        w->nblk += c->tasks[i].nblocks;
+    size_t nt = c->ntasks > 0 ? (size_t)c->ntasks : 1;
+    w->nbs = malloc(nt * sizeof *w->nbs);
+    w->bs = malloc((size_t)(w->nblk ? w->nblk : 1) * sizeof *w->bs);
+    if (!w->nbs || !w->bs)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    for (int i = 0, k = 0; i < c->ntasks && par_ctx_ok(x); i++) {
+        w->nbs[i] = c->tasks[i].nblocks;
         for (int64_t b = 0; b < c->tasks[i].nblocks; b++)
-            bs[k++] = c->tasks[i].bsize[b];
+            w->bs[k++] = c->tasks[i].bsize[b];
     }
-    for (int k = 0; k < c->nfiles; k++) {
-        int r2 = core_file_close(&c->files[k].f);
-        if (!rc)
-            rc = r2;
-    }
-    int nl = c->ntasks;
+    for (int k = 0; k < c->nfiles; k++)
+        par_ctx_take(x, core_file_close(&c->files[k].f));
+    w->nl = c->ntasks;
     core_container_free(c);
-    /* block counts, then block sizes, each after a count phase */
-    close_ctx x = {r ? r->ntotal : 0, NULL};
-    int *pc1 = NULL, *pc2 = NULL;
-    int64_t got = 0, *allbs = NULL;
-    int cbf = 0;
-    int st = par_mapped_count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, rc ? 0 : nl, rc, NULL, &pc1, INT32_MAX,
-                         alloc_blockcounts, &x, &got, &cbf);
-    cbfail |= cbf;
-    if (!st) {
-        int *cnt = par_mapped_scaled_counts(pc1, p->gsize, 1, 1, p->grank);
-        if (api->gatherv(nbs, x.allnb ? x.allnb : dummy, p->gcomm, _SION_INT64, cnt, nl, 0))
-            cbfail = 1;
-        free(cnt);
-        st = par_mapped_count_phase(api, p->fname, p->gcomm, p->grank, p->gsize, total, 0, NULL, &pc2, INT32_MAX, alloc_blocksizes,
-                         &allbs, &got, &cbf);
-        cbfail |= cbf;
-    }
-    if (!st) {
-        int *cnt = par_mapped_scaled_counts(pc2, p->gsize, 1, 1, p->grank);
-        if (api->gatherv(bs, allbs ? allbs : dummy, p->gcomm, _SION_INT64, cnt, (int)total, 0))
-            cbfail = 1;
-        free(cnt);
-        if (p->grank == 0)
-            st = cbfail ? core_fail(SHEAF_E_IO, "%s: a gatherv callback failed", p->fname)
-                        : root_finish(api, p->fname, r, x.allnb, allbs);
-    }
-    free(pc1);
-    free(pc2);
-    free(x.allnb);
-    free(allbs);
-    free(nbs);
-    free(bs);
-    if (!rc)
-        rc = st;
-    if (!rc && cbfail)
-        rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed in the mapped close", p->fname);
-    return rc;
+}
+
+/* Steps "block counts" and "block sizes" (G gatherv each), then rank 0
+ * writes every file's tail ("tail"). */
+static void blocks_step(mwclose *w)
+{
+    par_ctx *x = w->x;
+    int64_t dummy[1];
+    par_ctx_step(x, "block counts");
+    int *cnt = par_mapped_scaled_counts(w->mc.pcount, x->gsize, 1, 1, x->grank);
+    par_ctx_gatherv(x, 0, w->nbs ? w->nbs : dummy, w->allnb ? w->allnb : dummy, _SION_INT64, cnt, w->nl, 0);
+    free(cnt);
+    par_ctx_step(x, "block sizes");
+    cnt = par_mapped_scaled_counts(w->mc.pblocks, x->gsize, 1, 1, x->grank);
+    par_ctx_gatherv(x, 0, w->bs ? w->bs : dummy, w->allbs ? w->allbs : dummy, _SION_INT64, cnt, (int)w->nblk, 0);
+    free(cnt);
+    par_ctx_step(x, "tail");
+    if (x->grank == 0 && par_ctx_ok(x))
+        par_ctx_take(x, root_finish(x->api, x->fname, w->p->root, w->allnb, w->allbs));
+}
+
+int par_mapped_close_write(par_ctx *x, core_container *c, par_state *p)
+{
+    mwclose w;
+    memset(&w, 0, sizeof w);
+    w.x = x;
+    w.p = p;
+    sync_step(&w, c);
+    /* one head carries both counts, so one gather + bcast serves both gathervs */
+    par_wire_mhead h = {par_ctx_ok(x) ? w.nl : 0, par_ctx_ok(x) ? w.nblk : 0, 0, {0, 0, 0, 0}};
+    if (!par_mapped_count_step(x, &h, 0, INT32_MAX, alloc_close, &w, &w.mc))
+        blocks_step(&w);
+    par_mapped_counts_free(&w.mc);
+    free(w.allnb);
+    free(w.allbs);
+    free(w.nbs);
+    free(w.bs);
+    return x->rc;
 }

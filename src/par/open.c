@@ -125,18 +125,14 @@ void par_open_pack_wlayouts(const par_state *p, int mrc, const par_coll_roles *r
 
 /* After the write open of the container: open its buddy copies (buddy.c);
  * on failure (agreed, so on all tasks) release them and close the container. */
-static int open_buddies_write(const par_api *api, const char *fname, const core_mode *md, int sid,
-                              sion_int64 chunk_req, sion_int32 *fsblksize, void *gcomm, int grank, int gsize,
-                              int *filenumber, int *numfiles, const int *lrank, const int *lsize)
+static int open_buddies_write(const par_open_args *a, int sid, sion_int64 chunk_req)
 {
-    (void)api; (void)fsblksize; (void)gcomm; (void)grank; (void)gsize; (void)filenumber; (void)numfiles;
-    (void)lrank; (void)lsize;
     if (sid < 0)
         return sid;
     core_container *c = api_lookup(sid, "sion_generic_paropen");
     par_state *p = c->par; /* a sid this open just registered */
-    int levels = md->buddy > PAR_BUDDY_MAX ? PAR_BUDDY_MAX : md->buddy;
-    int rc = par_buddy_open_write(p, levels, chunk_req, fname);
+    int levels = a->md->buddy > PAR_BUDDY_MAX ? PAR_BUDDY_MAX : a->md->buddy;
+    int rc = par_buddy_open_write(p, levels, chunk_req, a->fname);
     if (!rc)
         return sid;
     int keep = sheaf_last_error_code();
@@ -148,35 +144,32 @@ static int open_buddies_write(const par_api *api, const char *fname, const core_
 }
 
 /* Read open in buddy mode: the container, else the first buddy copy that opens. */
-static int open_buddy_read(const par_api *api, const char *fname, const core_mode *md, int sid,
-                           sion_int64 *chunksize, sion_int32 *fsblksize, void *gcomm, int grank, int gsize,
-                           int *filenumber, int *numfiles, int *lrank, int *lsize, FILE **fileptr, char **newfname)
+static int open_buddy_read(const par_open_args *a, int sid)
 {
     if (sid >= 0) {
         core_container *c = api_lookup(sid, "sion_generic_paropen");
         if (c && c->par) /* opened with buddy (sion_get_io_info) */
-            ((par_state *)c->par)->mode.buddy = md->buddy;
+            ((par_state *)c->par)->mode.buddy = a->md->buddy;
         return sid;
     }
     char why[1024];
     snprintf(why, sizeof why, "%s", sheaf_last_error());
-    int levels = md->buddy > PAR_BUDDY_MAX ? PAR_BUDDY_MAX : md->buddy;
+    int levels = a->md->buddy > PAR_BUDDY_MAX ? PAR_BUDDY_MAX : a->md->buddy;
     for (int b = 1; b <= levels; b++) {
-        char *bn = par_buddy_name(fname, b);
+        char *bn = par_buddy_name(a->fname, b);
         if (!bn)
-            return core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-        int bsid = par_buddy_open_read(api, fname, md, b, gcomm, grank, gsize, chunksize, fsblksize, filenumber,
-                                       numfiles, lrank, lsize, fileptr, newfname);
+            return core_fail(SHEAF_E_NOMEM, "%s: out of memory", a->fname);
+        int bsid = par_buddy_open_read(a, b);
         if (bsid >= 0) {
-            if (grank == 0)
-                core_warn(grank, "%s: cannot be read (%s); reading its buddy copy %s", fname, why, bn);
+            if (a->grank == 0)
+                core_warn(a->grank, "%s: cannot be read (%s); reading its buddy copy %s", a->fname, why, bn);
             free(bn);
             return bsid;
         }
         free(bn);
     }
     return core_fail(SHEAF_E_NOTFOUND, "%s: neither the container nor any of its %d buddy copies can be read "
-                     "(container: %s)", fname, levels, why);
+                     "(container: %s)", a->fname, levels, why);
 }
 
 int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int64 *chunksize, sion_int32 *fsblksize,
@@ -201,19 +194,14 @@ int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int6
     int write = mrc ? (mode && strchr(mode, 'w') != NULL) : md.write;
     int sid, agreed = 1;
     sion_int64 chunk_req = chunksize ? *chunksize : 0;
-    if (write)
-        sid = par_open_write(&api, nm, &md, mrc, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber, numfiles,
-                         lrank, lsize, fileptr, newfname);
-    else /* SIONlib hands lrank/lsize back in read mode through these pointers */
-        sid = par_open_read(&api, nm, &md, mrc, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber, numfiles,
-                        (int *)(uintptr_t)lrank, (int *)(uintptr_t)lsize, fileptr, newfname, &agreed);
+    /* SIONlib hands lrank/lsize back in read mode through these pointers */
+    par_open_args a = {&api, nm, &md, mrc, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber, numfiles,
+                       (int *)(uintptr_t)lrank, (int *)(uintptr_t)lsize, fileptr, newfname};
+    sid = write ? par_open_write(&a) : par_open_read(&a, &agreed);
     /* buddy levels are among the options every task agreed on (a write that
      * failed tries no copy; a read whose options disagreed neither) */
     if (!mrc && md.buddy > 0 && agreed)
-        sid = write ? open_buddies_write(&api, nm, &md, sid, chunk_req, fsblksize, gcommgroup, grank, gsize,
-                                         filenumber, numfiles, lrank, lsize)
-                    : open_buddy_read(&api, nm, &md, sid, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber,
-                                      numfiles, (int *)(uintptr_t)lrank, (int *)(uintptr_t)lsize, fileptr, newfname);
+        sid = write ? open_buddies_write(&a, sid, chunk_req) : open_buddy_read(&a, sid);
     if (sid >= 0)
         return sid;
 fail:

@@ -28,11 +28,28 @@ void par_open_pack_wlayouts(const par_state *p, int mrc, const par_coll_roles *r
                             int ls, int64_t *lay);
 /* Look up a parallel sid (mapped or not); NULL with a message otherwise. */
 core_container *par_open_lookup(int sid, const char *call, int mapped);
-/* The write and read opens (the sid, or a negative code agreed on every task). */
-int par_open_write(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
-                   sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
-                   const int *lrank, const int *lsize, FILE **fileptr, char **newfname);
-int par_open_read(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
-                  sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
-                  int *lrank_out, int *lsize_out, FILE **fileptr, char **newfname, int *agreed);
+/* The arguments of one sion_generic_paropen, as the caller gave them
+ * (the read open hands lrank/lsize back through the same pointers). */
+typedef struct par_open_args {
+    const par_api *api;
+    const char *fname;
+    const core_mode *md;
+    int mode_rc;                 /* the mode string's parse result */
+    sion_int64 *chunksize;
+    sion_int32 *fsblksize;
+    void *gcomm;
+    int grank, gsize;
+    int *filenumber, *numfiles, *lrank, *lsize;
+    FILE **fileptr;
+    char **newfname;
+} par_open_args;
+
+/* The write and read opens (the sid, or a negative code agreed on every
+ * task). *agreed (read): the options agreed on every task, so a buddy read
+ * may try the copies. */
+int par_open_write(const par_open_args *a);
+int par_open_read(const par_open_args *a, int *agreed);
+/* Read open of copy level `level` of set a->fname (buddy_read.c): each task
+ * opens its own entry; agreed; the sid or a negative code. */
+int par_buddy_open_read(const par_open_args *a, int level);
 #endif

@@ -1,8 +1,12 @@
-/* open_read.c - the read open of sion_generic_paropen: steps task 0 reads
- * file 0, G bcast header facts, G scatter (file, lrank, lsize), create local
- * group, master reads its file, L scatter layout, L scatterv block tables,
- * attach, G agree. */
+/* open_read.c - the read open of sion_generic_paropen, one function per step
+ * of doc/parallel.md's read table: options_step (G gather + G bcast; task 0
+ * reads file 0), place_step (G scatter of (file, lrank, lsize)),
+ * local_group_step, layout_step (L scatter; the master reads its file),
+ * blocks_step (L scatterv of the block tables), attach_step, agree_step (G
+ * agree). The per-call context (ctx.h) carries the first failure; every task
+ * makes every exchange call. */
 #include "open_int.h"
+#include "ctx.h"
 #include "../sid/sid.h"
 #include "../core/endian.h"
 #include "../core/error.h"
@@ -46,11 +50,11 @@ static void read_root(void *ctx, const int64_t *all, int gsize, par_open_verdict
     v->fsblksize = m0->fsblksize;
 }
 
-/* Task 0, the data of step "G scatter (file, lrank, lsize)": each task's
+/* Task 0, the data of step "place" (G scatter (file, lrank, lsize)): each task's
  * place from file 0's mapping (m0; nf files), checked: each (file, lrank)
  * exactly once. Packed placements (status SHEAF_E_FORMAT for all when the
  * mapping is inconsistent); NULL when out of memory. */
-static int32_t *place_step(const core_meta *m0, int nf, int gsize)
+static int32_t *place_table(const core_meta *m0, int nf, int gsize)
 {
     int32_t *map = malloc((size_t)gsize * PAR_WIRE_PLACE_N * sizeof *map);
     int32_t *lsz = nf > 1 ? calloc((size_t)nf, sizeof *lsz) : NULL;
@@ -168,9 +172,9 @@ static int master_read_step(const par_api *api, const core_mode *md, const char 
     return mrc;
 }
 
-/* Step "tasks attach": this task's chunk of its file, from its layout and
+/* Step "attach": this task's chunk of its file, from its layout and
  * its block table (mine_b: nb sizes, then nb checksums when with_ck). */
-static int attach_step(core_container **c, const char *path, const core_mode *md, const par_wire_rlayout *my,
+static int attach_task(core_container **c, const char *path, const core_mode *md, const par_wire_rlayout *my,
                        int64_t nb, int with_ck, const int64_t *mine_b, const char *fname)
 {
     int rc = 0;
@@ -187,145 +191,236 @@ static int attach_step(core_container **c, const char *path, const core_mode *md
     return rc;
 }
 
-int par_open_read(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
-                     sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
-                     int *lrank_out, int *lsize_out, FILE **fileptr, char **newfname, int *agreed)
+/* One task's read open: the context and what the steps hand on. */
+typedef struct ropen {
+    par_ctx x;
+    const par_open_args *a;
+    par_state *p;
+    int fn, nf;
+    int32_t fsb;
+    char *path;
+    par_wire_rlayout my;
+    int64_t nb, *mine_b;    /* this task's block table (sizes, then checksums when my.checksum) */
+    int with_ck;
+    core_container *c;
+    int sid;
+} ropen;
+
+/* Step "options" (G gather + G bcast): every task's options to task 0 (they
+ * must agree), which reads file 0 (m0): nfiles, tasks, fsblksize in the
+ * verdict. Returns non-zero when the open fails (the same on every task). */
+static int options_step(ropen *w, par_open_verdict *v, core_meta *m0, int *agreed)
 {
-    int rc = mode_rc;
-    /* G1 + G2: every task's options to task 0 (they must agree), which
-     * reads file 0: nfiles, tasks, fsblksize in the verdict */
+    const par_open_args *a = w->a;
+    par_ctx_step(&w->x, "options");
+    read_root_ctx rctx = {a->api, a->fname, m0};
+    par_open_req req;
+    par_open_req_init(&req, w->x.rc, 0, a->md, NULL, NULL, NULL, NULL, NULL);
+    int xcb = 0, xrc = par_open_exchange(a->api, a->fname, a->gcomm, a->grank, a->gsize, &req, read_root, &rctx, v,
+                                         &xcb);
+    /* the same on every task: the options agreed (a buddy read may try the copies) */
+    *agreed = !v->cbfail && (v->reason == SPLIT_OK || v->reason == SPLIT_ROOT);
+    if (xcb) /* go on with what it delivered (see open_write) */
+        par_ctx_fail(&w->x, SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d",
+                     a->fname, a->grank);
+    if (xrc && w->x.rc) /* its own first message, the agreed code */
+        return w->x.rc = xrc;
+    if (xrc)
+        return par_ctx_take(&w->x, xrc);
+    if (v->ntasks != a->gsize) { /* from the verdict: the same on every task */
+        int rc = core_fail(SHEAF_E_ARG, "%s: the container holds %lld tasks but is opened by %d; to read it with a "
+                           "different number of tasks use a mapped open (sion_paropen_mapped_mpi / "
+                           "sion_generic_paropen_mapped)", a->fname, (long long)v->ntasks, a->gsize);
+        w->x.rc = 0;
+        return par_ctx_take(&w->x, rc);
+    }
+    w->nf = (int)v->nfiles;
+    w->fsb = (int32_t)v->fsblksize;
+    return 0;
+}
+
+/* Step "place" (G scatter, multi-file sets only): (status, file, lrank,
+ * lsize) of each task from file 0's mapping; a single file (the verdict says
+ * so on every task) places task g at local rank g without an exchange.
+ * Returns non-zero when the mapping is inconsistent (the same on every task). */
+static int place_step(ropen *w, const core_meta *m0)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "place");
+    if (w->nf == 1) {
+        w->fn = 0;
+        x->lrank = x->grank;
+        x->lsize = x->gsize;
+        return 0;
+    }
+    int32_t *map = NULL, dummy[PAR_WIRE_PLACE_N], buf[PAR_WIRE_PLACE_N];
+    par_wire_place mine = {0, 0, x->grank, x->gsize};
+    par_wire_place_pack(&mine, buf);
+    if (x->grank == 0)
+        map = place_table(m0, w->nf, x->gsize);
+    par_ctx_scatter(x, 0, map ? map : dummy, buf, _SION_INT32, PAR_WIRE_PLACE_N, 0);
+    free(map);
+    par_ctx_take(x, par_wire_place_unpack(&mine, buf, PAR_WIRE_PLACE_N)); /* refused: the initial values stay */
+    if (mine.status) { /* the same verdict on every task */
+        x->rc = 0;
+        return par_ctx_fail(x, SHEAF_E_FORMAT, "%s: the task mapping in the first file is inconsistent", x->fname);
+    }
+    w->fn = mine.filenumber;
+    x->lrank = mine.lrank;
+    x->lsize = mine.lsize;
+    return 0;
+}
+
+/* Step "local group": the task's state and the local group of its file.
+ * Returns non-zero when the callback failed (the task cannot go on). */
+static int local_group_step(ropen *w)
+{
+    const par_open_args *a = w->a;
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "local group");
+    par_state *p = w->p = par_open_state_new(a->api, a->fname, a->gcomm, a->grank, a->gsize);
+    if (p) {
+        p->lrank = x->lrank; p->lsize = x->lsize; p->filenumber = w->fn; p->nfiles = w->nf;
+        p->fsblksize = w->fsb;
+        p->mode = *a->md;
+    } else {
+        par_ctx_take(x, SHEAF_E_NOMEM);
+    }
+    if (a->api->create_lcg(&x->lcomm, a->gcomm, a->grank, a->gsize, x->lrank, x->lsize, w->fn, w->nf)) {
+        par_open_state_drop(p);
+        w->p = NULL;
+        return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", a->fname,
+                         a->grank);
+    }
+    if (p)
+        p->lcomm = x->lcomm;
+    if (!(w->path = par_member_path(a->api, a->fname, w->fn)))
+        par_ctx_take(x, SHEAF_E_NOMEM);
+    return 0;
+}
+
+/* Step "layout" (L scatter): the master reads its file ("master reads its
+ * file") and sends each task its entry; the block tables (flat, counts) wait
+ * on the master for the next step. */
+static void layout_step(ropen *w, int64_t **flat, int **counts)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "layout");
+    int64_t *lay = NULL, buf[PAR_WIRE_RLAYOUT_N], dummy[PAR_WIRE_RLAYOUT_N];
+    par_wire_rlayout_init(&w->my);
+    par_wire_rlayout_pack(&w->my, buf); /* what stays when the scatter delivers nothing */
+    if (x->lrank == 0) {
+        par_ctx_step(x, "read");
+        int mrc = master_read_step(x->api, w->a->md, x->fname, w->path, w->fn, w->nf, x->lsize, x->grank, &lay,
+                                   flat, counts);
+        par_ctx_take(x, mrc);
+        for (int t = 0; mrc && t < x->lsize && *counts; t++) /* the tasks know from the status they receive */
+            (*counts)[t] = 0;
+    }
+    par_ctx_scatter(x, 1, lay ? lay : dummy, buf, _SION_INT64, PAR_WIRE_RLAYOUT_N, 0);
+    free(lay);
+    par_ctx_take(x, par_wire_rlayout_unpack(&w->my, buf, PAR_WIRE_RLAYOUT_N)); /* refused: status SHEAF_E_IO stays */
+    if (w->my.status)
+        par_ctx_fail(x, (int)w->my.status, "%s: the master of file %d could not read it (see its message)", x->fname,
+                     w->fn);
+}
+
+/* Step "blocks" (L scatterv): each task's block table, as the master
+ * announced it in the layout (callback failure or not). */
+static void blocks_step(ropen *w, int64_t *flat, int *counts)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "blocks");
+    w->nb = !w->my.status ? w->my.nblocks : 0;
+    w->with_ck = !w->my.status && w->my.checksum;
+    int64_t dummy[1], n = w->nb * (w->with_ck ? 2 : 1);
+    if (!(w->mine_b = malloc((size_t)(n > 0 ? n : 1) * sizeof *w->mine_b)))
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    par_ctx_scatterv(x, 1, w->mine_b ? w->mine_b : dummy, flat ? flat : dummy, _SION_INT64, counts,
+                     w->mine_b ? (int)n : 0, 0);
+    free(flat);
+    free(counts);
+}
+
+/* Step "attach" (local): the key-value mode asked for, the task's chunk, its sid. */
+static void attach_step(ropen *w)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "attach");
+    const core_mode *md = w->a->md;
+    if (par_ctx_ok(x) && md->keyval != SION_KEYVAL_NOTSET && md->keyval != SION_KEYVAL_UNKNOWN &&
+        md->keyval != w->my.keyval)
+        par_ctx_fail(x, SHEAF_E_ARG, "%s: mode asks for key-value mode %s but the file has %s", x->fname,
+                     sion_keyval_type_to_str(md->keyval), sion_keyval_type_to_str((int)w->my.keyval));
+    if (par_ctx_ok(x)) {
+        par_coll_set(w->p, w->my.coll);
+        par_ctx_take(x, attach_task(&w->c, w->path, md, &w->my, w->nb, w->with_ck, w->mine_b, x->fname));
+    }
+    free(w->mine_b);
+    w->mine_b = NULL;
+    if (par_ctx_ok(x)) {
+        w->c->keyval = (int)w->my.keyval;
+        w->c->data_big = (int)w->my.data_big;
+        w->c->fsblksize = w->fsb;
+        par_label_task(w->c, 0, w->fn, x->lrank, w->nf);
+        par_ctx_take(x, par_open_register(w->c, w->p, w->path, w->a->fileptr, w->a->newfname, &w->sid));
+    }
+}
+
+/* Step "agree" (G gather + G bcast): the sid and the caller's outputs on
+ * every task, or the agreed failure (everything this open made released). */
+static int agree_step(ropen *w)
+{
+    par_ctx *x = &w->x;
+    const par_open_args *a = w->a;
+    par_ctx_step(x, "agree");
+    if (par_ctx_agree(x)) {
+        if (w->sid >= 0) {
+            api_release(w->sid);
+            if (a->newfname) { free(*a->newfname); *a->newfname = NULL; }
+        }
+        if (w->c) {
+            w->c->par = NULL;
+            core_close(w->c);
+        }
+        par_open_state_drop(w->p);
+        free(w->path);
+        return par_ctx_restore(x);
+    }
+    free(w->path);
+    if (a->chunksize) *a->chunksize = w->my.chunksize;
+    if (a->fsblksize) *a->fsblksize = w->fsb;
+    if (a->filenumber) *a->filenumber = w->fn;
+    if (a->numfiles) *a->numfiles = w->nf;
+    if (a->lrank) *a->lrank = x->lrank;
+    if (a->lsize) *a->lsize = x->lsize;
+    return w->sid;
+}
+
+int par_open_read(const par_open_args *a, int *agreed)
+{
+    ropen w;
+    memset(&w, 0, sizeof w);
+    w.a = a;
+    w.sid = -1;
+    par_ctx_init(&w.x, a->api, a->fname, "sion_generic_paropen", a->gcomm, a->grank, a->gsize);
+    par_ctx_take(&w.x, a->mode_rc);
     core_meta m0;
     memset(&m0, 0, sizeof m0);
     m0.mapping_size = -1;
-    read_root_ctx rctx = {api, fname, &m0};
-    par_open_req req0;
-    par_open_req_init(&req0, rc, 0, md, NULL, NULL, NULL, NULL, NULL);
     par_open_verdict v;
-    int xcb = 0, xrc = par_open_exchange(api, fname, gcomm, grank, gsize, &req0, read_root, &rctx, &v, &xcb);
-    /* the same on every task: the options agreed (a buddy read may try the copies) */
-    *agreed = !v.cbfail && (v.reason == SPLIT_OK || v.reason == SPLIT_ROOT);
-    if (xcb && !rc) /* go on with what it delivered (see open_write) */
-        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d", fname, grank);
-    if (xrc) {
-        core_meta_free(&m0);
-        return rc ? rc : xrc;
-    }
-    if (v.ntasks != gsize) {
-        core_meta_free(&m0);
-        return core_fail(SHEAF_E_ARG, "%s: the container holds %lld tasks but is opened by %d; "
-                         "to read it with a different number of tasks use a mapped open "
-                         "(sion_paropen_mapped_mpi / sion_generic_paropen_mapped)", fname, (long long)v.ntasks, gsize);
-    }
-    int64_t head[4] = {0, v.nfiles, v.ntasks, v.fsblksize};
-    int nf = (int)head[1];
-    /* S1: (status, file, lrank, lsize) of each task from the mapping */
-    int32_t *map = NULL, gdummy[PAR_WIRE_PLACE_N], buf4[PAR_WIRE_PLACE_N];
-    par_wire_place mine = {0, 0, grank, gsize};
-    par_wire_place_pack(&mine, buf4);
-    if (grank == 0)
-        map = place_step(&m0, nf, gsize);
+    int rc = options_step(&w, &v, &m0, agreed);
+    if (!rc)
+        rc = place_step(&w, &m0);
     core_meta_free(&m0);
-    int cb = api->scatter(map ? map : gdummy, buf4, gcomm, _SION_INT32, PAR_WIRE_PLACE_N, 0);
-    free(map);
-    int urc = par_wire_place_unpack(&mine, buf4, PAR_WIRE_PLACE_N); /* refused: the initial values stay */
-    if (cb && !rc)
-        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the scatter callback failed on task %d", fname, grank);
-    if (urc && !rc)
-        rc = urc;
-    if (mine.status) /* same verdict on every task */
-        return core_fail(SHEAF_E_FORMAT, "%s: the task mapping in the first file is inconsistent", fname);
-    int fn = mine.filenumber, lr = mine.lrank, ls = mine.lsize;
-
-    par_state *p = par_open_state_new(api, fname, gcomm, grank, gsize);
-    if (p) {
-        p->lrank = lr; p->lsize = ls; p->filenumber = fn; p->nfiles = nf;
-        p->fsblksize = (int32_t)head[3];
-        p->mode = *md;
-    } else if (!rc) {
-        rc = SHEAF_E_NOMEM;
-    }
-    void *lcomm = NULL;
-    if (api->create_lcg(&lcomm, gcomm, grank, gsize, lr, ls, fn, nf)) {
-        par_open_state_drop(p);
-        return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", fname, grank);
-    }
-    if (p)
-        p->lcomm = lcomm;
-    char *path = par_member_path(api, fname, fn);
-    if (!path && !rc)
-        rc = SHEAF_E_NOMEM;
-
-    /* master: its file's metadata -> L1 layout, L2 block tables */
-    int64_t *lay = NULL, buf[PAR_WIRE_RLAYOUT_N], ldummy[PAR_WIRE_RLAYOUT_N];
-    par_wire_rlayout my;
-    par_wire_rlayout_init(&my);
-    par_wire_rlayout_pack(&my, buf); /* what stays when the scatter delivers nothing */
+    if (rc)
+        return par_ctx_restore(&w.x);
+    if (local_group_step(&w))
+        return SHEAF_E_IO;
     int64_t *flat = NULL;
     int *counts = NULL;
-    int mrc = 0, cbfail = 0;
-    if (lr == 0)
-        mrc = master_read_step(api, md, fname, path, fn, nf, ls, grank, &lay, &flat, &counts);
-    if (api->scatter(lay ? lay : ldummy, buf, lcomm, _SION_INT64, PAR_WIRE_RLAYOUT_N, 0))
-        cbfail = 1;
-    free(lay);
-    int lrc = par_wire_rlayout_unpack(&my, buf, PAR_WIRE_RLAYOUT_N); /* refused: status SHEAF_E_IO stays */
-    int64_t nb = !my.status ? my.nblocks : 0; /* as the master announced it, callback failure or not */
-    int with_ck = !my.status && my.checksum;
-    int64_t *mine_b = malloc((size_t)(nb > 0 ? (with_ck ? 2 : 1) * nb : 1) * sizeof *mine_b);
-    if (!mine_b && !rc)
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-    if (lr == 0 && mrc) /* the tasks know from the status they received */
-        for (int t = 0; t < ls && counts; t++)
-            counts[t] = 0;
-    if (api->scatterv(mine_b ? mine_b : ldummy, flat ? flat : ldummy, lcomm, _SION_INT64, counts,
-                      mine_b ? (int)nb * (with_ck ? 2 : 1) : 0, 0))
-        cbfail = 1;
-    free(flat);
-    free(counts);
-    if (!rc && cbfail)
-        rc = core_fail(SHEAF_E_IO, "%s: a collective callback of the local group failed on task %d", fname, grank);
-    if (!rc && lrc)
-        rc = lrc;
-    if (!rc && my.status)
-        rc = mrc ? mrc : core_fail((int)my.status, "%s: the master of file %d could not read it (see its message)",
-                                   fname, fn);
-    if (!rc && md->keyval != SION_KEYVAL_NOTSET && md->keyval != SION_KEYVAL_UNKNOWN && md->keyval != my.keyval)
-        rc = core_fail(SHEAF_E_ARG, "%s: mode asks for key-value mode %s but the file has %s", fname,
-                       sion_keyval_type_to_str(md->keyval), sion_keyval_type_to_str((int)my.keyval));
-    core_container *c = NULL;
-    int sid = -1;
-    if (!rc)
-        par_coll_set(p, my.coll);
-    if (!rc)
-        rc = attach_step(&c, path, md, &my, nb, with_ck, mine_b, fname);
-    free(mine_b);
-    if (!rc) {
-        c->keyval = (int)my.keyval;
-        c->data_big = (int)my.data_big;
-        c->fsblksize = (int32_t)head[3];
-        par_label_task(c, 0, fn, lr, nf);
-        rc = par_open_register(c, p, path, fileptr, newfname, &sid);
-    }
-    int arc = par_agree(api, gcomm, grank, gsize, rc, fname, "sion_generic_paropen");
-    if (arc) {
-        if (sid >= 0) {
-            api_release(sid);
-            if (newfname) { free(*newfname); *newfname = NULL; }
-        }
-        if (c) {
-            c->par = NULL;
-            core_close(c);
-        }
-        par_open_state_drop(p);
-        free(path);
-        return arc;
-    }
-    free(path);
-    if (chunksize) *chunksize = my.chunksize;
-    if (fsblksize) *fsblksize = (int32_t)head[3];
-    if (filenumber) *filenumber = fn;
-    if (numfiles) *numfiles = nf;
-    if (lrank_out) *lrank_out = lr;
-    if (lsize_out) *lsize_out = ls;
-    return sid;
+    layout_step(&w, &flat, &counts);
+    blocks_step(&w, flat, counts);
+    attach_step(&w);
+    return agree_step(&w);
 }

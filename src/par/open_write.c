@@ -1,7 +1,11 @@
-/* open_write.c - the write open of sion_generic_paropen (one task per caller):
- * steps G gather split, G bcast verdict, create local group, L gather chunk
- * sizes, master creates the file, L scatter layout, attach, G agree. */
+/* open_write.c - the write open of sion_generic_paropen (one task per caller),
+ * one function per step of doc/parallel.md's write table: check_step (local),
+ * options_step (G gather + G bcast), local_group_step, requests_step (L
+ * gather; the master creates the file), layout_step (L scatter), attach_step,
+ * agree_step (G agree). The per-call context (ctx.h) carries the first
+ * failure; every task makes every exchange call. */
 #include "open_int.h"
+#include "ctx.h"
 #include "../sid/sid.h"
 #include "../core/endian.h"
 #include "../core/error.h"
@@ -71,130 +75,215 @@ static int master_create_step(par_state *p, const char *path, const core_mode *m
     return mrc;
 }
 
-int par_open_write(const par_api *api, const char *fname, const core_mode *md, int mode_rc, sion_int64 *chunksize,
-                      sion_int32 *fsblksize, void *gcomm, int grank, int gsize, int *filenumber, int *numfiles,
-                      const int *lrank, const int *lsize, FILE **fileptr, char **newfname)
+/* One task's write open: the context and what the steps hand on. */
+typedef struct wopen {
+    par_ctx x;
+    const par_open_args *a;
+    par_state *p;
+    int fn, nf;
+    int32_t fsb;
+    char *path;
+    par_wire_wlayout mine;
+    core_container *c;
+    int sid;
+} wopen;
+
+/* Step "check" (local): this task's own arguments. */
+static void check_step(wopen *w)
 {
-    int rc = mode_rc;
-    if (!rc && (!chunksize || !filenumber || !numfiles || !lrank || !lsize))
-        rc = core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen for writing needs chunksize, filenumber, numfiles, "
-                       "lrank and lsize", fname);
-    if (!rc && *chunksize < 0)
-        rc = core_fail(SHEAF_E_ARG, "%s: negative chunk size %lld on task %d", fname, (long long)*chunksize, grank);
-    if (!rc && *chunksize > INT64_MAX / 4)
-        rc = core_fail(SHEAF_E_ARG, "%s: chunk size %lld on task %d too large", fname, (long long)*chunksize, grank);
-    if (!rc && (*numfiles < 1 || *filenumber < 0 || *filenumber >= *numfiles || *numfiles > gsize))
-        rc = core_fail(SHEAF_E_ARG, "%s: task %d: file %d of %d files is not possible with %d tasks", fname, grank,
-                       *filenumber, *numfiles, gsize);
-    if (!rc && (*lsize < 1 || *lrank < 0 || *lrank >= *lsize || *lsize > gsize))
-        rc = core_fail(SHEAF_E_ARG, "%s: task %d: local rank %d of %d is not possible", fname, grank, *lrank, *lsize);
-    if (!rc && fsblksize) /* every task checks its own argument: each gets the full message */
-        rc = core_fsblksize_check(fname, *fsblksize);
+    const par_open_args *a = w->a;
+    par_ctx *x = &w->x;
+    par_ctx_take(x, a->mode_rc);
+    par_ctx_step(x, "check");
+    if (!par_ctx_ok(x))
+        return;
+    if (!a->chunksize || !a->filenumber || !a->numfiles || !a->lrank || !a->lsize) {
+        par_ctx_fail(x, SHEAF_E_ARG, "%s: sion_generic_paropen for writing needs chunksize, filenumber, numfiles, "
+                     "lrank and lsize", a->fname);
+        return;
+    }
+    int g = a->grank, nf = *a->numfiles, fn = *a->filenumber, lr = *a->lrank, ls = *a->lsize;
+    if (*a->chunksize < 0)
+        par_ctx_fail(x, SHEAF_E_ARG, "%s: negative chunk size %lld on task %d", a->fname, (long long)*a->chunksize, g);
+    else if (*a->chunksize > INT64_MAX / 4)
+        par_ctx_fail(x, SHEAF_E_ARG, "%s: chunk size %lld on task %d too large", a->fname, (long long)*a->chunksize, g);
+    else if (nf < 1 || fn < 0 || fn >= nf || nf > a->gsize)
+        par_ctx_fail(x, SHEAF_E_ARG, "%s: task %d: file %d of %d files is not possible with %d tasks", a->fname, g, fn,
+                     nf, a->gsize);
+    else if (ls < 1 || lr < 0 || lr >= ls || ls > a->gsize)
+        par_ctx_fail(x, SHEAF_E_ARG, "%s: task %d: local rank %d of %d is not possible", a->fname, g, lr, ls);
+    else if (a->fsblksize) /* every task checks its own argument: each gets the full message */
+        par_ctx_take(x, core_fsblksize_check(a->fname, *a->fsblksize));
+}
 
-    /* G1 + G2: arguments and options to task 0, which checks the split and
-     * that they agree, and decides fsblksize; the verdict back */
-    par_open_req req0;
-    par_open_req_init(&req0, rc, 1, md, numfiles, fsblksize, filenumber, lrank, lsize);
-    write_root_ctx wctx = {api, fname};
-    par_open_verdict v;
-    int xcb = 0, xrc = par_open_exchange(api, fname, gcomm, grank, gsize, &req0, write_root, &wctx, &v, &xcb);
-    /* A callback that reports failure but delivered its data marks this task
-     * failed; the protocol goes on with the data, so that no task waits for
-     * one that left early, and the agreement fails the call everywhere. */
-    if (xcb && !rc)
-        rc = core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d", fname,
-                       grank);
-    if (xrc)
-        return rc ? rc : xrc;
+/* Step "options" (G gather + G bcast): arguments and options to task 0,
+ * which checks the split and that they agree, and decides fsblksize.
+ * Returns non-zero when the verdict fails the open (the same on every task). */
+static int options_step(wopen *w, par_open_verdict *v)
+{
+    const par_open_args *a = w->a;
+    par_ctx_step(&w->x, "options");
+    par_open_req req;
+    par_open_req_init(&req, w->x.rc, 1, a->md, a->numfiles, a->fsblksize, a->filenumber, a->lrank, a->lsize);
+    write_root_ctx wctx = {a->api, a->fname};
+    int xcb = 0, xrc = par_open_exchange(a->api, a->fname, a->gcomm, a->grank, a->gsize, &req, write_root, &wctx, v,
+                                         &xcb);
+    /* a callback that reports failure but delivered its data: go on with the
+     * data, so that no task waits for one that left early */
+    if (xcb)
+        par_ctx_fail(&w->x, SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d",
+                     a->fname, a->grank);
+    if (xrc && w->x.rc) /* its own first message, the agreed code */
+        w->x.rc = xrc;
+    else if (xrc)
+        par_ctx_take(&w->x, xrc);
+    return xrc;
+}
 
-    par_state *p = par_open_state_new(api, fname, gcomm, grank, gsize);
-    int32_t fsb = (int32_t)v.fsblksize;
-    int lr = *lrank, ls = *lsize, fn = *filenumber, nf = *numfiles;
+/* Step "local group": the task's state and the local group of its file.
+ * Returns non-zero when the callback failed (the task cannot go on). */
+static int local_group_step(wopen *w, const par_open_verdict *v)
+{
+    const par_open_args *a = w->a;
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "local group");
+    w->fn = *a->filenumber;
+    w->nf = *a->numfiles;
+    w->fsb = (int32_t)v->fsblksize;
+    x->lrank = *a->lrank;
+    x->lsize = *a->lsize;
+    par_state *p = w->p = par_open_state_new(a->api, a->fname, a->gcomm, a->grank, a->gsize);
     if (p) {
         p->write = 1;
-        p->lrank = lr; p->lsize = ls; p->filenumber = fn; p->nfiles = nf;
-        p->file0master = (int)v.file0master;
-        p->fsblksize = fsb;
-        p->mode = *md;
+        p->lrank = x->lrank; p->lsize = x->lsize; p->filenumber = w->fn; p->nfiles = w->nf;
+        p->file0master = (int)v->file0master;
+        p->fsblksize = w->fsb;
+        p->mode = *a->md;
     } else {
-        rc = SHEAF_E_NOMEM; /* still take part in the collectives below */
+        par_ctx_take(x, SHEAF_E_NOMEM); /* still take part in the collectives below */
     }
-    void *lcomm = NULL;
-    if (api->create_lcg(&lcomm, gcomm, grank, gsize, lr, ls, fn, nf)) {
+    if (a->api->create_lcg(&x->lcomm, a->gcomm, a->grank, a->gsize, x->lrank, x->lsize, w->fn, w->nf)) {
         par_open_state_drop(p);
-        return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", fname, grank);
+        w->p = NULL;
+        return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", a->fname,
+                         a->grank);
     }
     if (p)
-        p->lcomm = lcomm;
+        p->lcomm = x->lcomm;
+    if (!(w->path = par_member_path(a->api, a->fname, w->fn)))
+        par_ctx_take(x, SHEAF_E_NOMEM);
+    return 0;
+}
 
-    /* L1: chunk size, global rank, capability for coalescing (SIONlib gathers it too) to the master */
-    par_wire_wreq wq = {rc ? 0 : *chunksize, grank, par_coll_capability(api, lcomm)};
-    int64_t req[PAR_WIRE_WREQ_N], *reqs = NULL, *lay = NULL, ldummy[PAR_WIRE_WLAYOUT_N], buf[PAR_WIRE_WLAYOUT_N];
+/* Step "requests" (L gather): chunk size, global rank and capability for
+ * coalescing (SIONlib gathers it too) to the master, which creates the file
+ * ("master creates the file"). Returns the master's layouts (NULL elsewhere). */
+static int64_t *requests_step(wopen *w)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "requests");
+    int ls = x->lsize;
+    par_wire_wreq wq = {par_ctx_ok(x) ? *w->a->chunksize : 0, x->grank, par_coll_capability(x->api, x->lcomm)};
+    int64_t req[PAR_WIRE_WREQ_N], dummy[PAR_WIRE_WREQ_N], *reqs = NULL, *lay = NULL;
     par_wire_wreq_pack(&wq, req);
-    par_wire_wlayout mine;
-    par_wire_wlayout_init(&mine);
-    par_wire_wlayout_pack(&mine, buf); /* what stays when the scatter delivers nothing */
-    int cbfail = 0, mrc = 0;
-    char *path = par_member_path(api, fname, fn);
-    if (!path && !rc)
-        rc = SHEAF_E_NOMEM;
-    if (lr == 0) {
+    int mrc = 0;
+    if (x->lrank == 0) {
         reqs = malloc((size_t)ls * sizeof req);
-        lay = malloc((size_t)ls * sizeof buf);
+        lay = malloc((size_t)ls * PAR_WIRE_WLAYOUT_N * sizeof *lay);
         if (!reqs || !lay)
-            mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", fname, fn);
+            mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", x->fname, w->fn);
     }
-    if (api->gather(req, reqs ? reqs : ldummy, lcomm, _SION_INT64, PAR_WIRE_WREQ_N, 0))
-        cbfail = 1;
-    if (lr == 0 && lay)
-        mrc = master_create_step(p, path, md, ls, reqs, mrc ? mrc : (cbfail || !path || !p) ? SHEAF_E_IO : 0, fsb,
-                                 lay);
+    par_ctx_gather(x, 1, req, reqs ? reqs : dummy, _SION_INT64, PAR_WIRE_WREQ_N, 0);
+    if (x->lrank == 0 && lay) {
+        par_ctx_step(x, "create");
+        mrc = master_create_step(w->p, w->path, w->a->md, ls, reqs, x->rc, w->fsb, lay); /* its code goes out */
+        par_ctx_take(x, mrc);
+    } else {
+        par_ctx_take(x, mrc);
+    }
     free(reqs);
-    /* L2: the layout back (the file exists once this arrives) */
-    if (api->scatter(lay ? lay : ldummy, buf, lcomm, _SION_INT64, PAR_WIRE_WLAYOUT_N, 0))
-        cbfail = 1;
+    return lay;
+}
+
+/* Step "layout" (L scatter): the task's place in the file (it exists once
+ * this arrives). */
+static void layout_step(wopen *w, int64_t *lay)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "layout");
+    int64_t buf[PAR_WIRE_WLAYOUT_N], dummy[PAR_WIRE_WLAYOUT_N];
+    par_wire_wlayout_init(&w->mine);
+    par_wire_wlayout_pack(&w->mine, buf); /* what stays when the scatter delivers nothing */
+    par_ctx_scatter(x, 1, lay ? lay : dummy, buf, _SION_INT64, PAR_WIRE_WLAYOUT_N, 0);
     free(lay);
-    int urc = par_wire_wlayout_unpack(&mine, buf, PAR_WIRE_WLAYOUT_N);
-    if (!rc && cbfail)
-        rc = core_fail(SHEAF_E_IO, "%s: a collective callback of the local group failed on task %d", fname, grank);
-    if (!rc && urc)
-        rc = urc;
-    if (!rc && mine.status)
-        rc = mrc ? mrc : core_fail((int)mine.status, "%s: the master of file %d could not create it (see its message)",
-                                   fname, fn);
-    core_container *c = NULL;
-    int sid = -1;
-    core_mode wmd = *md;
-    wmd.checksum = (int)mine.checksum; /* the master decides, so the close's exchange matches */
+    par_ctx_take(x, par_wire_wlayout_unpack(&w->mine, buf, PAR_WIRE_WLAYOUT_N));
+    if (w->mine.status)
+        par_ctx_fail(x, (int)w->mine.status, "%s: the master of file %d could not create it (see its message)",
+                     x->fname, w->fn);
+}
+
+/* Step "attach" (local): the task's chunk, its sid. */
+static void attach_step(wopen *w)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "attach");
+    if (!par_ctx_ok(x))
+        return;
+    core_mode wmd = *w->a->md;
+    wmd.checksum = (int)w->mine.checksum; /* the master decides, so the close's exchange matches */
+    par_coll_set(w->p, w->mine.coll);
+    w->p->mode.checksum = wmd.checksum;
+    int rc = core_attach_task(&w->c, w->path, &wmd, 1, w->mine.start, w->mine.chunksize, w->mine.globalskip,
+                              x->grank, 0, NULL);
     if (!rc) {
-        par_coll_set(p, mine.coll);
-        p->mode.checksum = wmd.checksum;
+        w->c->fsblksize = w->fsb;
+        par_label_task(w->c, 0, w->fn, x->lrank, w->nf);
+        rc = par_open_register(w->c, w->p, w->path, w->a->fileptr, w->a->newfname, &w->sid);
     }
-    if (!rc)
-        rc = core_attach_task(&c, path, &wmd, 1, mine.start, mine.chunksize, mine.globalskip, grank, 0, NULL);
-    if (!rc) {
-        c->fsblksize = fsb;
-        par_label_task(c, 0, fn, lr, nf);
-        rc = par_open_register(c, p, path, fileptr, newfname, &sid);
-    }
-    /* G3 + G4: agree */
-    int arc = par_agree(api, gcomm, grank, gsize, rc, fname, "sion_generic_paropen");
+    par_ctx_take(x, rc);
+}
+
+/* Step "agree" (G gather + G bcast): the sid on every task, or the agreed
+ * failure (everything this open made released). */
+static int agree_step(wopen *w)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "agree");
+    int arc = par_ctx_agree(x);
     if (arc) {
-        if (sid >= 0) {
-            api_release(sid);
-            if (newfname) { free(*newfname); *newfname = NULL; }
+        if (w->sid >= 0) {
+            api_release(w->sid);
+            if (w->a->newfname) { free(*w->a->newfname); *w->a->newfname = NULL; }
         }
-        if (c) {
-            c->par = NULL;
-            core_detach_task(c, NULL, NULL);
+        if (w->c) {
+            w->c->par = NULL;
+            core_detach_task(w->c, NULL, NULL);
         }
-        par_open_state_drop(p);
-        free(path);
-        return arc;
+        par_open_state_drop(w->p);
+        free(w->path);
+        return par_ctx_restore(x);
     }
-    free(path);
+    free(w->path);
     /* *chunksize stays as given: SIONlib 1.7.6 does not write the aligned size back (checked) */
-    if (fsblksize)
-        *fsblksize = fsb;
-    return sid;
+    if (w->a->fsblksize)
+        *w->a->fsblksize = w->fsb;
+    return w->sid;
+}
+
+int par_open_write(const par_open_args *a)
+{
+    wopen w;
+    memset(&w, 0, sizeof w);
+    w.a = a;
+    w.sid = -1;
+    par_ctx_init(&w.x, a->api, a->fname, "sion_generic_paropen", a->gcomm, a->grank, a->gsize);
+    check_step(&w);
+    par_open_verdict v;
+    if (options_step(&w, &v))
+        return par_ctx_restore(&w.x);
+    if (local_group_step(&w, &v))
+        return SHEAF_E_IO;
+    layout_step(&w, requests_step(&w));
+    attach_step(&w);
+    return agree_step(&w);
 }

@@ -87,9 +87,9 @@ static int verdict_message(const par_open_verdict *v, const char *fname)
 {
     char a[64], b[64];
     switch (v->reason) {
-    case SPLIT_TASK:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld was given invalid arguments (see its "
-                         "message)", fname, (long long)v->who);
+    case SPLIT_TASK: /* the failing task's code on every task */
+        return core_fail(v->status < 0 ? (int)v->status : SHEAF_E_ARG, "%s: sion_generic_paropen failed on task "
+                         "%lld (see its message)", fname, (long long)v->who);
     case SPLIT_DISAGREE:
         opt_value((int)v->field, v->v0, a, sizeof a);
         opt_value((int)v->field, v->v1, b, sizeof b);
@@ -178,6 +178,7 @@ int par_open_exchange(const par_api *api, const char *fname, void *gcomm, int gr
             if (par_open_req_get(all, g, -1)) {
                 w.reason = SPLIT_TASK;
                 w.who = g;
+                w.status = par_open_req_get(all, g, -1);
             }
             for (int f = 0; f < PO_N && !w.reason; f++) {
                 int64_t a = par_open_req_get(all, 0, f), b = par_open_req_get(all, g, f);
@@ -199,8 +200,8 @@ int par_open_exchange(const par_api *api, const char *fname, void *gcomm, int gr
         return grank == 0 ? (int)v->status
                           : core_fail((int)v->status, "%s: task 0 could not read the container's first file (see "
                                       "its message)", fname);
-    if (v->reason == SPLIT_TASK && mine->status)
-        return (int)mine->status; /* this task's own message stays */
+    if (v->reason == SPLIT_TASK && mine->status) /* this task's own message stays, the first failing task's code */
+        return v->status < 0 ? (int)v->status : (int)mine->status;
     if (v->reason)
         return verdict_message(v, fname);
     return 0;

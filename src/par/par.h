@@ -83,11 +83,7 @@ int par_buddy_flush(core_container *c);
 int par_buddy_close_write(par_state *p);
 /* Release the levels (groups, files) without writing anything. */
 void par_buddy_free(par_state *p);
-/* Read open of copy level `level` of set fname: each task opens its own
- * entry; agreed; the sid or a negative code. */
-int par_buddy_open_read(const par_api *api, const char *fname, const core_mode *md, int level, void *gcomm,
-                        int grank, int gsize, sion_int64 *chunksize, sion_int32 *fsblksize, int *filenumber,
-                        int *numfiles, int *lrank, int *lsize, FILE **fileptr, char **newfname);
+/* Read open of a copy level: par_buddy_open_read in open_int.h. */
 /* sion_get_io_info (through the hooks of sidops.c): level l's copy member this task sends into
  * and the one it collects (NULL names when not there), its bytes, whether it
  * writes the collected one. */

@@ -1,6 +1,7 @@
 /* wire.c - pack/unpack of the typed messages of the parallel protocol (wire.h). */
 #include "wire.h"
 #include "../core/error.h"
+#include <stdint.h>
 #include <string.h>
 
 /* A received field outside [lo, hi]: the message is refused with its name. */
@@ -253,3 +254,112 @@ int par_wire_ccount_unpack(par_wire_ccount *m, const int64_t *in, int64_t n)
     m->status = in[1];
     return 0;
 }
+
+void par_wire_cmap_pack(const par_wire_cmap *m, int32_t *out)
+{
+    out[0] = m->filenumber;
+    out[1] = m->lrank;
+}
+
+int par_wire_cmap_unpack(par_wire_cmap *m, const int32_t *in, int64_t n)
+{
+    if (!in || n < PAR_WIRE_CMAP_N)
+        return short_msg("close mapping", n, PAR_WIRE_CMAP_N);
+    int rc = in_range("close mapping", "file", in[0], 0, INT32_MAX);
+    if (!rc)
+        rc = in_range("close mapping", "local rank", in[1], 0, INT32_MAX);
+    if (rc)
+        return rc;
+    m->filenumber = in[0];
+    m->lrank = in[1];
+    return 0;
+}
+
+/* ---- mapped messages: all int64 fields, checked against a table ---------- */
+
+typedef struct wire_field {
+    const char *name;
+    int64_t lo, hi;
+} wire_field;
+
+static void pack_fields(int64_t *const *src, int nf, int64_t *out)
+{
+    for (int i = 0; i < nf; i++)
+        out[i] = *src[i];
+}
+
+/* Check every field first, then copy: a refused message leaves dst as it was. */
+static int unpack_fields(const char *msg, const wire_field *f, int nf, int64_t *const *dst, const int64_t *in,
+                         int64_t n)
+{
+    if (!in || n < nf)
+        return short_msg(msg, n, nf);
+    for (int i = 0; i < nf; i++) {
+        int rc = in_range(msg, f[i].name, in[i], f[i].lo, f[i].hi);
+        if (rc)
+            return rc;
+    }
+    for (int i = 0; i < nf; i++)
+        *dst[i] = in[i];
+    return 0;
+}
+
+#define ST {"status", INT32_MIN, 0}
+#define I32 INT32_MIN, INT32_MAX
+#define NN(name) {name, 0, INT64_MAX}
+#define FIELDS(m, ...) int64_t *const f_[] = {__VA_ARGS__}; (void)(m)
+#define WIRE_FN(type, label, table, ...)                                                                             \
+    void par_wire_##type##_pack(const par_wire_##type *m0, int64_t *out)                                            \
+    {                                                                                                                \
+        par_wire_##type *m = (par_wire_##type *)(uintptr_t)m0;                                                       \
+        FIELDS(m, __VA_ARGS__);                                                                                      \
+        pack_fields(f_, (int)(sizeof f_ / sizeof *f_), out);                                                         \
+    }                                                                                                                \
+    int par_wire_##type##_unpack(par_wire_##type *m, const int64_t *in, int64_t n)                                  \
+    {                                                                                                                \
+        FIELDS(m, __VA_ARGS__);                                                                                      \
+        return unpack_fields(label, table, (int)(sizeof f_ / sizeof *f_), f_, in, n);                                \
+    }
+
+static const wire_field mhead_f[] = {{"count", -1, INT32_MAX}, {"blocks", 0, INT32_MAX}, ST, {"write", 0, 1},
+                                     {"numFiles", I32}, {"fsblksize", -1, INT32_MAX}, {"keyval", I32}};
+WIRE_FN(mhead, "mapped head", mhead_f, &m->count, &m->blocks, &m->status, &m->opt[0], &m->opt[1], &m->opt[2],
+        &m->opt[3])
+
+static const wire_field mverdict_f[] = {ST, NN("total"), NN("blocks"), {"task", -1, INT32_MAX},
+                                        {"option", -1, MO_N - 1}, {"value", INT64_MIN, INT64_MAX},
+                                        {"task 0's value", INT64_MIN, INT64_MAX}};
+WIRE_FN(mverdict, "mapped verdict", mverdict_f, &m->status, &m->total, &m->blocks, &m->who, &m->field, &m->value,
+        &m->value0)
+
+/* ranks and files as given (task 0 checks them against the set and names the task) */
+static const wire_field mwrec_f[] = {{"global rank", I32}, {"chunk size", 0, INT64_MAX / 4}, {"file", I32},
+                                     {"local rank", I32}};
+WIRE_FN(mwrec, "mapped write record", mwrec_f, &m->grank, &m->chunksize, &m->filenumber, &m->lrank)
+
+static const wire_field mwverdict_f[] = {ST, {"fsblksize", -1, INT32_MAX}, {"numFiles", I32}, NN("tasks")};
+WIRE_FN(mwverdict, "mapped write verdict", mwverdict_f, &m->status, &m->fsblksize, &m->nfiles, &m->ntotal)
+
+static const wire_field mwlayout_f[] = {NN("start"), NN("chunk size"), NN("global skip")};
+WIRE_FN(mwlayout, "mapped write layout", mwlayout_f, &m->start, &m->chunksize, &m->globalskip)
+
+static const wire_field mrverdict_f[] = {ST, {"tasks", 0, INT32_MAX}, {"files", 0, INT32_MAX},
+                                         {"fsblksize", 0, INT32_MAX}, {"checksums", 0, 1}};
+WIRE_FN(mrverdict, "mapped read verdict", mrverdict_f, &m->status, &m->ntasks, &m->nfiles, &m->fsblksize,
+        &m->checksum)
+
+static const wire_field mrshare_f[] = {{"tasks", 0, INT32_MAX / PAR_WIRE_MRREC_N}, {"blocks", 0, INT32_MAX}};
+WIRE_FN(mrshare, "mapped read share", mrshare_f, &m->ntasks, &m->nblocks)
+
+static const wire_field mrrec_f[] = {{"global rank", 0, INT32_MAX}, {"file", 0, INT32_MAX},
+                                     {"local rank", 0, INT32_MAX},  NN("start"),
+                                     NN("chunk size"),              NN("global skip"),
+                                     {"blocks", 0, INT32_MAX},      {"keyval", I32},
+                                     {"data order", -1, 1}};
+WIRE_FN(mrrec, "mapped read record", mrrec_f, &m->grank, &m->filenumber, &m->lrank, &m->start, &m->chunksize,
+        &m->globalskip, &m->nblocks, &m->keyval, &m->data_big)
+
+static const wire_field bhead_f[] = {ST, {"blocks", 0, INT32_MAX}, NN("capacity"), {"fsblksize", 0, INT32_MAX},
+                                     {"keyval", I32}, {"data order", -1, 1}};
+WIRE_FN(bhead, "buddy head", bhead_f, &m->status, &m->nblocks, &m->capacity, &m->fsblksize, &m->keyval,
+        &m->data_big)

@@ -61,6 +61,83 @@ typedef struct par_wire_ccount {
 } par_wire_ccount;
 #define PAR_WIRE_CCOUNT_N 2
 
+/* Write close of a multi-file set, task -> the master of file 0 (G gather):
+ * the task's place, for the set's task mapping. */
+typedef struct par_wire_cmap {
+    int32_t filenumber, lrank;
+} par_wire_cmap;
+#define PAR_WIRE_CMAP_N 2
+
+/* ---- mapped opens and closes (m logical tasks on n processes; all G) ---- */
+
+/* Options of a mapped open that must be the same on every task. */
+enum { MO_WRITE, MO_NFILES, MO_FSBLK, MO_KEYVAL, MO_N };
+
+/* First step of every mapped call, process -> task 0 (G gather). */
+typedef struct par_wire_mhead {
+    int64_t count;          /* logical tasks (a read: wanted ones, -1 "distribute for me") */
+    int64_t blocks;         /* write close: block entries it sends (0 otherwise) */
+    int64_t status;
+    int64_t opt[MO_N];      /* an open's options (0 in a close) */
+} par_wire_mhead;
+#define PAR_WIRE_MHEAD_N (3 + MO_N)
+
+/* Its verdict, task 0 -> every process (G bcast). */
+typedef struct par_wire_mverdict {
+    int64_t status;         /* 0, or the agreed code */
+    int64_t total;          /* sum of the counts */
+    int64_t blocks;         /* sum of the block entries */
+    int64_t who;            /* the process that failed or disagrees (-1: none) */
+    int64_t field;          /* MO_* it disagrees on (-1: none) */
+    int64_t value, value0;  /* its value and task 0's */
+} par_wire_mverdict;
+#define PAR_WIRE_MVERDICT_N 7
+
+/* Mapped write: one logical task's record, process -> task 0 (G gatherv). */
+typedef struct par_wire_mwrec {
+    int64_t grank, chunksize, filenumber, lrank;
+} par_wire_mwrec;
+#define PAR_WIRE_MWREC_N 4
+
+/* Mapped write: task 0's verdict on the set (G bcast). */
+typedef struct par_wire_mwverdict {
+    int64_t status, fsblksize, nfiles, ntotal;
+} par_wire_mwverdict;
+#define PAR_WIRE_MWVERDICT_N 4
+
+/* Mapped write: a logical task's place, task 0 -> process (G scatterv). */
+typedef struct par_wire_mwlayout {
+    int64_t start, chunksize, globalskip;
+} par_wire_mwlayout;
+#define PAR_WIRE_MWLAYOUT_N 3
+
+/* Mapped read: task 0's verdict on the set (G bcast). */
+typedef struct par_wire_mrverdict {
+    int64_t status, ntasks, nfiles, fsblksize, checksum;
+} par_wire_mrverdict;
+#define PAR_WIRE_MRVERDICT_N 5
+
+/* Mapped read: a process's share, task 0 -> process (G scatter). */
+typedef struct par_wire_mrshare {
+    int64_t ntasks, nblocks;    /* its logical tasks, its block entries (sizes, and checksums) */
+} par_wire_mrshare;
+#define PAR_WIRE_MRSHARE_N 2
+
+/* Mapped read: one logical task's entry, task 0 -> process (G scatterv). */
+typedef struct par_wire_mrrec {
+    int64_t grank, filenumber, lrank, start, chunksize, globalskip, nblocks, keyval, data_big;
+} par_wire_mrrec;
+#define PAR_WIRE_MRREC_N 9
+
+/* ---- reading a buddy copy (buddy_read.c) ---- */
+
+/* A member's reader -> each task of that member (G scatter): its entry. */
+typedef struct par_wire_bhead {
+    int64_t status;         /* 0, or why the reader cannot serve it */
+    int64_t nblocks, capacity, fsblksize, keyval, data_big;
+} par_wire_bhead;
+#define PAR_WIRE_BHEAD_N 6
+
 /* Initial values: the ones a task keeps when the message never arrives
  * (a failed callback): status SHEAF_E_IO, coalescing off. */
 void par_wire_wlayout_init(par_wire_wlayout *m);
@@ -78,4 +155,24 @@ void par_wire_place_pack(const par_wire_place *m, int32_t *out);
 int par_wire_place_unpack(par_wire_place *m, const int32_t *in, int64_t n);
 void par_wire_ccount_pack(const par_wire_ccount *m, int64_t *out);
 int par_wire_ccount_unpack(par_wire_ccount *m, const int64_t *in, int64_t n);
+void par_wire_cmap_pack(const par_wire_cmap *m, int32_t *out);
+int par_wire_cmap_unpack(par_wire_cmap *m, const int32_t *in, int64_t n);
+void par_wire_mhead_pack(const par_wire_mhead *m, int64_t *out);
+int par_wire_mhead_unpack(par_wire_mhead *m, const int64_t *in, int64_t n);
+void par_wire_mverdict_pack(const par_wire_mverdict *m, int64_t *out);
+int par_wire_mverdict_unpack(par_wire_mverdict *m, const int64_t *in, int64_t n);
+void par_wire_mwrec_pack(const par_wire_mwrec *m, int64_t *out);
+int par_wire_mwrec_unpack(par_wire_mwrec *m, const int64_t *in, int64_t n);
+void par_wire_mwverdict_pack(const par_wire_mwverdict *m, int64_t *out);
+int par_wire_mwverdict_unpack(par_wire_mwverdict *m, const int64_t *in, int64_t n);
+void par_wire_mwlayout_pack(const par_wire_mwlayout *m, int64_t *out);
+int par_wire_mwlayout_unpack(par_wire_mwlayout *m, const int64_t *in, int64_t n);
+void par_wire_mrverdict_pack(const par_wire_mrverdict *m, int64_t *out);
+int par_wire_mrverdict_unpack(par_wire_mrverdict *m, const int64_t *in, int64_t n);
+void par_wire_mrshare_pack(const par_wire_mrshare *m, int64_t *out);
+int par_wire_mrshare_unpack(par_wire_mrshare *m, const int64_t *in, int64_t n);
+void par_wire_bhead_pack(const par_wire_bhead *m, int64_t *out);
+int par_wire_bhead_unpack(par_wire_bhead *m, const int64_t *in, int64_t n);
+void par_wire_mrrec_pack(const par_wire_mrrec *m, int64_t *out);
+int par_wire_mrrec_unpack(par_wire_mrrec *m, const int64_t *in, int64_t n);
 #endif

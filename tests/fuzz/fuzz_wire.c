@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
     if (size < 1)
         return 0;
-    unsigned sel = data[0] % 6;
+    unsigned sel = data[0] % 15;
     data++, size--;
     switch (sel) {
     case 0: ROUND(par_wire_wreq, PAR_WIRE_WREQ_N, par_wire_wreq_unpack, par_wire_wreq_pack, int64_t); break;
@@ -42,7 +42,23 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     case 2: ROUND(par_wire_wlayout, PAR_WIRE_WLAYOUT_N, par_wire_wlayout_unpack, par_wire_wlayout_pack, int64_t); break;
     case 3: ROUND(par_wire_rlayout, PAR_WIRE_RLAYOUT_N, par_wire_rlayout_unpack, par_wire_rlayout_pack, int64_t); break;
     case 4: ROUND(par_wire_place, PAR_WIRE_PLACE_N, par_wire_place_unpack, par_wire_place_pack, int32_t); break;
-    default: ROUND(par_wire_ccount, PAR_WIRE_CCOUNT_N, par_wire_ccount_unpack, par_wire_ccount_pack, int64_t); break;
+    case 5: ROUND(par_wire_ccount, PAR_WIRE_CCOUNT_N, par_wire_ccount_unpack, par_wire_ccount_pack, int64_t); break;
+    case 6: ROUND(par_wire_cmap, PAR_WIRE_CMAP_N, par_wire_cmap_unpack, par_wire_cmap_pack, int32_t); break;
+    case 7: ROUND(par_wire_mhead, PAR_WIRE_MHEAD_N, par_wire_mhead_unpack, par_wire_mhead_pack, int64_t); break;
+    case 8: ROUND(par_wire_mverdict, PAR_WIRE_MVERDICT_N, par_wire_mverdict_unpack, par_wire_mverdict_pack, int64_t);
+        break;
+    case 9: ROUND(par_wire_mwrec, PAR_WIRE_MWREC_N, par_wire_mwrec_unpack, par_wire_mwrec_pack, int64_t); break;
+    case 10: ROUND(par_wire_mwverdict, PAR_WIRE_MWVERDICT_N, par_wire_mwverdict_unpack, par_wire_mwverdict_pack,
+                   int64_t);
+        break;
+    case 11: ROUND(par_wire_mwlayout, PAR_WIRE_MWLAYOUT_N, par_wire_mwlayout_unpack, par_wire_mwlayout_pack, int64_t);
+        break;
+    case 12: ROUND(par_wire_mrverdict, PAR_WIRE_MRVERDICT_N, par_wire_mrverdict_unpack, par_wire_mrverdict_pack,
+                   int64_t);
+        break;
+    case 13: ROUND(par_wire_mrshare, PAR_WIRE_MRSHARE_N, par_wire_mrshare_unpack, par_wire_mrshare_pack, int64_t);
+        break;
+    default: ROUND(par_wire_mrrec, PAR_WIRE_MRREC_N, par_wire_mrrec_unpack, par_wire_mrrec_pack, int64_t); break;
     }
     return 0;
 }

@@ -106,6 +106,69 @@ static void hostile(void)
     CHECK(failed_fmt(par_wire_ccount_unpack(&c, cc, 2)), "block count beyond the gatherv's int");
 }
 
+/* the close mapping and the mapped protocol's messages (issue 19) */
+#define RT(T, N, ...)                                                                                              \
+    do {                                                                                                           \
+        par_wire_##T m = __VA_ARGS__, m2;                                                                          \
+        memset(&m2, 0x5a, sizeof m2);                                                                              \
+        par_wire_##T##_pack(&m, b);                                                                                \
+        CHECK(par_wire_##T##_unpack(&m2, b, N) == 0 && !memcmp(&m, &m2, sizeof m), #T " round trip");              \
+        par_wire_##T keep;                                                                                         \
+        memset(&keep, 0x33, sizeof keep);                                                                          \
+        m2 = keep;                                                                                                 \
+        CHECK(failed_fmt(par_wire_##T##_unpack(&m2, b, N - 1)) && !memcmp(&m2, &keep, sizeof keep),                \
+              #T " short refused, struct untouched");                                                              \
+        CHECK(failed_fmt(par_wire_##T##_unpack(&m2, NULL, N)), #T " NULL refused");                                \
+    } while (0)
+
+/* field i of message T set to v must be refused (struct untouched) */
+#define BAD(T, N, i, v, what)                                                                                      \
+    do {                                                                                                           \
+        int64_t c_[N];                                                                                             \
+        memcpy(c_, b, sizeof c_);                                                                                  \
+        c_[i] = (v);                                                                                               \
+        par_wire_##T keep, o;                                                                                      \
+        memset(&keep, 0x33, sizeof keep);                                                                          \
+        o = keep;                                                                                                  \
+        CHECK(failed_fmt(par_wire_##T##_unpack(&o, c_, N)) && !memcmp(&o, &keep, sizeof o), #T ": " what);        \
+    } while (0)
+
+static void mapped_messages(void)
+{
+    int64_t b[32];
+    int32_t b2[2];
+    par_wire_cmap cm = {2, 7}, cm2;
+    par_wire_cmap_pack(&cm, b2);
+    CHECK(par_wire_cmap_unpack(&cm2, b2, PAR_WIRE_CMAP_N) == 0 && !memcmp(&cm, &cm2, sizeof cm), "cmap round trip");
+    CHECK(failed_fmt(par_wire_cmap_unpack(&cm2, b2, 1)), "short cmap");
+    b2[1] = -1;
+    CHECK(failed_fmt(par_wire_cmap_unpack(&cm2, b2, 2)), "cmap: negative local rank");
+
+    RT(mhead, PAR_WIRE_MHEAD_N, {3, 12, 0, {1, 2, 4096, SION_KEYVAL_NONE}});
+    BAD(mhead, PAR_WIRE_MHEAD_N, 0, -2, "count -2");
+    BAD(mhead, PAR_WIRE_MHEAD_N, 1, (int64_t)INT32_MAX + 1, "blocks beyond the gatherv's int");
+    BAD(mhead, PAR_WIRE_MHEAD_N, 2, 1, "positive status");
+    BAD(mhead, PAR_WIRE_MHEAD_N, 3, 2, "write flag 2");
+    BAD(mhead, PAR_WIRE_MHEAD_N, 5, -2, "fsblksize -2");
+    RT(mverdict, PAR_WIRE_MVERDICT_N, {SHEAF_E_ARG, 40, 9, 3, MO_KEYVAL, -5, 7});
+    BAD(mverdict, PAR_WIRE_MVERDICT_N, 4, MO_N, "option beyond the table");
+    BAD(mverdict, PAR_WIRE_MVERDICT_N, 1, -1, "negative total");
+    RT(mwrec, PAR_WIRE_MWREC_N, {17, 1 << 20, 1, 8});
+    BAD(mwrec, PAR_WIRE_MWREC_N, 1, -1, "negative chunk size");
+    BAD(mwrec, PAR_WIRE_MWREC_N, 0, (int64_t)1 << 40, "global rank beyond int");
+    RT(mwverdict, PAR_WIRE_MWVERDICT_N, {0, 4096, 2, 40});
+    BAD(mwverdict, PAR_WIRE_MWVERDICT_N, 3, -1, "negative task count");
+    RT(mwlayout, PAR_WIRE_MWLAYOUT_N, {4096, 8192, 65536});
+    BAD(mwlayout, PAR_WIRE_MWLAYOUT_N, 0, -4096, "negative start");
+    RT(mrverdict, PAR_WIRE_MRVERDICT_N, {0, 40, 2, 4096, 1});
+    BAD(mrverdict, PAR_WIRE_MRVERDICT_N, 4, 2, "checksum flag 2");
+    RT(mrshare, PAR_WIRE_MRSHARE_N, {2, 14});
+    BAD(mrshare, PAR_WIRE_MRSHARE_N, 0, INT32_MAX, "more tasks than a scatterv count carries");
+    RT(mrrec, PAR_WIRE_MRREC_N, {5, 1, 2, 4096, 8192, 16384, 3, SION_KEYVAL_NONE, 1});
+    BAD(mrrec, PAR_WIRE_MRREC_N, 6, -1, "negative block count");
+    BAD(mrrec, PAR_WIRE_MRREC_N, 8, 2, "data order 2");
+}
+
 /* random buffers: accepted ones have every field in range */
 static void random_buffers(void)
 {
@@ -138,6 +201,7 @@ int main(void)
 {
     roundtrips();
     hostile();
+    mapped_messages();
     random_buffers();
     printf("wire: ok\n");
     return atomic_load(&pt_failures) ? 1 : 0;

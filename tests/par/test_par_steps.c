@@ -1,0 +1,370 @@
+/* test_par_steps.c - a failure at each collective step, on one task and on
+ * several tasks with different messages, must be the failure of the call on
+ * every task: the same error code (the lowest failing task's), each failing
+ * task with its own first message, the others pointing at a failing task
+ * ("... (see its message)"), no hang, no leaked local group.
+ *
+ * The library asks a test hook (par_set_fault_hook, src/par/ctx.h) at every
+ * named step of every collective call whether the task fails there. A clean
+ * run first records which (call, step, occurrence) each task passes; then,
+ * for each of them, one run injects a failure on the first task that passes
+ * it, and one on the first two such tasks (different codes and messages).
+ * Sequence per run (4 tasks): paropen write (2 files), parreinit, parclose
+ * write, paropen read, parclose read (the same set), paropen_mapped write (2
+ * logical tasks per process, 2 files), parclose_mapped, paropen_mapped read,
+ * parclose_mapped. A second test does the same for the read open of a buddy
+ * copy ("br,buddy" after the container's file 0 is lost): every step of
+ * "sion_generic_paropen (buddy copy)" failed on one or two tasks makes the
+ * open fail on every task with the same code (the open then reports that no
+ * copy could be read), no hang, no leaked group. */
+#include "partest.h"
+#include <pthread.h>
+
+/* the hook (internal to libsheaf, src/par/ctx.h) */
+typedef int (*par_fault_fn)(const char *call, const char *step, int grank, char *msg, size_t len);
+void par_set_fault_hook(par_fault_fn fn);
+
+#define P 4
+#define NPH 9
+#define MAXSTEP 128
+static const char *const ph_names[NPH] = {"paropen write", "parreinit", "parclose write", "paropen read",
+                                          "parclose read", "mapped open write", "mapped close write",
+                                          "mapped open read", "mapped close read"};
+
+typedef struct {
+    char call[64], step[32];
+    int occ;                /* its occurrence on the task (1: first) */
+    int ph;                 /* the phase it belongs to */
+    unsigned visitors;      /* tasks that pass it */
+} step_id;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static step_id steps[MAXSTEP];
+static int nsteps;
+static int recording;
+static step_id target;
+static int inject_code[P];  /* 0: this task does not fail */
+static _Thread_local int t_ph, t_rank;
+static _Thread_local struct { char call[64], step[32]; int n; } t_seen[MAXSTEP];
+static _Thread_local int t_nseen;
+
+static int occurrence(const char *call, const char *step)
+{
+    for (int i = 0; i < t_nseen; i++)
+        if (!strcmp(t_seen[i].call, call) && !strcmp(t_seen[i].step, step))
+            return ++t_seen[i].n;
+    if (t_nseen == MAXSTEP)
+        return 0;
+    snprintf(t_seen[t_nseen].call, sizeof t_seen[0].call, "%s", call);
+    snprintf(t_seen[t_nseen].step, sizeof t_seen[0].step, "%s", step);
+    t_seen[t_nseen].n = 1;
+    return t_nseen++, 1;
+}
+
+static int hook(const char *call, const char *step, int grank, char *msg, size_t len)
+{
+    int occ = occurrence(call, step);
+    if (recording) {
+        pthread_mutex_lock(&mu);
+        int i = 0;
+        while (i < nsteps && !(!strcmp(steps[i].call, call) && !strcmp(steps[i].step, step) && steps[i].occ == occ))
+            i++;
+        if (i == nsteps && nsteps < MAXSTEP) {
+            step_id *s = &steps[nsteps++];
+            snprintf(s->call, sizeof s->call, "%s", call);
+            snprintf(s->step, sizeof s->step, "%s", step);
+            s->occ = occ;
+            s->ph = t_ph;
+            s->visitors = 0;
+        }
+        if (i < nsteps)
+            steps[i].visitors |= 1u << grank;
+        pthread_mutex_unlock(&mu);
+        return 0;
+    }
+    if (strcmp(call, target.call) || strcmp(step, target.step) || occ != target.occ || !inject_code[grank])
+        return 0;
+    snprintf(msg, len, "injected failure at %s / %s on task %d", call, step, grank);
+    return inject_code[grank];
+}
+
+typedef struct {
+    int aid;
+    char fname[4200], mname[4200];
+    int fail_ph[P];         /* first phase that failed on the task (-1: none) */
+    int code[P];
+    char msg[P][600];
+} ctx;
+
+/* After phase ph: 1 when the task must stop (the call failed). */
+static int done(ctx *c, int ph, int ok)
+{
+    if (ok)
+        return 0;
+    c->fail_ph[t_rank] = ph;
+    c->code[t_rank] = sheaf_last_error_code();
+    snprintf(c->msg[t_rank], sizeof c->msg[0], "%s", sheaf_last_error());
+    return 1;
+}
+
+static int plain_phases(ctx *c, tc_task *t)
+{
+    int g = t->grank, nf = 2, fnum = g % 2, lrank = g / 2, lsize = (P - fnum + 1) / 2;
+    sion_int64 chunk = 5000;
+    sion_int32 fsblk = 4096;
+    unsigned char b[2000], in[2000];
+    pt_fill(b, 3, g, 0, sizeof b);
+    t_ph = 0;
+    int sid = sion_generic_paropen(c->aid, c->fname, "bw", &chunk, &fsblk, t->world, g, P, &fnum, &nf, &lrank, &lsize,
+                                   NULL, NULL);
+    if (done(c, 0, sid >= 0))
+        return 1;
+    t_ph = 1;
+    int rc = sion_generic_parreinit(sid, 3000 + g);
+    if (done(c, 1, rc == SION_SUCCESS)) {
+        t_ph = -1; /* the sid stays open: close it (not checked) */
+        sion_generic_parclose(sid);
+        return 1;
+    }
+    CHECK(sion_fwrite(b, 1, sizeof b, sid) == sizeof b, "fwrite: %s", sheaf_last_error());
+    t_ph = 2;
+    if (done(c, 2, sion_generic_parclose(sid) == SION_SUCCESS))
+        return 1;
+    int rf = -1, rnf = -1, rl = -1, rs = -1;
+    t_ph = 3;
+    sid = sion_generic_paropen(c->aid, c->fname, "br", &chunk, &fsblk, t->world, g, P, &rf, &rnf, &rl, &rs, NULL, NULL);
+    if (done(c, 3, sid >= 0))
+        return 1;
+    CHECK(sion_fread(in, 1, sizeof in, sid) == sizeof in && !memcmp(in, b, sizeof b), "read back: %s",
+          sheaf_last_error());
+    t_ph = 4;
+    return done(c, 4, sion_generic_parclose(sid) == SION_SUCCESS);
+}
+
+static void mapped_phases(ctx *c, tc_task *t)
+{
+    int g = t->grank, nl = 2, gr[2] = {2 * g, 2 * g + 1}, fn[2] = {0, 1}, lr[2] = {g, g}, nf = 2;
+    sion_int64 cs[2] = {3000, 4000};
+    int *pg = gr, *pf = fn, *pl = lr;
+    sion_int64 *pc = cs;
+    sion_int32 fsblk = 4096;
+    t_ph = 5;
+    int sid = sion_generic_paropen_mapped(c->aid, c->mname, "bw", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl,
+                                          &fsblk, NULL);
+    if (done(c, 5, sid >= 0))
+        return;
+    t_ph = 6;
+    if (done(c, 6, sion_generic_parclose_mapped(sid) == SION_SUCCESS))
+        return;
+    nl = 2;
+    pc = NULL;
+    pf = pl = NULL;
+    t_ph = 7;
+    sid = sion_generic_paropen_mapped(c->aid, c->mname, "br", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl, &fsblk,
+                                      NULL);
+    if (done(c, 7, sid >= 0))
+        return;
+    free(pc);
+    free(pf);
+    free(pl);
+    t_ph = 8;
+    done(c, 8, sion_generic_parclose_mapped(sid) == SION_SUCCESS);
+}
+
+static void task(tc_task *t)
+{
+    ctx *c = t->arg;
+    t_rank = t->grank;
+    pt_rank = t->grank;
+    t_nseen = 0;
+    c->fail_ph[t_rank] = -1;
+    if (!plain_phases(c, t))
+        mapped_phases(c, t);
+}
+
+/* One run with the failures of inject_code at target: check the outcome. */
+static void run_case(int aid, const char *dir, int k, const char *what)
+{
+    ctx *c = calloc(1, sizeof *c);
+    c->aid = aid;
+    snprintf(c->fname, sizeof c->fname, "%s/s%d_%s.sion", dir, k, what);
+    snprintf(c->mname, sizeof c->mname, "%s/m%d_%s.sion", dir, k, what);
+    tc_run(P, task, c);
+    int low = -1;
+    for (int g = P - 1; g >= 0; g--)
+        if (inject_code[g])
+            low = g;
+    for (int g = 0; g < P; g++) {
+        CHECK(c->fail_ph[g] == target.ph, "%s / %s #%d (%s): task %d failed in phase %s, expected %s", target.call,
+              target.step, target.occ, what, g, c->fail_ph[g] < 0 ? "(none)" : ph_names[c->fail_ph[g]],
+              ph_names[target.ph]);
+        CHECK(c->code[g] == inject_code[low], "%s / %s #%d (%s): task %d returned code %d, the first failing task "
+              "(%d) %d: %s", target.call, target.step, target.occ, what, g, c->code[g], low, inject_code[low],
+              c->msg[g]);
+        char want[300];
+        snprintf(want, sizeof want, "injected failure at %s / %s on task %d", target.call, target.step, g);
+        if (inject_code[g])
+            CHECK(strstr(c->msg[g], want) != NULL, "%s / %s #%d (%s): failing task %d lost its first message: %s",
+                  target.call, target.step, target.occ, what, g, c->msg[g]);
+        else
+            CHECK(strstr(c->msg[g], "see its message") != NULL, "%s / %s #%d (%s): task %d: message does not point "
+                  "at the failing task: %s", target.call, target.step, target.occ, what, g, c->msg[g]);
+    }
+    free(c);
+}
+
+static void test_each_step(void)
+{
+    const char *dir = pt_mkdtemp();
+    int aid = tc_create_api("threadcomm-steps");
+    CHECK(aid >= 0, "create api");
+    par_set_fault_hook(hook);
+    /* clean run: which steps each task passes */
+    recording = 1;
+    ctx *c = calloc(1, sizeof *c);
+    c->aid = aid;
+    snprintf(c->fname, sizeof c->fname, "%s/clean.sion", dir);
+    snprintf(c->mname, sizeof c->mname, "%s/mclean.sion", dir);
+    tc_run(P, task, c);
+    for (int g = 0; g < P; g++)
+        CHECK(c->fail_ph[g] < 0, "clean run: task %d failed in %s: %s", g, ph_names[c->fail_ph[g]], c->msg[g]);
+    free(c);
+    recording = 0;
+    printf("  %d steps (call / step #occurrence: tasks passing it)\n", nsteps);
+    int cases = 0;
+    for (int k = 0; k < nsteps; k++) {
+        if (steps[k].ph < 0)
+            continue;
+        target = steps[k];
+        int first = -1, second = -1;
+        for (int g = 0; g < P; g++)
+            if (target.visitors & (1u << g)) {
+                if (first < 0)
+                    first = g;
+                else if (second < 0)
+                    second = g;
+            }
+        printf("    %-30s %-14s #%d: mask 0x%x\n", target.call, target.step, target.occ, target.visitors);
+        memset(inject_code, 0, sizeof inject_code);
+        inject_code[first] = SHEAF_E_ARG;
+        run_case(aid, dir, k, "one");
+        cases++;
+        if (second >= 0) { /* two tasks, different codes and messages: the lower one's code everywhere */
+            memset(inject_code, 0, sizeof inject_code);
+            inject_code[second] = SHEAF_E_ARG;
+            inject_code[first] = SHEAF_E_IO;
+            run_case(aid, dir, k, "two");
+            cases++;
+        }
+    }
+    par_set_fault_hook(NULL);
+    printf("  %d cases\n", cases);
+    CHECK(nsteps >= 40, "only %d steps seen", nsteps);
+    sion_generic_free_api(aid);
+    pt_rmtree(dir);
+}
+
+/* ---- buddy copy read ---- */
+typedef struct {
+    int aid;
+    char fname[4200];
+    int sid[P], code[P];
+    char msg[P][600];
+} bctx;
+
+static void bwrite_task(tc_task *t)
+{
+    bctx *c = t->arg;
+    int g = t->grank, nf = 2, fnum = g % 2, lrank = g / 2, lsize = 2;
+    pt_rank = g;
+    sion_int64 chunk = 3000;
+    sion_int32 fsblk = 4096;
+    unsigned char b[1500];
+    pt_fill(b, 9, g, 0, sizeof b);
+    int sid = sion_generic_paropen(c->aid, c->fname, "bw,buddy", &chunk, &fsblk, t->world, g, P, &fnum, &nf, &lrank,
+                                   &lsize, NULL, NULL);
+    if (!CHECK(sid >= 0, "buddy write open: %s", sheaf_last_error()))
+        return;
+    CHECK(sion_coll_fwrite(b, 1, sizeof b, sid) == sizeof b, "coll write: %s", sheaf_last_error());
+    CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "buddy close: %s", sheaf_last_error());
+}
+
+static void bread_task(tc_task *t)
+{
+    bctx *c = t->arg;
+    int g = t->grank;
+    pt_rank = g;
+    t_rank = g;
+    t_nseen = 0;
+    t_ph = 9;
+    sion_int64 chunk = 0;
+    sion_int32 fsblk = 0;
+    int rf = -1, rnf = -1, rl = -1, rs = -1;
+    int sid = sion_generic_paropen(c->aid, c->fname, "br,buddy", &chunk, &fsblk, t->world, g, P, &rf, &rnf, &rl, &rs,
+                                   NULL, NULL);
+    c->sid[g] = sid;
+    c->code[g] = sid >= 0 ? 0 : sheaf_last_error_code();
+    snprintf(c->msg[g], sizeof c->msg[0], "%s", sid >= 0 ? "" : sheaf_last_error());
+    if (sid >= 0) {
+        unsigned char in[1500], b[1500];
+        pt_fill(b, 9, g, 0, sizeof b);
+        CHECK(sion_fread(in, 1, sizeof in, sid) == sizeof in && !memcmp(in, b, sizeof in), "buddy read back: %s",
+              sheaf_last_error());
+        CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "close: %s", sheaf_last_error());
+    }
+}
+
+static void test_buddy_steps(void)
+{
+    const char *dir = pt_mkdtemp();
+    bctx *c = calloc(1, sizeof *c);
+    c->aid = tc_create_api("threadcomm-steps-buddy");
+    CHECK(c->aid >= 0 && tc_register_coll(c->aid) == 0, "create api");
+    snprintf(c->fname, sizeof c->fname, "%s/b.sion", dir);
+    tc_run(P, bwrite_task, c);
+    CHECK(unlink(c->fname) == 0, "cannot delete %s", c->fname); /* file 0 lost: its copy is read */
+    par_set_fault_hook(hook);
+    nsteps = 0;
+    recording = 1;
+    tc_run(P, bread_task, c);
+    recording = 0;
+    for (int g = 0; g < P; g++)
+        CHECK(c->sid[g] >= 0, "clean buddy read failed on task %d: %s", g, c->msg[g]);
+    int cases = 0;
+    for (int k = 0; k < nsteps; k++) {
+        if (strcmp(steps[k].call, "sion_generic_paropen (buddy copy)"))
+            continue;
+        target = steps[k];
+        printf("    %-36s %-10s #%d: mask 0x%x\n", target.call, target.step, target.occ, target.visitors);
+        for (int two = 0; two < 2; two++) {
+            memset(inject_code, 0, sizeof inject_code);
+            int n = 0;
+            for (int g = 0; g < P && n < 1 + two; g++)
+                if (target.visitors & (1u << g))
+                    inject_code[g] = n++ ? SHEAF_E_ARG : SHEAF_E_IO;
+            if (two && n < 2)
+                break;
+            tc_run(P, bread_task, c);
+            cases++;
+            for (int g = 0; g < P; g++) {
+                CHECK(c->sid[g] < 0, "buddy %s #%d: task %d opened although a task failed", target.step, target.occ,
+                      g);
+                CHECK(c->code[g] == c->code[0] && c->code[g] < 0 && strstr(c->msg[g], "buddy"),
+                      "buddy %s #%d: task %d: code %d (task 0: %d): %s", target.step, target.occ, g, c->code[g],
+                      c->code[0], c->msg[g]);
+            }
+        }
+    }
+    par_set_fault_hook(NULL);
+    printf("  %d buddy read cases\n", cases);
+    CHECK(cases >= 12, "only %d buddy read cases", cases);
+    sion_generic_free_api(c->aid);
+    free(c);
+    pt_rmtree(dir);
+}
+
+int main(int argc, char **argv)
+{
+    static const pt_test tests[] = {{"failure_at_each_step", test_each_step}, {"buddy_read_steps", test_buddy_steps}};
+    return pt_main(tests, 2, argc, argv);
+}
