@@ -16,8 +16,9 @@
  *  - freeing the user communicator frees every cached communicator (as many
  *    MPI_Comm_free calls inside MPI_Comm_free as distinct pairs were
  *    cached);
- *  - MPI_Finalize frees what is cached on MPI_COMM_WORLD (one open + close
- *    on it before the end: one MPI_Comm_free inside MPI_Finalize).
+ *  - MPI_Finalize frees what is cached on MPI_COMM_WORLD and MPI_COMM_SELF
+ *    (one open + close on each before the end: two MPI_Comm_free calls
+ *    inside MPI_Finalize).
  *
  * usage: mpi_count_test base=DIR [expect=w1:C/R,r1:C/R,...] [maxcreate=N] [rounds=N] [nocache]
  *   Prints one line per scenario and round (rank 0, maximum over ranks); with
@@ -300,6 +301,10 @@ int main(int argc, char **argv)
     char fw[4200];
     snprintf(fw, sizeof fw, "%s/world.sion", dir);
     one_round(fw, 1, 1, MPI_COMM_WORLD, c);
+    /* and one on MPI_COMM_SELF (its cache is an attribute of MPI_COMM_SELF,
+     * whose attributes MPI_Finalize deletes first) */
+    snprintf(fw, sizeof fw, "%s/self%d.sion", dir, g_rank);
+    one_round(fw, 1, 1, MPI_COMM_SELF, c);
 
     int bad = g_fail, anybad = 0;
     PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -313,13 +318,14 @@ int main(int argc, char **argv)
     pc_reset();
     MPI_Finalize();
     pc_snapshot(c);
-    want = o.cache ? 1 : 0;
+    want = o.cache ? 2 : 0;
     if (c[PC_COMM_FREE] != want) {
         fprintf(stderr, "rank %d: MPI_Finalize freed %ld cached communicators, expected %ld\n", g_rank,
                 c[PC_COMM_FREE], want);
         anybad = 1;
     }
     if (g_rank == 0)
-        printf("%s\n", anybad ? "FAILED" : "OK");
+        printf("P=%d MPI_Finalize freed %ld cached communicators\n%s\n", g_size, c[PC_COMM_FREE],
+               anybad ? "FAILED" : "OK");
     return anybad ? 1 : 0;
 }
