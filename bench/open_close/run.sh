@@ -10,7 +10,11 @@
 # ranks, so SIONlib must be built with the same MPI). Environment: NP (rank
 # counts, default "8 16"), ROUNDS (default 3), REPS (timed repetitions per
 # launch, default 5), NUMFILES (default 1), EXTRA ("name=program ..." more
-# builds of open_close.c to run alongside, e.g. an older sheaf). Each round runs, for every rank
+# builds of open_close.c to run alongside, e.g. an older sheaf; a name=program
+# may be a script that sets SHEAF_COMM_CACHE=0 and execs sheaf-open-close).
+# The first open of every launch is its own row (write-first, read-first: one
+# sample per round), the REPS repeated opens of the same communicator and
+# file split the write and read rows. Each round runs, for every rank
 # count, sheaf then SIONlib (write, then read of what it wrote), so both see
 # the same machine load; every repetition is one line of OUTDIR/raw.txt and
 # the summary (median and minimum of all repetitions, milliseconds, the

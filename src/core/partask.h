@@ -1,5 +1,6 @@
-/* partask.h - serial building blocks of the parallel layer (doc/parallel-plan.md,
- * "What the core still needs"). No MPI, no threads: a parallel layer runs the
+/* partask.h - serial building blocks of the parallel layer (doc/parallel.md:
+ * "Who does what", and the steps of each call under "Collectives per call";
+ * doc/design.md, "Layers"). No MPI, no threads: a parallel layer runs the
  * master steps on each physical file's master task and the task steps on every
  * task, exchanging the arguments itself.
  *

@@ -8,12 +8,20 @@
  * process, and the result goes back to the threads. Only thread 0 calls MPI,
  * so MPI_THREAD_FUNNELED is enough. Task order: rank-major, so a process's
  * threads are contiguous in every collective and one MPI call per collective
- * suffices. Physical files are split at process granularity. */
+ * suffices. Physical files are split at process granularity.
+ *
+ * Communicators: the global group is gComm itself (no duplicate: the reasons
+ * are at the top of src/mpi/sion_mpi.c; sheaf makes only collective calls on
+ * it); a physical file's group is MPI_Comm_split(gComm) at process
+ * granularity, kept by the communicator cache (src/mpi/commcache.h) for the
+ * next open of the same (gComm, file split) pair. So an open creates at most
+ * one communicator, and a repeated open none. */
 #include "sion.h"
 #include "sion_ompi.h"
 #include "../omp/teamcomm.h"
 #include <stdio.h>
 #include "../par/binding.h"
+#include "../mpi/commcache.h"
 #include <limits.h>
 #include <omp.h>
 #include <pthread.h>
@@ -22,6 +30,9 @@
 
 typedef struct hy_group {
     MPI_Comm comm;        /* processes of the group */
+    int owned;            /* local group: comm goes back to the cache (cc_release) with the group */
+    cc_entry *lease;      /* its cache entry (NULL: not cached) */
+    int cc_how;           /* global group: CC_* for the local group split off it (commcache.h) */
     int nprocs, prank, nthreads;
     team_group *team;     /* this process's threads */
     char *buf;            /* master's staging buffer */
@@ -240,9 +251,10 @@ static int cb_scatterv(void *in, void *out, void *group, int datatype, int *coun
 static hy_group *g_hand; /* master -> team hand-over of a new group */
 
 /* Collective over the threads of this process: the master wraps its comm
- * (the others' argument is ignored) into a group all threads share. NULL on
- * all threads when out of memory (the master then frees comm). */
-static hy_group *group_make(MPI_Comm comm, team_group *team)
+ * (the others' arguments are ignored) into a group all threads share; owned:
+ * comm and lease are released with the group. NULL on all threads when out
+ * of memory (the master then releases an owned comm). */
+static hy_group *group_make(MPI_Comm comm, team_group *team, int owned, cc_entry *lease)
 {
     hy_group *g = NULL;
 #pragma omp barrier
@@ -251,6 +263,8 @@ static hy_group *group_make(MPI_Comm comm, team_group *team)
         g = calloc(1, sizeof *g);
         if (g) {
             g->comm = comm;
+            g->owned = owned;
+            g->lease = lease;
             g->team = team;
             g->nthreads = omp_get_num_threads();
             g->nprocs = 1;
@@ -258,8 +272,8 @@ static hy_group *group_make(MPI_Comm comm, team_group *team)
                 MPI_Comm_size(comm, &g->nprocs);
                 MPI_Comm_rank(comm, &g->prank);
             }
-        } else if (comm != MPI_COMM_NULL) {
-            MPI_Comm_free(&comm);
+        } else if (owned) {
+            cc_release(lease, comm);
         }
         g_hand = g;
     }
@@ -283,19 +297,21 @@ static int cb_create_lcg(void **local_group, void *global_group, int grank, int 
         consistent &= gg->team->count[i] == gg->team->count[0] && gg->team->displ[i] == gg->team->displ[0];
 #pragma omp barrier
     MPI_Comm lc = MPI_COMM_NULL;
+    cc_entry *lease = NULL;
 #pragma omp master
     {
         /* a process whose threads straddle files becomes a group of its own,
-         * so no process waits for it; the open fails in its agreement */
+         * so no process waits for it; the open fails in its agreement. The
+         * communicator comes from the cache when this (gComm, split) pair
+         * was opened before (not for a straddling process: numfiles -1). */
         int color = consistent ? gg->team->count[0] : numfiles + gg->prank;
-        gg->mpirc = MPI_Comm_split(gg->comm, color, lrank, &lc);
-        if (gg->mpirc == MPI_SUCCESS)
-            MPI_Comm_set_errhandler(lc, MPI_ERRORS_RETURN);
-        else
-            lc = MPI_COMM_NULL;
+        cc_split key = {consistent ? numfiles : -1, color, lrank, lsize};
+        int how = gg->cc_how;
+        gg->cc_how = CC_OFF; /* only the first local group of an open is cached */
+        gg->mpirc = cc_split_comm(gg->comm, how, &key, color, lrank, &lc, &lease);
     }
     int failed = finish(gg);
-    hy_group *l = group_make(lc, gg->team);
+    hy_group *l = group_make(lc, gg->team, 1, lease);
     *local_group = l;
     return !l || failed || !consistent;
 }
@@ -307,8 +323,8 @@ static void group_drop(hy_group *g)
 #pragma omp master
     {
         if (g) {
-            if (g->comm != MPI_COMM_NULL)
-                MPI_Comm_free(&g->comm);
+            if (g->owned)
+                cc_release(g->lease, g->comm);
             free(g->buf);
             free(g->pc);
             free(g->pd);
@@ -511,8 +527,8 @@ static void init_api(void) { g_aid = binding_create_api("sheaf_ompi", &g_callbac
 typedef struct prep {
     int rc;
     char msg[512];
-    MPI_Comm comm;
-    int rank, size, write, nfiles, filenumber, lprank, lpsize;
+    MPI_Comm comm;   /* gComm itself: no duplicate (as in sion_mpi.c, whose top comment says why) */
+    int rank, size, write, buddy, bycount, nfiles, filenumber, lprank, lpsize;
 } prep;
 static prep g_prep;
 
@@ -524,58 +540,46 @@ static void prep_fail(prep *pr, int rc, const char *fmt, const char *fname, cons
     snprintf(pr->msg, sizeof pr->msg, fmt, fname, what);
 }
 
-/* Master thread: MPI checks, the duplicated communicator, the file split
- * (numFiles > 0: contiguous rank ranges; else lComm), all agreed over gComm. */
-static void prepare(prep *pr, const char *fname, const char *file_mode, const int *numFiles, MPI_Comm gComm,
-                    const MPI_Comm *lComm, int nthreads)
+/* Only the master thread calls MPI, so MPI_THREAD_FUNNELED is what the
+ * layer needs; as SIONlib, a plain MPI_Init (MPI_THREAD_SINGLE) is accepted
+ * when the master thread is the one that initialized MPI (a warning on rank
+ * 0); otherwise refused on every rank. 1: refused here. */
+static int thread_level_refused(int *level)
 {
-    memset(pr, 0, sizeof *pr);
-    pr->comm = MPI_COMM_NULL;
-    int init = 0, level = 0;
-    MPI_Initialized(&init);
-    if (!init) {
-        prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname, "MPI is not initialized");
-        return;
-    }
-    /* Only the master thread calls MPI, so MPI_THREAD_FUNNELED is what the
-     * layer needs; as SIONlib, a plain MPI_Init (MPI_THREAD_SINGLE) is
-     * accepted when the master thread is the one that initialized MPI
-     * (a warning on rank 0); otherwise refused on every rank. */
-    MPI_Query_thread(&level);
-    int notmain = 0;
-    if (level < MPI_THREAD_FUNNELED) {
-        int ismain = 0;
-        if (MPI_Is_thread_main(&ismain) != MPI_SUCCESS || !ismain)
-            notmain = 1;
-    }
-    if (MPI_Comm_dup(gComm, &pr->comm) != MPI_SUCCESS) {
-        pr->comm = MPI_COMM_NULL;
-        prep_fail(pr, SHEAF_E_IO, "%s: sion_paropen_ompi: %s", fname, "MPI_Comm_dup(gComm) failed");
-        return;
-    }
-    MPI_Comm_set_errhandler(pr->comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(pr->comm, &pr->rank);
-    MPI_Comm_size(pr->comm, &pr->size);
-    int bad = binding_mode_parse(file_mode, &pr->write, NULL) != 0;
-    char why[512] = ""; /* the parser's own message (e.g. files=auto, which only sion_paropen_mpi takes) */
-    if (bad)
-        snprintf(why, sizeof why, "%s", sheaf_last_error());
-    int lrank = 0, lsize = 1, bycount = pr->write && numFiles && *numFiles > 0;
-    if (pr->write && !bycount) {
+    MPI_Query_thread(level);
+    if (*level >= MPI_THREAD_FUNNELED)
+        return 0;
+    int ismain = 0;
+    return MPI_Is_thread_main(&ismain) != MPI_SUCCESS || !ismain;
+}
+
+/* This rank's own checks: 0 or a reason number for the agreement (1: mode
+ * or numFiles, 2: lComm, 3: numFiles too large); *why: the mode parser's
+ * message. lrank/lsize: the rank in lComm. */
+static int prep_local(prep *pr, const char *file_mode, const int *numFiles, const MPI_Comm *lComm, int *lrank,
+                      int *lsize, char *why, size_t whylen)
+{
+    int bad = binding_mode_parse(file_mode, &pr->write, &pr->buddy) != 0;
+    if (bad) /* the parser's own message (e.g. files=auto, which only sion_paropen_mpi takes) */
+        snprintf(why, whylen, "%s", sheaf_last_error());
+    pr->bycount = pr->write && numFiles && *numFiles > 0;
+    if (pr->write && !pr->bycount) {
         if (!numFiles)
             bad = 1;
-        else if (!lComm || *lComm == MPI_COMM_NULL || MPI_Comm_rank(*lComm, &lrank) != MPI_SUCCESS ||
-                 MPI_Comm_size(*lComm, &lsize) != MPI_SUCCESS)
+        else if (!lComm || *lComm == MPI_COMM_NULL || MPI_Comm_rank(*lComm, lrank) != MPI_SUCCESS ||
+                 MPI_Comm_size(*lComm, lsize) != MPI_SUCCESS)
             bad = 2;
     }
-    if (bycount && *numFiles > pr->size)
+    if (pr->bycount && *numFiles > pr->size)
         bad = 3;
-    if (notmain)
-        bad = 4;
-    /* one agreement: errors, thread counts, the mode and numFiles (-1: read,
-     * 0: lComm, > 0: numFiles), all as max and -min */
-    int mf = !pr->write ? -1 : bycount ? *numFiles : 0;
-    int v[6] = {bad, nthreads, -nthreads, mf, -mf, level < MPI_THREAD_FUNNELED}, r[6];
+    return bad;
+}
+
+/* One agreement over gComm: errors, thread counts, the mode and numFiles
+ * (-1: read, 0: lComm, > 0: numFiles), all as max and -min. */
+static void prep_agree(prep *pr, const char *fname, int bad, int nthreads, int mf, int below, const char *why)
+{
+    int v[6] = {bad, nthreads, -nthreads, mf, -mf, below}, r[6];
     if (MPI_Allreduce(v, r, 6, MPI_INT, MPI_MAX, pr->comm) != MPI_SUCCESS) {
         prep_fail(pr, SHEAF_E_IO, "%s: sion_paropen_ompi: %s", fname, "MPI_Allreduce failed");
         return;
@@ -604,9 +608,13 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
         binding_warn(0, "%s: sion_paropen_ompi: MPI was initialized below MPI_THREAD_FUNNELED; sheaf calls MPI from "
                      "the master thread only, which works with common MPI libraries (MPI_Init_thread with "
                      "MPI_THREAD_FUNNELED is the correct level)", fname);
-    if (pr->rc || !pr->write)
-        return;
-    if (bycount) {
+}
+
+/* A write's file split: numFiles > 0, contiguous rank ranges; else lComm,
+ * files numbered by the order of their rank-0 processes in gComm. */
+static void prep_split(prep *pr, const char *fname, const int *numFiles, const MPI_Comm *lComm, int lrank, int lsize)
+{
+    if (pr->bycount) {
         int per = pr->size / *numFiles, f = pr->rank / per;
         if (f > *numFiles - 1)
             f = *numFiles - 1;
@@ -616,7 +624,6 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
         pr->lpsize = f == *numFiles - 1 ? pr->size - (*numFiles - 1) * per : per;
         return;
     }
-    /* lComm: files numbered by the order of their rank-0 processes in gComm */
     int isroot = lrank == 0, before = 0, nf = 0;
     int rc = MPI_Exscan(&isroot, &before, 1, MPI_INT, MPI_SUM, pr->comm);
     if (pr->rank == 0)
@@ -633,6 +640,37 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
     pr->filenumber = before;
     pr->lprank = lrank;
     pr->lpsize = lsize;
+}
+
+/* Master thread: MPI checks and the file split, all agreed over gComm. */
+static void prepare(prep *pr, const char *fname, const char *file_mode, const int *numFiles, MPI_Comm gComm,
+                    const MPI_Comm *lComm, int nthreads)
+{
+    memset(pr, 0, sizeof *pr);
+    pr->comm = MPI_COMM_NULL;
+    int init = 0, level = 0;
+    MPI_Initialized(&init);
+    if (!init) {
+        prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname, "MPI is not initialized");
+        return;
+    }
+    if (gComm == MPI_COMM_NULL) {
+        prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname, "gComm is MPI_COMM_NULL");
+        return;
+    }
+    int notmain = thread_level_refused(&level);
+    pr->comm = gComm;
+    MPI_Comm_rank(pr->comm, &pr->rank);
+    MPI_Comm_size(pr->comm, &pr->size);
+    char why[512] = "";
+    int lrank = 0, lsize = 1;
+    int bad = prep_local(pr, file_mode, numFiles, lComm, &lrank, &lsize, why, sizeof why);
+    if (notmain)
+        bad = 4;
+    int mf = !pr->write ? -1 : pr->bycount ? *numFiles : 0;
+    prep_agree(pr, fname, bad, nthreads, mf, level < MPI_THREAD_FUNNELED, why);
+    if (!pr->rc && pr->write)
+        prep_split(pr, fname, numFiles, lComm, lrank, lsize);
 }
 
 int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
@@ -660,16 +698,19 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
     if (pr.rc) {
         binding_fail(pr.rc, "%s", pr.msg);
         binding_report_error(pr.rank * nt + t);
-#pragma omp master
-        {
-            if (pr.comm != MPI_COMM_NULL)
-                MPI_Comm_free(&pr.comm);
-        }
         if (team)
             team_free(team);
         return SION_ID_UNDEF;
     }
-    hy_group *g = group_make(pr.comm, team);
+    hy_group *g = group_make(pr.comm, team, 0, NULL);
+    /* how the ranks agree on reusing a cached local communicator
+     * (commcache.h); buddy splits more groups off gComm in the same open */
+    int how = pr.buddy ? CC_OFF : pr.write && pr.bycount ? CC_SAME : CC_AGREE;
+#pragma omp master
+    {
+        if (g)
+            g->cc_how = how;
+    }
     int grank = pr.rank * nt + t, gsize = pr.size * nt;
     if (globalrank)
         *globalrank = grank;
@@ -678,6 +719,11 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
                                        &ls, fileptr, newfname)
                 : SION_ID_UNDEF;
     if (sid < 0) {
+#pragma omp master
+        {
+            if (g && how != CC_OFF)
+                cc_purge(pr.comm); /* the failure is on every rank: the caches stay alike */
+        }
         group_drop(g);
         team_free(team);
         return SION_ID_UNDEF;

@@ -1,0 +1,343 @@
+/* commcache.c - the communicators of a (user communicator, file split) pair
+ * kept for the next open of the same pair (design: commcache.h). */
+#include "commcache.h"
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cc_entry {
+    cc_split key;
+    MPI_Comm comm;
+    int busy;               /* leased by an open file */
+    struct cc_cache *cache; /* NULL: not cached (freed by cc_release) */
+    cc_entry *next;
+};
+
+/* The cache of one user communicator: two lists, most recently used first
+ * (0: CC_SAME entries, 1: CC_AGREE entries), and its place in the list of
+ * every cache (for MPI_Finalize). */
+typedef struct cc_cache {
+    MPI_Comm user;
+    cc_entry *list[2];
+    struct cc_cache *next;
+} cc_cache;
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t g_mx = PTHREAD_MUTEX_INITIALIZER;
+static cc_cache *g_caches; /* every cache still attached to its user communicator */
+static int g_kv_user = MPI_KEYVAL_INVALID, g_kv_self = MPI_KEYVAL_INVALID;
+static int g_off = 1; /* set by cc_init: 0 when the cache is usable */
+
+/* ---- freeing -------------------------------------------------------------- */
+
+static void free_entries(cc_entry *e)
+{
+    while (e) {
+        cc_entry *next = e->next;
+        if (e->comm != MPI_COMM_NULL)
+            MPI_Comm_free(&e->comm);
+        free(e);
+        e = next;
+    }
+}
+
+/* Under g_mx: unlink the idle entries of list k of c and return them (the
+ * busy ones stay). */
+static cc_entry *detach_idle(cc_cache *c, int k)
+{
+    cc_entry *idle = NULL, **p = &c->list[k];
+    while (*p) {
+        cc_entry *e = *p;
+        if (e->busy) {
+            p = &e->next;
+            continue;
+        }
+        *p = e->next;
+        e->next = idle;
+        idle = e;
+    }
+    return idle;
+}
+
+/* Under g_mx: c leaves the list of caches; its busy entries are left to
+ * their open files (cc_release frees them); returns its idle entries. */
+static cc_entry *cache_detach(cc_cache *c)
+{
+    for (cc_cache **p = &g_caches; *p; p = &(*p)->next)
+        if (*p == c) {
+            *p = c->next;
+            break;
+        }
+    cc_entry *idle = NULL;
+    for (int k = 0; k < 2; k++) {
+        cc_entry *e = detach_idle(c, k);
+        while (e) {
+            cc_entry *next = e->next;
+            e->next = idle;
+            idle = e;
+            e = next;
+        }
+        for (cc_entry *b = c->list[k]; b; b = b->next)
+            b->cache = NULL;
+        c->list[k] = NULL;
+    }
+    return idle;
+}
+
+/* Delete callback of the attribute on a user communicator: it is being
+ * freed (or MPI is finalizing), and its cached communicators with it. */
+static int delete_user(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    cc_cache *c = value;
+    pthread_mutex_lock(&g_mx);
+    cc_entry *idle = cache_detach(c);
+    pthread_mutex_unlock(&g_mx);
+    free_entries(idle);
+    free(c);
+    return MPI_SUCCESS;
+}
+
+/* Delete callback of the attribute on MPI_COMM_SELF, run by MPI_Finalize
+ * before anything else: every cache still attached to a user communicator
+ * is deleted from it (the user communicators themselves stay, as MPI
+ * leaves them). */
+static int delete_self(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    for (;;) {
+        pthread_mutex_lock(&g_mx);
+        cc_cache *c = g_caches;
+        MPI_Comm user = c ? c->user : MPI_COMM_NULL;
+        pthread_mutex_unlock(&g_mx);
+        if (!c)
+            break;
+        if (MPI_Comm_delete_attr(user, g_kv_user) != MPI_SUCCESS)
+            delete_user(user, g_kv_user, c, NULL); /* not reachable through MPI any more: free it here */
+    }
+    g_off = 1;
+    MPI_Comm_free_keyval(&g_kv_user);
+    MPI_Comm_free_keyval(&g_kv_self);
+    return MPI_SUCCESS;
+}
+
+static void cc_init(void)
+{
+    const char *env = getenv("SHEAF_COMM_CACHE");
+    if (env && !strcmp(env, "0"))
+        return;
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_user, &g_kv_user, NULL) != MPI_SUCCESS)
+        return;
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_self, &g_kv_self, NULL) != MPI_SUCCESS ||
+        MPI_Comm_set_attr(MPI_COMM_SELF, g_kv_self, NULL) != MPI_SUCCESS) {
+        MPI_Comm_free_keyval(&g_kv_user);
+        if (g_kv_self != MPI_KEYVAL_INVALID)
+            MPI_Comm_free_keyval(&g_kv_self);
+        return;
+    }
+    g_off = 0;
+}
+
+/* ---- lookup and insertion ------------------------------------------------- */
+
+/* The cache of user (created, attached and listed if need be); NULL when
+ * out of memory or the attribute calls fail. Two threads never open on the
+ * same communicator at once (MPI orders its collectives), so the attribute
+ * needs no lock of its own. */
+static cc_cache *cache_of(MPI_Comm user, int create)
+{
+    void *v = NULL;
+    int flag = 0;
+    if (MPI_Comm_get_attr(user, g_kv_user, &v, &flag) != MPI_SUCCESS)
+        return NULL;
+    if (flag || !create)
+        return flag ? v : NULL;
+    cc_cache *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->user = user;
+    pthread_mutex_lock(&g_mx);
+    c->next = g_caches;
+    g_caches = c;
+    pthread_mutex_unlock(&g_mx);
+    if (MPI_Comm_set_attr(user, g_kv_user, c) != MPI_SUCCESS) {
+        pthread_mutex_lock(&g_mx);
+        cache_detach(c);
+        pthread_mutex_unlock(&g_mx);
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* An idle entry of list k for key s, now busy and first in its list; NULL
+ * when there is none (or s is not cacheable: numfiles < 0). */
+static cc_entry *take(cc_cache *c, int k, const cc_split *s)
+{
+    if (!c || s->numfiles < 0)
+        return NULL;
+    cc_entry *hit = NULL;
+    pthread_mutex_lock(&g_mx);
+    for (cc_entry **p = &c->list[k]; *p; p = &(*p)->next) {
+        cc_entry *e = *p;
+        if (!e->busy && !memcmp(&e->key, s, sizeof *s)) {
+            *p = e->next;
+            e->next = c->list[k];
+            c->list[k] = e;
+            e->busy = 1;
+            hit = e;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g_mx);
+    return hit;
+}
+
+/* A busy entry into list k of c (first); when the list is full, its least
+ * recently used idle entry is returned for freeing, or e stays out of the
+ * cache when every entry is busy. */
+static cc_entry *insert(cc_cache *c, int k, cc_entry *e)
+{
+    cc_entry *evicted = NULL;
+    pthread_mutex_lock(&g_mx);
+    int n = 0;
+    cc_entry **lastidle = NULL;
+    for (cc_entry **p = &c->list[k]; *p; p = &(*p)->next) {
+        n++;
+        if (!(*p)->busy)
+            lastidle = p;
+    }
+    if (n >= CC_MAX && lastidle) {
+        evicted = *lastidle;
+        *lastidle = evicted->next;
+        evicted->next = NULL;
+        n--;
+    }
+    if (n < CC_MAX) {
+        e->cache = c;
+        e->next = c->list[k];
+        c->list[k] = e;
+    }
+    pthread_mutex_unlock(&g_mx);
+    return evicted;
+}
+
+static int plain_split(MPI_Comm user, int color, int key, MPI_Comm *out)
+{
+    int rc = MPI_Comm_split(user, color, key, out);
+    if (rc != MPI_SUCCESS)
+        *out = MPI_COMM_NULL;
+    else if (*out != MPI_COMM_NULL)
+        MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+    return rc;
+}
+
+/* CC_AGREE: does every rank have an idle entry? One MPI_Allreduce; the
+ * entry taken goes back when not. */
+static int agree_hit(MPI_Comm user, cc_entry **e)
+{
+    int mine = *e != NULL, all = 0;
+    int rc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, user);
+    if ((rc != MPI_SUCCESS || !all) && *e) {
+        pthread_mutex_lock(&g_mx);
+        (*e)->busy = 0;
+        pthread_mutex_unlock(&g_mx);
+        *e = NULL;
+    }
+    return rc;
+}
+
+/* A miss: split; with CC_SAME one MPI_Allreduce decides on every rank
+ * whether the split worked everywhere and whether the new communicator is
+ * cached (it must be on every rank or on none). */
+static int miss(cc_cache *c, int how, const cc_split *s, MPI_Comm user, int color, int key, MPI_Comm *out,
+                cc_entry **lease)
+{
+    cc_entry *n = s->numfiles >= 0 && c ? calloc(1, sizeof *n) : NULL;
+    int rc = plain_split(user, color, key, out);
+    if (how == CC_SAME) {
+        int ok[2] = {rc == MPI_SUCCESS, n != NULL}, all[2] = {0, 0};
+        int arc = MPI_Allreduce(ok, all, 2, MPI_INT, MPI_MIN, user);
+        if (rc == MPI_SUCCESS && (arc != MPI_SUCCESS || !all[0])) {
+            if (*out != MPI_COMM_NULL)
+                MPI_Comm_free(out);
+            rc = arc != MPI_SUCCESS ? arc : MPI_ERR_OTHER;
+        }
+        if (rc == MPI_SUCCESS && !all[1]) {
+            free(n);
+            n = NULL;
+        }
+    }
+    if (rc != MPI_SUCCESS || !n) {
+        free(n);
+        return rc;
+    }
+    n->key = *s;
+    n->comm = *out;
+    n->busy = 1;
+    free_entries(insert(c, how == CC_SAME ? 0 : 1, n));
+    *lease = n;
+    return MPI_SUCCESS;
+}
+
+/* ---- the calls ------------------------------------------------------------ */
+
+int cc_split_comm(MPI_Comm user, int how, const cc_split *s, int color, int key, MPI_Comm *out, cc_entry **lease)
+{
+    *out = MPI_COMM_NULL;
+    *lease = NULL;
+    pthread_once(&g_once, cc_init);
+    if (g_off || how == CC_OFF)
+        return plain_split(user, color, key, out);
+    cc_cache *c = cache_of(user, s->numfiles >= 0);
+    int k = how == CC_SAME ? 0 : 1;
+    cc_entry *e = take(c, k, s);
+    if (how == CC_AGREE) {
+        int rc = agree_hit(user, &e);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    if (e) {
+        *out = e->comm;
+        *lease = e;
+        return MPI_SUCCESS;
+    }
+    return miss(c, how, s, user, color, key, out, lease);
+}
+
+void cc_release(cc_entry *lease, MPI_Comm comm)
+{
+    if (!lease) {
+        if (comm != MPI_COMM_NULL)
+            MPI_Comm_free(&comm);
+        return;
+    }
+    pthread_mutex_lock(&g_mx);
+    int cached = lease->cache != NULL;
+    lease->busy = 0;
+    pthread_mutex_unlock(&g_mx);
+    if (!cached) {
+        lease->next = NULL;
+        free_entries(lease);
+    }
+}
+
+void cc_purge(MPI_Comm user)
+{
+    pthread_once(&g_once, cc_init);
+    if (g_off)
+        return;
+    cc_cache *c = cache_of(user, 0);
+    if (!c)
+        return;
+    pthread_mutex_lock(&g_mx);
+    cc_entry *a = detach_idle(c, 0), *b = detach_idle(c, 1);
+    pthread_mutex_unlock(&g_mx);
+    free_entries(a);
+    free_entries(b);
+}

@@ -1,0 +1,185 @@
+/* mpi_callbacks.c - the MPI binding's callbacks for the generic layer: local
+ * groups (MPI_Comm_split of gComm, kept between opens by the communicator
+ * cache), barrier, bcast, gather(v), scatter(v) on a group's communicator,
+ * and the API object they are registered with. */
+#include "mpi_internal.h"
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_aid = -1;
+
+/* ---- callbacks ------------------------------------------------------------ */
+
+static MPI_Datatype mpi_type(int datatype)
+{
+    switch (datatype) {
+    case _SION_INT32: return MPI_INT32_T;
+    case _SION_INT64: return MPI_INT64_T;
+    case _SION_CHAR:  return MPI_CHAR;
+    default:          return MPI_DATATYPE_NULL;
+    }
+}
+
+/* The local group of a physical file: MPI_Comm_split(gComm, color = file
+ * number, key = rank in the file), from the communicator cache when this
+ * (gComm, file split) pair was opened before (commcache.h). How the ranks
+ * agree on a cache hit is the global group's cc_how, set by the open: CC_SAME
+ * for a write with numFiles > 0 (the split is a function of gComm and
+ * numFiles), CC_AGREE otherwise, CC_OFF with buddy (its extra groups are
+ * split off the same gComm in the same open). Only the first local group of
+ * an open is cached. */
+static int cb_create_lcg(void **local_group, void *global_group, int grank, int gsize, int lrank, int lsize,
+                         int filenumber, int numfiles)
+{
+    (void)grank;
+    (void)gsize;
+    mpi_group *g = global_group;
+    MPI_Comm gcomm = mpi_group_comm(g);
+    if (!local_group || gcomm == MPI_COMM_NULL)
+        return 1;
+    mpi_group *l = calloc(1, sizeof *l);
+    /* still take part in the split when out of memory, so no rank waits */
+    cc_split key = {numfiles, filenumber, lrank, lsize};
+    int how = g->cc_how;
+    g->cc_how = CC_OFF;
+    MPI_Comm comm = MPI_COMM_NULL;
+    cc_entry *lease = NULL;
+    int rc = cc_split_comm(gcomm, how, &key, filenumber >= 0 ? filenumber : MPI_UNDEFINED, lrank, &comm, &lease);
+    if (rc != MPI_SUCCESS || !l) {
+        if (rc == MPI_SUCCESS)
+            cc_release(lease, comm);
+        free(l);
+        return 1;
+    }
+    l->comm = comm;
+    l->owned = 1;
+    l->lease = lease;
+    l->sid = -1;
+    *local_group = l;
+    return 0;
+}
+
+/* The local group's communicator goes back to the cache (or is freed). */
+static int cb_free_lcg(void *local_group)
+{
+    mpi_group *l = local_group;
+    if (!l)
+        return 0;
+    if (l->owned)
+        cc_release(l->lease, l->comm);
+    free(l);
+    return 0;
+}
+
+static int cb_barrier(void *group)
+{
+    return MPI_Barrier(mpi_group_comm(group)) == MPI_SUCCESS ? 0 : 1;
+}
+
+static int cb_bcast(void *data, void *group, int datatype, int nelem, int root)
+{
+    MPI_Datatype t = mpi_type(datatype);
+    if (t == MPI_DATATYPE_NULL)
+        return 1;
+    return MPI_Bcast(data, nelem, t, root, mpi_group_comm(group)) == MPI_SUCCESS ? 0 : 1;
+}
+
+static int cb_gather(void *in, void *out, void *group, int datatype, int nelem, int root)
+{
+    MPI_Datatype t = mpi_type(datatype);
+    if (t == MPI_DATATYPE_NULL)
+        return 1;
+    return MPI_Gather(in, nelem, t, out, nelem, t, root, mpi_group_comm(group)) == MPI_SUCCESS ? 0 : 1;
+}
+
+/* Displacements (in elements) from the counts of every task of comm, on a
+ * root. NULL when a count is negative, the total does not fit an int, or
+ * out of memory. */
+static int *displacements(MPI_Comm comm, const int *counts)
+{
+    int n;
+    if (!counts || MPI_Comm_size(comm, &n) != MPI_SUCCESS)
+        return NULL;
+    int *displs = malloc((size_t)(n > 0 ? n : 1) * sizeof *displs);
+    if (!displs)
+        return NULL;
+    long long total = 0;
+    for (int i = 0; i < n; i++) {
+        if (counts[i] < 0 || total > INT_MAX) {
+            free(displs);
+            return NULL;
+        }
+        displs[i] = (int)total;
+        total += counts[i];
+    }
+    if (total > INT_MAX) {
+        free(displs);
+        return NULL;
+    }
+    return displs;
+}
+
+/* gatherv: `in` has nelem elements on every task; counts (valid on the root
+ * only) say how many arrive from each task, packed in rank order into `out`.
+ * A total above INT_MAX elements is refused on the root (non-zero return). */
+static int cb_gatherv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
+{
+    MPI_Datatype t = mpi_type(datatype);
+    MPI_Comm comm = mpi_group_comm(group);
+    int rank;
+    if (t == MPI_DATATYPE_NULL || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return 1;
+    int *displs = NULL;
+    if (rank == root && !(displs = displacements(comm, counts)))
+        return 1;
+    int rc = MPI_Gatherv(in, nelem, t, out, counts, displs, t, root, comm);
+    free(displs);
+    return rc == MPI_SUCCESS ? 0 : 1;
+}
+
+/* SIONlib's order: scatter takes the root's array first (`in`, read on the
+ * root only) and each task's destination second (`out`), as MPI_Scatter. */
+static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem, int root)
+{
+    MPI_Datatype t = mpi_type(datatype);
+    if (t == MPI_DATATYPE_NULL)
+        return 1;
+    return MPI_Scatter(in, nelem, t, out, nelem, t, root, mpi_group_comm(group)) == MPI_SUCCESS ? 0 : 1;
+}
+
+/* scatterv is the other way round in SIONlib: each task's destination is
+ * `in` (nelem elements), the root's array `out` (counts[i] for task i). */
+
+static int cb_scatterv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
+{
+    MPI_Datatype t = mpi_type(datatype);
+    MPI_Comm comm = mpi_group_comm(group);
+    int rank;
+    if (t == MPI_DATATYPE_NULL || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return 1;
+    int *displs = NULL;
+    if (rank == root && !(displs = displacements(comm, counts)))
+        return 1;
+    int rc = MPI_Scatterv(out, counts, displs, t, in, nelem, t, root, comm);
+    free(displs);
+    return rc == MPI_SUCCESS ? 0 : 1;
+}
+
+static int cb_capability(void *group) { return SION_CAPABILITY_FULL; }
+
+static const binding_callbacks g_callbacks = {
+    .create_lcg = cb_create_lcg, .free_lcg = cb_free_lcg, .barrier = cb_barrier, .bcast = cb_bcast,
+    .gather = cb_gather, .gatherv = cb_gatherv, .scatter = cb_scatter, .scatterv = cb_scatterv,
+    .gather_exec = mpi_cb_gather_exec, .exec_scatter = mpi_cb_exec_scatter, .capability = cb_capability};
+
+static void init_api(void) { g_aid = binding_create_api("sheaf_mpi", &g_callbacks); }
+
+/* The process's API id, or -1 (never created: out of memory). */
+int mpi_api_id(void)
+{
+    pthread_once(&g_once, init_api);
+    return g_aid;
+}
+
