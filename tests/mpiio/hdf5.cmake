@@ -44,7 +44,7 @@ endif()
 add_test(NAME mpiio.hdf5 COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/hdf5.sh ${SHEAF_MPIEXEC_WRAPPER}
          $<TARGET_FILE:hdf5_mpio> $<TARGET_FILE:hdf5_mpio_sheaf> $<TARGET_FILE:sheaf_mpiio_pmpi>
          ${_dir}/hdf5 ${_h5_mode} ${_h5dump})
-set_tests_properties(mpiio.hdf5 PROPERTIES RESOURCE_LOCK mpi TIMEOUT 180 LABELS "mpi;mpiio"
+set_tests_properties(mpiio.hdf5 PROPERTIES RESOURCE_LOCK mpi TIMEOUT 300 LABELS "mpi;mpiio"
                      FAIL_REGULAR_EXPRESSION "FAIL")
 if(_env)
   set_tests_properties(mpiio.hdf5 PROPERTIES ENVIRONMENT "${_env}")
