@@ -228,7 +228,7 @@ static void wrote(entry *e) {
 
 #define FB_PTR_N(NAME, CONST, W, COUNT_T, REQ_T, REQ)                                                 \
   int MPI_File_##NAME(MPI_File fh, CONST void *buf, COUNT_T count, MPI_Datatype t, REQ_T REQ) {       \
-    entry *e = find_fb(fh);                                                                             \
+    entry *e = find_fb(fh);                                                                          \
     ptr_to_real(e, fh);                                                                              \
     int rc = PMPI_File_##NAME(fh, buf, count, t, REQ);                                               \
     ptr_from_real(e, fh);                                                                            \
@@ -238,7 +238,7 @@ static void wrote(entry *e) {
 #define FB_AT_N(NAME, CONST, W, COUNT_T, REQ_T, REQ)                                                  \
   int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, COUNT_T count, MPI_Datatype t,   \
                       REQ_T REQ) {                                                                   \
-    entry *e = find_fb(fh);                                                                             \
+    entry *e = find_fb(fh);                                                                          \
     int rc = PMPI_File_##NAME(fh, off, buf, count, t, REQ);                                          \
     if (W) wrote(e);                                                                                 \
     return rc;                                                                                       \
@@ -312,7 +312,7 @@ int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Da
 #define FB_AT_C(NAME, CONST, W, REQ_T, REQ) FB_AT_N(NAME, CONST, W, MPI_Count, REQ_T, REQ)
 #define FB_BEGIN_PTR_C(NAME, CONST, W)                                                                \
   int MPI_File_##NAME(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype t) {               \
-    entry *e = find_fb(fh);                                                                             \
+    entry *e = find_fb(fh);                                                                          \
     ptr_to_real(e, fh);                                                                              \
     int rc = PMPI_File_##NAME(fh, buf, count, t);                                                    \
     ptr_from_real(e, fh);                                                                            \
@@ -321,7 +321,7 @@ int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Da
   }
 #define FB_BEGIN_AT_C(NAME, CONST, W)                                                                 \
   int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, MPI_Count count, MPI_Datatype t) { \
-    entry *e = find_fb(fh);                                                                             \
+    entry *e = find_fb(fh);                                                                          \
     int rc = PMPI_File_##NAME(fh, off, buf, count, t);                                               \
     if (W) wrote(e);                                                                                 \
     return rc;                                                                                       \
