@@ -36,12 +36,18 @@
 #                                                 Python C extension modules of its workloads
 #   python3-numpy                                 tests/ckpt: `sheaf ckpt extract --npy` output read
 #                                                 back with numpy.load (a real .npy reader)
+#   libhdf5-mpich-dev libhdf5-openmpi-dev         tests/mpiio (mpiio.hdf5): parallel HDF5 on its MPI-IO
+#   hdf5-tools                                    driver through libsheaf-mpiio-pmpi.so, for each MPI
+#                                                 (pkg-config hdf5-mpich / hdf5-openmpi); h5dump
+#                                                 compares the files' contents. The Open MPI one
+#                                                 switches the h5pcc alternative: set back to MPICH's
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
           clang libclang-rt-14-dev mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
           libxxhash-dev fio python3-matplotlib strace
-          libfuse3-dev fuse3 python3-dev gfortran python3-venv python3-numpy python3-pytest)
+          libfuse3-dev fuse3 python3-dev gfortran python3-venv python3-numpy python3-pytest
+          libhdf5-mpich-dev libhdf5-openmpi-dev hdf5-tools)
 
 sudo=()
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then
@@ -57,7 +63,8 @@ keep_mpich_default() {
         return 0
     fi
     for name in mpi:/usr/bin/mpicc.mpich mpirun:/usr/bin/mpirun.mpich \
-                mpi-x86_64-linux-gnu:/usr/include/x86_64-linux-gnu/mpich; do
+                mpi-x86_64-linux-gnu:/usr/include/x86_64-linux-gnu/mpich \
+                h5pcc:/usr/bin/h5pcc.mpich hdf5.pc:/usr/lib/x86_64-linux-gnu/pkgconfig/hdf5-mpi.pc; do
         target=${name#*:} name=${name%%:*}
         [ -e "$target" ] || continue
         if [ "$(update-alternatives --query "$name" 2>/dev/null | sed -n 's/^Value: //p')" != "$target" ]; then

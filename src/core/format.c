@@ -97,18 +97,10 @@ int64_t core_meta_capacity(const core_meta *m, int32_t t)
     return next - m->starts[t];
 }
 
-int core_meta_read_header(const core_src *src, core_meta *m, int require_closed)
+/* The fixed part of META1 (h: its first hl bytes): magic, endianness, versions, counts;
+ * *off: where the prefix follows. */
+static int decode_fixed_header(const core_src *src, const unsigned char *h, core_meta *m, int64_t *off)
 {
-    memset(m, 0, sizeof *m);
-    m->mapping_size = -1;
-    unsigned char h[CORE_META1_FIXED];
-    if (src->size < 52)
-        return core_fail(SHEAF_E_FORMAT, "%s: file too short (%lld bytes) to be a SIONlib container",
-                         src->name, (long long)src->size);
-    size_t hl = src->size < (int64_t)sizeof h ? (size_t)src->size : sizeof h;
-    int rc = src->pread(src->ctx, h, hl, 0);
-    if (rc)
-        return rc;
     if (memcmp(h, "sion", 4) != 0)
         return core_fail(SHEAF_E_FORMAT, "%s: not a SIONlib container (bad magic, expected \"sion\")", src->name);
     if (h[0 + 4] > 1 || h[3 + 4] != h[0 + 4] || h[1 + 4] > 1 || h[2 + 4] != h[1 + 4])
@@ -128,15 +120,14 @@ int core_meta_read_header(const core_src *src, core_meta *m, int require_closed)
     m->fsblksize = get32(h + 20, s);
     m->ntasks = get32(h + 24, s);
     m->nfiles = get32(h + 28, s);
-    int64_t off;
     if (m->format >= 3) {
         m->filenumber = get32(h + 32, s);
         m->flag1 = get64(h + 36, s);
         m->flag2 = get64(h + 44, s);
-        off = 52;
+        *off = 52;
     } else {
         m->filenumber = 0;
-        off = 32;
+        *off = 32;
     }
     if (m->fsblksize <= 0 || m->fsblksize > (1 << 30))
         return core_fail(SHEAF_E_FORMAT, "%s: invalid file system block size %d in header", src->name, m->fsblksize);
@@ -146,6 +137,13 @@ int core_meta_read_header(const core_src *src, core_meta *m, int require_closed)
     if (m->nfiles <= 0 || (m->nfiles > 1 && (m->filenumber < 0 || m->filenumber >= m->nfiles)))
         return core_fail(SHEAF_E_FORMAT, "%s: invalid file number %d of %d files in header",
                          src->name, m->filenumber, m->nfiles);
+    return 0;
+}
+
+/* From off on: prefix, global ranks, chunk sizes, maxchunks and start_of_varheader. */
+static int read_task_tables(const core_src *src, core_meta *m, int64_t off)
+{
+    int s = m->swap, rc;
     int64_t tail = off + CORE_PREFIX_LEN + 16 * (int64_t)m->ntasks + 12;
     if (tail > src->size)
         return core_fail(SHEAF_E_FORMAT, "%s: header truncated: %d tasks need %lld bytes, file has %lld",
@@ -168,6 +166,22 @@ int core_meta_read_header(const core_src *src, core_meta *m, int require_closed)
         return rc;
     m->maxchunks = get32(t12, s);
     m->start_of_varheader = get64(t12 + 4, s);
+    return 0;
+}
+
+int core_meta_read_header(const core_src *src, core_meta *m, int require_closed)
+{
+    memset(m, 0, sizeof *m);
+    m->mapping_size = -1;
+    unsigned char h[CORE_META1_FIXED];
+    if (src->size < 52)
+        return core_fail(SHEAF_E_FORMAT, "%s: file too short (%lld bytes) to be a SIONlib container",
+                         src->name, (long long)src->size);
+    size_t hl = src->size < (int64_t)sizeof h ? (size_t)src->size : sizeof h;
+    int64_t off = 0;
+    int rc = src->pread(src->ctx, h, hl, 0);
+    if (rc || (rc = decode_fixed_header(src, h, m, &off)) || (rc = read_task_tables(src, m, off)))
+        return rc;
     if ((rc = core_meta_layout(m, src->name)))
         return rc;
     if (m->start_of_varheader == 0) {
@@ -186,13 +200,11 @@ int core_meta_read_header(const core_src *src, core_meta *m, int require_closed)
     return 0;
 }
 
-int core_meta_decode_blocks(const core_src *src, core_meta *m, int64_t *end)
+/* The block count table must fit before the metadata and the size table in the file;
+ * returns in *used the most blocks any task uses. off: where the size table starts. */
+static int check_block_counts(const core_src *src, const core_meta *m, int64_t off, int64_t *used)
 {
-    int s = m->swap, rc;
-    int64_t n = m->ntasks, off = m->start_of_varheader;
-    if ((rc = read_i64s(src, off, n, s, &m->blockcount, "block count table (META2)")))
-        return rc;
-    off += 8 * n;
+    int64_t n = m->ntasks;
     /* Every block of every task lies before the metadata (block b of all tasks
      * starts at data_start + b * globalskip): a header claiming more blocks
      * than fit there is damaged. This also bounds the block size table by the
@@ -208,25 +220,23 @@ int core_meta_decode_blocks(const core_src *src, core_meta *m, int64_t *end)
     if (m->maxchunks > 0 && n > (src->size - off) / 8 / m->maxchunks)
         return core_fail(SHEAF_E_FORMAT, "%s: block size table (%d tasks x %d blocks) is truncated",
                          src->name, m->ntasks, m->maxchunks);
-    /* Only the rows of blocks some task uses are read (the table is block-major,
-     * so they come first): entries beyond a task's count are ignored anyway, and
-     * the header's maximum alone, which a sparse file can appear to hold, must
-     * not decide how much is allocated. maxchunks becomes the most blocks any task
-     * uses (SIONlib's maxusedchunks); the parts after the table are found from
-     * the header's value. */
-    int64_t used = m->maxchunks > 0 ? 1 : 0;
+    *used = m->maxchunks > 0 ? 1 : 0;
     for (int32_t t = 0; t < m->ntasks; t++) {
         int64_t bc = m->blockcount[t];
         if (bc < 0 || bc > m->maxchunks)
             return core_fail(SHEAF_E_FORMAT, "%s: task %d uses %lld blocks, header says at most %d",
                              src->name, t, (long long)bc, m->maxchunks);
-        if (bc > used)
-            used = bc;
+        if (bc > *used)
+            *used = bc;
     }
-    if ((rc = read_i64s(src, off, n * used, s, &m->blocksizes, "block size table (META2)")))
-        return rc;
-    off += 8 * n * m->maxchunks;
-    m->maxchunks = (int32_t)used;
+    return 0;
+}
+
+/* Every used block fits its chunk and ends before the block table; entries beyond a
+ * task's count become 0. */
+static int check_block_sizes(const core_src *src, core_meta *m)
+{
+    int64_t n = m->ntasks;
     for (int32_t t = 0; t < m->ntasks; t++) {
         int64_t bc = m->blockcount[t];
         int64_t cap = core_meta_capacity(m, t);
@@ -244,35 +254,66 @@ int core_meta_decode_blocks(const core_src *src, core_meta *m, int64_t *end)
                                  src->name, t, (long long)b, (long long)m->start_of_varheader);
         }
     }
-    if (m->nfiles > 1 && m->filenumber == 0) {
-        unsigned char b4[4];
-        if (off + 4 > src->size)
-            return core_fail(SHEAF_E_FORMAT, "%s: multi-file mapping missing (file 0 of %d ends at the block table)",
-                             src->name, m->nfiles);
-        if ((rc = src->pread(src->ctx, b4, 4, off)))
-            return rc;
-        int32_t ms = get32(b4, s);
-        off += 4;
-        if (ms <= 0 || ms > (src->size - off) / 8)
-            return core_fail(SHEAF_E_FORMAT, "%s: multi-file mapping size %d does not fit in the file", src->name, ms);
-        m->mapping = malloc((size_t)ms * 8);
-        if (!m->mapping)
-            return core_fail(SHEAF_E_NOMEM, "%s: out of memory reading the mapping", src->name);
-        if ((rc = src->pread(src->ctx, m->mapping, (size_t)ms * 8, off)))
-            return rc;
-        m->mapping_size = ms;
-        for (int32_t i = 0; i < 2 * ms; i++) {
-            if (s)
-                m->mapping[i] = (int32_t)core_bswap32((uint32_t)m->mapping[i]);
-        }
-        for (int32_t g = 0; g < ms; g++) {
-            int32_t fno = m->mapping[2 * g], lr = m->mapping[2 * g + 1];
-            if (fno < 0 || fno >= m->nfiles || lr < 0)
-                return core_fail(SHEAF_E_FORMAT, "%s: mapping entry %d (file %d, task %d) is invalid for %d files",
-                                 src->name, g, fno, lr, m->nfiles);
-        }
-        off += 8 * (int64_t)ms;
+    return 0;
+}
+
+/* The mapping of a multi-file set (file 0 only) at *off; *off moves past it. */
+static int decode_mapping(const core_src *src, core_meta *m, int64_t *off)
+{
+    int s = m->swap, rc;
+    unsigned char b4[4];
+    if (*off + 4 > src->size)
+        return core_fail(SHEAF_E_FORMAT, "%s: multi-file mapping missing (file 0 of %d ends at the block table)",
+                         src->name, m->nfiles);
+    if ((rc = src->pread(src->ctx, b4, 4, *off)))
+        return rc;
+    int32_t ms = get32(b4, s);
+    *off += 4;
+    if (ms <= 0 || ms > (src->size - *off) / 8)
+        return core_fail(SHEAF_E_FORMAT, "%s: multi-file mapping size %d does not fit in the file", src->name, ms);
+    m->mapping = malloc((size_t)ms * 8);
+    if (!m->mapping)
+        return core_fail(SHEAF_E_NOMEM, "%s: out of memory reading the mapping", src->name);
+    if ((rc = src->pread(src->ctx, m->mapping, (size_t)ms * 8, *off)))
+        return rc;
+    m->mapping_size = ms;
+    for (int32_t i = 0; i < 2 * ms; i++) {
+        if (s)
+            m->mapping[i] = (int32_t)core_bswap32((uint32_t)m->mapping[i]);
     }
+    for (int32_t g = 0; g < ms; g++) {
+        int32_t fno = m->mapping[2 * g], lr = m->mapping[2 * g + 1];
+        if (fno < 0 || fno >= m->nfiles || lr < 0)
+            return core_fail(SHEAF_E_FORMAT, "%s: mapping entry %d (file %d, task %d) is invalid for %d files",
+                             src->name, g, fno, lr, m->nfiles);
+    }
+    *off += 8 * (int64_t)ms;
+    return 0;
+}
+
+int core_meta_decode_blocks(const core_src *src, core_meta *m, int64_t *end)
+{
+    int s = m->swap, rc;
+    int64_t n = m->ntasks, off = m->start_of_varheader, used = 0;
+    if ((rc = read_i64s(src, off, n, s, &m->blockcount, "block count table (META2)")))
+        return rc;
+    off += 8 * n;
+    if ((rc = check_block_counts(src, m, off, &used)))
+        return rc;
+    /* Only the rows of blocks some task uses are read (the table is block-major,
+     * so they come first): entries beyond a task's count are ignored anyway, and
+     * the header's maximum alone, which a sparse file can appear to hold, must
+     * not decide how much is allocated. maxchunks becomes the most blocks any task
+     * uses (SIONlib's maxusedchunks); the parts after the table are found from
+     * the header's value. */
+    if ((rc = read_i64s(src, off, n * used, s, &m->blocksizes, "block size table (META2)")))
+        return rc;
+    off += 8 * n * m->maxchunks;
+    m->maxchunks = (int32_t)used;
+    if ((rc = check_block_sizes(src, m)))
+        return rc;
+    if (m->nfiles > 1 && m->filenumber == 0 && (rc = decode_mapping(src, m, &off)))
+        return rc;
     *end = off; /* (a serial close's 4-byte zero mapping size may follow) */
     return 0;
 }

@@ -424,80 +424,86 @@ int core_kv_iter_next(core_container *c, uint64_t *key, uint64_t *len)
     return 1;
 }
 
-int core_kv_seek(core_container *c, uint64_t key, int64_t entry, int64_t pos)
+/* sion_seek_key with SION_CURRENT_BLOCK: the key's current record (a record read to
+ * its end is no longer the current one: as in SIONlib's key manager, the key's next
+ * record is, found by scanning on if needed; after the key's last record there is
+ * none), then pos inside it (SION_CURRENT_POS: where it is). */
+static int seek_current(core_container *c, kv_task *kt, uint64_t key, int64_t pos)
 {
-    kv_task *kt = NULL;
-    int rc = read_mode(c, "sion_seek_key");
-    if (rc || (rc = get_task(c, &kt)))
-        return rc;
     const char *fn = task_fname(c);
-    if (entry == SION_CURRENT_BLOCK) {
-        int64_t k = scan_for(c, kt, key, 0, &rc);
+    int rc = 0;
+    int64_t k = scan_for(c, kt, key, 0, &rc);
+    if (rc)
+        return rc;
+    if (k < 0 || kt->keys[k].n == 0)
+        return core_fail(SHEAF_E_ARG, "%s: task %d has no record with key %llu", fn, c->cur, (unsigned long long)key);
+    kv_key *ke = &kt->keys[k];
+    for (;;) {
+        if (ke->ri < ke->n) {
+            int64_t len = kt->recs[ke->recs[ke->ri]].len;
+            if (ke->pos < len || len == 0)
+                break;
+            if (ke->ri + 1 < ke->n) {
+                ke->ri++;
+                ke->pos = 0;
+                continue;
+            }
+        }
+        int64_t have = ke->n;
+        k = scan_for(c, kt, key, have, &rc);
         if (rc)
             return rc;
-        if (k < 0 || kt->keys[k].n == 0)
-            return core_fail(SHEAF_E_ARG, "%s: task %d has no record with key %llu", fn, c->cur, (unsigned long long)key);
-        kv_key *ke = &kt->keys[k];
-        /* a record read to its end is no longer the current one: as in
-         * SIONlib's key manager, the key's next record is (found by scanning
-         * on if needed); after the key's last record there is none */
-        for (;;) {
-            if (ke->ri < ke->n) {
-                int64_t len = kt->recs[ke->recs[ke->ri]].len;
-                if (ke->pos < len || len == 0)
-                    break;
-                if (ke->ri + 1 < ke->n) {
-                    ke->ri++;
-                    ke->pos = 0;
-                    continue;
-                }
-            }
-            int64_t have = ke->n;
-            k = scan_for(c, kt, key, have, &rc);
-            if (rc)
-                return rc;
-            ke = &kt->keys[k];
-            if (ke->n == have)
-                return core_fail(SHEAF_E_ARG, "%s: task %d: all %lld records of key %llu have been read, there is no "
-                                 "current record to seek in", fn, c->cur, (long long)have, (unsigned long long)key);
-            ke->ri = have;
-            ke->pos = 0;
-        }
-        if (pos == SION_CURRENT_POS)
-            return 0;
-        int64_t len = kt->recs[ke->recs[ke->ri]].len;
-        if (pos < 0 || pos >= len) /* SIONlib: a position inside the record */
-            return core_fail(SHEAF_E_ARG, "%s: task %d: position %lld outside record %lld of key %llu (%lld bytes)",
-                             fn, c->cur, (long long)pos, (long long)ke->ri, (unsigned long long)key, (long long)len);
-        ke->pos = pos;
-        return 0;
+        ke = &kt->keys[k];
+        if (ke->n == have)
+            return core_fail(SHEAF_E_ARG, "%s: task %d: all %lld records of key %llu have been read, there is no "
+                             "current record to seek in", fn, c->cur, (long long)have, (unsigned long long)key);
+        ke->ri = have;
+        ke->pos = 0;
     }
     if (pos == SION_CURRENT_POS)
-        return core_fail(SHEAF_E_ARG, "%s: sion_seek_key: SION_CURRENT_POS is only allowed with SION_CURRENT_BLOCK", fn);
-    if (entry == SION_ABSOLUTE_POS) {
-        if (pos < 0)
-            return core_fail(SHEAF_E_ARG, "%s: sion_seek_key: negative position %lld", fn, (long long)pos);
-        int64_t cum = 0;
-        for (int64_t i = 0;; i++) {
-            int64_t k = scan_for(c, kt, key, i, &rc);
-            if (rc)
-                return rc;
-            if (k < 0)
-                return core_fail(SHEAF_E_ARG, "%s: task %d has no record with key %llu", fn, c->cur,
-                                 (unsigned long long)key);
-            kv_key *ke = &kt->keys[k];
-            if (i >= ke->n) /* no more records; SIONlib: a position inside the key's data */
-                return core_fail(SHEAF_E_ARG, "%s: task %d: position %lld not inside the %lld bytes of key %llu", fn,
-                                 c->cur, (long long)pos, (long long)cum, (unsigned long long)key);
-            int64_t len = kt->recs[ke->recs[i]].len;
-            if (pos < cum + len) {
-                ke->ri = i;
-                ke->pos = pos - cum;
-                return 0;
-            }
-            cum += len;
+        return 0;
+    int64_t len = kt->recs[ke->recs[ke->ri]].len;
+    if (pos < 0 || pos >= len) /* SIONlib: a position inside the record */
+        return core_fail(SHEAF_E_ARG, "%s: task %d: position %lld outside record %lld of key %llu (%lld bytes)",
+                         fn, c->cur, (long long)pos, (long long)ke->ri, (unsigned long long)key, (long long)len);
+    ke->pos = pos;
+    return 0;
+}
+
+/* sion_seek_key with SION_ABSOLUTE_POS: pos counts over all records of the key. */
+static int seek_absolute(core_container *c, kv_task *kt, uint64_t key, int64_t pos)
+{
+    const char *fn = task_fname(c);
+    int rc = 0;
+    if (pos < 0)
+        return core_fail(SHEAF_E_ARG, "%s: sion_seek_key: negative position %lld", fn, (long long)pos);
+    int64_t cum = 0;
+    for (int64_t i = 0;; i++) {
+        int64_t k = scan_for(c, kt, key, i, &rc);
+        if (rc)
+            return rc;
+        if (k < 0)
+            return core_fail(SHEAF_E_ARG, "%s: task %d has no record with key %llu", fn, c->cur,
+                             (unsigned long long)key);
+        kv_key *ke = &kt->keys[k];
+        if (i >= ke->n) /* no more records; SIONlib: a position inside the key's data */
+            return core_fail(SHEAF_E_ARG, "%s: task %d: position %lld not inside the %lld bytes of key %llu", fn,
+                             c->cur, (long long)pos, (long long)cum, (unsigned long long)key);
+        int64_t len = kt->recs[ke->recs[i]].len;
+        if (pos < cum + len) {
+            ke->ri = i;
+            ke->pos = pos - cum;
+            return 0;
         }
+        cum += len;
     }
+}
+
+/* sion_seek_key to record `entry` of the key, position pos inside it. */
+static int seek_entry(core_container *c, kv_task *kt, uint64_t key, int64_t entry, int64_t pos)
+{
+    const char *fn = task_fname(c);
+    int rc = 0;
     if (entry < 0)
         return core_fail(SHEAF_E_ARG, "%s: sion_seek_key: invalid entry number %lld", fn, (long long)entry);
     int64_t k = scan_for(c, kt, key, entry, &rc);
@@ -514,6 +520,22 @@ int core_kv_seek(core_container *c, uint64_t key, int64_t entry, int64_t pos)
     ke->ri = entry;
     ke->pos = pos;
     return 0;
+}
+
+int core_kv_seek(core_container *c, uint64_t key, int64_t entry, int64_t pos)
+{
+    kv_task *kt = NULL;
+    int rc = read_mode(c, "sion_seek_key");
+    if (rc || (rc = get_task(c, &kt)))
+        return rc;
+    if (entry == SION_CURRENT_BLOCK)
+        return seek_current(c, kt, key, pos);
+    if (pos == SION_CURRENT_POS)
+        return core_fail(SHEAF_E_ARG, "%s: sion_seek_key: SION_CURRENT_POS is only allowed with SION_CURRENT_BLOCK",
+                         task_fname(c));
+    if (entry == SION_ABSOLUTE_POS)
+        return seek_absolute(c, kt, key, pos);
+    return seek_entry(c, kt, key, entry, pos);
 }
 
 static int full_scan(core_container *c, kv_task *kt)

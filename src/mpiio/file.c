@@ -203,9 +203,10 @@ static int check_filetype(sheaf_file fh, const mio_flat *ft, int64_t esize) {
                          "monotonically increasing (segment %zu at %lld)", fh->path, i, (long long)ft->seg[i].off);
     end = ft->seg[i].off + ft->seg[i].len;
   }
-  if (end > ft->extent)
-    return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: set_view: filetype data (to byte %lld) beyond its extent %lld: "
-                       "tiles would overlap", fh->path, (long long)end, (long long)ft->extent);
+  /* a tile spans [lb, lb + extent): HDF5's hindexed filetypes start past 0 */
+  if (end > ft->lb + ft->extent)
+    return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: set_view: filetype data (to byte %lld) beyond its upper bound "
+                       "%lld: tiles would overlap", fh->path, (long long)end, (long long)(ft->lb + ft->extent));
   return 0;
 }
 

@@ -22,7 +22,19 @@ static int mem_contiguous(MPI_Datatype t, int count, MPI_Aint *lb) {
   MPI_Type_get_true_extent(t, &tlb, &text);
   MPI_Type_get_extent(t, &elb, &eext);
   *lb = tlb;
-  return (MPI_Aint)size == text && (count <= 1 || eext == text);
+  if ((MPI_Aint)size != text || (count > 1 && eext != text)) return 0;
+  /* size == true extent also holds for a permutation of the bytes (HDF5's
+   * memory types for chunked collective I/O are): in order only if the
+   * flattened type's segments follow each other */
+  int ni, na, nd, comb;
+  if (MPI_Type_get_envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb == MPI_COMBINER_NAMED) return 1;
+  mio_flat f;
+  memset(&f, 0, sizeof f);
+  char e[128];
+  int inorder = mio_flatten(t, &f, e, sizeof e) == 0;
+  for (size_t i = 1; inorder && i < f.n; i++) inorder = f.seg[i].off == f.seg[i - 1].off + f.seg[i - 1].len;
+  mio_flat_free(&f);
+  return inorder;
 }
 
 /* validate, stage and map one request; on error the message is in fh->err */

@@ -24,14 +24,27 @@
 #include "sheaf_mpiio.h"
 
 #define MAXF 256
-typedef struct entry { MPI_File real; sheaf_file sf; int rank; char name[256]; } entry;
+/* served: MPI_File_* calls sheaf answered; fellback: calls passed to the real
+ * handle of a taken-over file (SHEAF_MPIIO_REPORT prints rank 0's) */
+typedef struct entry { MPI_File real; sheaf_file sf; int rank; char name[256]; unsigned long served, fellback; } entry;
 static entry table[MAXF];
 
-static entry *find(MPI_File f) {
+static entry *lookup(MPI_File f) {
   if (f == MPI_FILE_NULL) return NULL;
   for (int i = 0; i < MAXF; i++)
     if (table[i].sf && table[i].real == f) return &table[i];
   return NULL;
+}
+/* find: a call sheaf serves when the file is taken over; find_fb: one that falls back */
+static entry *find(MPI_File f) {
+  entry *e = lookup(f);
+  if (e) e->served++;
+  return e;
+}
+static entry *find_fb(MPI_File f) {
+  entry *e = lookup(f);
+  if (e) e->fellback++;
+  return e;
 }
 
 static int to_mpi(entry *e, int rc) {
@@ -82,6 +95,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
   table[slot].real = *fh;
   table[slot].sf = sf;
   MPI_Comm_rank(comm, &table[slot].rank);
+  table[slot].served = 1, table[slot].fellback = 0;
   snprintf(table[slot].name, sizeof table[slot].name, "%s", filename);
   return MPI_SUCCESS;
 }
@@ -90,8 +104,9 @@ static void report(entry *e) {
   if (e->rank != 0 || !getenv("SHEAF_MPIIO_REPORT")) return;
   sheaf_mpiio_stats st;
   sheaf_file_stats(e->sf, &st);
-  fprintf(stderr, "sheaf-mpiio: %s served by sheaf (%llu collective calls, %llu rounds, %d aggregators)\n", e->name,
-          (unsigned long long)st.coll_calls, (unsigned long long)st.rounds_total, st.naggs);
+  fprintf(stderr, "sheaf-mpiio: %s served by sheaf (%llu collective calls, %llu rounds, %d aggregators; "
+          "rank 0's MPI_File calls: %lu served, %lu fell back)\n", e->name, (unsigned long long)st.coll_calls,
+          (unsigned long long)st.rounds_total, st.naggs, e->served, e->fellback);
 }
 
 /* give the file back to the real handle for good (collective) */
@@ -213,7 +228,7 @@ static void wrote(entry *e) {
 
 #define FB_PTR_N(NAME, CONST, W, COUNT_T, REQ_T, REQ)                                                 \
   int MPI_File_##NAME(MPI_File fh, CONST void *buf, COUNT_T count, MPI_Datatype t, REQ_T REQ) {       \
-    entry *e = find(fh);                                                                             \
+    entry *e = find_fb(fh);                                                                          \
     ptr_to_real(e, fh);                                                                              \
     int rc = PMPI_File_##NAME(fh, buf, count, t, REQ);                                               \
     ptr_from_real(e, fh);                                                                            \
@@ -223,7 +238,7 @@ static void wrote(entry *e) {
 #define FB_AT_N(NAME, CONST, W, COUNT_T, REQ_T, REQ)                                                  \
   int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, COUNT_T count, MPI_Datatype t,   \
                       REQ_T REQ) {                                                                   \
-    entry *e = find(fh);                                                                             \
+    entry *e = find_fb(fh);                                                                          \
     int rc = PMPI_File_##NAME(fh, off, buf, count, t, REQ);                                          \
     if (W) wrote(e);                                                                                 \
     return rc;                                                                                       \
@@ -248,21 +263,21 @@ FB_AT(iwrite_at_all, const, 1, MPI_Request *, req)
 /* shared and ordered pointers: sheaf has none, the real handle keeps them */
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype t, MPI_Status *st) {
   int rc = PMPI_File_write_shared(fh, buf, count, t, st);
-  wrote(find(fh));
+  wrote(find_fb(fh));
   return rc;
 }
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype t, MPI_Status *st) {
   int rc = PMPI_File_write_ordered(fh, buf, count, t, st);
-  wrote(find(fh));
+  wrote(find_fb(fh));
   return rc;
 }
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype t, MPI_Request *req) {
   int rc = PMPI_File_iwrite_shared(fh, buf, count, t, req);
-  wrote(find(fh));
+  wrote(find_fb(fh));
   return rc;
 }
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype t) {
-  entry *e = find(fh);
+  entry *e = find_fb(fh);
   ptr_to_real(e, fh);
   int rc = PMPI_File_write_all_begin(fh, buf, count, t);
   ptr_from_real(e, fh);
@@ -270,7 +285,7 @@ int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Dataty
   return rc;
 }
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype t) {
-  entry *e = find(fh);
+  entry *e = find_fb(fh);
   ptr_to_real(e, fh);
   int rc = PMPI_File_read_all_begin(fh, buf, count, t);
   ptr_from_real(e, fh);
@@ -278,12 +293,12 @@ int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype t) {
 }
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype t) {
   int rc = PMPI_File_write_at_all_begin(fh, off, buf, count, t);
-  wrote(find(fh));
+  wrote(find_fb(fh));
   return rc;
 }
 int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype t) {
   int rc = PMPI_File_write_ordered_begin(fh, buf, count, t);
-  wrote(find(fh));
+  wrote(find_fb(fh));
   return rc;
 }
 
@@ -297,7 +312,7 @@ int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Da
 #define FB_AT_C(NAME, CONST, W, REQ_T, REQ) FB_AT_N(NAME, CONST, W, MPI_Count, REQ_T, REQ)
 #define FB_BEGIN_PTR_C(NAME, CONST, W)                                                                \
   int MPI_File_##NAME(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype t) {               \
-    entry *e = find(fh);                                                                             \
+    entry *e = find_fb(fh);                                                                          \
     ptr_to_real(e, fh);                                                                              \
     int rc = PMPI_File_##NAME(fh, buf, count, t);                                                    \
     ptr_from_real(e, fh);                                                                            \
@@ -306,7 +321,7 @@ int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Da
   }
 #define FB_BEGIN_AT_C(NAME, CONST, W)                                                                 \
   int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, MPI_Count count, MPI_Datatype t) { \
-    entry *e = find(fh);                                                                             \
+    entry *e = find_fb(fh);                                                                          \
     int rc = PMPI_File_##NAME(fh, off, buf, count, t);                                               \
     if (W) wrote(e);                                                                                 \
     return rc;                                                                                       \
@@ -333,22 +348,22 @@ FB_BEGIN_AT_C(write_at_all_begin_c, const, 1)
 /* shared and ordered pointers: the real handle keeps them; writes drop the caches */
 int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Status *st) {
   int rc = PMPI_File_write_shared_c(fh, buf, count, t, st);
-  wrote(find(fh));
+  wrote(find_fb(fh));
   return rc;
 }
 int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Status *st) {
   int rc = PMPI_File_write_ordered_c(fh, buf, count, t, st);
-  wrote(find(fh));
+  wrote(find_fb(fh));
   return rc;
 }
 int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Request *req) {
   int rc = PMPI_File_iwrite_shared_c(fh, buf, count, t, req);
-  wrote(find(fh));
+  wrote(find_fb(fh));
   return rc;
 }
 int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype t) {
   int rc = PMPI_File_write_ordered_begin_c(fh, buf, count, t);
-  wrote(find(fh));
+  wrote(find_fb(fh));
   return rc;
 }
 #endif
