@@ -7,9 +7,10 @@
  * Deadlock freedom: a rank holds at most one page lock while it waits on
  * anything but the file system and the target of a one-sided operation (the
  * atomic mode holds several, taken in ascending page order, and never waits
- * for a slot). A free slot is reserved (evicting, one victim lock at a time)
- * before the accessed page is locked; pinned victims are skipped and a rank
- * whose every slot is pinned waits holding no lock, making MPI progress. */
+ * for a slot). A miss that finds no free slot releases the page's lock,
+ * evicts (one victim lock at a time) and looks the page up again; pinned
+ * victims are skipped and a rank whose every slot is pinned waits holding no
+ * lock, making MPI progress. */
 #include <stdlib.h>
 #include <string.h>
 #include "dache_impl.h"
@@ -26,6 +27,32 @@ int d_unlock(dache *d, int64_t pg, int rc) {
   if (r2 && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_EMPI, "%s: DACHe: unlock of page %lld: %s", d->fh->path,
                                   (long long)pg, sheaf_lock_last_error());
   return rc;
+}
+
+static int hslot(const dache *d, int64_t pg) { return (int)((uint64_t)pg * 0x9e3779b97f4a7c15ull >> 40) & d->hmask; }
+
+int d_find(const dache *d, int64_t pg) {
+  for (int s = d->head[hslot(d, pg)]; s >= 0; s = d->next[s])
+    if (d->tag[s] == pg) return s;
+  return -1;
+}
+
+static void map_add(dache *d, int s, int64_t pg) {
+  int h = hslot(d, pg);
+  d->tag[s] = pg;
+  d->ldlo[s] = d->ldhi[s] = 0;
+  d->next[s] = d->head[h];
+  d->head[h] = s;
+}
+
+void d_drop_slot(dache *d, int s) {
+  if (d->tag[s] < 0) return;
+  int *pp = &d->head[hslot(d, d->tag[s])];
+  while (*pp >= 0 && *pp != s) pp = &d->next[*pp];
+  if (*pp == s) *pp = d->next[s];
+  d->tag[s] = -1;
+  d->ldlo[s] = d->ldhi[s] = 0;
+  d->freel[d->nfree++] = s;
 }
 
 /* through the client cache of the backend (the NFS-like fixture keeps
@@ -59,20 +86,22 @@ static int evict(dache *d, int v, int *freed) {
   rc = dm_get(d, pg, m);
   if (!rc && (m[DM_OWNER] != d->rank || m[DM_SLOT] != v)) {
     if (d->broken) {  /* single-copy logic disabled (test): another copy took the entry over */
-      d->tag[v] = -1;
+      d_drop_slot(d, v);
       *freed = 1;
       return d_unlock(d, pg, 0);
     }
     rc = proto(d, pg, m, "evicting");
   }
   if (!rc && m[DM_PIN] > 0) return d_unlock(d, pg, 0);
-  if (!rc && m[DM_DHI] > m[DM_DLO]) rc = d_writeback(d, pg, v, m[DM_DLO], m[DM_DHI]);
+  int32_t lo = m[DM_DLO], hi = m[DM_DHI];
+  d_union(&lo, &hi, d->ldlo[v], d->ldhi[v]);  /* remote writers' bytes and this rank's own */
+  if (!rc && hi > lo) rc = d_writeback(d, pg, v, lo, hi);
   if (!rc) {
     int32_t e[DM_INTS] = {DM_NONE, DM_NONE, 0, 0};
     rc = dm_put(d, pg, e);
   }
   if (!rc) {
-    d->tag[v] = -1;
+    d_drop_slot(d, v);
     d->st.evictions++;
     d->fh->stats.cache_evictions++;
     *freed = 1;
@@ -80,21 +109,19 @@ static int evict(dache *d, int v, int *freed) {
   return d_unlock(d, pg, rc);
 }
 
-/* a free local slot, evicting least recently used unpinned pages */
-static int reserve(dache *d, int *out) {
+/* free one local slot (holding no lock): the least recently used unpinned page */
+static int make_free(dache *d) {
   for (;;) {
-    for (int s = 0; s < d->nslots; s++)
-      if (d->tag[s] < 0) { *out = s; return 0; }
+    if (d->nfree > 0) return 0;
     uint64_t floor = 0;
     for (int tries = 0; tries < d->nslots; tries++) {
       int v = -1;
       for (int s = 0; s < d->nslots; s++)
-        if (d->used[s] >= floor && (v < 0 || d->used[s] < d->used[v])) v = s;
+        if (d->tag[s] >= 0 && d->used[s] >= floor && (v < 0 || d->used[s] < d->used[v])) v = s;
       if (v < 0) break;
       floor = d->used[v] + 1;
       int freed = 0, rc = evict(d, v, &freed);
-      if (rc) return rc;
-      if (freed) { *out = v; return 0; }
+      if (rc || freed) return rc;
     }
     d->st.pin_waits++;  /* every slot pinned by remote accessors: wait holding nothing */
     d_relax(d);
@@ -102,11 +129,8 @@ static int reserve(dache *d, int *out) {
 }
 
 static int grow(int32_t *m, int64_t a, int64_t n) {
-  int32_t lo = (int32_t)a, hi = (int32_t)(a + n);
-  if (m[DM_DHI] > m[DM_DLO]) {
-    if (m[DM_DLO] < lo) lo = m[DM_DLO];
-    if (m[DM_DHI] > hi) hi = m[DM_DHI];
-  }
+  int32_t lo = m[DM_DLO], hi = m[DM_DHI];
+  d_union(&lo, &hi, (int32_t)a, (int32_t)(a + n));
   if (lo == m[DM_DLO] && hi == m[DM_DHI]) return 0;
   m[DM_DLO] = lo;
   m[DM_DHI] = hi;
@@ -114,6 +138,7 @@ static int grow(int32_t *m, int64_t a, int64_t n) {
 }
 
 static void local_copy(dache *d, int s, int64_t a, int64_t n, char *buf, int is_write) {
+  if (is_write) d_union(&d->ldlo[s], &d->ldhi[s], (int32_t)a, (int32_t)(a + n));
   ds_sync(d);
   if (is_write) memcpy(ds_local(d, s) + a, buf, (size_t)n);
   else memcpy(buf, ds_local(d, s) + a, (size_t)n);
@@ -126,43 +151,51 @@ static int valid_loc(dache *d, const int32_t *m) {
          (m[DM_OWNER] != d->rank || d->tag[m[DM_SLOT]] >= 0);
 }
 
-/* miss under the lock: load the page into free slot s, copy, publish */
-static int insert(dache *d, int64_t pg, int s, int64_t a, int64_t n, char *buf, int is_write) {
-  int rc = 0;
+/* miss under the lock: load the page into a free slot, copy, publish */
+static int insert(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, int is_write) {
+  int rc = 0, s = d->freel[d->nfree - 1];
   if (!(is_write && n == d->page)) {
     rc = push(d, pg * d->page, d->page);
     if (!rc) rc = mio_fs_read(&d->fh->be, ds_local(d, s), d->page, pg * d->page);
   }
   if (rc) return rc;
-  local_copy(d, s, a, n, buf, is_write);
   int32_t m[DM_INTS] = {d->rank, s, 0, 0};
-  if (is_write) grow(m, a, n);
   rc = dm_put(d, pg, m);
-  if (!rc) d->tag[s] = pg;
+  if (rc) return rc;
+  d->nfree--;
+  map_add(d, s, pg);
+  local_copy(d, s, a, n, buf, is_write);
   d->st.misses++;
   d->fh->stats.cache_misses++;
   return rc;
 }
 
-/* bytes [a, a+n) of page pg, the six steps of Coloma §5.2 plus pinning */
+/* bytes [a, a+n) of page pg: the six steps of Coloma §5.2 plus pinning. A
+ * page this rank caches is found in its own slot map without the lock (only
+ * this rank inserts into or evicts from its slots, and every other rank finds
+ * it through the entry, which names this rank). */
 static int access_page(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, int is_write) {
-  int s, rc = reserve(d, &s);
-  if (rc || (rc = d_lock(d, pg))) return rc;
-  int32_t m[DM_INTS];
-  rc = dm_get(d, pg, m);
-  if (!rc && d->broken) m[DM_OWNER] = DM_NONE;  /* test: lookups always miss */
-  if (rc) return d_unlock(d, pg, rc);
-  if (m[DM_OWNER] == DM_NONE) return d_unlock(d, pg, insert(d, pg, s, a, n, buf, is_write));
-  if (!valid_loc(d, m) || (m[DM_OWNER] == d->rank && d->tag[m[DM_SLOT]] != pg))
-    return d_unlock(d, pg, proto(d, pg, m, "lookup"));
-  int grew = is_write && grow(m, a, n);
-  if (m[DM_OWNER] == d->rank) {  /* local hit: only this rank evicts its slots */
-    rc = d_unlock(d, pg, grew ? dm_put(d, pg, m) : 0);
-    if (!rc) local_copy(d, m[DM_SLOT], a, n, buf, is_write);
+  int s = d->broken ? -1 : d_find(d, pg);  /* broken (test): lookups always miss */
+  if (s >= 0) {
+    local_copy(d, s, a, n, buf, is_write);
     d->st.local_hits++;
     d->fh->stats.cache_hits++;
-    return rc;
+    return 0;
   }
+  int32_t m[DM_INTS];
+  int rc;
+  for (;;) {
+    if ((rc = d_lock(d, pg)) != 0) return rc;
+    rc = dm_get(d, pg, m);
+    if (!rc && d->broken) m[DM_OWNER] = DM_NONE;
+    if (rc || m[DM_OWNER] != DM_NONE) break;
+    if (d->nfree > 0) return d_unlock(d, pg, insert(d, pg, a, n, buf, is_write));
+    /* a miss with every slot taken: evict holding no lock, then look again */
+    if ((rc = d_unlock(d, pg, 0)) != 0 || (rc = make_free(d)) != 0) return rc;
+  }
+  if (rc) return d_unlock(d, pg, rc);
+  if (!valid_loc(d, m) || m[DM_OWNER] == d->rank) return d_unlock(d, pg, proto(d, pg, m, "lookup"));
+  int grew = is_write && grow(m, a, n);
   rc = dm_pin(d, pg, 1);  /* remote hit: pinned, the owner cannot evict it */
   if (!rc && grew) rc = dm_put(d, pg, m);
   rc = d_unlock(d, pg, rc);
@@ -193,7 +226,7 @@ static int access_locked(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, 
     return rc ? rc : mio_fs_read(&d->fh->be, buf, n, off);
   }
   if (!valid_loc(d, m)) return proto(d, pg, m, "atomic access");
-  if (is_write && grow(m, a, n) && (rc = dm_put(d, pg, m)) != 0) return rc;
+  if (m[DM_OWNER] != d->rank && is_write && grow(m, a, n) && (rc = dm_put(d, pg, m)) != 0) return rc;
   if (m[DM_OWNER] == d->rank) {
     d->st.local_hits++;
     local_copy(d, m[DM_SLOT], a, n, buf, is_write);
@@ -274,16 +307,35 @@ static void c_destroy(mio_cache *c) {
   dwin_free(d);
   free(d->tag);
   free(d->used);
+  free(d->ldlo);
+  free(d->ldhi);
+  free(d->head);
+  free(d->next);
+  free(d->freel);
   free(d);
   c->priv = NULL;
 }
 static const mio_cache_ops dache_ops = {"dache", c_read, c_write, c_flush, c_invalidate, c_destroy};
 
 static int setup(dache *d, const mio_dache_cfg *cfg) {
-  d->tag = malloc(sizeof(int64_t) * (size_t)d->nslots);
-  d->used = calloc((size_t)d->nslots, sizeof(uint64_t));
-  int rc = d->tag && d->used ? 0 : mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", d->fh->path);
-  for (int s = 0; !rc && s < d->nslots; s++) d->tag[s] = -1;
+  size_t ns = (size_t)d->nslots, nh = 1;
+  while (nh < 2 * ns) nh *= 2;
+  d->hmask = (int)nh - 1;
+  d->tag = malloc(sizeof(int64_t) * ns);
+  d->used = calloc(ns, sizeof(uint64_t));
+  d->ldlo = calloc(ns, sizeof(int32_t));
+  d->ldhi = calloc(ns, sizeof(int32_t));
+  d->head = malloc(sizeof(int) * nh);
+  d->next = malloc(sizeof(int) * ns);
+  d->freel = malloc(sizeof(int) * ns);
+  int rc = d->tag && d->used && d->ldlo && d->ldhi && d->head && d->next && d->freel
+               ? 0 : mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", d->fh->path);
+  for (size_t h = 0; !rc && h < nh; h++) d->head[h] = -1;
+  for (int s = 0; !rc && s < d->nslots; s++) {
+    d->tag[s] = -1;
+    d->freel[s] = d->nslots - 1 - s;
+  }
+  if (!rc) d->nfree = d->nslots;
   sheaf_lock_opts o;
   sheaf_lock_opts_init(&o);
   o.kind = (sheaf_lock_kind)cfg->lock_kind;

@@ -20,9 +20,20 @@ typedef struct dache {
   char *slot_base;
   char **slot_peer;             /* shm: every rank's slots */
   int64_t *tag;                 /* per local slot: the page cached there, -1 free */
+  int32_t *ldlo, *ldhi;         /* per local slot: bytes this rank wrote (remote writers: the entry's range) */
   uint64_t *used, tick;         /* LRU */
+  int *head, *next, hmask;      /* local page -> slot map (chained hash over the slots) */
+  int *freel, nfree;            /* free local slots */
   mio_dache_stats st;
 } dache;
+
+/* [lo, hi) |= [lo2, hi2) (empty when hi <= lo) */
+static inline void d_union(int32_t *lo, int32_t *hi, int32_t lo2, int32_t hi2) {
+  if (hi2 <= lo2) return;
+  if (*hi <= *lo) { *lo = lo2; *hi = hi2; return; }
+  if (lo2 < *lo) *lo = lo2;
+  if (hi2 > *hi) *hi = hi2;
+}
 
 /* dache_win.c */
 int dwin_create(dache *d);
@@ -36,6 +47,8 @@ int ds_xfer(dache *d, int owner, int slot, int64_t in, int64_t n, char *buf, int
 void d_relax(dache *d);
 
 /* dache.c */
+int d_find(const dache *d, int64_t pg);     /* local slot caching pg, or -1 */
+void d_drop_slot(dache *d, int s);         /* slot s is free again (map, free list) */
 int d_lock(dache *d, int64_t pg);
 int d_unlock(dache *d, int64_t pg, int rc);
 /* write bytes [lo, hi) of local slot s (page pg) to the file and push them

@@ -58,9 +58,12 @@ int d_flush(dache *d) {
     e->pg = d->tag[s];
     e->slot = s;
     rc = dm_get(d, e->pg, e->m);
-    if (rc || e->m[DM_OWNER] != d->rank || e->m[DM_SLOT] != s || e->m[DM_DHI] <= e->m[DM_DLO]) continue;
-    e->off = e->pg * d->page + e->m[DM_DLO];
-    e->len = e->m[DM_DHI] - e->m[DM_DLO];
+    if (rc || e->m[DM_OWNER] != d->rank || e->m[DM_SLOT] != s) continue;
+    int32_t lo = e->m[DM_DLO], hi = e->m[DM_DHI];  /* remote writers' range and this rank's own */
+    d_union(&lo, &hi, d->ldlo[s], d->ldhi[s]);
+    if (hi <= lo) continue;
+    e->off = e->pg * d->page + lo;
+    e->len = hi - lo;
     n++;
   }
   if (!rc && n) {
@@ -69,6 +72,7 @@ int d_flush(dache *d) {
   }
   for (size_t i = 0; !rc && i < n; i++) {
     v[i].m[DM_DLO] = v[i].m[DM_DHI] = 0;
+    d->ldlo[v[i].slot] = d->ldhi[v[i].slot] = 0;
     rc = dm_put(d, v[i].pg, v[i].m);
   }
   free(v);
@@ -84,7 +88,7 @@ int d_invalidate(dache *d) {
     int32_t e[DM_INTS] = {DM_NONE, DM_NONE, 0, 0};
     int r = dm_put(d, d->tag[s], e);
     if (r && !rc) rc = r;
-    d->tag[s] = -1;
+    d_drop_slot(d, s);
   }
   MPI_Barrier(d->comm);
   return rc;

@@ -1,6 +1,6 @@
 /* dache_test.c - tests of DACHe (sheaf_cache=dache, src/mpiio/dache*.c).
  *
- *   coherence DIR PROGRESS LOCK SLOTS [broken]
+ *   coherence DIR PROGRESS LOCK SLOTS [broken | EPOCHS (default 40)]
  *       P ranks run a global schedule every rank derives from one seed:
  *       epochs of random small independent reads and writes (overlapping
  *       earlier epochs' bytes, straddling 64-byte pages, byte-disjoint from
@@ -137,7 +137,7 @@ static void coll_epoch(sheaf_file fh, int e, uint64_t *seed, unsigned char *mode
   MPI_Type_free(&ft);
 }
 
-static int test_coherence(const char *dir, const char *progress, const char *lock, int slots, int broken) {
+static int test_coherence(const char *dir, const char *progress, const char *lock, int slots, int broken, int epochs) {
   char path[512], hints[512];
   snprintf(path, sizeof path, "%s/dache-coh-%s-%s-%d-%d", dir, progress, lock, np, broken);
   if (me == 0) remove(path);
@@ -155,7 +155,7 @@ static int test_coherence(const char *dir, const char *progress, const char *loc
   op ops[KOPS * 64];
   uint64_t seed = 0x5eed0018u;
   int64_t viol = 0;
-  for (int e = 0; e < EPOCHS; e++) {
+  for (int e = 0; e < epochs; e++) {
     if (e % 5 == 4) coll_epoch(fh, e, &seed, model, broken);
     else {
       gen_epoch(&seed, ops);
@@ -313,8 +313,10 @@ int main(int argc, char **argv) {
       return 77;
     }
     int broken = argc > 6 && !strcmp(argv[6], "broken");
+    int epochs = argc > 6 && !broken ? atoi(argv[6]) : EPOCHS;
     if (broken) setenv("SHEAF_DACHE_BREAK", "1", 1);
-    rc = test_coherence(argv[2], progress, argc > 4 ? argv[4] : "mcs", argc > 5 ? atoi(argv[5]) : 3, broken);
+    if (epochs < 5 || epochs > 1000) epochs = EPOCHS;
+    rc = test_coherence(argv[2], progress, argc > 4 ? argv[4] : "mcs", argc > 5 ? atoi(argv[5]) : 3, broken, epochs);
   } else if (!strcmp(mode, "atomic")) {
     rc = test_atomic(argv[2]);
   } else if (!strcmp(mode, "errors")) {
