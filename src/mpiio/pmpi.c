@@ -2,7 +2,10 @@
  * MPI-IO programs, through the MPI profiling interface.
  *
  * MPI_File_open takes a file over when its info has sheaf_cache=pfr (or
- * nocache/none) or the environment has SHEAF_MPIIO=pfr. The real MPI-IO
+ * nocache/none/dache) or the environment has SHEAF_MPIIO=pfr or dache. On a
+ * dache file the blocking independent reads and writes (read, write, read_at,
+ * write_at) go through sheaf as well (DACHe is coherent for them); the other
+ * fallbacks below stay on the real handle. The real MPI-IO
  * handle is opened too, with the same view kept on it, and is the handle
  * the program sees: the calls sheaf implements (open/close, set_view, read/
  * write _all and _at_all, seek, get_position, sync, get_size, set_size,
@@ -24,7 +27,7 @@
 #include "sheaf_mpiio.h"
 
 #define MAXF 256
-typedef struct entry { MPI_File real; sheaf_file sf; int rank; char name[256]; } entry;
+typedef struct entry { MPI_File real; sheaf_file sf; int rank, dache; char name[256]; } entry;
 static entry table[MAXF];
 
 static entry *find(MPI_File f) {
@@ -50,10 +53,23 @@ static int wanted(MPI_Info info) {
   int flag = 0;
   if (info != MPI_INFO_NULL) {
     MPI_Info_get(info, "sheaf_cache", MPI_MAX_INFO_VAL, v, &flag);
-    if (flag) return strcmp(v, "pfr") == 0 || strcmp(v, "nocache") == 0 || strcmp(v, "none") == 0;
+    if (flag) return strcmp(v, "pfr") == 0 || strcmp(v, "nocache") == 0 || strcmp(v, "none") == 0 ||
+                     strcmp(v, "dache") == 0;
   }
   const char *env = getenv("SHEAF_MPIIO");
-  return env && strcmp(env, "pfr") == 0;
+  return env && (strcmp(env, "pfr") == 0 || strcmp(env, "dache") == 0);
+}
+
+/* DACHe serves independent calls too (its cache is coherent) */
+static int wants_dache(MPI_Info info) {
+  char v[MPI_MAX_INFO_VAL + 1];
+  int flag = 0;
+  if (info != MPI_INFO_NULL) {
+    MPI_Info_get(info, "sheaf_cache", MPI_MAX_INFO_VAL, v, &flag);
+    if (flag) return strcmp(v, "dache") == 0;
+  }
+  const char *env = getenv("SHEAF_MPIIO");
+  return env && strcmp(env, "dache") == 0;
 }
 
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
@@ -65,7 +81,9 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
   MPI_Info mine;
   if (info != MPI_INFO_NULL) MPI_Info_dup(info, &mine);
   else MPI_Info_create(&mine);
-  MPI_Info_set(mine, "sheaf_write_through", "true");
+  int dache = wants_dache(info);
+  if (dache) MPI_Info_set(mine, "sheaf_cache", "dache");
+  else MPI_Info_set(mine, "sheaf_write_through", "true");
   /* the real open created the file; delete-on-close is the real handle's */
   int samode = amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN |
                          MPI_MODE_SEQUENTIAL);
@@ -81,6 +99,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
   }
   table[slot].real = *fh;
   table[slot].sf = sf;
+  table[slot].dache = dache;
   MPI_Comm_rank(comm, &table[slot].rank);
   snprintf(table[slot].name, sizeof table[slot].name, "%s", filename);
   return MPI_SUCCESS;
@@ -230,12 +249,40 @@ static void wrote(entry *e) {
   }
 #define FB_PTR(NAME, CONST, W, REQ_T, REQ) FB_PTR_N(NAME, CONST, W, int, REQ_T, REQ)
 #define FB_AT(NAME, CONST, W, REQ_T, REQ) FB_AT_N(NAME, CONST, W, int, REQ_T, REQ)
-/* independent I/O would break the single owner of a realm: the real handle
- * does it (the written bytes drop every cache at the next collective call) */
-FB_PTR(read, NOCONST, 0, MPI_Status *, st)
-FB_PTR(write, const, 1, MPI_Status *, st)
-FB_AT(read_at, NOCONST, 0, MPI_Status *, st)
-FB_AT(write_at, const, 1, MPI_Status *, st)
+/* blocking independent I/O: through DACHe on a dache file; otherwise it would
+ * break the single owner of a realm: the real handle does it (the written
+ * bytes drop every cache at the next collective call) */
+#define IND_PTR(NAME, SHEAF, CONST, W)                                                                \
+  int MPI_File_##NAME(MPI_File fh, CONST void *buf, int count, MPI_Datatype t, MPI_Status *st) {     \
+    entry *e = find(fh);                                                                             \
+    if (e && e->dache) {                                                                             \
+      int rc = SHEAF(e->sf, buf, count, t);                                                          \
+      if (rc == 0) set_status(st, t, count);                                                         \
+      return to_mpi(e, rc);                                                                          \
+    }                                                                                                \
+    ptr_to_real(e, fh);                                                                              \
+    int rc = PMPI_File_##NAME(fh, buf, count, t, st);                                                \
+    ptr_from_real(e, fh);                                                                            \
+    if (W) wrote(e);                                                                                 \
+    return rc;                                                                                       \
+  }
+#define IND_AT(NAME, SHEAF, CONST, W)                                                                 \
+  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, int count, MPI_Datatype t,       \
+                      MPI_Status *st) {                                                              \
+    entry *e = find(fh);                                                                             \
+    if (e && e->dache) {                                                                             \
+      int rc = SHEAF(e->sf, off, buf, count, t);                                                     \
+      if (rc == 0) set_status(st, t, count);                                                         \
+      return to_mpi(e, rc);                                                                          \
+    }                                                                                                \
+    int rc = PMPI_File_##NAME(fh, off, buf, count, t, st);                                           \
+    if (W) wrote(e);                                                                                 \
+    return rc;                                                                                       \
+  }
+IND_PTR(read, sheaf_file_read, NOCONST, 0)
+IND_PTR(write, sheaf_file_write, const, 1)
+IND_AT(read_at, sheaf_file_read_at, NOCONST, 0)
+IND_AT(write_at, sheaf_file_write_at, const, 1)
 FB_PTR(iread, NOCONST, 0, MPI_Request *, req)
 FB_PTR(iwrite, const, 1, MPI_Request *, req)
 FB_PTR(iread_all, NOCONST, 0, MPI_Request *, req)
