@@ -164,9 +164,7 @@ int main(int argc, char **argv) {
   double t1 = MPI_Wtime();
   if (!strcmp(wl, "sliding")) sliding();
   else strided();
-  double ta = MPI_Wtime();
   b_sync();
-  if (getenv("DACHE_BENCH_PHASES")) printf("[rank %d] accesses %.3f s, sync %.3f s\n", rank, ta - t1, MPI_Wtime() - ta);
   MPI_Barrier(MPI_COMM_WORLD);
   double t2 = MPI_Wtime();
   b_close();
