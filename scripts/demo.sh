@@ -187,7 +187,7 @@ if [ -x "$dachet" ] && [ -x "$MPIEXEC" ]; then
     echo "   random small independent reads/writes + collective strided writes, 3 slots of 64 B per rank,"
     echo "   every read checked against a model; then the same with the single-copy logic switched off"
     if "$MPIEXEC" -n 4 "$dachet" coherence "$work" auto mcs 3 15 | sed 's/^/   /' &&
-       "$MPIEXEC" -n 4 "$dachet" coherence "$work" auto mcs 3 broken | grep -v '^coherence: ok' | sed 's/^/   /'; then
+       "$MPIEXEC" -n 4 "$dachet" coherence "$work" auto mcs 3 broken 10 | grep -v '^coherence: ok' | sed 's/^/   /'; then
         echo "   (DACHe: 0 mismatches; without the single-copy rule: stale reads and duplicate pages)"
     else
         echo "   FAIL: dache_test coherence"

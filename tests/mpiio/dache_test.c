@@ -1,6 +1,6 @@
 /* dache_test.c - tests of DACHe (sheaf_cache=dache, src/mpiio/dache*.c).
  *
- *   coherence DIR PROGRESS LOCK SLOTS [broken | EPOCHS (default 40)]
+ *   coherence DIR PROGRESS LOCK SLOTS [broken [EPOCHS] | EPOCHS (default 40)]
  *       P ranks run a global schedule every rank derives from one seed:
  *       epochs of random small independent reads and writes (overlapping
  *       earlier epochs' bytes, straddling 64-byte pages, byte-disjoint from
@@ -313,7 +313,7 @@ int main(int argc, char **argv) {
       return 77;
     }
     int broken = argc > 6 && !strcmp(argv[6], "broken");
-    int epochs = argc > 6 && !broken ? atoi(argv[6]) : EPOCHS;
+    int epochs = argc > 6 && !broken ? atoi(argv[6]) : argc > 7 ? atoi(argv[7]) : EPOCHS;
     if (broken) setenv("SHEAF_DACHE_BREAK", "1", 1);
     if (epochs < 5 || epochs > 1000) epochs = EPOCHS;
     rc = test_coherence(argv[2], progress, argc > 4 ? argv[4] : "mcs", argc > 5 ? atoi(argv[5]) : 3, broken, epochs);
