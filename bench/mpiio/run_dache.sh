@@ -4,7 +4,8 @@
 # the sliding window with independent reads and the small-strided writes, at 4
 # and 8 ranks, file-system calls counted by FSCOUNT (LD_PRELOAD). Prints one
 # line per run, then the ratios (fs reads MPI-IO / DACHe on the sliding
-# window; fs writes and io time MPI-IO / DACHe on the strided writes).
+# window; fs writes, io time and access time MPI-IO / DACHe on the strided
+# writes).
 # MPIEXEC: the launcher (default: mpiexec). PROGRESS: sheaf_dache_progress
 # (default auto = shared memory on one node). NPS: rank counts (default "4 8").
 set -eu
@@ -32,9 +33,10 @@ awk '
     for (np in nps) {
       printf "np %s: sliding fs reads MPI-IO %s / DACHe %s = %.1f; ", np, v["sliding", "mpi", np, "fs_reads"],
         v["sliding", "dache", np, "fs_reads"], v["sliding", "mpi", np, "fs_reads"] / v["sliding", "dache", np, "fs_reads"]
-      printf "strided fs writes %s / %s = %.0f, io_s %s / %s = %.1fx\n", v["strided", "mpi", np, "fs_writes"],
+      printf "strided fs writes %s / %s = %.0f, io_s %s / %s = %.1fx, acc_s %s / %s = %.1fx\n", v["strided", "mpi", np, "fs_writes"],
         v["strided", "dache", np, "fs_writes"], v["strided", "mpi", np, "fs_writes"] / v["strided", "dache", np, "fs_writes"],
-        v["strided", "mpi", np, "io_s"], v["strided", "dache", np, "io_s"], v["strided", "mpi", np, "io_s"] / v["strided", "dache", np, "io_s"]
+        v["strided", "mpi", np, "io_s"], v["strided", "dache", np, "io_s"], v["strided", "mpi", np, "io_s"] / v["strided", "dache", np, "io_s"],
+        v["strided", "mpi", np, "acc_s"], v["strided", "dache", np, "acc_s"], v["strided", "mpi", np, "acc_s"] / v["strided", "dache", np, "acc_s"]
     }
   }' "$out"
 if grep -q "errors [1-9]" "$out"; then echo "verification errors"; exit 1; fi
