@@ -21,8 +21,9 @@
  *       single-copy logic off); passes only if mismatches or audit
  *       violations are found - the test can see the failure it guards.
  *   atomic DIR   sheaf_dache_atomic=true: every rank writes the same
- *       multi-page range at once, many rounds; each overlapped byte range
- *       must come entirely from one writer.
+ *       multi-page range (contiguous, 5 pages, unaligned) at once, 30 rounds;
+ *       the range must come entirely from one writer. (Atomic mode does not
+ *       insert pages, so this exercises the locked direct path.)
  *   errors DIR   bad hints (0 slots, page size not a power of two, too many
  *       pages, unknown lock/progress) and an access beyond the maximum size:
  *       SHEAF_MPIIO_EARG on every rank with the hint named, no crash. */
@@ -224,7 +225,7 @@ static int test_atomic(const char *dir) {
   for (int round = 0; round < 30; round++) {
     int64_t lo = 10 + round * 37 % 300, len = 250;  /* 4-5 pages, not aligned */
     memset(buf, (me + 1 + round * np) & 0xff, sizeof buf);
-    /* every rank writes its own noncontiguous pattern over the range: a vector of 2 blocks */
+    /* every rank writes the whole range with its own byte, all at once */
     OK(sheaf_file_write_at(fh, lo, buf, (int)len, MPI_BYTE), fh);
     MPI_Barrier(MPI_COMM_WORLD);
     OK(sheaf_file_read_at(fh, lo, rb, (int)len, MPI_BYTE), fh);
