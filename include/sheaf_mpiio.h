@@ -17,7 +17,9 @@
  * SHEAF_MPIIO_EREMOTE on the ranks that did not fail themselves).
  *
  * Hints (MPI_Info keys, at open; doc/mpiio.md lists them all):
- *   sheaf_cache        none (per-call realms, default) | pfr | nocache
+ *   sheaf_cache        none (per-call realms, default) | pfr | nocache |
+ *                      dache (a coherent cache over every rank's memory,
+ *                      independent and collective I/O mixed; see below)
  *   sheaf_realms       percall | persistent (default: persistent for pfr/nocache)
  *   sheaf_pfr_size     aar (default) | fsize | <bytes>
  *   sheaf_fr_alignment realm boundaries rounded to this many bytes (fs block)
@@ -29,6 +31,15 @@
  *   sheaf_backend      posix (default) | noncoherent (test fixture, see doc)
  *   sheaf_write_through true: collective writes also write back the realm
  *                      pages they dirtied (the pages stay cached, clean)
+ *   sheaf_dache_slots  dache: page slots per rank (default 64)
+ *   sheaf_dache_page_size dache: bytes per page, a power of two (default 64K)
+ *   sheaf_dache_max_size dache: largest file size served (default 1G; sizes
+ *                      the page metadata, at most 4M pages)
+ *   sheaf_dache_lock   dache: mcs (default) | mcs_swap | flags | poll
+ *   sheaf_dache_progress dache: auto (default) | shared | library | async
+ *   sheaf_dache_atomic dache: true = page-granular two-phase locking
+ *   sheaf_dache_audit  dache: true = check the single-copy invariant at
+ *                      every sync (an error if it does not hold)
  *   sheaf_audit_log    path prefix: every file-system call is logged to
  *                      <prefix>.<rank> as "R|W offset length" lines
  */
@@ -63,6 +74,8 @@ typedef struct sheaf_mpiio_stats {
   int64_t realm_size;                     /* realm (stripe) size of the last collective call */
   int naggs;                              /* aggregators */
   int is_aggregator;                      /* this rank is one */
+  uint64_t cache_remote_hits;             /* dache: hits in another rank's cache (in cache_hits) */
+  uint64_t cache_evictions;               /* dache: pages this rank evicted */
 } sheaf_mpiio_stats;
 
 SHEAF_API int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, sheaf_file *fh);

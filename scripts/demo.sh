@@ -26,7 +26,7 @@ set -euo pipefail
 echo "== build ($SHEAF_BUILD)"
 sheaf_configure >/dev/null
 targets=(pack_dir)
-for t in sheaf_cli ckpt_demo lock_bench mp2c_checkpoint sheaf-ckpt-bench mpiio_pfr_test sheaf_launch; do
+for t in sheaf_cli ckpt_demo lock_bench mp2c_checkpoint sheaf-ckpt-bench mpiio_pfr_test dache_test sheaf_launch; do
     if cmake --build "$SHEAF_BUILD" --target help 2>/dev/null | grep -q "^$t:"; then
         targets+=("$t")
     fi
@@ -176,6 +176,21 @@ if [ -x "$pfrt" ] && [ -x "$MPIEXEC" ]; then
         echo "   (per-call realms, as ROMIO: stale bytes; Persistent File Realms and no-caching: none)"
     else
         echo "   FAIL: mpiio_pfr_test stale"
+        status=1
+    fi
+fi
+
+dachet=$SHEAF_BUILD/tests/mpiio/dache_test
+if [ -x "$dachet" ] && [ -x "$MPIEXEC" ]; then
+    echo
+    part=$((part + 1)); echo "== $part. DACHe: one coherent cache over 4 ranks (sheaf_cache=dache), same NFS-like fixture"
+    echo "   random small independent reads/writes + collective strided writes, 3 slots of 64 B per rank,"
+    echo "   every read checked against a model; then the same with the single-copy logic switched off"
+    if "$MPIEXEC" -n 4 "$dachet" coherence "$work" auto mcs 3 15 | sed 's/^/   /' &&
+       "$MPIEXEC" -n 4 "$dachet" coherence "$work" auto mcs 3 broken 10 | grep -v '^coherence: ok' | sed 's/^/   /'; then
+        echo "   (DACHe: 0 mismatches; without the single-copy rule: stale reads and duplicate pages)"
+    else
+        echo "   FAIL: dache_test coherence"
         status=1
     fi
 fi

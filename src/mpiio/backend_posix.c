@@ -68,7 +68,7 @@ static void px_close(mio_backend *b) {
 }
 
 static const mio_backend_ops posix_ops = {px_pread, px_pwrite, px_sync, px_invalidate,
-                                          px_get_size, px_set_size, px_preallocate, px_close};
+                                          px_get_size, px_set_size, px_preallocate, px_close, NULL};
 
 int mio_backend_posix_open(mio_backend *b, const char *path, int flags) {
   b->ops = &posix_ops;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "mpiio_impl.h"
+#include "dache.h"
 
 static _Thread_local char open_err[512];
 
@@ -115,6 +115,20 @@ int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, s
     if (fh->be.audit_fd < 0) rc = mio_set_err(fh, SHEAF_MPIIO_EIO, "%s: cannot open the audit log %s", path, p);
   }
   if (!rc) rc = set_default_view(fh);
+  /* DACHe: created collectively (its windows and locks), failing everywhere or nowhere */
+  int dache = 0;
+  MPI_Allreduce(&(int){!rc && fh->cache_mode == MIO_CACHE_DACHE}, &dache, 1, MPI_INT, MPI_MAX, comm);
+  if (dache) {
+    mio_dache_cfg cfg;
+    int hrc = rc ? rc : mio_dache_hints(info, &cfg, fh->err, sizeof fh->err);
+    if (!hrc && fh->cache_mode != MIO_CACHE_DACHE)
+      hrc = mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: sheaf_cache=dache on some ranks only", path);
+    int hall = hrc;
+    MPI_Allreduce(&hrc, &hall, 1, MPI_INT, MPI_MIN, comm);
+    if (!hrc && hall) hrc = mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe setup failed on another rank", path);
+    if (!hall) hrc = mio_dache_create(fh, &cfg);
+    if (!rc) rc = hrc;
+  }
   int all = rc;
   MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm);
   if (all < 0) {

@@ -52,9 +52,11 @@ int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoheren
     if (!strcmp(v, "none")) fh->cache_mode = MIO_CACHE_NONE;
     else if (!strcmp(v, "pfr")) fh->cache_mode = MIO_CACHE_PFR;
     else if (!strcmp(v, "nocache")) fh->cache_mode = MIO_CACHE_NOCACHE;
+    else if (!strcmp(v, "dache")) fh->cache_mode = MIO_CACHE_DACHE;
     else return bad(err, errlen, "sheaf_cache", v);
   }
-  fh->realm_mode = fh->cache_mode == MIO_CACHE_NONE ? MIO_REALMS_PERCALL : MIO_REALMS_PERSISTENT;
+  fh->realm_mode = fh->cache_mode == MIO_CACHE_NONE || fh->cache_mode == MIO_CACHE_DACHE ? MIO_REALMS_PERCALL
+                                                                                          : MIO_REALMS_PERSISTENT;
   if (mio_hint_get(info, "sheaf_realms", v, sizeof v)) {
     if (!strcmp(v, "percall")) fh->realm_mode = MIO_REALMS_PERCALL;
     else if (!strcmp(v, "persistent")) fh->realm_mode = MIO_REALMS_PERSISTENT;

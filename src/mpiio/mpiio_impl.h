@@ -35,6 +35,10 @@ typedef struct mio_backend_ops {
   int (*set_size)(mio_backend *b, int64_t size);
   int (*preallocate)(mio_backend *b, int64_t size);
   void (*close)(mio_backend *b);
+  /* write back and drop the backend's client-cached bytes of [off, off+len)
+   * (NULL: nothing cached, e.g. POSIX on a coherent page cache); DACHe calls
+   * it after a write-back and before a page load */
+  int (*drop_range)(mio_backend *b, int64_t off, int64_t len);
 } mio_backend_ops;
 struct mio_backend {
   const mio_backend_ops *ops;
@@ -67,7 +71,7 @@ int64_t mio_pfr_size(int policy, int64_t user, int64_t aar_lo, int64_t aar_hi, i
 int64_t mio_percall_size(int64_t aar_lo, int64_t aar_hi, int naggs, int64_t align, int64_t *base);
 int mio_pick_aggregators(MPI_Comm comm, int cb_nodes, int **ranks, int *n);
 
-/* ---- caching modes (PFR realm pages now; DACHe of issue 18 plugs in here) ---- */
+/* ---- caching modes (PFR realm pages; DACHe: dache.h) ---- */
 typedef struct mio_cache mio_cache;
 typedef struct mio_cache_ops {
   const char *name;
@@ -86,7 +90,7 @@ struct mio_cache {
 int mio_cache_pages_create(mio_cache *c, int64_t page, int64_t max_bytes);
 
 /* ---- the file handle ---- */
-enum { MIO_CACHE_NONE = 0, MIO_CACHE_PFR = 1, MIO_CACHE_NOCACHE = 2 };
+enum { MIO_CACHE_NONE = 0, MIO_CACHE_PFR = 1, MIO_CACHE_NOCACHE = 2, MIO_CACHE_DACHE = 3 };
 enum { MIO_INDEP_REFUSE = 0, MIO_INDEP_SYNC = 1 };
 struct sheaf_file_s {
   MPI_Comm comm;

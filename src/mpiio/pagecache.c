@@ -196,6 +196,19 @@ int mio_pc_flush(mio_pc *pc, mio_backend *b, int drop) {
   return rc;
 }
 
+int mio_pc_drop_range(mio_pc *pc, mio_backend *b, int64_t off, int64_t len) {
+  if (len <= 0) return 0;
+  for (int64_t idx = off / pc->page; idx <= (off + len - 1) / pc->page; idx++)
+    for (mio_pc_page *p = pc->bucket[bucket_of(idx)]; p; p = p->next)
+      if (p->idx == idx) {
+        int rc = writeback(pc, b, p);
+        if (rc) return rc;
+        unlink_free(pc, p);
+        break;
+      }
+  return 0;
+}
+
 void mio_pc_drop(mio_pc *pc) {
   for (size_t k = 0; k < MIO_PC_BUCKETS; k++)
     while (pc->bucket[k]) unlink_free(pc, pc->bucket[k]);

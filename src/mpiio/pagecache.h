@@ -29,6 +29,8 @@ int mio_pc_read(mio_pc *pc, mio_backend *b, void *buf, int64_t len, int64_t off)
 int mio_pc_write(mio_pc *pc, mio_backend *b, const void *buf, int64_t len, int64_t off);
 /* write back every dirty run; drop != 0 also frees every page */
 int mio_pc_flush(mio_pc *pc, mio_backend *b, int drop);
+/* write back the dirty bytes of the pages meeting [off, off+len) and free them */
+int mio_pc_drop_range(mio_pc *pc, mio_backend *b, int64_t off, int64_t len);
 /* free every page, dirty or not (after a flush, or when giving up) */
 void mio_pc_drop(mio_pc *pc);
 #endif

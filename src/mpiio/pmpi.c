@@ -2,7 +2,11 @@
  * MPI-IO programs, through the MPI profiling interface.
  *
  * MPI_File_open takes a file over when its info has sheaf_cache=pfr (or
- * nocache/none) or the environment has SHEAF_MPIIO=pfr. The real MPI-IO
+ * nocache/none/dache) or the environment has SHEAF_MPIIO=pfr or dache. On a
+ * dache file the blocking independent reads and writes (read, write, read_at,
+ * write_at, and their MPI-4 _c forms up to INT_MAX items) go through sheaf as
+ * well (DACHe is coherent for them); the other fallbacks below stay on the
+ * real handle. The real MPI-IO
  * handle is opened too, with the same view kept on it, and is the handle
  * the program sees: the calls sheaf implements (open/close, set_view, read/
  * write _all and _at_all, seek, get_position, sync, get_size, set_size,
@@ -17,6 +21,7 @@
  * and set_atomicity(true) hand the file back to the real handle for good
  * (collectively, after a sync). Uses the public API of libsheaf_mpiio only.
  * SHEAF_MPIIO_REPORT=1: rank 0 reports each taken-over file at close. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +31,7 @@
 #define MAXF 256
 /* served: MPI_File_* calls sheaf answered; fellback: calls passed to the real
  * handle of a taken-over file (SHEAF_MPIIO_REPORT prints rank 0's) */
-typedef struct entry { MPI_File real; sheaf_file sf; int rank; char name[256]; unsigned long served, fellback; } entry;
+typedef struct entry { MPI_File real; sheaf_file sf; int rank, dache; char name[256]; unsigned long served, fellback; } entry;
 static entry table[MAXF];
 
 static entry *lookup(MPI_File f) {
@@ -63,10 +68,23 @@ static int wanted(MPI_Info info) {
   int flag = 0;
   if (info != MPI_INFO_NULL) {
     MPI_Info_get(info, "sheaf_cache", MPI_MAX_INFO_VAL, v, &flag);
-    if (flag) return strcmp(v, "pfr") == 0 || strcmp(v, "nocache") == 0 || strcmp(v, "none") == 0;
+    if (flag) return strcmp(v, "pfr") == 0 || strcmp(v, "nocache") == 0 || strcmp(v, "none") == 0 ||
+                     strcmp(v, "dache") == 0;
   }
   const char *env = getenv("SHEAF_MPIIO");
-  return env && strcmp(env, "pfr") == 0;
+  return env && (strcmp(env, "pfr") == 0 || strcmp(env, "dache") == 0);
+}
+
+/* DACHe serves independent calls too (its cache is coherent) */
+static int wants_dache(MPI_Info info) {
+  char v[MPI_MAX_INFO_VAL + 1];
+  int flag = 0;
+  if (info != MPI_INFO_NULL) {
+    MPI_Info_get(info, "sheaf_cache", MPI_MAX_INFO_VAL, v, &flag);
+    if (flag) return strcmp(v, "dache") == 0;
+  }
+  const char *env = getenv("SHEAF_MPIIO");
+  return env && strcmp(env, "dache") == 0;
 }
 
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
@@ -78,7 +96,9 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
   MPI_Info mine;
   if (info != MPI_INFO_NULL) MPI_Info_dup(info, &mine);
   else MPI_Info_create(&mine);
-  MPI_Info_set(mine, "sheaf_write_through", "true");
+  int dache = wants_dache(info);
+  if (dache) MPI_Info_set(mine, "sheaf_cache", "dache");
+  else MPI_Info_set(mine, "sheaf_write_through", "true");
   /* the real open created the file; delete-on-close is the real handle's */
   int samode = amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN |
                          MPI_MODE_SEQUENTIAL);
@@ -94,6 +114,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
   }
   table[slot].real = *fh;
   table[slot].sf = sf;
+  table[slot].dache = dache;
   MPI_Comm_rank(comm, &table[slot].rank);
   table[slot].served = 1, table[slot].fellback = 0;
   snprintf(table[slot].name, sizeof table[slot].name, "%s", filename);
@@ -245,12 +266,44 @@ static void wrote(entry *e) {
   }
 #define FB_PTR(NAME, CONST, W, REQ_T, REQ) FB_PTR_N(NAME, CONST, W, int, REQ_T, REQ)
 #define FB_AT(NAME, CONST, W, REQ_T, REQ) FB_AT_N(NAME, CONST, W, int, REQ_T, REQ)
-/* independent I/O would break the single owner of a realm: the real handle
- * does it (the written bytes drop every cache at the next collective call) */
-FB_PTR(read, NOCONST, 0, MPI_Status *, st)
-FB_PTR(write, const, 1, MPI_Status *, st)
-FB_AT(read_at, NOCONST, 0, MPI_Status *, st)
-FB_AT(write_at, const, 1, MPI_Status *, st)
+/* blocking independent I/O: through DACHe on a dache file; otherwise it would
+ * break the single owner of a realm: the real handle does it (the written
+ * bytes drop every cache at the next collective call) */
+#define IND_PTR_N(NAME, SHEAF, CONST, W, COUNT_T)                                                     \
+  int MPI_File_##NAME(MPI_File fh, CONST void *buf, COUNT_T count, MPI_Datatype t, MPI_Status *st) { \
+    entry *e = lookup(fh);                                                                           \
+    if (e) e->dache && count <= INT_MAX ? e->served++ : e->fellback++;                               \
+    if (e && e->dache && count <= INT_MAX) {                                                         \
+      int rc = SHEAF(e->sf, buf, (int)count, t);                                                     \
+      if (rc == 0) set_status(st, t, (int)count);                                                    \
+      return to_mpi(e, rc);                                                                          \
+    }                                                                                                \
+    ptr_to_real(e, fh);                                                                              \
+    int rc = PMPI_File_##NAME(fh, buf, count, t, st);                                                \
+    ptr_from_real(e, fh);                                                                            \
+    if (W) wrote(e);                                                                                 \
+    return rc;                                                                                       \
+  }
+#define IND_AT_N(NAME, SHEAF, CONST, W, COUNT_T)                                                      \
+  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, COUNT_T count, MPI_Datatype t,   \
+                      MPI_Status *st) {                                                              \
+    entry *e = lookup(fh);                                                                           \
+    if (e) e->dache && count <= INT_MAX ? e->served++ : e->fellback++;                               \
+    if (e && e->dache && count <= INT_MAX) {                                                         \
+      int rc = SHEAF(e->sf, off, buf, (int)count, t);                                                \
+      if (rc == 0) set_status(st, t, (int)count);                                                    \
+      return to_mpi(e, rc);                                                                          \
+    }                                                                                                \
+    int rc = PMPI_File_##NAME(fh, off, buf, count, t, st);                                           \
+    if (W) wrote(e);                                                                                 \
+    return rc;                                                                                       \
+  }
+#define IND_PTR(NAME, SHEAF, CONST, W) IND_PTR_N(NAME, SHEAF, CONST, W, int)
+#define IND_AT(NAME, SHEAF, CONST, W) IND_AT_N(NAME, SHEAF, CONST, W, int)
+IND_PTR(read, sheaf_file_read, NOCONST, 0)
+IND_PTR(write, sheaf_file_write, const, 1)
+IND_AT(read_at, sheaf_file_read_at, NOCONST, 0)
+IND_AT(write_at, sheaf_file_write_at, const, 1)
 FB_PTR(iread, NOCONST, 0, MPI_Request *, req)
 FB_PTR(iwrite, const, 1, MPI_Request *, req)
 FB_PTR(iread_all, NOCONST, 0, MPI_Request *, req)
@@ -326,12 +379,12 @@ int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Da
     if (W) wrote(e);                                                                                 \
     return rc;                                                                                       \
   }
-FB_PTR_C(read_c, NOCONST, 0, MPI_Status *, st)
-FB_PTR_C(write_c, const, 1, MPI_Status *, st)
+IND_PTR_N(read_c, sheaf_file_read, NOCONST, 0, MPI_Count)
+IND_PTR_N(write_c, sheaf_file_write, const, 1, MPI_Count)
 FB_PTR_C(read_all_c, NOCONST, 0, MPI_Status *, st)
 FB_PTR_C(write_all_c, const, 1, MPI_Status *, st)
-FB_AT_C(read_at_c, NOCONST, 0, MPI_Status *, st)
-FB_AT_C(write_at_c, const, 1, MPI_Status *, st)
+IND_AT_N(read_at_c, sheaf_file_read_at, NOCONST, 0, MPI_Count)
+IND_AT_N(write_at_c, sheaf_file_write_at, const, 1, MPI_Count)
 FB_AT_C(read_at_all_c, NOCONST, 0, MPI_Status *, st)
 FB_AT_C(write_at_all_c, const, 1, MPI_Status *, st)
 FB_PTR_C(iread_c, NOCONST, 0, MPI_Request *, req)

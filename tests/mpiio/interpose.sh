@@ -12,6 +12,10 @@ SHEAF_MPIIO=pfr SHEAF_MPIIO_REPORT=1 $MPIEXEC -n 4 "$LINKED" "$DIR/linked.dat" 2
 cat "$DIR/linked.err"
 grep -q "served by sheaf" "$DIR/linked.err" || { echo "interposition did not take the file over"; exit 1; }
 cmp "$DIR/plain.dat" "$DIR/linked.dat"
+# DACHe (SHEAF_MPIIO=dache): independent blocking calls through the cache too
+SHEAF_MPIIO=dache SHEAF_MPIIO_REPORT=1 $MPIEXEC -n 4 "$LINKED" "$DIR/dache.dat" 2> "$DIR/dache.err" || { cat "$DIR/dache.err"; exit 1; }
+grep -q "served by sheaf" "$DIR/dache.err" || { echo "dache: interposition did not take the file over"; exit 1; }
+cmp "$DIR/plain.dat" "$DIR/dache.dat"
 # without the hint or environment the file is left to the MPI library
 $MPIEXEC -n 4 env SHEAF_MPIIO_REPORT=1 "$LINKED" "$DIR/off.dat" 2> "$DIR/off.err"
 ! grep -q "served by sheaf" "$DIR/off.err" || { echo "took a file over without being asked"; exit 1; }

@@ -1,0 +1,390 @@
+/* dache.c - DACHe cache operations: creation at the collective open, the
+ * per-page access protocol (lookup, insert, remote hit with pinning, local
+ * LRU eviction with write-back, all under the page's lock), the atomic mode
+ * (two-phase locking over the request's pages), hints. See dache.h and
+ * doc/mpiio.md "DACHe".
+ *
+ * Deadlock freedom: a rank holds at most one page lock while it waits on
+ * anything but the file system and the target of a one-sided operation (the
+ * atomic mode holds several, taken in ascending page order, and never waits
+ * for a slot). A miss that finds no free slot releases the page's lock,
+ * evicts (one victim lock at a time) and looks the page up again; pinned
+ * victims are skipped and a rank whose every slot is pinned waits holding no
+ * lock, making MPI progress. */
+#include <stdlib.h>
+#include <string.h>
+#include "dache_impl.h"
+
+int d_lock(dache *d, int64_t pg) {
+  int rc = sheaf_lock_acquire(d->locks, (int)pg);
+  if (rc) return mio_set_err(d->fh, SHEAF_MPIIO_EMPI, "%s: DACHe: lock of page %lld: %s", d->fh->path,
+                             (long long)pg, sheaf_lock_last_error());
+  return 0;
+}
+
+int d_unlock(dache *d, int64_t pg, int rc) {
+  int r2 = sheaf_lock_release(d->locks, (int)pg);
+  if (r2 && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_EMPI, "%s: DACHe: unlock of page %lld: %s", d->fh->path,
+                                  (long long)pg, sheaf_lock_last_error());
+  return rc;
+}
+
+static int hslot(const dache *d, int64_t pg) { return (int)((uint64_t)pg * 0x9e3779b97f4a7c15ull >> 40) & d->hmask; }
+
+int d_find(const dache *d, int64_t pg) {
+  for (int s = d->head[hslot(d, pg)]; s >= 0; s = d->next[s])
+    if (d->tag[s] == pg) return s;
+  return -1;
+}
+
+static void map_add(dache *d, int s, int64_t pg) {
+  int h = hslot(d, pg);
+  d->tag[s] = pg;
+  d->ldlo[s] = d->ldhi[s] = 0;
+  d->next[s] = d->head[h];
+  d->head[h] = s;
+}
+
+void d_drop_slot(dache *d, int s) {
+  if (d->tag[s] < 0) return;
+  int *pp = &d->head[hslot(d, d->tag[s])];
+  while (*pp >= 0 && *pp != s) pp = &d->next[*pp];
+  if (*pp == s) *pp = d->next[s];
+  d->tag[s] = -1;
+  d->ldlo[s] = d->ldhi[s] = 0;
+  d->freel[d->nfree++] = s;
+}
+
+/* through the client cache of the backend (the NFS-like fixture keeps
+ * written bytes and stale pages otherwise): write-back reaches the file,
+ * loads read it (the role of ADIO_Flush and O_DIRECT in Coloma ch. 7) */
+static int push(dache *d, int64_t off, int64_t len) {
+  mio_backend *b = &d->fh->be;
+  return b->ops->drop_range ? b->ops->drop_range(b, off, len) : 0;
+}
+
+int d_writeback(dache *d, int64_t pg, int s, int64_t lo, int64_t hi) {
+  ds_sync(d);
+  int rc = mio_fs_write(&d->fh->be, ds_local(d, s) + lo, hi - lo, pg * d->page + lo);
+  if (!rc) rc = push(d, pg * d->page + lo, hi - lo);
+  d->st.writebacks++;
+  return rc;
+}
+
+static int proto(dache *d, int64_t pg, const int32_t *m, const char *what) {
+  return mio_set_err(d->fh, SHEAF_MPIIO_EIO, "%s: DACHe: inconsistent metadata of page %lld (%s: owner %d slot %d "
+                     "pin %d)", d->fh->path, (long long)pg, what, m[DM_OWNER], m[DM_SLOT], m[DM_PIN]);
+}
+
+/* evict local slot v (holding no other lock): *freed = 0 when pinned */
+static int evict(dache *d, int v, int *freed) {
+  int64_t pg = d->tag[v];
+  int32_t m[DM_INTS];
+  *freed = 0;
+  int rc = d_lock(d, pg);
+  if (rc) return rc;
+  rc = dm_get(d, pg, m);
+  if (!rc && (m[DM_OWNER] != d->rank || m[DM_SLOT] != v)) {
+    if (d->broken) {  /* single-copy logic disabled (test): another copy took the entry over */
+      d_drop_slot(d, v);
+      *freed = 1;
+      return d_unlock(d, pg, 0);
+    }
+    rc = proto(d, pg, m, "evicting");
+  }
+  if (!rc && m[DM_PIN] > 0) return d_unlock(d, pg, 0);
+  int32_t lo = m[DM_DLO], hi = m[DM_DHI];
+  d_union(&lo, &hi, d->ldlo[v], d->ldhi[v]);  /* remote writers' bytes and this rank's own */
+  if (!rc && hi > lo) rc = d_writeback(d, pg, v, lo, hi);
+  if (!rc) {
+    int32_t e[DM_INTS] = {DM_NONE, DM_NONE, 0, 0};
+    rc = dm_put(d, pg, e);
+  }
+  if (!rc) {
+    d_drop_slot(d, v);
+    d->st.evictions++;
+    d->fh->stats.cache_evictions++;
+    *freed = 1;
+  }
+  return d_unlock(d, pg, rc);
+}
+
+/* free one local slot (holding no lock): the least recently used unpinned page */
+static int make_free(dache *d) {
+  for (;;) {
+    if (d->nfree > 0) return 0;
+    uint64_t floor = 0;
+    for (int tries = 0; tries < d->nslots; tries++) {
+      int v = -1;
+      for (int s = 0; s < d->nslots; s++)
+        if (d->tag[s] >= 0 && d->used[s] >= floor && (v < 0 || d->used[s] < d->used[v])) v = s;
+      if (v < 0) break;
+      floor = d->used[v] + 1;
+      int freed = 0, rc = evict(d, v, &freed);
+      if (rc || freed) return rc;
+    }
+    d->st.pin_waits++;  /* every slot pinned by remote accessors: wait holding nothing */
+    d_relax(d);
+  }
+}
+
+static int grow(int32_t *m, int64_t a, int64_t n) {
+  int32_t lo = m[DM_DLO], hi = m[DM_DHI];
+  d_union(&lo, &hi, (int32_t)a, (int32_t)(a + n));
+  if (lo == m[DM_DLO] && hi == m[DM_DHI]) return 0;
+  m[DM_DLO] = lo;
+  m[DM_DHI] = hi;
+  return 1;
+}
+
+static void local_copy(dache *d, int s, int64_t a, int64_t n, char *buf, int is_write) {
+  if (is_write) d_union(&d->ldlo[s], &d->ldhi[s], (int32_t)a, (int32_t)(a + n));
+  ds_sync(d);
+  if (is_write) memcpy(ds_local(d, s) + a, buf, (size_t)n);
+  else memcpy(buf, ds_local(d, s) + a, (size_t)n);
+  ds_sync(d);
+  d->used[s] = ++d->tick;
+}
+
+static int valid_loc(dache *d, const int32_t *m) {
+  return m[DM_OWNER] >= 0 && m[DM_OWNER] < d->P && m[DM_SLOT] >= 0 && m[DM_SLOT] < d->nslots &&
+         (m[DM_OWNER] != d->rank || d->tag[m[DM_SLOT]] >= 0);
+}
+
+/* miss under the lock: load the page into a free slot, copy, publish */
+static int insert(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, int is_write) {
+  int rc = 0, s = d->freel[d->nfree - 1];
+  if (!(is_write && n == d->page)) {
+    rc = push(d, pg * d->page, d->page);
+    if (!rc) rc = mio_fs_read(&d->fh->be, ds_local(d, s), d->page, pg * d->page);
+  }
+  if (rc) return rc;
+  int32_t m[DM_INTS] = {d->rank, s, 0, 0};
+  rc = dm_put(d, pg, m);
+  if (rc) return rc;
+  d->nfree--;
+  map_add(d, s, pg);
+  local_copy(d, s, a, n, buf, is_write);
+  d->st.misses++;
+  d->fh->stats.cache_misses++;
+  return rc;
+}
+
+/* bytes [a, a+n) of page pg: the six steps of Coloma §5.2 plus pinning. A
+ * page this rank caches is found in its own slot map without the lock (only
+ * this rank inserts into or evicts from its slots, and every other rank finds
+ * it through the entry, which names this rank). */
+static int access_page(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, int is_write) {
+  int s = d->broken ? -1 : d_find(d, pg);  /* broken (test): lookups always miss */
+  if (s >= 0) {
+    local_copy(d, s, a, n, buf, is_write);
+    d->st.local_hits++;
+    d->fh->stats.cache_hits++;
+    return 0;
+  }
+  int32_t m[DM_INTS];
+  int rc;
+  for (;;) {
+    if ((rc = d_lock(d, pg)) != 0) return rc;
+    rc = dm_get(d, pg, m);
+    if (!rc && d->broken) m[DM_OWNER] = DM_NONE;
+    if (rc || m[DM_OWNER] != DM_NONE) break;
+    if (d->nfree > 0) return d_unlock(d, pg, insert(d, pg, a, n, buf, is_write));
+    /* a miss with every slot taken: evict holding no lock, then look again */
+    if ((rc = d_unlock(d, pg, 0)) != 0 || (rc = make_free(d)) != 0) return rc;
+  }
+  if (rc) return d_unlock(d, pg, rc);
+  if (!valid_loc(d, m) || m[DM_OWNER] == d->rank) return d_unlock(d, pg, proto(d, pg, m, "lookup"));
+  int grew = is_write && grow(m, a, n);
+  rc = dm_pin(d, pg, 1);  /* remote hit: pinned, the owner cannot evict it */
+  if (!rc && grew) rc = dm_put(d, pg, m);
+  rc = d_unlock(d, pg, rc);
+  if (rc) return rc;
+  rc = ds_xfer(d, m[DM_OWNER], m[DM_SLOT], a, n, buf, is_write);
+  int r2 = dm_pin(d, pg, -1);
+  d->st.remote_hits++;
+  d->fh->stats.cache_hits++;
+  d->fh->stats.cache_remote_hits++;
+  return rc ? rc : r2;
+}
+
+/* atomic mode, under the locks of every page of the request: cached pages
+ * where they are, uncached ones straight in the file (no insertion: that
+ * could need an eviction while locks are held) */
+static int access_locked(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, int is_write) {
+  int32_t m[DM_INTS];
+  int rc = dm_get(d, pg, m);
+  if (rc) return rc;
+  int64_t off = pg * d->page + a;
+  if (m[DM_OWNER] == DM_NONE) {
+    d->st.direct++;
+    if (is_write) {
+      rc = mio_fs_write(&d->fh->be, buf, n, off);
+      return rc ? rc : push(d, off, n);
+    }
+    rc = push(d, off, n);
+    return rc ? rc : mio_fs_read(&d->fh->be, buf, n, off);
+  }
+  if (!valid_loc(d, m)) return proto(d, pg, m, "atomic access");
+  if (m[DM_OWNER] != d->rank && is_write && grow(m, a, n) && (rc = dm_put(d, pg, m)) != 0) return rc;
+  if (m[DM_OWNER] == d->rank) {
+    d->st.local_hits++;
+    local_copy(d, m[DM_SLOT], a, n, buf, is_write);
+    return 0;
+  }
+  d->st.remote_hits++;
+  return ds_xfer(d, m[DM_OWNER], m[DM_SLOT], a, n, buf, is_write);
+}
+
+typedef int (*page_fn)(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, int is_write);
+
+static int each_piece(dache *d, const mio_seg *segs, size_t nseg, char *buf, int is_write, page_fn fn) {
+  int64_t p = 0;
+  for (size_t i = 0; i < nseg; i++)
+    for (int64_t off = segs[i].off, end = off + segs[i].len; off < end;) {
+      int64_t pg = off / d->page, a = off % d->page, n = d->page - a;
+      if (n > end - off) n = end - off;
+      int rc = fn(d, pg, a, n, buf + p, is_write);
+      if (rc) return rc;
+      p += n;
+      off += n;
+    }
+  return 0;
+}
+
+static int atomic_io(dache *d, const mio_seg *segs, size_t nseg, char *buf, int is_write) {
+  int64_t *pgs = NULL;
+  size_t np = 0, cap = 0;
+  int rc = 0;
+  for (size_t i = 0; !rc && i < nseg; i++)  /* segments are sorted: pages come ascending */
+    for (int64_t pg = segs[i].off / d->page; pg <= (segs[i].off + segs[i].len - 1) / d->page; pg++) {
+      if (np && pgs[np - 1] == pg) continue;
+      if (np == cap) {
+        int64_t *t = realloc(pgs, sizeof(int64_t) * (cap = cap ? 2 * cap : 16));
+        if (!t) { rc = mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", d->fh->path); break; }
+        pgs = t;
+      }
+      pgs[np++] = pg;
+    }
+  size_t held = 0;
+  while (!rc && held < np && !(rc = d_lock(d, pgs[held]))) held++;
+  if (!rc) rc = each_piece(d, segs, nseg, buf, is_write, access_locked);
+  while (held > 0) rc = d_unlock(d, pgs[--held], rc);
+  free(pgs);
+  return rc;
+}
+
+int mio_dache_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, char *buf) {
+  dache *d = fh->cache.priv;
+  if (nseg == 0) return 0;
+  int64_t end = segs[nseg - 1].off + segs[nseg - 1].len;
+  if (end > d->npages * d->page)
+    return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: DACHe: access up to byte %lld beyond sheaf_dache_max_size %lld",
+                       fh->path, (long long)end, (long long)(d->npages * d->page));
+  if (is_write && end > fh->known_end) fh->known_end = end;
+  return d->atomic ? atomic_io(d, segs, nseg, buf, is_write) : each_piece(d, segs, nseg, buf, is_write, access_page);
+}
+
+/* ---- mio_cache_ops ---- */
+static int c_read(mio_cache *c, mio_backend *b, void *buf, int64_t len, int64_t off) {
+  (void)b;
+  dache *d = c->priv;
+  mio_seg s = {off, len};
+  return mio_dache_io(d->fh, 0, &s, 1, buf);
+}
+static int c_write(mio_cache *c, mio_backend *b, const void *buf, int64_t len, int64_t off) {
+  (void)b;
+  dache *d = c->priv;
+  mio_seg s = {off, len};
+  return mio_dache_io(d->fh, 1, &s, 1, (char *)buf);
+}
+static int c_flush(mio_cache *c, mio_backend *b) { (void)b; return d_flush(c->priv); }
+static void c_invalidate(mio_cache *c) { d_invalidate(c->priv); }
+static void c_destroy(mio_cache *c) {
+  dache *d = c->priv;
+  if (!d) return;
+  if (d->locks) sheaf_lock_free(&d->locks);
+  dwin_free(d);
+  free(d->tag);
+  free(d->used);
+  free(d->ldlo);
+  free(d->ldhi);
+  free(d->head);
+  free(d->next);
+  free(d->freel);
+  free(d);
+  c->priv = NULL;
+}
+static const mio_cache_ops dache_ops = {"dache", c_read, c_write, c_flush, c_invalidate, c_destroy};
+
+static int setup(dache *d, const mio_dache_cfg *cfg) {
+  size_t ns = (size_t)d->nslots, nh = 1;
+  while (nh < 2 * ns) nh *= 2;
+  d->hmask = (int)nh - 1;
+  d->tag = malloc(sizeof(int64_t) * ns);
+  d->used = calloc(ns, sizeof(uint64_t));
+  d->ldlo = calloc(ns, sizeof(int32_t));
+  d->ldhi = calloc(ns, sizeof(int32_t));
+  d->head = malloc(sizeof(int) * nh);
+  d->next = malloc(sizeof(int) * ns);
+  d->freel = malloc(sizeof(int) * ns);
+  int rc = d->tag && d->used && d->ldlo && d->ldhi && d->head && d->next && d->freel
+               ? 0 : mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", d->fh->path);
+  for (size_t h = 0; !rc && h < nh; h++) d->head[h] = -1;
+  for (int s = 0; !rc && s < d->nslots; s++) {
+    d->tag[s] = -1;
+    d->freel[s] = d->nslots - 1 - s;
+  }
+  if (!rc) d->nfree = d->nslots;
+  sheaf_lock_opts o;
+  sheaf_lock_opts_init(&o);
+  o.kind = (sheaf_lock_kind)cfg->lock_kind;
+  o.nlocks = (int)d->npages;
+  o.progress = (sheaf_lock_progress_mode)cfg->progress;
+  int all = rc;
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, d->comm);
+  if (all) return rc ? rc : SHEAF_MPIIO_EREMOTE;
+  if (sheaf_lock_create(d->comm, &o, &d->locks))  /* collective: fails everywhere or nowhere */
+    return mio_set_err(d->fh, SHEAF_MPIIO_EARG, "%s: DACHe: lock set: %s", d->fh->path, sheaf_lock_last_error());
+  d->shm = sheaf_lock_progress_used(d->locks) == SHEAF_LOCK_PROGRESS_SHARED;
+  return dwin_create(d);
+}
+
+int mio_dache_create(sheaf_file fh, const mio_dache_cfg *cfg) {
+  dache *d = calloc(1, sizeof *d);
+  int rc = d ? 0 : mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", fh->path), all = 0;
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, fh->comm);
+  if (all) {
+    free(d);
+    return rc ? rc : SHEAF_MPIIO_EREMOTE;
+  }
+  d->fh = fh;
+  d->comm = fh->comm;
+  d->rank = fh->rank;
+  d->P = fh->nprocs;
+  d->page = cfg->page;
+  d->nslots = cfg->nslots;
+  d->npages = (cfg->max_size + cfg->page - 1) / cfg->page;
+  d->nmeta = (d->npages + d->P - 1) / d->P;
+  d->atomic = cfg->atomic;
+  d->audit = cfg->audit;
+  const char *br = getenv("SHEAF_DACHE_BREAK");
+  d->broken = br && *br && strcmp(br, "0") != 0;
+  d->meta_win = d->slot_win = MPI_WIN_NULL;
+  fh->cache.ops = &dache_ops;
+  fh->cache.priv = d;
+  fh->cache.stats = &fh->stats;
+  rc = setup(d, cfg);
+  if (rc) {
+    c_destroy(&fh->cache);
+    return rc;
+  }
+  fh->have_cache = 1;
+  return 0;
+}
+
+int mio_dache_stats_get(sheaf_file fh, mio_dache_stats *st) {
+  if (!fh || fh->cache_mode != MIO_CACHE_DACHE || !fh->have_cache || !st) return SHEAF_MPIIO_EARG;
+  *st = ((dache *)fh->cache.priv)->st;
+  return 0;
+}

@@ -1,0 +1,61 @@
+/* dache_impl.h - internals shared by dache.c (cache operations), dache_win.c
+ * (windows and one-sided primitives) and dache_sync.c (flush, invalidate,
+ * audit). Only for src/mpiio. */
+#ifndef SHEAF_MPIIO_DACHE_IMPL_H
+#define SHEAF_MPIIO_DACHE_IMPL_H
+#include "dache.h"
+#include "sheaf_lock.h"
+
+typedef struct dache {
+  sheaf_file fh;
+  MPI_Comm comm;                /* the handle's communicator */
+  int rank, P;
+  int64_t page, npages, nmeta;  /* npages over max_size; nmeta entries per rank */
+  int nslots;
+  int shm, epochs, atomic, audit, broken;
+  sheaf_lock_set *locks;        /* lock p guards page p's entry (home p % P) */
+  MPI_Win meta_win, slot_win;
+  int32_t *meta_base;
+  int32_t **meta_peer;          /* shm: every rank's entries */
+  char *slot_base;
+  char **slot_peer;             /* shm: every rank's slots */
+  int64_t *tag;                 /* per local slot: the page cached there, -1 free */
+  int32_t *ldlo, *ldhi;         /* per local slot: bytes this rank wrote (remote writers: the entry's range) */
+  uint64_t *used, tick;         /* LRU */
+  int *head, *next, hmask;      /* local page -> slot map (chained hash over the slots) */
+  int *freel, nfree;            /* free local slots */
+  mio_dache_stats st;
+} dache;
+
+/* [lo, hi) |= [lo2, hi2) (empty when hi <= lo) */
+static inline void d_union(int32_t *lo, int32_t *hi, int32_t lo2, int32_t hi2) {
+  if (hi2 <= lo2) return;
+  if (*hi <= *lo) { *lo = lo2; *hi = hi2; return; }
+  if (lo2 < *lo) *lo = lo2;
+  if (hi2 > *hi) *hi = hi2;
+}
+
+/* dache_win.c */
+int dwin_create(dache *d);
+void dwin_free(dache *d);
+int dm_get(dache *d, int64_t pg, int32_t m[DM_INTS]);
+int dm_put(dache *d, int64_t pg, const int32_t m[DM_INTS]);  /* owner, slot, dlo, dhi */
+int dm_pin(dache *d, int64_t pg, int32_t delta);
+char *ds_local(dache *d, int slot);
+void ds_sync(dache *d);
+int ds_xfer(dache *d, int owner, int slot, int64_t in, int64_t n, char *buf, int is_write);
+void d_relax(dache *d);
+
+/* dache.c */
+int d_find(const dache *d, int64_t pg);     /* local slot caching pg, or -1 */
+void d_drop_slot(dache *d, int s);         /* slot s is free again (map, free list) */
+int d_lock(dache *d, int64_t pg);
+int d_unlock(dache *d, int64_t pg, int rc);
+/* write bytes [lo, hi) of local slot s (page pg) to the file and push them
+ * through the backend's client cache */
+int d_writeback(dache *d, int64_t pg, int s, int64_t lo, int64_t hi);
+
+/* dache_sync.c */
+int d_flush(dache *d);       /* collective */
+int d_invalidate(dache *d);  /* collective, after d_flush */
+#endif
