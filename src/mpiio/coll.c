@@ -142,100 +142,132 @@ static size_t my_pieces(const mio_seg *segs, const int64_t *dpos, size_t nseg, i
   return k;
 }
 
-static int one_round(ctx *c, int is_write, const mio_seg *segs, const int64_t *dpos, size_t nseg,
-                     char *buf, const int64_t *wlo, const int64_t *whi, round_buf *rb, int err) {
+/* one round's own state: my pieces per aggregator, the pieces an aggregator
+ * receives, and the byte buffers of the data exchange */
+typedef struct round_st {
+  mio_seg *mine, *in;
+  int64_t *mpos;
+  size_t *first, k, nin;
+  char *sbuf, *rbuf;
+} round_st;
+
+static void round_free(round_st *r) {
+  free(r->mine); free(r->mpos); free(r->first); free(r->in); free(r->sbuf); free(r->rbuf);
+}
+
+/* step 1: my pieces per aggregator window, their counts and the piece lists
+ * (2 int64 each) to the aggregators; every rank makes both exchanges */
+static int round_pieces(ctx *c, const mio_seg *segs, const int64_t *dpos, size_t nseg, const int64_t *wlo,
+                        const int64_t *whi, round_buf *rb, round_st *r, int err) {
   sheaf_file fh = c->fh;
   int P = fh->nprocs, A = c->A;
   /* the windows of a round are disjoint: a segment is split only at window
    * edges, so the pieces are at most nseg + 2A */
   size_t maxp = nseg + 2 * (size_t)A;
-  mio_seg *mine = malloc(sizeof(mio_seg) * (maxp + 1));
-  int64_t *mpos = malloc(sizeof(int64_t) * (maxp + 1));
-  size_t *first = calloc((size_t)A + 1, sizeof(size_t));
-  if (!mine || !mpos || !first) err = err ? err : SHEAF_MPIIO_ENOMEM;
-  size_t k = 0;
+  r->mine = malloc(sizeof(mio_seg) * (maxp + 1));
+  r->mpos = malloc(sizeof(int64_t) * (maxp + 1));
+  r->first = calloc((size_t)A + 1, sizeof(size_t));
+  if (!r->mine || !r->mpos || !r->first) err = err ? err : SHEAF_MPIIO_ENOMEM;
   memset(rb->npc_out, 0, sizeof(int) * (size_t)P);
   for (int a = 0; a < A; a++) {
-    first[a] = k;
-    if (!err && whi[a] > wlo[a]) k += my_pieces(segs, dpos, nseg, wlo[a], whi[a], mine + k, mpos + k);
-    rb->npc_out[fh->aggs[a]] = (int)(k - first[a]);
+    size_t f = r->k;
+    if (r->first) r->first[a] = f;
+    if (!err && whi[a] > wlo[a]) r->k += my_pieces(segs, dpos, nseg, wlo[a], whi[a], r->mine + f, r->mpos + f);
+    rb->npc_out[fh->aggs[a]] = (int)(r->k - f);
   }
-  first[A] = k;
+  if (r->first) r->first[A] = r->k;
   MPI_Alltoall(rb->npc_out, 1, MPI_INT, rb->npc_in, 1, MPI_INT, fh->comm);
-  /* piece lists: 2 int64 each, to the aggregators */
-  size_t nin = 0;
-  for (int p = 0; p < P; p++) {
+  for (int p = 0, so = 0, ro = 0; p < P; p++) {
     rb->scnt[p] = 2 * rb->npc_out[p];
     rb->rcnt[p] = 2 * rb->npc_in[p];
-    nin += (size_t)rb->npc_in[p];
-  }
-  for (int p = 0, so = 0, ro = 0; p < P; p++) {
+    r->nin += (size_t)rb->npc_in[p];
     rb->sdsp[p] = so; so += rb->scnt[p];
     rb->rdsp[p] = ro; ro += rb->rcnt[p];
   }
   /* my pieces are ordered by aggregator index, which is rank order of aggs[] */
-  mio_seg *in = malloc(sizeof(mio_seg) * (nin + 1));
-  if (!in) err = err ? err : SHEAF_MPIIO_ENOMEM;
-  MPI_Alltoallv(mine ? (void *)mine : (void *)rb, rb->scnt, rb->sdsp, MPI_INT64_T,
-                in ? (void *)in : (void *)rb, rb->rcnt, rb->rdsp, MPI_INT64_T, fh->comm);
-  /* data: bytes per rank */
-  int64_t sbytes = 0, rbytes = 0;
-  size_t idx = 0;
-  int *inbytes = calloc((size_t)P, sizeof(int));
-  int *outbytes = calloc((size_t)P, sizeof(int));
+  r->in = malloc(sizeof(mio_seg) * (r->nin + 1));
+  if (!r->in) err = err ? err : SHEAF_MPIIO_ENOMEM;
+  MPI_Alltoallv(r->mine ? (void *)r->mine : (void *)rb, rb->scnt, rb->sdsp, MPI_INT64_T,
+                r->in ? (void *)r->in : (void *)rb, rb->rcnt, rb->rdsp, MPI_INT64_T, fh->comm);
+  return err;
+}
+
+/* step 2: bytes to and from every rank (a writer sends its pieces' bytes, an
+ * aggregator of a read sends the bytes of the pieces it received) and the
+ * exchange buffers */
+static int round_counts(ctx *c, int is_write, round_buf *rb, round_st *r, int err) {
+  sheaf_file fh = c->fh;
+  int P = fh->nprocs;
+  int *inbytes = calloc((size_t)P, sizeof(int)), *outbytes = calloc((size_t)P, sizeof(int));
   if (!inbytes || !outbytes) err = err ? err : SHEAF_MPIIO_ENOMEM;
-  for (int p = 0; in && inbytes && p < P; p++)
-    for (int j = 0; j < rb->npc_in[p]; j++) inbytes[p] += (int)in[idx++].len;
-  for (int a = 0; mine && outbytes && a < A; a++)
-    for (size_t j = first[a]; j < first[a + 1]; j++) outbytes[fh->aggs[a]] += (int)mine[j].len;
+  size_t idx = 0;
+  for (int p = 0; r->in && inbytes && p < P; p++)
+    for (int j = 0; j < rb->npc_in[p]; j++) inbytes[p] += (int)r->in[idx++].len;
+  for (int a = 0; r->mine && r->first && outbytes && a < c->A; a++)
+    for (size_t j = r->first[a]; j < r->first[a + 1]; j++) outbytes[fh->aggs[a]] += (int)r->mine[j].len;
+  int64_t sbytes = 0, rbytes = 0;
   for (int p = 0; p < P; p++) {
     int o = outbytes ? outbytes[p] : 0, i = inbytes ? inbytes[p] : 0;
     rb->scnt[p] = is_write ? o : i;
     rb->rcnt[p] = is_write ? i : o;
-  }
-  for (int p = 0; p < P; p++) {
     rb->sdsp[p] = (int)sbytes; sbytes += rb->scnt[p];
     rb->rdsp[p] = (int)rbytes; rbytes += rb->rcnt[p];
   }
-  char *sbuf = malloc((size_t)sbytes + 1), *rbuf = malloc((size_t)rbytes + 1);
-  char **ptr = malloc(sizeof(char *) * (nin + 1));
-  if (!sbuf || !rbuf || !ptr) err = err ? err : SHEAF_MPIIO_ENOMEM;
+  free(inbytes);
+  free(outbytes);
+  r->sbuf = malloc((size_t)sbytes + 1);
+  r->rbuf = malloc((size_t)rbytes + 1);
+  if (!r->sbuf || !r->rbuf) err = err ? err : SHEAF_MPIIO_ENOMEM;
+  return err;
+}
+
+/* step 3 (aggregators): the received pieces sorted by offset, each with its
+ * data slot in d, written or read in one pass */
+static int round_agg_io(sheaf_file fh, int is_write, round_st *r, char *d) {
+  size_t nin = r->nin;
+  if (nin == 0) return 0;
+  char **ptr = malloc(sizeof(char *) * nin), **sp = malloc(sizeof(char *) * nin);
+  mio_seg *srt = malloc(sizeof(mio_seg) * nin);
+  int err = (!ptr || !sp || !srt) ? SHEAF_MPIIO_ENOMEM : 0;
+  if (!err) {
+    for (size_t j = 0; j < nin; j++) { ptr[j] = d; d += r->in[j].len; }
+    /* sort (offset, index) pairs, then put the lengths back */
+    for (size_t j = 0; j < nin; j++) { srt[j].off = r->in[j].off; srt[j].len = (int64_t)j; }
+    qsort(srt, nin, sizeof *srt, cmp_seg);
+    for (size_t j = 0; j < nin; j++) {
+      size_t o = (size_t)srt[j].len;
+      sp[j] = ptr[o];
+      srt[j].len = r->in[o].len;
+    }
+    err = is_write ? agg_write(fh, srt, (const char **)sp, nin) : agg_read(fh, srt, sp, nin);
+  }
+  free(ptr); free(sp); free(srt);
+  return err;
+}
+
+/* one round: pieces, counts, then for a write the data to the aggregators
+ * and their writes, for a read their reads and the data back */
+static int one_round(ctx *c, int is_write, const mio_seg *segs, const int64_t *dpos, size_t nseg,
+                     char *buf, const int64_t *wlo, const int64_t *whi, round_buf *rb, int err) {
+  sheaf_file fh = c->fh;
+  round_st r = {0};
+  err = round_pieces(c, segs, dpos, nseg, wlo, whi, rb, &r, err);
+  err = round_counts(c, is_write, rb, &r, err);
   if (!err && is_write) {
-    char *w = sbuf;
-    for (size_t j = 0; j < k; j++) { memcpy(w, buf + mpos[j], (size_t)mine[j].len); w += mine[j].len; }
+    char *w = r.sbuf;
+    for (size_t j = 0; j < r.k; j++) { memcpy(w, buf + r.mpos[j], (size_t)r.mine[j].len); w += r.mine[j].len; }
   }
   if (is_write)
-    MPI_Alltoallv(sbuf, rb->scnt, rb->sdsp, MPI_BYTE, rbuf, rb->rcnt, rb->rdsp, MPI_BYTE, fh->comm);
-  /* the aggregator's I/O: pieces sorted by offset, each with its data slot */
-  if (!err && nin > 0) {
-    char *d = is_write ? rbuf : sbuf;
-    for (size_t j = 0; j < nin; j++) { ptr[j] = d; d += in[j].len; }
-    /* sort (offset, pointer) pairs together */
-    mio_seg *srt = malloc(sizeof(mio_seg) * nin);
-    char **sp = malloc(sizeof(char *) * nin);
-    if (!srt || !sp) err = SHEAF_MPIIO_ENOMEM;
-    if (!err) {
-      for (size_t j = 0; j < nin; j++) { srt[j].off = in[j].off; srt[j].len = (int64_t)j; }
-      qsort(srt, nin, sizeof *srt, cmp_seg);
-      for (size_t j = 0; j < nin; j++) {
-        size_t o = (size_t)srt[j].len;
-        sp[j] = ptr[o];
-        srt[j].len = in[o].len;
-      }
-      err = is_write ? agg_write(fh, srt, (const char **)sp, nin) : agg_read(fh, srt, sp, nin);
-    }
-    free(srt);
-    free(sp);
-  }
+    MPI_Alltoallv(r.sbuf, rb->scnt, rb->sdsp, MPI_BYTE, r.rbuf, rb->rcnt, rb->rdsp, MPI_BYTE, fh->comm);
+  if (!err) err = round_agg_io(fh, is_write, &r, is_write ? r.rbuf : r.sbuf);
   if (!is_write) {
-    MPI_Alltoallv(sbuf, rb->scnt, rb->sdsp, MPI_BYTE, rbuf, rb->rcnt, rb->rdsp, MPI_BYTE, fh->comm);
+    MPI_Alltoallv(r.sbuf, rb->scnt, rb->sdsp, MPI_BYTE, r.rbuf, rb->rcnt, rb->rdsp, MPI_BYTE, fh->comm);
     if (!err) {
-      const char *r = rbuf;
-      for (size_t j = 0; j < k; j++) { memcpy(buf + mpos[j], r, (size_t)mine[j].len); r += mine[j].len; }
+      const char *q = r.rbuf;
+      for (size_t j = 0; j < r.k; j++) { memcpy(buf + r.mpos[j], q, (size_t)r.mine[j].len); q += r.mine[j].len; }
     }
   }
-  free(mine); free(mpos); free(first); free(in); free(inbytes); free(outbytes);
-  free(sbuf); free(rbuf); free(ptr);
+  round_free(&r);
   return err;
 }
 
@@ -269,86 +301,122 @@ static int realms_for_call(sheaf_file fh, int64_t lo, int64_t hi, int64_t fsize,
   return 0;
 }
 
-int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, char *buf, int local_err) {
-  int P = fh->nprocs;
-  int64_t me[5] = {INT64_MAX, 0, local_err, 0, fh->external_write};
+/* what every rank learns at the start of a collective call: the union of the
+ * access ranges, the file size (for the file-size realm policy), the first
+ * error and whether anyone wrote behind the layer */
+typedef struct call_info { int64_t lo, hi, fsize, anyerr, ext; } call_info;
+
+static int agree_ranges(sheaf_file fh, const mio_seg *segs, size_t nseg, int local_err, call_info *ci) {
+  /* one MPI_MIN reduction, the maxima negated: no O(P) buffer, nothing to
+   * allocate, so no rank can drop out of it */
+  int64_t me[5] = {INT64_MAX, local_err, 0, 0, -(int64_t)(fh->external_write != 0)};
   if (nseg > 0) {
     me[0] = segs[0].off;
-    me[1] = segs[nseg - 1].off + segs[nseg - 1].len;
+    me[2] = -(segs[nseg - 1].off + segs[nseg - 1].len);
   }
   if (!local_err && fh->realm_mode == MIO_REALMS_PERSISTENT && !fh->realms_fixed &&
       fh->pfr_policy == MIO_PFR_FSIZE) {
     int64_t sz = 0;
-    me[2] = fh->be.ops->get_size(&fh->be, &sz);
-    me[3] = sz;
+    me[1] = fh->be.ops->get_size(&fh->be, &sz);
+    me[3] = -sz;
   }
-  int64_t *all = malloc(sizeof(int64_t) * 5 * (size_t)P);
-  if (!all) return mio_agree(fh, mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: out of memory", fh->path));
-  MPI_Allgather(me, 5, MPI_INT64_T, all, 5, MPI_INT64_T, fh->comm);
-  int64_t lo = INT64_MAX, hi = 0, fsize = 0, anyerr = 0, ext = 0;
-  for (int p = 0; p < P; p++) {
-    const int64_t *a = all + 5 * p;
-    if (a[2] < anyerr) anyerr = a[2];
-    if (a[0] < lo) lo = a[0];
-    if (a[1] > hi) hi = a[1];
-    if (a[3] > fsize) fsize = a[3];
-    if (a[4]) ext = 1;
-  }
-  free(all);
+  int64_t all[5];
+  int mrc = MPI_Allreduce(me, all, 5, MPI_INT64_T, MPI_MIN, fh->comm);
   fh->external_write = 0;
-  int ext_err = 0;
-  if (ext && !anyerr && fh->have_cache) {
-    /* someone wrote behind the layer: this rank's realm pages may be stale */
-    ext_err = fh->cache.ops->flush(&fh->cache, &fh->be);
+  if (mrc != MPI_SUCCESS) return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: MPI_Allreduce failed", fh->path);
+  *ci = (call_info){.lo = all[0], .anyerr = all[1], .hi = -all[2], .fsize = -all[3], .ext = -all[4]};
+  return 0;
+}
+
+/* someone wrote behind the layer: this rank's realm pages and the backend's
+ * client cache may be stale */
+static int drop_after_external(sheaf_file fh) {
+  int err = 0;
+  if (fh->have_cache) {
+    err = fh->cache.ops->flush(&fh->cache, &fh->be);
     fh->cache.ops->invalidate(&fh->cache);
   }
-  if (ext && !anyerr && !ext_err) ext_err = fh->be.ops->invalidate(&fh->be);
-  if (anyerr) {
-    if (local_err) return local_err;
-    return mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: another rank failed this collective call (code %d)",
-                       fh->path, (int)anyerr);
-  }
-  fh->stats.coll_calls++;
-  fh->stats.rounds_last = 0;
-  if (lo >= hi) return mio_agree(fh, ext_err);
-  if (is_write && hi > fh->known_end) fh->known_end = hi;
-  int err = ext_err;
-  if (!is_write && fh->cache_mode == MIO_CACHE_NOCACHE) err = fh->be.ops->invalidate(&fh->be);
-  ctx c = {.fh = fh, .lo = lo, .hi = hi, .cb = fh->cb_buffer, .A = fh->naggs};
-  int rrc = realms_for_call(fh, lo, hi, fsize, &c.r);
-  if (rrc && !err) err = rrc;
-  fh->stats.realm_size = c.r.fr;
+  if (!err) err = fh->be.ops->invalidate(&fh->be);
+  return err;
+}
+
+/* the memory of one call's rounds, allocated before the ranges are agreed so
+ * that a rank without it fails the call on every rank instead of dropping
+ * out of the rounds */
+typedef struct rounds_mem {
+  agg_iter *it;
+  int64_t *wlo, *whi, *dpos;
+  int *ints;
+} rounds_mem;
+
+static void rounds_free(rounds_mem *m) {
+  free(m->it); free(m->wlo); free(m->whi); free(m->dpos); free(m->ints);
+}
+
+static int rounds_alloc(sheaf_file fh, size_t nseg, rounds_mem *m) {
+  size_t A = (size_t)fh->naggs, P = (size_t)fh->nprocs;
+  m->it = malloc(sizeof(agg_iter) * A);
+  m->wlo = malloc(sizeof(int64_t) * A);
+  m->whi = malloc(sizeof(int64_t) * A);
+  m->dpos = malloc(sizeof(int64_t) * (nseg + 1));
+  m->ints = malloc(sizeof(int) * 6 * P);
+  if (m->it && m->wlo && m->whi && m->dpos && m->ints) return 0;
+  rounds_free(m);
+  *m = (rounds_mem){0};
+  return mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: out of memory", fh->path);
+}
+
+/* the rounds of one call: every rank takes part in every round */
+static int run_rounds(ctx *c, int is_write, const mio_seg *segs, size_t nseg, char *buf, rounds_mem *m, int err) {
+  sheaf_file fh = c->fh;
+  int P = fh->nprocs;
   int64_t rounds = 0;
-  for (int a = 0; a < c.A; a++) {
-    int64_t n = count_rounds(&c, a);
+  for (int a = 0; a < c->A; a++) {
+    int64_t n = count_rounds(c, a);
     if (n > rounds) rounds = n;
   }
   fh->stats.rounds_last = (uint64_t)rounds;
   fh->stats.rounds_total += (uint64_t)rounds;
-  agg_iter *it = malloc(sizeof(agg_iter) * (size_t)c.A);
-  int64_t *wlo = malloc(sizeof(int64_t) * (size_t)c.A), *whi = malloc(sizeof(int64_t) * (size_t)c.A);
-  int64_t *dpos = malloc(sizeof(int64_t) * (nseg + 1));
-  round_buf rb;
-  int *ints = malloc(sizeof(int) * 6 * (size_t)P);
-  if (ints) {
-    rb.scnt = ints; rb.sdsp = ints + P; rb.rcnt = ints + 2 * P; rb.rdsp = ints + 3 * P;
-    rb.npc_out = ints + 4 * P; rb.npc_in = ints + 5 * P;
-  }
-  if (!it || !wlo || !whi || !dpos || !ints) {
-    /* cannot take part in the rounds: every rank must know */
-    free(it); free(wlo); free(whi); free(dpos); free(ints);
-    return mio_agree(fh, mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: out of memory", fh->path));
-  }
+  int *ints = m->ints;
+  round_buf rb = {.scnt = ints, .sdsp = ints + P, .rcnt = ints + 2 * P, .rdsp = ints + 3 * P,
+                  .npc_out = ints + 4 * P, .npc_in = ints + 5 * P};
   int64_t acc = 0;
-  for (size_t i = 0; i < nseg; i++) { dpos[i] = acc; acc += segs[i].len; }
-  for (int a = 0; a < c.A; a++) iter_start(&c, a, &it[a]);
+  for (size_t i = 0; i < nseg; i++) { m->dpos[i] = acc; acc += segs[i].len; }
+  for (int a = 0; a < c->A; a++) iter_start(c, a, &m->it[a]);
   for (int64_t round = 0; round < rounds; round++) {
-    for (int a = 0; a < c.A; a++)
-      if (!iter_next(&c, &it[a], &wlo[a], &whi[a])) wlo[a] = whi[a] = 0;
-    int rc = one_round(&c, is_write, segs, dpos, nseg, buf, wlo, whi, &rb, err);
+    for (int a = 0; a < c->A; a++)
+      if (!iter_next(c, &m->it[a], &m->wlo[a], &m->whi[a])) m->wlo[a] = m->whi[a] = 0;
+    int rc = one_round(c, is_write, segs, m->dpos, nseg, buf, m->wlo, m->whi, &rb, err);
     if (rc && !err) err = rc;
   }
-  free(it); free(wlo); free(whi); free(dpos); free(ints);
+  return err;
+}
+
+/* steps: memory, ranges (agreed), external writes, realms, rounds, write-back */
+int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, char *buf, int local_err) {
+  rounds_mem m = {0};
+  if (!local_err) local_err = rounds_alloc(fh, nseg, &m);
+  call_info ci = {0};
+  int rc = agree_ranges(fh, segs, nseg, local_err, &ci);
+  if (rc) { rounds_free(&m); return mio_agree(fh, rc); }
+  int err = (ci.ext && !ci.anyerr) ? drop_after_external(fh) : 0;
+  if (ci.anyerr) {
+    rounds_free(&m);
+    if (local_err) return local_err;
+    return mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: another rank failed this collective call (code %d)",
+                       fh->path, (int)ci.anyerr);
+  }
+  fh->stats.coll_calls++;
+  fh->stats.rounds_last = 0;
+  if (ci.lo >= ci.hi) { rounds_free(&m); return mio_agree(fh, err); }
+  if (is_write && ci.hi > fh->known_end) fh->known_end = ci.hi;
+  if (!err && !is_write && fh->cache_mode == MIO_CACHE_NOCACHE) err = fh->be.ops->invalidate(&fh->be);
+  ctx c = {.fh = fh, .lo = ci.lo, .hi = ci.hi, .cb = fh->cb_buffer, .A = fh->naggs};
+  int rrc = realms_for_call(fh, ci.lo, ci.hi, ci.fsize, &c.r);
+  if (rrc && !err) err = rrc;
+  fh->stats.realm_size = c.r.fr;
+  err = run_rounds(&c, is_write, segs, nseg, buf, &m, err);
+  rounds_free(&m);
   if (!err && is_write && fh->cache_mode == MIO_CACHE_NOCACHE) err = fh->be.ops->sync(&fh->be);
   if (!err && is_write && fh->write_through && fh->have_cache) err = fh->cache.ops->flush(&fh->cache, &fh->be);
   if (err && !fh->err[0]) mio_set_err(fh, err, "%s: collective %s failed", fh->path, is_write ? "write" : "read");

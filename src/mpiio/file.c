@@ -62,6 +62,23 @@ static int open_backend(sheaf_file fh, int flags, int nc, int64_t fpage) {
             : mio_backend_posix_open(&fh->be, fh->path, flags);
 }
 
+/* DACHe: created collectively (its windows and locks), failing everywhere or
+ * nowhere; rc is this rank's state so far, returned updated */
+static int open_dache(sheaf_file fh, MPI_Comm comm, MPI_Info info, const char *path, int rc) {
+  int dache = 0;
+  MPI_Allreduce(&(int){!rc && fh->cache_mode == MIO_CACHE_DACHE}, &dache, 1, MPI_INT, MPI_MAX, comm);
+  if (!dache) return rc;
+  mio_dache_cfg cfg;
+  int hrc = rc ? rc : mio_dache_hints(info, &cfg, fh->err, sizeof fh->err);
+  if (!hrc && fh->cache_mode != MIO_CACHE_DACHE)
+    hrc = mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: sheaf_cache=dache on some ranks only", path);
+  int hall = hrc;
+  MPI_Allreduce(&hrc, &hall, 1, MPI_INT, MPI_MIN, comm);
+  if (!hrc && hall) hrc = mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe setup failed on another rank", path);
+  if (!hall) hrc = mio_dache_create(fh, &cfg);
+  return rc ? rc : hrc;
+}
+
 int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, sheaf_file *out) {
   open_err[0] = 0;
   if (!out || comm == MPI_COMM_NULL || !path || !*path) {
@@ -80,7 +97,11 @@ int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, s
     fh->path = strdup(path);
   }
   if (!fh || !fh->path) rc = SHEAF_MPIIO_ENOMEM;
-  if (!rc && MPI_Comm_dup(comm, &fh->comm) != MPI_SUCCESS) rc = SHEAF_MPIIO_EMPI;
+  /* collective: every rank duplicates, even one that has already failed */
+  MPI_Comm dup = MPI_COMM_NULL;
+  if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS && !rc) rc = SHEAF_MPIIO_EMPI;
+  if (fh) fh->comm = dup;
+  else if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (!rc) {
     MPI_Comm_rank(fh->comm, &fh->rank);
     MPI_Comm_size(fh->comm, &fh->nprocs);
@@ -115,20 +136,7 @@ int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, s
     if (fh->be.audit_fd < 0) rc = mio_set_err(fh, SHEAF_MPIIO_EIO, "%s: cannot open the audit log %s", path, p);
   }
   if (!rc) rc = set_default_view(fh);
-  /* DACHe: created collectively (its windows and locks), failing everywhere or nowhere */
-  int dache = 0;
-  MPI_Allreduce(&(int){!rc && fh->cache_mode == MIO_CACHE_DACHE}, &dache, 1, MPI_INT, MPI_MAX, comm);
-  if (dache) {
-    mio_dache_cfg cfg;
-    int hrc = rc ? rc : mio_dache_hints(info, &cfg, fh->err, sizeof fh->err);
-    if (!hrc && fh->cache_mode != MIO_CACHE_DACHE)
-      hrc = mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: sheaf_cache=dache on some ranks only", path);
-    int hall = hrc;
-    MPI_Allreduce(&hrc, &hall, 1, MPI_INT, MPI_MIN, comm);
-    if (!hrc && hall) hrc = mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe setup failed on another rank", path);
-    if (!hall) hrc = mio_dache_create(fh, &cfg);
-    if (!rc) rc = hrc;
-  }
+  rc = open_dache(fh, comm, info, path, rc);
   int all = rc;
   MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm);
   if (all < 0) {
