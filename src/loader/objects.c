@@ -21,7 +21,12 @@
 
 int sln_remote(const struct sld_net *n, const char *path)
 {
-  return n && n->rank != sln_tree_of(path, n->roots) % n->size;
+  return n && n->rank != sln_tree_of(path, n->roots) % n->size && !sld_policy_pass(n, path);
+}
+
+int sln_pushes(const struct sld_net *n, const char *path)
+{
+  return n && n->push && n->rank == sln_tree_of(path, n->roots) % n->size && !sld_policy_pass(n, path);
 }
 
 static void drop_link(struct sln_link *l)

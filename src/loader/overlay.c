@@ -44,6 +44,7 @@ static int split_hosts(const char *hosts, int size, char ***out)
 void sld_net_free(struct sld_net *n)
 {
   if (!n) return;
+  sld_policy_free(n);
   for (int i = 0; n->addrs && i < n->size; i++) free(n->addrs[i]);
   free(n->addrs);
   for (int t = 0; n->parents && t < n->roots; t++) sln_link_free(n->parents[t]);
@@ -70,6 +71,7 @@ struct sld_net *sld_net_create(const struct sheaf_loader_overlay *ov, char *err,
   n->size = ov->size;
   n->roots = ov->roots;
   n->push = ov->push;
+  n->use_fgfs = ov->fgfs;
   n->timeout_ms = ov->timeout_ms > 0 ? ov->timeout_ms : 20000;
   if (split_hosts(ov->hosts, ov->size, &n->addrs)) {
     snprintf(err, errlen, "sheaf-ld: the host list does not name %d host:port entries", ov->size);

@@ -29,7 +29,7 @@ SLN_MAGIC = 0x4e4c4853
 OP_LOOKUP, OP_STAT, OP_LISTDIR, OP_STATS = 1, 2, 4, 5
 COUNTERS = ["requests", "listings", "stats", "reads", "bytes", "realpaths", "hits", "clients",
             "refused", "stripped", "net_refused", "net_gets", "net_served", "net_objs",
-            "net_bytes", "net_pushed"]
+            "net_bytes", "net_pushed", "passthrough"]
 
 
 def fail(msg):
@@ -96,7 +96,7 @@ def stats(sock):
 
 
 class Overlay:
-    def __init__(self, args, n, mode="pull", roots=1, secret=None, timeout=4000):
+    def __init__(self, args, n, mode="pull", roots=1, secret=None, timeout=4000, extra=(), env_of=None):
         self.args, self.n = args, n
         Overlay.count = getattr(Overlay, "count", 0) + 1
         self.work = os.path.join(args.work, "ov%d.%d" % (n, Overlay.count))
@@ -117,7 +117,9 @@ class Overlay:
             cmd = [args.server, "--rank", str(r), "--hosts", self.hosts, "--secret", self.secret,
                    "--overlay", mode, "--roots", str(roots), "--socket", sock,
                    "--cache-dir", os.path.join(node, "cache"), "--timeout", str(timeout)]
-            self.procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True))
+            env = dict(os.environ, **(env_of(r, self.work) if env_of else {}))
+            self.procs.append(subprocess.Popen(cmd + list(extra), stdout=subprocess.PIPE, stderr=err,
+                                               text=True, env=env))
             self.socks.append(sock)
             self.errs.append(err)
         for r, p in enumerate(self.procs):
@@ -470,6 +472,57 @@ def case_roots2(args):
         ov.stop()
 
 
+MOUNTINFO = """21 1 0:19 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
+22 21 0:20 / /proc rw,nosuid shared:2 - proc proc rw
+40 21 0:45 / {nfs} rw,relatime shared:20 - nfs4 {server}:/export rw,vers=4.1
+"""
+
+
+def case_fgfs(args):
+    """--fgfs: the servers classify paths with the global file status, made
+    once at start-up over the overlay (its reduce/bcast). Each simulated node
+    has its own host name and a mount table (SHEAF_FGFS_MOUNTINFO) where / is
+    a local disk and <work>/nfs an NFS export: a file below / is node-local
+    everywhere -> passed through (the client gets the original path, no
+    network request, no copy); a file below nfs from one server for all ->
+    unique -> read once by the root and sent down; from two servers (nodes
+    0-1: srvA, 2-3: srvB) -> poorly distributed -> also read once by the root
+    (the per-group reading is not built)."""
+    for poorly in (False, True):
+        def env_of(r, work, poorly=poorly):
+            mi = os.path.join(work, "mountinfo%d" % r)
+            with open(mi, "w") as f:
+                srv = ("srvA" if r < 2 else "srvB") if poorly else "srvA"
+                f.write(MOUNTINFO.format(nfs=os.path.join(work, "nfs"), server=srv))
+            return {"SHEAF_FGFS_MOUNTINFO": mi, "SHEAF_FGFS_HOST": "node%d" % r}
+        ov = Overlay(args, 4, "pull", extra=["--fgfs"], env_of=env_of)
+        try:
+            if "not available" in "".join(ov.stderr(r) for r in range(4)):
+                fail("fgfs: the classification failed: %s" % ov.stderr(0))
+            _, local_files = make_tree(ov.work, nfiles=2)
+            nfs = os.path.join(ov.work, "nfs")
+            os.makedirs(nfs)
+            shared = os.path.join(nfs, "libshared.so")
+            with open(shared, "wb") as f:
+                f.write(os.urandom(50000))
+            r = ask(ov.socks[3], OP_LOOKUP, local_files[1])
+            c3 = stats(ov.socks[3])[0]
+            if not r or r[0] != 0 or r[1] != local_files[1] or c3["passthrough"] != 1 or c3["net_gets"]:
+                fail("fgfs: a node-local file was not passed through: %r %r" % (r, c3))
+            for node in (3, 1, 2):
+                r = ask(ov.socks[node], OP_LOOKUP, shared)
+                if not r or r[0] != 0 or r[1] == shared or not same_bytes(r[1], shared):
+                    fail("fgfs: node %d, the NFS file: %r" % (node, r))
+            reads = [stats(x)[0]["reads"] for x in ov.socks]
+            if reads != [1, 0, 0, 0]:
+                fail("fgfs: the NFS file was read %r times per server (expected by the root once)" % reads)
+            print("fgfs (%s): node-local file passed through (original path, no network request); "
+                  "NFS file read once by the root for 3 nodes"
+                  % ("poorly distributed NFS" if poorly else "unique NFS"))
+        finally:
+            ov.stop()
+
+
 def read_stats(path):
     out = {}
     for line in open(path):
@@ -545,7 +598,7 @@ def main():
              "auth": lambda: case_auth(args), "replay": lambda: case_replay(args),
              "garbage": lambda: case_garbage(args), "kill": lambda: case_kill(args),
              "launch": lambda: case_launch(args), "preload": lambda: case_preload(args),
-             "roots2": lambda: case_roots2(args)}
+             "roots2": lambda: case_roots2(args), "fgfs": lambda: case_fgfs(args)}
     if args.case not in cases:
         fail("unknown case " + args.case)
     cases[args.case]()

@@ -111,6 +111,7 @@ static int server_args(const struct net_opts *o, const struct net_job *j, const 
   out[k++] = "--timeout"; out[k++] = tmo;
   if (o->cache_dir) { out[k++] = "--cache-dir"; out[k++] = (char *)o->cache_dir; }
   if (!o->strip) out[k++] = "--strip=no";
+  if (o->fgfs) out[k++] = "--fgfs";
   out[k] = NULL;
   return (int)k;
 }

@@ -8,7 +8,7 @@
 
 struct net_opts {
   const char *hosts, *hostfile, *rsh, *how, *secret, *server, *socket, *cache_dir;
-  int port, roots, push, timeout, strip;
+  int port, roots, push, timeout, strip, fgfs;
 };
 
 struct net_job {

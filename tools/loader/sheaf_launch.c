@@ -65,7 +65,9 @@ static void usage(FILE *f)
     "  --roots K            K trees, each root owning a hash range of paths (default 1)\n"
     "  --socket PATH        the clients' socket on every host (default\n"
     "                       <cache base>/sheaf-ldjob.UID.PID/sock; %%r: the server's rank)\n"
-    "  --server PATH        sheaf-ld-server on the hosts (default: next to sheaf-launch)\n");
+    "  --server PATH        sheaf-ld-server on the hosts (default: next to sheaf-launch)\n"
+    "  --fgfs               the servers classify paths with the global file status: files on\n"
+    "                       node-local or well-distributed storage are read by the clients\n");
 }
 
 static int add_list(char *list, size_t cap, const char *v)
@@ -121,6 +123,7 @@ static int parse(int argc, char **argv, struct opts *o)
     else if (VAL("--roots")) o->net.roots = atoi(v);
     else if (VAL("--socket")) o->net.socket = v;
     else if (VAL("--server")) o->net.server = v;
+    else if (!strcmp(a, "--fgfs")) o->net.fgfs = 1;
     else if (!strcmp(a, "--stats")) o->stats = 1;
     else if (VAL("--stats-file")) o->stats_file = v;
     else {
