@@ -396,8 +396,27 @@ def case_kill(args):
             r = ask(ov.socks[node], OP_LOOKUP, files[2])
             if not r or r[0] != 0 or not same_bytes(r[1], files[2]):
                 fail("kill: node %d stopped serving: %r" % (node, r))
+        took = time.time() - t0
+        if args.boot and args.audit:
+            # real clients (sheaf-boot + the audit library): node 3's fall back with one
+            # message, node 1's are served
+            prog = [sys.executable, "-c", "import json, decimal; print('ok', json.dumps(2))"]
+            for node, served in ((3, False), (1, True)):
+                before = stats(ov.socks[1])[0]["requests"] if served else 0
+                p = subprocess.run([args.boot, "--socket", ov.socks[node], "--audit", args.audit,
+                                    "--timeout", "3000", "--"] + prog, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, timeout=60)
+                msgs = p.stderr.count("does not answer")
+                if p.returncode != 0 or p.stdout.strip() != "ok 2":
+                    fail("kill: a program on node %d: rc %d %r %r" % (node, p.returncode, p.stdout, p.stderr))
+                if served and (msgs or stats(ov.socks[1])[0]["requests"] <= before):
+                    fail("kill: node 1's program was not served: %r" % p.stderr)
+                if not served and msgs != 1:
+                    fail("kill: node 3's program printed %d fallback messages: %r" % (msgs, p.stderr))
+            print("kill: a program on node 3 ran from the file system with one message; "
+                  "one on node 1 was served")
         print("kill: rank 2 killed; rank 3 stopped with a message (its clients fall back) "
-              "within %.1f s; ranks 0, 1 serve on" % (time.time() - t0))
+              "within %.1f s; ranks 0, 1 serve on" % took)
     finally:
         ov.stop()
 
@@ -591,6 +610,8 @@ def main():
     ap.add_argument("--server", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--launch")
+    ap.add_argument("--boot")
+    ap.add_argument("--audit")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     cases = {"pull2": lambda: case_pull(args, 2), "pull4": lambda: case_pull(args, 4),
