@@ -177,6 +177,23 @@ def case_pull(args, n):
         r = ask(ov.socks[last], OP_LOOKUP, files[2])
         if not r or r[0] != 0 or not same_bytes(r[1], files[2]):
             fail("pull%d: node %d did not get the file: %r\n%s" % (n, last, r, ov.stderr(last)))
+        # 8 clients at once on that node for another file of the listed directory:
+        # one network request (the others wait in the server's loop, then hit the cache)
+        import threading
+        before = stats(ov.socks[last])[0]
+        res = []
+        ths = [threading.Thread(target=lambda: res.append(ask(ov.socks[last], OP_LOOKUP, files[0])))
+               for _ in range(8)]
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join()
+        after = stats(ov.socks[last])[0]
+        if len(res) != 8 or any(not r or r[0] != 0 or not same_bytes(r[1], files[0]) for r in res):
+            fail("pull%d: concurrent clients: %r" % (n, res))
+        if after["net_gets"] - before["net_gets"] != 1 or after["requests"] - before["requests"] != 9:
+            fail("pull%d: 8 concurrent clients made %d network requests (expected 1)"
+                 % (n, after["net_gets"] - before["net_gets"]))
         # many local clients on every node for the same object: still one read
         for k in range(3):
             for node in range(n):
@@ -185,8 +202,8 @@ def case_pull(args, n):
                     fail("pull%d: node %d, client %d: %r" % (n, node, k, r))
         reads, listings = ov.total("reads"), ov.total("listings")
         root = stats(ov.socks[0])[0]
-        if reads != 1 or root["reads"] != 1:
-            fail("pull%d: the file was read %d times (root %d), expected once" % (n, reads, root["reads"]))
+        if reads != 2 or root["reads"] != 2:
+            fail("pull%d: 2 files were read %d times (root %d), expected once each" % (n, reads, root["reads"]))
         if listings != 1:
             fail("pull%d: %d listings of %s, expected 1" % (n, listings, d))
         # pull: only the servers that asked (and the relays on their path) hold a copy;
@@ -200,7 +217,10 @@ def case_pull(args, n):
                          % (ov2.has_copy(3, files[1]), ov2.has_copy(1, files[1])))
             finally:
                 ov2.stop()
-        print("pull%d: 1 read, 1 listing for %d nodes x 4 clients; bytes identical" % (n, n))
+        if ov.total("reads") != 2:
+            fail("pull%d: %d reads for 2 files" % (n, ov.total("reads")))
+        print("pull%d: 1 read per file, 1 listing for %d nodes x 4 clients; 8 concurrent clients "
+              "made 1 network request; bytes identical" % (n, n))
     finally:
         ov.stop()
 
@@ -604,6 +624,34 @@ def case_launch(args):
           % (time.time() - t0))
 
 
+def case_mpich(args):
+    """sheaf-launch --server-launch mpich: the servers started by one
+    `mpiexec -n 2 -ppn 1 -hosts localhost,localhost` (rank from PMI_RANK),
+    the program's clients on node 1"""
+    if not args.mpiexec:
+        print("mpich: no MPICH mpiexec given: skipped")
+        sys.exit(77)
+    work = os.path.join(args.work, "mpich")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    p0, p1 = free_ports(2)
+    st = os.path.join(work, "stats")
+    prog = "import json, decimal; print('ok', json.dumps([1]))"
+    cmd = [args.launch, "--hosts", "localhost:%d,localhost:%d" % (p0, p1), "--server-launch", "mpich",
+           "--starter", args.mpiexec, "--socket", os.path.join(work, "n%r", "sock"),
+           "--secret-file", os.path.join(work, "secret"), "--stats-file", st, "--timeout", "10000",
+           "--", sys.executable, "-c", prog]
+    p = subprocess.run(cmd, env=dict(os.environ, SHEAF_LD_RANK="1"), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=150)
+    if p.returncode != 0 or p.stdout.strip() != "ok [1]":
+        fail("mpich: rc %d out %r err %r" % (p.returncode, p.stdout, p.stderr))
+    c = read_stats(st)
+    if c["reads"] != 0 or c["listings"] != 0 or c["requests"] == 0 or c["net_objs"] == 0:
+        fail("mpich: node 1's counters %r\n%s" % (c, p.stderr))
+    print("mpich: servers started by mpiexec -ppn 1; node 1 served %d requests, 0 reads of its own"
+          % c["requests"])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")
@@ -611,6 +659,7 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--launch")
     ap.add_argument("--boot")
+    ap.add_argument("--mpiexec")
     ap.add_argument("--audit")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -619,7 +668,8 @@ def main():
              "auth": lambda: case_auth(args), "replay": lambda: case_replay(args),
              "garbage": lambda: case_garbage(args), "kill": lambda: case_kill(args),
              "launch": lambda: case_launch(args), "preload": lambda: case_preload(args),
-             "roots2": lambda: case_roots2(args), "fgfs": lambda: case_fgfs(args)}
+             "roots2": lambda: case_roots2(args), "fgfs": lambda: case_fgfs(args),
+             "mpich": lambda: case_mpich(args)}
     if args.case not in cases:
         fail("unknown case " + args.case)
     cases[args.case]()

@@ -269,21 +269,26 @@ int net_start(const struct net_opts *o, struct net_job *j)
     }
     snprintf(n, sizeof n, "%d", j->n);
     char nodelist[(1 << 16) + 16];
-    int k = 0;
-    if (!strcmp(how, "srun")) {
-      snprintf(nodelist, sizeof nodelist, "--nodelist=%s", names);
-      const char *pre[] = { "srun", "-N", n, "-n", n, "--ntasks-per-node=1", nodelist };
-      for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) argv[k++] = (char *)pre[i];
-    } else if (!strcmp(how, "openmpi")) {
-      const char *pre[] = { "mpirun", "-n", n, "--map-by", "ppr:1:node", "--host", names };
-      for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) argv[k++] = (char *)pre[i];
-    } else if (!strcmp(how, "mpich")) {
-      const char *pre[] = { "mpiexec", "-n", n, "-ppn", "1", "-hosts", names };
-      for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) argv[k++] = (char *)pre[i];
-    } else {
+    int k = 0, nw = 0;
+    const char *const *pre = NULL;
+    size_t npre = 0;
+    snprintf(nodelist, sizeof nodelist, "--nodelist=%s", names);
+    const char *srun[] = { "srun", "-N", n, "-n", n, "--ntasks-per-node=1", nodelist };
+    const char *ompi[] = { "mpirun", "-n", n, "--map-by", "ppr:1:node", "--host", names };
+    const char *mpich[] = { "mpiexec", "-n", n, "-ppn", "1", "-hosts", names };
+    if (!strcmp(how, "srun")) { pre = srun; npre = sizeof srun / sizeof *srun; }
+    else if (!strcmp(how, "openmpi")) { pre = ompi; npre = sizeof ompi / sizeof *ompi; }
+    else if (!strcmp(how, "mpich")) { pre = mpich; npre = sizeof mpich / sizeof *mpich; }
+    else {
       fprintf(stderr, "sheaf-launch: --server-launch must be rsh, mpich, openmpi or srun\n");
       return -1;
     }
+    /* --starter: the command instead of the first word (e.g. mpiexec.mpich, a wrapper) */
+    char **sw = o->starter ? split_words(o->starter, &nw) : NULL;
+    if (o->starter && (!sw || nw > 32)) return -1;
+    if (sw) for (int i = 0; i < nw; i++) argv[k++] = sw[i];
+    else argv[k++] = (char *)pre[0];
+    for (size_t i = 1; i < npre; i++) argv[k++] = (char *)pre[i];
     argv[k++] = (char *)o->server;
     if (server_args(o, j, "env", argv + k, hostlist, sizeof hostlist, tmo, roots) < 0) return -1;
     pid_t p = spawn(argv, &fds[0], NULL);

@@ -55,6 +55,8 @@ static void usage(FILE *f)
     "  --hostfile FILE      one host a line (\"host slots=N\" and # comments allowed)\n"
     "  --server-launch rsh|mpich|openmpi|srun  how the servers start (default: rsh with --rsh,\n"
     "                       srun when SLURM_JOB_ID is set, else mpich: mpiexec -ppn 1)\n"
+    "  --starter CMD        the command of the mpich/openmpi/srun modes instead of\n"
+    "                       mpiexec/mpirun/srun (e.g. mpiexec.mpich, or a wrapper)\n"
     "  --rsh CMD            rsh-like command, run as `CMD HOST sheaf-ld-server ...` (e.g. ssh)\n"
     "  --overlay push|pull  push (SPMD, default): what one node reads goes to every node;\n"
     "                       pull (MPMD): only to the nodes that ask\n"
@@ -110,6 +112,7 @@ static int parse(int argc, char **argv, struct opts *o)
     else if (VAL("--hostfile")) o->net.hostfile = v;
     else if (VAL("--server-launch")) o->net.how = v;
     else if (VAL("--rsh")) o->net.rsh = v;
+    else if (VAL("--starter")) o->net.starter = v;
     else if (VAL("--overlay")) {
       if (strcmp(v, "push") && strcmp(v, "pull")) {
         fprintf(stderr, "sheaf-launch: --overlay is push or pull\n");
