@@ -38,14 +38,22 @@ def fail(msg):
 
 
 def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
+    """n ports that bind now, outside the kernel's ephemeral range (which other
+    tests' outgoing connections draw from); a race is still possible, so the
+    overlay is started again on new ports when a server finds its port taken"""
+    import random
+    ports = []
+    while len(ports) < n:
+        p = random.randint(20000, 32000)
         s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
+        try:
+            s.bind(("127.0.0.1", p))
+            if p not in ports:
+                ports.append(p)
+        except OSError:
+            pass
+        finally:
+            s.close()
     return ports
 
 
@@ -105,11 +113,22 @@ class Overlay:
         self.secret = secret or os.path.join(self.work, "secret")
         if not secret:
             make_secret(self.secret)
+        for attempt in range(4):
+            if self.start(args, n, mode, roots, timeout, extra, env_of):
+                break
+            taken = any("Address already in use" in self.stderr(r) for r in range(n))
+            self.stop()
+            if not taken or attempt == 3:
+                fail("the overlay did not start:\n%s" % "\n".join(self.stderr(r) for r in range(n)))
+        self.caches = [stats(s)[1] for s in self.socks]
+
+    def start(self, args, n, mode, roots, timeout, extra, env_of):
         self.ports = free_ports(n)
         self.hosts = ",".join("127.0.0.1:%d" % p for p in self.ports)
         self.procs, self.socks, self.caches, self.errs = [], [], [], []
         for r in range(n):
             node = os.path.join(self.work, "node%d" % r)
+            shutil.rmtree(node, ignore_errors=True)
             os.makedirs(os.path.join(node, "cache"))
             os.makedirs(os.path.join(node, "run"), mode=0o700)
             sock = os.path.join(node, "run", "sock")
@@ -125,9 +144,8 @@ class Overlay:
         for r, p in enumerate(self.procs):
             line = p.stdout.readline()
             if not line.startswith("sheaf-ld ready %d " % r):
-                self.stop()
-                fail("server %d did not start: %r\n%s" % (r, line, self.stderr(r)))
-        self.caches = [stats(s)[1] for s in self.socks]
+                return False
+        return True
 
     def stderr(self, r):
         self.errs[r].flush()
@@ -570,6 +588,19 @@ def read_stats(path):
     return out
 
 
+def run_launch(cmd, **kw):
+    """sheaf-launch, again on new ports when one was taken meanwhile (see free_ports)"""
+    for attempt in range(3):
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+        if "Address already in use" not in p.stderr:
+            return p
+        new = free_ports(2)
+        i = cmd.index("--hosts") + 1
+        host = cmd[i].split(",")
+        cmd[i] = ",".join("%s:%d" % (h.rsplit(":", 1)[0], q) for h, q in zip(host, new))
+    return p
+
+
 def case_launch(args):
     """sheaf-launch --hosts with an rsh-like command that runs the server here
     (the host name is dropped): 2 simulated nodes, the program's clients on
@@ -596,8 +627,7 @@ def case_launch(args):
                "--socket", os.path.join(work, mode + "%r", "sock"), "--overlay", mode,
                "--secret-file", os.path.join(work, "secret." + mode), "--preload-list", plist,
                "--stats-file", st, "--timeout", "5000", "--", sys.executable, "-c", prog]
-        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=100)
+        p = run_launch(cmd, env=env, timeout=100)
         if p.returncode != 0 or p.stdout.strip() != "ok [1]":
             fail("launch %s: rc %d out %r err %r" % (mode, p.returncode, p.stdout, p.stderr))
         c = read_stats(st)
@@ -615,7 +645,7 @@ def case_launch(args):
            "--socket", os.path.join(work, "bad%r", "sock"), "--timeout", "3000",
            "--secret-file", os.path.join(work, "secret.bad"), "--", sys.executable, "-c", prog]
     t0 = time.time()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=100)
+    p = run_launch(cmd, timeout=100)
     if p.returncode != 0 or p.stdout.strip() != "ok [1]":
         fail("launch with a dead host: rc %d out %r err %r" % (p.returncode, p.stdout, p.stderr))
     if p.stderr.count("did not start") != 1 or "badhost" not in p.stderr:
@@ -641,8 +671,7 @@ def case_mpich(args):
            "--starter", args.mpiexec, "--socket", os.path.join(work, "n%r", "sock"),
            "--secret-file", os.path.join(work, "secret"), "--stats-file", st, "--timeout", "10000",
            "--", sys.executable, "-c", prog]
-    p = subprocess.run(cmd, env=dict(os.environ, SHEAF_LD_RANK="1"), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=150)
+    p = run_launch(cmd, env=dict(os.environ, SHEAF_LD_RANK="1"), timeout=150)
     if p.returncode != 0 or p.stdout.strip() != "ok [1]":
         fail("mpich: rc %d out %r err %r" % (p.returncode, p.stdout, p.stderr))
     c = read_stats(st)
