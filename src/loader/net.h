@@ -43,7 +43,15 @@ struct sld_net {
   int ndeferred;
   int use_fgfs;                  /* classify paths with the global file status */
   void *fgfs, *fgfs_comm;        /* policy.c: the ASYNC context and its collective layer */
+  /* poorly distributed mount points: my group's representative reads them */
+  int ngm;
+  char **gmount;                 /* mount point */
+  int *grep;                     /* the representative of my group for it */
+  struct sln_link **glink;       /* my link to that representative (made when first needed) */
 };
+
+/* the "tree" of a link from a group member to its representative (mount index added) */
+#define SLN_GROUP_TREE 0x40000000u
 
 /* auth.c: the per-job secret and the handshake */
 /* creates a new secret file (0600, O_EXCL|O_NOFOLLOW, 64 hex digits) */
@@ -98,6 +106,9 @@ int sln_on_frame(struct sld_server *s, struct sln_link *l, uint32_t type, uint32
 /* policy.c: the global file status over the overlay (tree 0) */
 int sld_policy_init(struct sld_server *s);     /* collective over every server; 0 or -1 */
 int sld_policy_pass(const struct sld_net *n, const char *path);  /* 1: clients read it directly */
+/* a poorly distributed path: the index of its mount point (its group's
+ * representative reads it), else -1 */
+int sld_policy_group(const struct sld_net *n, const char *path);
 void sld_policy_free(struct sld_net *n);
 
 /* overlay.c: the server's side */

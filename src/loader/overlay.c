@@ -174,9 +174,11 @@ struct sln_link *sld_net_accept(struct sld_server *s, int fd)
   const char *why = NULL;
   if (sln_auth_accept(fd, n->key, &tree, &rank, wait)) why = "the handshake failed (wrong secret, replay or garbage)";
   else if (rank == SLN_FRONTEND_RANK ? tree != 0 :
-           (tree >= (uint32_t)n->roots || rank >= (uint32_t)n->size ||
-            sln_parent((int)rank, n->size, (int)tree) != n->rank))
-    why = "it is not a child of this server";
+           tree >= SLN_GROUP_TREE ? (tree - SLN_GROUP_TREE >= (uint32_t)n->ngm ||
+                                     n->grep[tree - SLN_GROUP_TREE] != n->rank || rank >= (uint32_t)n->size)
+           : (tree >= (uint32_t)n->roots || rank >= (uint32_t)n->size ||
+              sln_parent((int)rank, n->size, (int)tree) != n->rank))
+    why = "it is not a child (or group member) of this server";
   for (int i = 0; !why && rank != SLN_FRONTEND_RANK && i < n->npeers; i++)
     if (!n->peers[i]->dead && n->peers[i]->rank == rank && n->peers[i]->tree == tree)
       why = "that child is connected already";

@@ -5,9 +5,11 @@
  * then a local look-up per path:
  *   node-local everywhere or well distributed -> passed through (the server
  *     answers with the original path: its clients read it directly);
- *   unique or poorly distributed -> through the overlay (read once by the
- *     tree's root). The group case (each group's representative reads and
- *     sends within its group) is not built: see doc/loader.md. */
+ *   unique -> through the overlay (read once by the tree's root);
+ *   poorly distributed -> read by the representative of each group (the
+ *     servers that see the same file server: sheaf_fgfs_pardesc_of per such
+ *     mount point at start-up) and sent to the members of its group that
+ *     ask, over a direct link member -> representative. */
 #define _GNU_SOURCE
 #include "loader.h"
 #include "net.h"
@@ -154,6 +156,45 @@ static void c_free(sheaf_fgfs_comm *c)
 
 static const sheaf_fgfs_comm_ops ov_ops = { c_rank, c_size, c_barrier, c_bcast, c_reduce, c_split, c_free };
 
+/* the poorly distributed mount points and my group's representative for each:
+ * one sheaf_fgfs_pardesc_of per such mount point (collective, the same order
+ * everywhere: the classified list is the union, identical on every server) */
+static void groups_init(struct sld_net *n, sheaf_fgfs_ctx *ctx)
+{
+  int cnt = sheaf_fgfs_async_count(ctx);
+  n->gmount = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *n->gmount);
+  n->grep = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *n->grep);
+  n->glink = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *n->glink);
+  int ok = n->gmount && n->grep && n->glink;
+  for (int i = 0; i < cnt; i++) {
+    const char *mp;
+    sheaf_fgfs_status st;
+    if (sheaf_fgfs_async_entry(ctx, i, &mp, &st) || st.cls != SHEAF_FGFS_POORLY) continue;
+    sheaf_fgfs_pardesc d;
+    /* collective: called by every server even when this one has no memory left */
+    int rc = sheaf_fgfs_pardesc_of(ctx, mp, &d);
+    if (rc || !ok) {
+      fprintf(stderr, "sheaf-ld[%d]: no groups for %s (%s): it is read by the root\n", n->rank, mp,
+              rc ? sheaf_fgfs_last_error() : "out of memory");
+      continue;
+    }
+    if (!(n->gmount[n->ngm] = strdup(mp))) continue;
+    n->grep[n->ngm++] = d.rep;
+  }
+}
+
+int sld_policy_group(const struct sld_net *n, const char *path)
+{
+  int best = -1;
+  size_t bl = 0;
+  for (int i = 0; n && i < n->ngm; i++) {
+    size_t l = strlen(n->gmount[i]);
+    if (strncmp(path, n->gmount[i], l) || (path[l] && path[l] != '/' && strcmp(n->gmount[i], "/"))) continue;
+    if (best < 0 || l > bl) { best = i; bl = l; }
+  }
+  return best;
+}
+
 int sld_policy_init(struct sld_server *s)
 {
   struct sld_net *n = s->net;
@@ -179,6 +220,7 @@ int sld_policy_init(struct sld_server *s)
   }
   n->fgfs = ctx;
   n->fgfs_comm = comm;
+  groups_init(n, ctx);
   return 0;
 }
 
@@ -192,7 +234,14 @@ int sld_policy_pass(const struct sld_net *n, const char *path)
 
 void sld_policy_free(struct sld_net *n)
 {
-  if (!n || !n->fgfs) return;
+  if (!n) return;
+  for (int i = 0; i < n->ngm; i++) {
+    free(n->gmount[i]);
+    sln_link_free(n->glink[i]);
+  }
+  free(n->gmount); free(n->grep); free(n->glink);
+  n->gmount = NULL; n->grep = NULL; n->glink = NULL; n->ngm = 0;
+  if (!n->fgfs) return;
   sheaf_fgfs_finalize(n->fgfs);
   sheaf_fgfs_comm *comm = n->fgfs_comm;
   free(comm->impl);
@@ -201,6 +250,45 @@ void sld_policy_free(struct sld_net *n)
 }
 
 #else   /* built without libsheaf_fgfs */
+
+/* the poorly distributed mount points and my group's representative for each:
+ * one sheaf_fgfs_pardesc_of per such mount point (collective, the same order
+ * everywhere: the classified list is the union, identical on every server) */
+static void groups_init(struct sld_net *n, sheaf_fgfs_ctx *ctx)
+{
+  int cnt = sheaf_fgfs_async_count(ctx);
+  n->gmount = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *n->gmount);
+  n->grep = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *n->grep);
+  n->glink = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *n->glink);
+  int ok = n->gmount && n->grep && n->glink;
+  for (int i = 0; i < cnt; i++) {
+    const char *mp;
+    sheaf_fgfs_status st;
+    if (sheaf_fgfs_async_entry(ctx, i, &mp, &st) || st.cls != SHEAF_FGFS_POORLY) continue;
+    sheaf_fgfs_pardesc d;
+    /* collective: called by every server even when this one has no memory left */
+    int rc = sheaf_fgfs_pardesc_of(ctx, mp, &d);
+    if (rc || !ok) {
+      fprintf(stderr, "sheaf-ld[%d]: no groups for %s (%s): it is read by the root\n", n->rank, mp,
+              rc ? sheaf_fgfs_last_error() : "out of memory");
+      continue;
+    }
+    if (!(n->gmount[n->ngm] = strdup(mp))) continue;
+    n->grep[n->ngm++] = d.rep;
+  }
+}
+
+int sld_policy_group(const struct sld_net *n, const char *path)
+{
+  int best = -1;
+  size_t bl = 0;
+  for (int i = 0; n && i < n->ngm; i++) {
+    size_t l = strlen(n->gmount[i]);
+    if (strncmp(path, n->gmount[i], l) || (path[l] && path[l] != '/' && strcmp(n->gmount[i], "/"))) continue;
+    if (best < 0 || l > bl) { best = i; bl = l; }
+  }
+  return best;
+}
 
 int sld_policy_init(struct sld_server *s)
 {
@@ -213,6 +301,12 @@ int sld_policy_pass(const struct sld_net *n, const char *path)
 {
   (void)n; (void)path;
   return 0;
+}
+
+int sld_policy_group(const struct sld_net *n, const char *path)
+{
+  (void)n; (void)path;
+  return -1;
 }
 
 void sld_policy_free(struct sld_net *n)

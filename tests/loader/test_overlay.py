@@ -543,8 +543,8 @@ def case_fgfs(args):
     everywhere -> passed through (the client gets the original path, no
     network request, no copy); a file below nfs from one server for all ->
     unique -> read once by the root and sent down; from two servers (nodes
-    0-1: srvA, 2-3: srvB) -> poorly distributed -> also read once by the root
-    (the per-group reading is not built)."""
+    0-1: srvA, 2-3: srvB) -> poorly distributed -> read once per group, by
+    the group's representative (ranks 0 and 2), and sent to its members."""
     for poorly in (False, True):
         def env_of(r, work, poorly=poorly):
             mi = os.path.join(work, "mountinfo%d" % r)
@@ -571,11 +571,19 @@ def case_fgfs(args):
                 if not r or r[0] != 0 or r[1] == shared or not same_bytes(r[1], shared):
                     fail("fgfs: node %d, the NFS file: %r" % (node, r))
             reads = [stats(x)[0]["reads"] for x in ov.socks]
-            if reads != [1, 0, 0, 0]:
-                fail("fgfs: the NFS file was read %r times per server (expected by the root once)" % reads)
+            # unique: the root reads it; poorly distributed: each group's representative
+            # (groups {0,1} and {2,3}: ranks 0 and 2), for the members that ask
+            want = [1, 0, 1, 0] if poorly else [1, 0, 0, 0]
+            if reads != want:
+                fail("fgfs: the NFS file was read %r times per server (expected %r)" % (reads, want))
+            if poorly and (stats(ov.socks[3])[0]["net_gets"] == 0 or
+                           stats(ov.socks[2])[0]["net_gets"] != 0):
+                fail("fgfs: node 3 did not get the file from its representative (node 2)")
             print("fgfs (%s): node-local file passed through (original path, no network request); "
-                  "NFS file read once by the root for 3 nodes"
-                  % ("poorly distributed NFS" if poorly else "unique NFS"))
+                  "NFS file read %s"
+                  % ("poorly distributed NFS" if poorly else "unique NFS",
+                     "once per group, by its representative (ranks 0 and 2)" if poorly
+                     else "once, by the root, for 3 nodes"))
         finally:
             ov.stop()
 
