@@ -26,8 +26,8 @@
  * Collectives per call (P tasks in the global group, p in a file's local
  * group; each row is one callback invocation on every task of that group):
  *   sion_generic_paropen, write : global 2 gather + 2 bcast, local 1 gather + 1 scatter
- *   sion_generic_paropen, read  : global 2 gather + 2 bcast + 1 scatter, local 1 scatter
- *                                 + 1 scatterv (the block tables)
+ *   sion_generic_paropen, read  : global 2 gather + 2 bcast (+ 1 scatter for a multi-file
+ *                                 set), local 1 scatter + 1 scatterv (the block tables)
  *   sion_generic_parclose, write: local 1 gather + 1 gatherv, global 1 gather + 1 bcast
  *                                 (+ 1 global gather of the mapping for a multi-file set)
  *   sion_generic_parclose, read : global 1 gather + 1 bcast
