@@ -30,12 +30,21 @@ static int g_off = 1; /* set by cc_init: 0 when the cache is usable */
 
 /* ---- freeing -------------------------------------------------------------- */
 
+/* Free a communicator, not after MPI_Finalize (a file still open then is
+ * closed without MPI: its communicator went with MPI). */
+static void free_comm(MPI_Comm *comm)
+{
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (*comm != MPI_COMM_NULL && !fin)
+        MPI_Comm_free(comm);
+}
+
 static void free_entries(cc_entry *e)
 {
     while (e) {
         cc_entry *next = e->next;
-        if (e->comm != MPI_COMM_NULL)
-            MPI_Comm_free(&e->comm);
+        free_comm(&e->comm);
         free(e);
         e = next;
     }
@@ -313,8 +322,7 @@ int cc_split_comm(MPI_Comm user, int how, const cc_split *s, int color, int key,
 void cc_release(cc_entry *lease, MPI_Comm comm)
 {
     if (!lease) {
-        if (comm != MPI_COMM_NULL)
-            MPI_Comm_free(&comm);
+        free_comm(&comm); /* not cached */
         return;
     }
     pthread_mutex_lock(&g_mx);
