@@ -189,6 +189,16 @@ def main():
         if rank == 0:
             print(f"mpi_faults: {op}: {runs} faults injected (of {n - 1} points), files {states}", flush=True)
         check(n > 10, f"{op}: only {n - 1} hook points")
+    # coll_write on a file without coalescing is individual I/O: ranks may call it
+    # unevenly (no agreement is made, so nothing waits)
+    faulthandler.dump_traceback_later(60, exit=True)
+    with sheaf.paropen(path("uneven"), "w", comm=comm, chunksize=4096, fsblksize=4096) as f:
+        for _ in range(1 + (rank == 0)):
+            f.coll_write(coll_part(rank, 0))
+    faulthandler.cancel_dump_traceback_later()
+    if rank == 0:
+        with sheaf.open(path("uneven")) as c:
+            check(c.read_task(0) == coll_part(0, 0).tobytes() * 2, "uneven coll_write: task 0")
     # after all that, a clean round trip
     op_write(path("final"))
     op_read(path("final"))

@@ -97,7 +97,13 @@ _tls = threading.local()
 def begin() -> None:
     """Start recording the failures of one collective C call in this thread."""
     _tls.failures = []
-    _tls.last_group = None
+    _tls.first_group = None
+    _tls.ncalls = 0
+
+
+def calls() -> int:
+    """How many callbacks ran since :func:`begin` in this thread."""
+    return getattr(_tls, "ncalls", 0)
 
 
 def take() -> List[Failure]:
@@ -174,6 +180,7 @@ _ATTEMPTS = 4
 def _guard(name: str, fn: Callable[..., int], on_error: int = 1) -> Callable[..., int]:
     """Wrap a callback fn(st, *args): never raises into C, always makes its exchange."""
     def wrapped(*args: Any) -> int:
+        _tls.ncalls = getattr(_tls, "ncalls", 0) + 1
         st = _Step(name)
         for _ in range(_ATTEMPTS):
             try:
@@ -215,14 +222,17 @@ def _cb_create_lcg(st: _Step, local_group: Any, global_group: int, grank: int, g
     MPI = _mpi()
     lc = st.mpi(_comm(global_group).Split, filenumber if filenumber >= 0 else MPI.UNDEFINED, lrank)
     if lc is not _LOST:
-        local_group[0] = _tls.last_group = new_group(lc)
+        local_group[0] = new_group(lc)
+        if getattr(_tls, "first_group", None) is None:
+            _tls.first_group = local_group[0]
     return 0
 
 
-def last_local_group() -> Optional[int]:
-    """The handle of the local group the last create_local_commgroup of this
-    thread made (a parallel open makes one: the file's group)."""
-    return getattr(_tls, "last_group", None)
+def first_local_group() -> Optional[int]:
+    """The handle of the first local group a create_local_commgroup made since
+    :func:`begin` in this thread: a parallel open's file group (buddy copies
+    make theirs after it)."""
+    return getattr(_tls, "first_group", None)
 
 
 def _cb_free_lcg(st: _Step, local_group: int) -> int:

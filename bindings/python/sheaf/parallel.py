@@ -363,7 +363,7 @@ class ParFile(_ParBase):
         sid = _lib.lib().sion_generic_paropen(aid, bpath, m.encode(), byref(cs), byref(fsb), handle, self.rank,
                                               self.size, byref(filenr), byref(nf), byref(lrank), byref(lsize),
                                               byref(fp), None)
-        self._lgroup = _cb.last_local_group()
+        self._lgroup = _cb.first_local_group()
         _opened(self, sid, gcomm, handle, "sion_generic_paropen", _lib.lib().sion_generic_parclose)
         self.chunksize = int(cs.value)
         self.fsblksize = int(fsb.value)
@@ -404,8 +404,14 @@ class ParFile(_ParBase):
             return int(got)
 
     def _coll_settle(self, failed: bool, what: str) -> None:
-        # collective over the file's ranks (all of them make the call): a failure
-        # in one collector group fails the call on every rank of the file
+        # when the call ran callbacks (a coalescing file: the same on every rank
+        # of the file, all of which make the call), settled over the file's
+        # ranks: a failure in one collector group fails it on all of them
+        if not _cb.calls():  # not coalesced: the library did individual I/O, nothing collective
+            _cb.take()
+            if failed:
+                self._fail(what)
+            return
         text, code = _lib.last_error(f"{what}: {self.path}: failed") if failed else ("", 0)
         lc = _groups.get(self._lgroup) if self._lgroup is not None else None
         if lc is None or lc == _mpi().COMM_NULL:
