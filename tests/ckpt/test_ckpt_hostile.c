@@ -130,7 +130,7 @@ int main(int argc, char **argv)
     CHECK(st == 0, "the reader died (status %d)", st);
     CHECK(code == EINVAL, "code %d, not EINVAL (ENOMEM = %d: the unit table is not bounded)", code, ENOMEM);
     CHECK(strstr(msg, "/big/u0") && strstr(msg, "disagrees with the manifest"), "message: %s", msg);
-    CHECK(secs < 30, "took %.1f s", secs);
+    CHECK(secs < 100, "took %.1f s (quadratic parsing?)", secs); /* ~2 s idle; a scan per line: hours */
 
     /* huge: above the cap (a sparse file) */
     snprintf(dir, sizeof dir, "%s/huge", argv[2]);
