@@ -32,7 +32,7 @@ import ctypes
 import itertools
 import threading
 from ctypes import POINTER, c_int, c_int64
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
