@@ -92,34 +92,40 @@ int ck_units(const sheaf_ckpt_ctx *c, ckf_manifest *m)
                  : g->strategy == CK_COIO                         ? (uint32_t)g->nf
                  : g->sion_container                              ? (uint32_t)g->ng
                                                                   : (uint32_t)g->nf;
+    enum { PATHLEN = 32 }; /* the longest name below is 25 bytes */
     m->units = calloc(n, sizeof *m->units);
-    if (!m->units)
+    m->text = malloc((size_t)n * PATHLEN);
+    if (!m->units || !m->text) {
+        ckf_manifest_free(m);
         return ENOMEM;
+    }
     m->nunits = n;
     m->nranks = np;
     snprintf(m->app, sizeof m->app, "%s", c->app[0] ? c->app : "-");
     snprintf(m->strategy, sizeof m->strategy, "%s", sheaf_ckpt_strategy_name(c));
     for (uint32_t u = 0; u < n; u++) {
         ckf_unit *x = &m->units[u];
+        char *path = m->text + (size_t)u * PATHLEN;
+        x->path = path;
         x->kind = 'p';
         x->task = -1;
         x->first_rank = ck_first(u, np, n);
         x->nranks = ck_first(u + 1, np, n) - x->first_rank;
         if (g->strategy == CK_FPP)
-            snprintf(x->path, sizeof x->path, "d%05d/rank-%08u.ckpt", g->subdirs ? (int)(u % (uint32_t)g->subdirs) : 0,
+            snprintf(path, PATHLEN, "d%05d/rank-%08u.ckpt", g->subdirs ? (int)(u % (uint32_t)g->subdirs) : 0,
                      u);
         else if (g->strategy == CK_SION || g->sion_container) {
             x->kind = 's';
             x->task = u;
-            snprintf(x->path, sizeof x->path, "%s", g->strategy == CK_SION ? "ckpt.sion" : "rbio.sion");
+            snprintf(path, PATHLEN, "%s", g->strategy == CK_SION ? "ckpt.sion" : "rbio.sion");
         } else if (g->strategy == CK_COIO)
-            snprintf(x->path, sizeof x->path, "coio-%05u.ckpt", u);
+            snprintf(path, PATHLEN, "coio-%05u.ckpt", u);
         else {
             /* rbio file u holds the writer groups [first(u, ng, nf), first(u+1, ng, nf)) */
             uint64_t g0 = ck_first(u, (uint64_t)g->ng, n), g1 = ck_first(u + 1, (uint64_t)g->ng, n);
             x->first_rank = ck_first(g0, np, (uint64_t)g->ng);
             x->nranks = ck_first(g1, np, (uint64_t)g->ng) - x->first_rank;
-            snprintf(x->path, sizeof x->path, "rbio-%05u.ckpt", u);
+            snprintf(path, PATHLEN, "rbio-%05u.ckpt", u);
         }
     }
     return 0;

@@ -274,51 +274,78 @@ char *ckf_manifest_text(const ckf_manifest *m)
     return t;
 }
 
-#define MANIFEST_UNIT_MIN 16u
-
 static int bad_manifest(ckf_manifest *m, const char *name, const char *what)
 {
     ckf_manifest_free(m);
     return ckf_err(EINVAL, "%s: bad manifest (%s)", name, what);
 }
 
-int ckf_manifest_parse(const char *text, const char *name, ckf_manifest *m)
+/* The next line of the text at *p (len bytes left), NUL-cut in place at its
+ * '\n' so that sscanf never scans past it (glibc's sscanf takes the strlen of
+ * its input: on the whole text that would be quadratic). NULL at the end or
+ * when the line has no '\n'. */
+static char *next_line(char **p, const char *end)
+{
+    char *l = *p, *nl = l < end ? memchr(l, '\n', (size_t)(end - l)) : NULL;
+    if (!nl)
+        return NULL;
+    *nl = 0;
+    *p = nl + 1;
+    return l;
+}
+
+static int parse_unit(char *l, ckf_unit *x)
+{
+    char kind[8];
+    int ps = 0, pe = 0, k = 0;
+    if (sscanf(l, "unit %7s %n%*s%n %" SCNd64 " %" SCNu64 " %" SCNu64 "%n", kind, &ps, &pe, &x->task,
+               &x->first_rank, &x->nranks, &k) != 4 || k == 0 || l[k] != 0 || pe <= ps ||
+        pe - ps > (int)CKF_PATH_MAX)
+        return -1;
+    l[pe] = 0; /* the path, cut in place */
+    x->path = l + ps;
+    x->kind = !strcmp(kind, "sion") ? 's' : !strcmp(kind, "plain") ? 'p' : 0;
+    return 0;
+}
+
+int ckf_manifest_parse(char *text, size_t len, const char *name, ckf_manifest *m)
 {
     memset(m, 0, sizeof *m);
-    int n = 0;
+    m->text = text;
+    char *p = text, *end = text + len, *l;
     unsigned nunits = 0;
-    if (sscanf(text, "sheaf-ckpt-manifest 1\napp %63s\nstrategy %15s\nstep %" SCNu64 "\nranks %" SCNu64
-                     "\nunits %u\n%n",
-               m->app, m->strategy, &m->step, &m->nranks, &nunits, &n) != 5 || n == 0)
+    int n = 0;
+    /* a missing line gives NULL: each is checked before sscanf sees it */
+#define LINE() ((l = next_line(&p, end)) != NULL)
+    if (!LINE() || sscanf(l, "sheaf-ckpt-manifest 1%n", &n) != 0 || n == 0 || l[n] ||
+        !LINE() || sscanf(l, "app %63s", m->app) != 1 || !LINE() || sscanf(l, "strategy %15s", m->strategy) != 1 ||
+        !LINE() || sscanf(l, "step %" SCNu64, &m->step) != 1 || !LINE() ||
+        sscanf(l, "ranks %" SCNu64, &m->nranks) != 1 || !LINE() || sscanf(l, "units %u", &nunits) != 1)
         return bad_manifest(m, name, "header lines");
-    /* every unit line takes at least MANIFEST_UNIT_MIN bytes of the text
-     * ("unitsion a 0 0 1" with the separators sscanf lets go): a count the
-     * text cannot hold is refused before the table is allocated, so the
-     * allocation is bounded by the manifest's real size */
+#undef LINE
+    /* every unit line takes at least CKF_UNIT_LINE_MIN bytes of the text: a
+     * count the text cannot hold is refused before the table is allocated, so
+     * the table is bounded by the manifest's real size */
     if (nunits == 0 || nunits > CKF_MAX_RANKS || m->nranks == 0 || m->nranks > CKF_MAX_RANKS ||
-        nunits > strlen(text + n) / MANIFEST_UNIT_MIN)
+        nunits > (size_t)(end - p) / CKF_UNIT_LINE_MIN)
         return bad_manifest(m, name, "unit or rank count");
     m->units = calloc(nunits, sizeof *m->units);
-    if (!m->units)
+    if (!m->units) {
+        ckf_manifest_free(m);
         return ckf_err(ENOMEM, "%s: no memory for %u units", name, nunits);
+    }
     m->nunits = nunits;
-    const char *p = text + n;
     uint64_t next = 0;
     for (unsigned u = 0; u < nunits; u++) {
         ckf_unit *x = &m->units[u];
-        char kind[8];
-        int k = 0;
-        if (sscanf(p, "unit %7s %255s %" SCNd64 " %" SCNu64 " %" SCNu64 "\n%n", kind, x->path, &x->task,
-                   &x->first_rank, &x->nranks, &k) != 5 || k == 0)
+        if (!(l = next_line(&p, end)) || parse_unit(l, x))
             return bad_manifest(m, name, "unit line");
-        p += k;
-        x->kind = !strcmp(kind, "sion") ? 's' : !strcmp(kind, "plain") ? 'p' : 0;
         if (!x->kind || x->first_rank != next || x->nranks == 0 || x->nranks > m->nranks ||
             strstr(x->path, "..") || x->path[0] == '/' || (x->kind == 's') != (x->task >= 0))
             return bad_manifest(m, name, "unit kind, path or rank range");
         next += x->nranks;
     }
-    if (next != m->nranks || strncmp(p, "end\n", 4) != 0)
+    if (next != m->nranks || !(l = next_line(&p, end)) || strcmp(l, "end"))
         return bad_manifest(m, name, "units do not cover the ranks, or no end line");
     return 0;
 }
@@ -326,6 +353,8 @@ int ckf_manifest_parse(const char *text, const char *name, ckf_manifest *m)
 void ckf_manifest_free(ckf_manifest *m)
 {
     free(m->units);
+    free(m->text);
+    m->text = NULL;
     m->units = NULL;
     m->nunits = 0;
 }

@@ -62,7 +62,7 @@ uint64_t ckf_get_u64(const unsigned char *p);
 /* The manifest: a short text file naming the units. */
 typedef struct ckf_unit {
     char kind;           /* 'p' plain file, 's' task of a sheaf container */
-    char path[256];      /* relative to the checkpoint directory */
+    const char *path;    /* relative to the checkpoint directory; points into the manifest's text */
     int64_t task;        /* sion task, -1 for plain */
     uint64_t first_rank, nranks;
 } ckf_unit;
@@ -72,11 +72,17 @@ typedef struct ckf_manifest {
     uint64_t step, nranks;
     uint32_t nunits;
     ckf_unit *units;
+    char *text; /* owns the units' paths (the parsed manifest, NUL-cut in place) */
 } ckf_manifest;
 /* Text of m in a malloc'd string (NULL on ENOMEM). */
 char *ckf_manifest_text(const ckf_manifest *m);
-/* Parse; 0 or EINVAL/ENOMEM with the message naming `name`. */
-int ckf_manifest_parse(const char *text, const char *name, ckf_manifest *m);
+/* Parse text (len bytes + a NUL) in place: m takes ownership of text (freed by
+ * ckf_manifest_free, also on failure); the units' paths point into it. The
+ * unit table is 40 bytes per unit line of >= CKF_UNIT_LINE_MIN bytes, so the
+ * memory is at most ~3.3x the text. 0 or EINVAL/ENOMEM naming `name`. */
+#define CKF_UNIT_LINE_MIN 18u /* "unit sion a 0 0 1\n" */
+#define CKF_PATH_MAX 255u
+int ckf_manifest_parse(char *text, size_t len, const char *name, ckf_manifest *m);
 void ckf_manifest_free(ckf_manifest *m);
 /* "step-%020llu" */
 void ckf_step_dirname(uint64_t step, char *out, size_t n);

@@ -24,7 +24,8 @@
 #define MANIFEST_MAX (64u << 20)
 
 typedef struct unit_src {
-    ckf_unit u;
+    const ckf_unit *u; /* in the manifest */
+    char name[256];    /* the unit's path for messages (the tail of dir/path) */
     ckf_header h;
     int fd;           /* plain */
     int sid;          /* sion: shared by the units of one container (owner closes) */
@@ -37,7 +38,8 @@ typedef struct unit_src {
 struct sheaf_ckpt {
     char dir[4096];
     ckf_manifest m;
-    unit_src *units;
+    unit_src *units; /* grown as the units open: bounded by the units that exist */
+    uint32_t nopen;  /* units[0..nopen) are set up (closed by sheaf_ckpt_close) */
     uint32_t nfields;
     sheaf_ckpt_field_info *info;
 };
@@ -59,7 +61,7 @@ int sheaf_ckpt_type_by_name(const char *name)
 }
 
 /* Read the whole small file dir/name into a NUL-terminated malloc'd string. */
-static int slurp(const char *dir, const char *name, char **out)
+static int slurp(const char *dir, const char *name, char **out, size_t *len)
 {
     char p[4400];
     snprintf(p, sizeof p, "%s/%s", dir, name);
@@ -67,9 +69,14 @@ static int slurp(const char *dir, const char *name, char **out)
     if (fd < 0)
         return ckf_err(errno, "%s: %s", p, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > MANIFEST_MAX) {
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
         close(fd);
-        return ckf_err(EINVAL, "%s: not a regular file of at most %u bytes", p, MANIFEST_MAX);
+        return ckf_err(EINVAL, "%s: not a regular file", p);
+    }
+    if (st.st_size > MANIFEST_MAX) {
+        close(fd);
+        return ckf_err(EFBIG, "%s: %lld bytes: larger than a manifest may be (%u bytes)", p,
+                       (long long)st.st_size, MANIFEST_MAX);
     }
     char *t = malloc((size_t)st.st_size + 1);
     if (!t) {
@@ -84,20 +91,20 @@ static int slurp(const char *dir, const char *name, char **out)
     }
     t[r] = 0;
     *out = t;
+    *len = (size_t)r;
     return 0;
 }
 
 static int manifest_load(const char *dir, ckf_manifest *m)
 {
     char *t = NULL;
-    int rc = slurp(dir, CKF_MANIFEST, &t);
+    size_t len = 0;
+    int rc = slurp(dir, CKF_MANIFEST, &t, &len);
     if (rc)
         return rc;
     char name[4400];
     snprintf(name, sizeof name, "%s/%s", dir, CKF_MANIFEST);
-    rc = ckf_manifest_parse(t, name, m);
-    free(t);
-    return rc;
+    return ckf_manifest_parse(t, len, name, m); /* m owns t */
 }
 
 static int is_step_name(const char *n, uint64_t *step)
@@ -188,14 +195,14 @@ int sheaf_ckpt_latest(const char *base, uint64_t *step)
 static int src_read(unit_src *s, void *buf, uint64_t n, uint64_t off)
 {
     if (off > s->size || n > s->size - off)
-        return ckf_err(EIO, "%s: read of %" PRIu64 " bytes at %" PRIu64 " beyond its %" PRIu64 " bytes", s->u.path,
+        return ckf_err(EIO, "%s: read of %" PRIu64 " bytes at %" PRIu64 " beyond its %" PRIu64 " bytes", s->name,
                        n, off, s->size);
     unsigned char *b = buf;
-    if (s->u.kind == 'p') {
+    if (s->u->kind == 'p') {
         while (n) {
             ssize_t r = pread(s->fd, b, n > (1u << 30) ? (1u << 30) : (size_t)n, (off_t)off);
             if (r <= 0)
-                return ckf_err(EIO, "%s: read at %" PRIu64 ": %s", s->u.path, off, r ? strerror(errno) : "end of file");
+                return ckf_err(EIO, "%s: read at %" PRIu64 ": %s", s->name, off, r ? strerror(errno) : "end of file");
             b += r;
             off += (uint64_t)r;
             n -= (uint64_t)r;
@@ -203,7 +210,7 @@ static int src_read(unit_src *s, void *buf, uint64_t n, uint64_t off)
         return 0;
     }
     for (int blk = 0; blk < s->maxchunks && n; blk++) {
-        sion_int64 bs = s->bsizes[(sion_int64)blk * s->ntasks + s->u.task];
+        sion_int64 bs = s->bsizes[(sion_int64)blk * s->ntasks + s->u->task];
         if (bs <= 0)
             continue;
         if (off >= (uint64_t)bs) {
@@ -211,14 +218,14 @@ static int src_read(unit_src *s, void *buf, uint64_t n, uint64_t off)
             continue;
         }
         uint64_t k = (uint64_t)bs - off < n ? (uint64_t)bs - off : n;
-        if (sion_seek(s->sid, (int)s->u.task, blk, (sion_int64)off) != SION_SUCCESS ||
+        if (sion_seek(s->sid, (int)s->u->task, blk, (sion_int64)off) != SION_SUCCESS ||
             sion_fread(b, 1, (size_t)k, s->sid) != (size_t)k)
-            return ckf_err(EIO, "%s task %" PRId64 ": %s", s->u.path, s->u.task, sheaf_last_error());
+            return ckf_err(EIO, "%s task %" PRId64 ": %s", s->name, s->u->task, sheaf_last_error());
         b += k;
         n -= k;
         off = 0;
     }
-    return n ? ckf_err(EIO, "%s task %" PRId64 ": data end early", s->u.path, s->u.task) : 0;
+    return n ? ckf_err(EIO, "%s task %" PRId64 ": data end early", s->name, s->u->task) : 0;
 }
 
 static int sion_open_container(const char *path, unit_src *s)
@@ -239,25 +246,27 @@ static int sion_open_container(const char *path, unit_src *s)
     return 0;
 }
 
+static int check_unit(sheaf_ckpt *ck, uint32_t i);
+
 static int unit_open(sheaf_ckpt *ck, uint32_t i)
 {
     unit_src *s = &ck->units[i];
-    s->u = ck->m.units[i];
+    s->u = &ck->m.units[i];
     char p[4400];
-    snprintf(p, sizeof p, "%s/%s", ck->dir, s->u.path);
-    snprintf(s->u.path, sizeof s->u.path, "%s", p + (strlen(p) > 255 ? strlen(p) - 255 : 0));
-    if (s->u.kind == 'p') {
+    snprintf(p, sizeof p, "%s/%s", ck->dir, s->u->path);
+    snprintf(s->name, sizeof s->name, "%s", p + (strlen(p) > 255 ? strlen(p) - 255 : 0));
+    if (s->u->kind == 'p') {
         s->fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         struct stat st;
         if (s->fd < 0 || fstat(s->fd, &st) || !S_ISREG(st.st_mode))
             return ckf_err(errno ? errno : EINVAL, "%s: %s", p, errno ? strerror(errno) : "not a regular file");
         s->size = (uint64_t)st.st_size;
     } else {
-        /* units of one container share its sid */
-        unit_src *o = NULL;
-        for (uint32_t j = 0; j < i && !o; j++)
-            if (ck->units[j].u.kind == 's' && !strcmp(ck->m.units[j].path, ck->m.units[i].path))
-                o = &ck->units[j];
+        /* consecutive units of one container share its sid (the writer lists
+         * them so; a container named again later is opened again, which costs
+         * memory only for units that exist: each must hold its own header) */
+        unit_src *o = i && ck->units[i - 1].u->kind == 's' && !strcmp(ck->m.units[i - 1].path, s->u->path)
+                          ? &ck->units[i - 1] : NULL;
         int rc = o ? 0 : sion_open_container(p, s);
         if (rc)
             return rc;
@@ -267,10 +276,10 @@ static int unit_open(sheaf_ckpt *ck, uint32_t i)
             s->ntasks = o->ntasks;
             s->maxchunks = o->maxchunks;
         }
-        if (s->u.task >= s->ntasks)
-            return ckf_err(EINVAL, "%s: task %" PRId64 " of %d", p, s->u.task, s->ntasks);
+        if (s->u->task >= s->ntasks)
+            return ckf_err(EINVAL, "%s: task %" PRId64 " of %d", p, s->u->task, s->ntasks);
         for (int b = 0; b < s->maxchunks; b++) {
-            sion_int64 bs = s->bsizes[(sion_int64)b * s->ntasks + s->u.task];
+            sion_int64 bs = s->bsizes[(sion_int64)b * s->ntasks + s->u->task];
             s->size += bs > 0 ? (uint64_t)bs : 0;
         }
     }
@@ -278,36 +287,42 @@ static int unit_open(sheaf_ckpt *ck, uint32_t i)
     uint64_t need;
     int rc = src_read(s, fixed, s->size < CKF_FIXED ? s->size : CKF_FIXED, 0);
     if (!rc)
-        rc = ckf_peek_size(fixed, s->size < CKF_FIXED ? s->size : CKF_FIXED, s->u.path, &need);
+        rc = ckf_peek_size(fixed, s->size < CKF_FIXED ? s->size : CKF_FIXED, s->name, &need);
     if (rc)
         return rc;
     if (need > s->size)
-        return ckf_err(EINVAL, "%s: truncated header", s->u.path);
+        return ckf_err(EINVAL, "%s: truncated header", s->name);
     unsigned char *hb = malloc(need);
     if (!hb)
-        return ckf_err(ENOMEM, "%s: no memory for the header", s->u.path);
+        return ckf_err(ENOMEM, "%s: no memory for the header", s->name);
     rc = src_read(s, hb, need, 0);
     if (!rc)
-        rc = ckf_decode(hb, need, s->size, s->u.path, &s->h);
+        rc = ckf_decode(hb, need, s->size, s->name, &s->h);
     free(hb);
-    return rc;
+    return rc ? rc : check_unit(ck, i);
+}
+
+/* Unit i's header against the manifest and unit 0, as soon as it is decoded:
+ * a manifest that names one file many times fails at its second use, so the
+ * headers held are bounded by the unit files that really exist. */
+static int check_unit(sheaf_ckpt *ck, uint32_t i)
+{
+    const ckf_header *h0 = &ck->units[0].h, *h = &ck->units[i].h;
+    const ckf_unit *u = &ck->m.units[i];
+    if (h->step != ck->m.step || h->first_rank != u->first_rank || h->nranks != u->nranks ||
+        h->total_ranks != ck->m.nranks || h->nfields != h0->nfields)
+        return ckf_err(EINVAL, "%s: header (step %" PRIu64 ", ranks %" PRIu64 "+%u of %" PRIu64
+                               ") disagrees with the manifest", ck->units[i].name, h->step, h->first_rank,
+                       h->nranks, h->total_ranks);
+    for (uint32_t f = 0; f < h->nfields; f++)
+        if (strcmp(h->fields[f].name, h0->fields[f].name) || h->fields[f].type != h0->fields[f].type)
+            return ckf_err(EINVAL, "%s: field %u differs from the first unit's", ck->units[i].name, f);
+    return 0;
 }
 
 static int check_units(sheaf_ckpt *ck)
 {
     const ckf_header *h0 = &ck->units[0].h;
-    for (uint32_t i = 0; i < ck->m.nunits; i++) {
-        const ckf_header *h = &ck->units[i].h;
-        const ckf_unit *u = &ck->m.units[i];
-        if (h->step != ck->m.step || h->first_rank != u->first_rank || h->nranks != u->nranks ||
-            h->total_ranks != ck->m.nranks || h->nfields != h0->nfields)
-            return ckf_err(EINVAL, "%s: header (step %" PRIu64 ", ranks %" PRIu64 "+%u of %" PRIu64
-                                   ") disagrees with the manifest", ck->units[i].u.path, h->step, h->first_rank,
-                           h->nranks, h->total_ranks);
-        for (uint32_t f = 0; f < h->nfields; f++)
-            if (strcmp(h->fields[f].name, h0->fields[f].name) || h->fields[f].type != h0->fields[f].type)
-                return ckf_err(EINVAL, "%s: field %u differs from the first unit's", ck->units[i].u.path, f);
-    }
     ck->nfields = h0->nfields;
     ck->info = calloc(ck->nfields ? ck->nfields : 1, sizeof *ck->info);
     if (!ck->info)
@@ -330,15 +345,27 @@ int sheaf_ckpt_open_dir(const char *dir, sheaf_ckpt **out)
         return ckf_err(ENOMEM, "%s: no memory", dir);
     snprintf(ck->dir, sizeof ck->dir, "%s", dir);
     int rc = manifest_load(dir, &ck->m);
-    if (!rc) {
-        ck->units = calloc(ck->m.nunits, sizeof *ck->units);
-        if (!ck->units)
-            rc = ckf_err(ENOMEM, "%s: no memory", dir);
-        for (uint32_t i = 0; ck->units && i < ck->m.nunits; i++)
-            ck->units[i].fd = ck->units[i].sid = -1;
-    }
-    for (uint32_t i = 0; !rc && i < ck->m.nunits; i++)
+    /* the unit table grows with the units that open (each a real file with
+     * its own header), not with the count the manifest claims */
+    uint32_t cap = 0;
+    for (uint32_t i = 0; !rc && i < ck->m.nunits; i++) {
+        if (i == cap) {
+            uint32_t nc = cap > ck->m.nunits / 2 ? ck->m.nunits : cap ? cap * 2 : 16;
+            if (nc > ck->m.nunits)
+                nc = ck->m.nunits;
+            unit_src *nu = realloc(ck->units, (size_t)nc * sizeof *nu);
+            if (!nu) {
+                rc = ckf_err(ENOMEM, "%s: no memory for %u units", dir, nc);
+                break;
+            }
+            memset(nu + cap, 0, (size_t)(nc - cap) * sizeof *nu);
+            ck->units = nu;
+            cap = nc;
+        }
+        ck->units[i].fd = ck->units[i].sid = -1;
+        ck->nopen = i + 1;
         rc = unit_open(ck, i);
+    }
     if (!rc)
         rc = check_units(ck);
     if (rc) {
@@ -361,7 +388,7 @@ void sheaf_ckpt_close(sheaf_ckpt *ck)
 {
     if (!ck)
         return;
-    for (uint32_t i = 0; ck->units && i < ck->m.nunits; i++) {
+    for (uint32_t i = 0; ck->units && i < ck->nopen; i++) {
         unit_src *s = &ck->units[i];
         if (s->fd >= 0)
             close(s->fd);
@@ -426,7 +453,7 @@ static int read_part(sheaf_ckpt *ck, unit_src *s, int f, uint32_t lr, uint64_t s
     if (rc)
         return rc;
     if (skip == 0 && n == cnt && ckf_hash(buf, n * fd->elemsize, CKF_HASH_SEED) != s->h.sums[(uint64_t)f * s->h.nranks + lr])
-        return ckf_err(EIO, "%s: field '%s' of rank %" PRIu64 ": checksum mismatch", s->u.path, fd->name,
+        return ckf_err(EIO, "%s: field '%s' of rank %" PRIu64 ": checksum mismatch", s->name, fd->name,
                        s->h.first_rank + lr);
     ckf_swap_elems(buf, n, fd->elemsize);
     return 0;
@@ -481,7 +508,7 @@ static int verify_unit(unit_src *s, uint64_t *bad)
             uint64_t h = CKF_HASH_SEED;
             unsigned char *tmp = malloc(bytes ? bytes : 1);
             if (!tmp)
-                return ckf_err(ENOMEM, "%s: no memory for %" PRIu64 " bytes", s->u.path, bytes);
+                return ckf_err(ENOMEM, "%s: no memory for %" PRIu64 " bytes", s->name, bytes);
             rc = src_read(s, tmp, bytes, off);
             if (!rc)
                 h = ckf_hash(tmp, bytes, CKF_HASH_SEED);

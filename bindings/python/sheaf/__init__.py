@@ -20,14 +20,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import (ArgumentError, ArgumentTypeError, ClosedError, FormatError, MPIError, NotFoundError,
-                     SheafError, SheafIOError, UnclosedError)
+from .errors import (ArgumentError, ArgumentTypeError, ClosedError, CollectiveError, FormatError, MPIError,
+                     NotFoundError, SheafError, SheafIOError, UnclosedError)
 from .reader import Container, TaskReader, open
 
 __version__ = "0.1.0"
 
 __all__ = ["open", "paropen", "paropen_mapped", "Container", "TaskReader", "ParFile", "MappedFile",
            "SheafError", "ArgumentError", "ArgumentTypeError", "ClosedError", "FormatError", "MPIError",
+           "CollectiveError",
            "NotFoundError", "SheafIOError", "UnclosedError", "library_version", "__version__"]
 
 

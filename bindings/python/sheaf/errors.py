@@ -73,6 +73,25 @@ class MPIError(SheafError):
     """A parallel call failed (on every rank), or mpi4py is missing or unusable."""
 
 
+class CollectiveError(MPIError):
+    """A collective call failed because of an exception on some rank (in one of
+    the communication callbacks, e.g. a MemoryError, a failing communicator
+    method, a KeyboardInterrupt) or a failure of the library on some rank.
+    Raised on every rank of the call.
+
+    Attributes (besides SheafError's): ``rank``: the rank of the call's
+    communicator where the cause was seen first (-1 if unknown); ``cause``: its
+    text, e.g. "the gatherr callback raised MemoryError: ...". On the failing
+    rank, ``__cause__`` is the original exception.
+    """
+
+    def __init__(self, message: str, code: int = 0, filename: Optional[str] = None, rank: int = -1,
+                 cause: str = "") -> None:
+        super().__init__(message, code, filename)
+        self.rank = rank
+        self.cause = cause
+
+
 def error_class(code: int) -> type:
     """The exception class for a ``SHEAF_E_*`` code."""
     return {

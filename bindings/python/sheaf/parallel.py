@@ -19,7 +19,6 @@ close); the data go straight from your buffer to the file (sion_fwrite).
 from __future__ import annotations
 
 import ctypes
-import itertools
 import os
 import threading
 from ctypes import POINTER, byref, c_char_p, c_int, c_int32, c_int64, c_void_p
@@ -27,238 +26,18 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
+from . import _callbacks as _cb
 from . import _lib
-from .errors import E_ARG, ArgumentError, ArgumentTypeError, ClosedError, MPIError, SheafError
+from .errors import (E_ARG, E_IO, ArgumentError, ArgumentTypeError, ClosedError, CollectiveError, MPIError,
+                     SheafError)
 
 PathLike = Union[str, bytes, "os.PathLike[str]"]
 
-_ITEM = {_lib.SION_INT32: 4, _lib.SION_INT64: 8, _lib.SION_CHAR: 1}
-TAG_SPEC, TAG_DATA, TAG_VERDICT = 7301, 7302, 7303
-
-# ---- the communicators the library refers to by an opaque handle -------------------
-_groups: Dict[int, Any] = {}
-_next_handle = itertools.count(1)
+_new_group, _groups = _cb.new_group, _cb._groups
+_mpi = _cb._mpi
 _glock = threading.Lock()
 
 
-def _new_group(comm: Any) -> int:
-    with _glock:
-        h = next(_next_handle)
-        _groups[h] = comm
-        return h
-
-
-def _comm(group: Optional[int]) -> Any:
-    return _groups[group]
-
-
-def _mem(ptr: Optional[int], nbytes: int) -> Any:
-    """A writable buffer over nbytes of C memory (None for a NULL pointer)."""
-    if not ptr or nbytes <= 0:
-        return None
-    return (ctypes.c_char * nbytes).from_address(ptr)
-
-
-def _mpi() -> Any:
-    from mpi4py import MPI  # only here: the caller has a communicator, MPI is up
-    return MPI
-
-
-def _safe(fn: Any) -> Any:
-    """A callback never lets an exception through into C: it returns 1 (failure)."""
-    def wrapped(*args: Any) -> int:
-        try:
-            return int(fn(*args) or 0)
-        except BaseException:  # noqa: BLE001 - the C caller turns 1 into a failure on every task
-            return 1
-    return wrapped
-
-
-def _cb_create_lcg(local_group: Any, global_group: int, grank: int, gsize: int, lrank: int, lsize: int,
-                   filenumber: int, numfiles: int) -> int:
-    MPI = _mpi()
-    g = _comm(global_group)
-    lc = g.Split(filenumber if filenumber >= 0 else MPI.UNDEFINED, lrank)
-    local_group[0] = _new_group(lc)
-    return 0
-
-
-def _cb_free_lcg(local_group: int) -> int:
-    with _glock:
-        c = _groups.pop(local_group, None)
-    if c is not None and c != _mpi().COMM_NULL:
-        c.Free()
-    return 0
-
-
-def _cb_barrier(group: int) -> int:
-    _comm(group).Barrier()
-    return 0
-
-
-def _cb_bcast(data: int, group: int, datatype: int, nelem: int, root: int) -> int:
-    MPI = _mpi()
-    n = nelem * _ITEM[datatype]
-    buf = _mem(data, n)
-    _comm(group).Bcast([buf, n, MPI.BYTE] if buf is not None else [None, 0, MPI.BYTE], root=root)
-    return 0
-
-
-def _cb_gather(inp: int, out: int, group: int, datatype: int, nelem: int, root: int) -> int:
-    MPI = _mpi()
-    c = _comm(group)
-    n = nelem * _ITEM[datatype]
-    recv = [_mem(out, n * c.Get_size()), n, MPI.BYTE] if c.Get_rank() == root else None
-    c.Gather([_mem(inp, n), n, MPI.BYTE], recv, root=root)
-    return 0
-
-
-def _displs(c: Any, counts: int, item: int) -> tuple:
-    size = c.Get_size()
-    cnt = np.ctypeslib.as_array(ctypes.cast(counts, POINTER(c_int)), shape=(size,)).astype(np.int64) * item
-    if (cnt < 0).any() or cnt.sum() > 2**31 - 1:
-        raise ValueError("counts out of range")
-    displs = np.concatenate([[0], np.cumsum(cnt)[:-1]]).astype(np.int64)
-    return [int(x) for x in cnt], [int(x) for x in displs], int(cnt.sum())
-
-
-def _cb_gatherv(inp: int, out: int, group: int, datatype: int, counts: int, nelem: int, root: int) -> int:
-    MPI = _mpi()
-    c = _comm(group)
-    item = _ITEM[datatype]
-    recv = None
-    if c.Get_rank() == root:
-        cnt, displs, total = _displs(c, counts, item)
-        recv = [_mem(out, total), (cnt, displs), MPI.BYTE]
-    c.Gatherv([_mem(inp, nelem * item), nelem * item, MPI.BYTE], recv, root=root)
-    return 0
-
-
-def _cb_scatter(inp: int, out: int, group: int, datatype: int, nelem: int, root: int) -> int:
-    MPI = _mpi()
-    c = _comm(group)
-    n = nelem * _ITEM[datatype]
-    send = [_mem(inp, n * c.Get_size()), n, MPI.BYTE] if c.Get_rank() == root else None
-    c.Scatter(send, [_mem(out, n), n, MPI.BYTE], root=root)
-    return 0
-
-
-def _cb_scatterv(inp: int, out: int, group: int, datatype: int, counts: int, nelem: int, root: int) -> int:
-    # SIONlib's order: `in` is each task's destination, `out` the root's array
-    MPI = _mpi()
-    c = _comm(group)
-    item = _ITEM[datatype]
-    send = None
-    if c.Get_rank() == root:
-        cnt, displs, total = _displs(c, counts, item)
-        send = [_mem(out, total), (cnt, displs), MPI.BYTE]
-    c.Scatterv(send, [_mem(inp, nelem * item), nelem * item, MPI.BYTE], root=root)
-    return 0
-
-
-def _piece(fsblksize: int) -> int:
-    p = fsblksize if fsblksize > 0 else 65536
-    return min(p, 4 << 20)
-
-
-_PROC_W = ctypes.CFUNCTYPE(c_int, c_void_p, POINTER(c_int64), c_int)
-
-
-def _coll_exchange(write: bool, data: int, spec: Any, fsblksize: int, group: int, collector: int, first: int,
-                   last: int, sid: int, process: int) -> int:
-    """Coalescing I/O inside a file's group (as libsheaf_mpi does it): each
-    sender sends its spec, then its data in pieces (write) or receives them
-    (read); the collector calls `process` per piece, then sends the verdict."""
-    MPI = _mpi()
-    c = _comm(group)
-    me, size = c.Get_rank(), c.Get_size()
-    piece = _piece(fsblksize)
-    proc = _PROC_W(process)
-    if first > last:
-        return 0
-    if me == collector:
-        bad = 0
-        buf = bytearray(piece)
-        addr = ctypes.addressof((ctypes.c_char * piece).from_buffer(buf))
-        sp = np.zeros(2, np.int64)
-        for s in range(first, min(last, size - 1) + 1):
-            c.Recv([sp, 2, MPI.INT64_T], source=s, tag=TAG_SPEC)
-            off, length = int(sp[0]), int(sp[1])
-            done = 0
-            while length > 0 and done < length:
-                n = min(length - done, piece)
-                part = (c_int64 * 2)(off + done, n)
-                if write:
-                    c.Recv([buf, n, MPI.BYTE], source=s, tag=TAG_DATA)
-                    if proc(addr, part, sid):
-                        bad = 1
-                else:
-                    if proc(addr, part, sid):
-                        bad = 1
-                    c.Send([buf, n, MPI.BYTE], dest=s, tag=TAG_DATA)
-                done += piece
-        if write:
-            end = (c_int64 * 2)(-1, 0)
-            if proc(None, end, sid):
-                bad = 1
-        verdict = np.array([bad], np.intc)
-        for s in range(first, min(last, size - 1) + 1):
-            c.Send([verdict, 1, MPI.INT], dest=s, tag=TAG_VERDICT)
-        return bad
-    if me < first or me > last:
-        return 0
-    sp = np.array([spec[0], spec[1]], np.int64)
-    c.Send([sp, 2, MPI.INT64_T], dest=collector, tag=TAG_SPEC)
-    length = int(spec[1])
-    done = 0
-    while length > 0 and done < length:
-        n = min(length - done, piece)
-        b = _mem(data + done, n) if data else None
-        if write:
-            c.Send([b, n if b is not None else 0, MPI.BYTE], dest=collector, tag=TAG_DATA)
-        else:
-            c.Recv([b, n if b is not None else 0, MPI.BYTE], source=collector, tag=TAG_DATA)
-        done += piece
-    verdict = np.ones(1, np.intc)
-    c.Recv([verdict, 1, MPI.INT], source=collector, tag=TAG_VERDICT)
-    return int(verdict[0] != 0)
-
-
-def _cb_gather_exec(indata: int, spec: Any, spec_len: int, fsblksize: int, group: int, collector: int, first: int,
-                    last: int, sid: int, process: int) -> int:
-    if spec_len < 2:
-        return 1
-    return _coll_exchange(True, indata, spec, fsblksize, group, collector, first, last, sid, process)
-
-
-def _cb_exec_scatter(outdata: int, spec: Any, spec_len: int, fsblksize: int, group: int, collector: int, first: int,
-                     last: int, sid: int, process: int) -> int:
-    if spec_len < 2:
-        return 1
-    return _coll_exchange(False, outdata, spec, fsblksize, group, collector, first, last, sid, process)
-
-
-def _cb_capability(group: int) -> int:
-    return 2  # SION_CAPABILITY_FULL
-
-
-_CF = ctypes.CFUNCTYPE
-_CALLBACKS = [
-    ("create_local_commgroup", _CF(c_int, POINTER(c_void_p), c_void_p, c_int, c_int, c_int, c_int, c_int, c_int),
-     _cb_create_lcg),
-    ("free_local_commgroup", _CF(c_int, c_void_p), _cb_free_lcg),
-    ("barrier", _CF(c_int, c_void_p), _cb_barrier),
-    ("bcastr", _CF(c_int, c_void_p, c_void_p, c_int, c_int, c_int), _cb_bcast),
-    ("gatherr", _CF(c_int, c_void_p, c_void_p, c_void_p, c_int, c_int, c_int), _cb_gather),
-    ("gathervr", _CF(c_int, c_void_p, c_void_p, c_void_p, c_int, c_void_p, c_int, c_int), _cb_gatherv),
-    ("scatterr", _CF(c_int, c_void_p, c_void_p, c_void_p, c_int, c_int, c_int), _cb_scatter),
-    ("scattervr", _CF(c_int, c_void_p, c_void_p, c_void_p, c_int, c_void_p, c_int, c_int), _cb_scatterv),
-    ("gather_and_execute", _CF(c_int, c_void_p, POINTER(c_int64), c_int, c_int64, c_void_p, c_int, c_int, c_int,
-                               c_int, c_void_p), _cb_gather_exec),
-    ("execute_and_scatter", _CF(c_int, c_void_p, POINTER(c_int64), c_int, c_int64, c_void_p, c_int, c_int, c_int,
-                                c_int, c_void_p), _cb_exec_scatter),
-    ("get_capability", _CF(c_int, c_void_p), _cb_capability),
-]
 _api_id: Optional[int] = None
 _keep: List[Any] = []  # the C function objects must outlive every open
 
@@ -272,8 +51,8 @@ def _api() -> int:
         aid = L.sion_generic_create_api(b"sheaf_python_mpi4py")
         if aid < 0:
             _lib.raise_last("cannot create the generic API object", None, MPIError)
-        for name, proto, fn in _CALLBACKS:
-            cfn = proto(_safe(fn))
+        for name, proto, fn, on_error in _cb.CALLBACKS:
+            cfn = proto(_cb.wrap(name, fn, on_error))
             _keep.append(cfn)
             reg = getattr(L, f"sion_generic_register_{name}_cb")
             reg.restype = c_int
@@ -282,6 +61,103 @@ def _api() -> int:
                 _lib.raise_last(f"cannot register the {name} callback", None, MPIError)
         _api_id = aid
         return aid
+
+
+# ---- after every collective C call: one agreement that names the cause ------------
+def _derived(text: str) -> bool:
+    """A message of the generic layer that only points at another task's."""
+    return "(see its message)" in text or "a collective callback failed" in text
+
+
+def _settle(comm: Any, failed: bool, text: str, code: int, path: str, what: str,
+            _all_ok: Optional[List[bool]] = None) -> Optional[BaseException]:
+    """Collective over ``comm`` after a C call that ran callbacks: None when the
+    call succeeded on every rank and no callback raised; else the exception
+    this rank is to raise (every rank gets one). One allreduce; on failure one
+    bcast of the cause's text from the rank where it was seen first (a
+    callback's exception before a failure of the library, the lowest rank)."""
+    fails = _cb.take()
+    MPI = _mpi()
+    rank, size = comm.Get_rank(), comm.Get_size()
+    own = [f for f in fails if f.remote is None]
+    # 0: an exception here; 1: a cause another rank reported in the coalescing
+    # verdict; 2: the library's own failure; 3: the library points elsewhere; 4: fine
+    prio = 0 if own else 1 if fails else 2 if failed and not _derived(text) else 3 if failed else 4
+    mine = (own or fails)[0].text() if fails else text
+    best = prio * size + rank
+    try:
+        v = np.array([best, 0 if failed else 1], np.int64)
+        comm.Allreduce(MPI.IN_PLACE, [v, 2, MPI.INT64_T], op=MPI.MIN)
+        best = int(v[0])
+        if _all_ok is not None:
+            _all_ok[0] = bool(v[1])
+        if best >= 4 * size:
+            return None
+        culprit = best % size
+        cause = comm.bcast(mine if rank == culprit else None, root=culprit)
+    except BaseException as exc:  # noqa: BLE001 - the communicator itself failed: what this rank knows
+        culprit, cause = rank, f"{mine}; the agreement over the communicator failed too: {exc}"
+        fails.append(_cb.Failure("agreement", exc, broken=True))
+    for f in fails:  # Ctrl-C is not turned into an error: the rank where it came raises it
+        if isinstance(f.exc, (KeyboardInterrupt, SystemExit)):
+            return f.exc
+    if best // size == 2 and not fails:  # the library failed: its error class and message
+        if rank == culprit:
+            return _lib.error_class(code)(text, code, path)
+        return _lib.error_class(code)(f"{text or path + ': ' + what + ' failed'} (rank {culprit}: {cause})", code,
+                                      path)
+    if rank == culprit:
+        msg = f"{path}: {what} failed on rank {rank}: {cause}"
+    else:
+        msg = f"{path}: {what} failed on rank {culprit}: {cause}"
+    err = CollectiveError(msg, code if failed else E_IO, path, culprit, cause)
+    own = next((f.exc for f in fails if f.exc is not None), None)
+    if own is not None:
+        err.__cause__ = own
+    return err
+
+
+
+def _opened(h: Any, sid: int, gcomm: Any, handle: int, what: str, closer: Any) -> None:
+    """After a parallel open: settle it; on failure anywhere leave nothing open
+    (an open that succeeded in the library everywhere is closed collectively)
+    and raise on every rank."""
+    text, code = _lib.last_error(f"{what}: {h.path}: failed") if sid < 0 else ("", 0)
+    all_ok = [False]
+    err = _settle(gcomm, sid < 0, text, code, h.path, what, all_ok)
+    if err is None:
+        h._sid, h._handle, h._gcomm = sid, handle, gcomm
+        return
+    if sid >= 0 and all_ok[0]:  # the library opened it everywhere, a callback raised on some rank
+        _cb.begin()
+        closer(sid)
+        _cb.take()
+    # (opened on some ranks only: possible only after MPI itself failed in the
+    # library's last agreement; a collective close could not complete, so the
+    # handle is left open on those ranks)
+    _cb.drop_group(handle)
+    try:
+        gcomm.Free()
+    except BaseException:  # noqa: BLE001 - the error raised below says what happened
+        pass
+    raise err
+
+
+def _closed(h: Any, closer: Any, what: str) -> None:
+    """A collective close and its settling: raises on every rank if any failed."""
+    sid, h._sid = h._sid, -1
+    _cb.begin()
+    rc = closer(sid)
+    text, code = _lib.last_error(f"{what}: {h.path}: failed") if rc != _lib.SION_SUCCESS else ("", 0)
+    err = _settle(h._gcomm, rc != _lib.SION_SUCCESS, text, code, h.path, what)
+    _cb.drop_group(h._handle)
+    try:
+        h._gcomm.Free()
+    except BaseException as exc:  # noqa: BLE001
+        if err is None:
+            err = MPIError(f"{h.path}: freeing the communicator failed: {exc}", E_IO, h.path)
+    if err is not None:
+        raise err
 
 
 # ---- argument checks that every rank agrees on -------------------------------------
@@ -450,6 +326,7 @@ class ParFile(_ParBase):
     def __init__(self, path: PathLike, mode: str, comm: Any, chunksize: int, numfiles: int, fsblksize: int,
                  keys: Dict[str, Any]) -> None:
         self._sid = -1
+        self._lgroup: Optional[int] = None
         MPI = _check_comm(comm)
         self.comm = comm
         self.rank, self.size = comm.Get_rank(), comm.Get_size()
@@ -482,17 +359,12 @@ class ParFile(_ParBase):
             f, lr, ls = 0, 0, 0
         filenr, nf, lrank, lsize = c_int(f), c_int(numfiles), c_int(lr), c_int(ls)
         fp, newname = c_void_p(), c_char_p()
+        _cb.begin()
         sid = _lib.lib().sion_generic_paropen(aid, bpath, m.encode(), byref(cs), byref(fsb), handle, self.rank,
                                               self.size, byref(filenr), byref(nf), byref(lrank), byref(lsize),
                                               byref(fp), None)
-        if sid < 0:
-            text, code = _lib.last_error(f"sion_generic_paropen: {self.path}: failed")
-            _groups.pop(handle, None)
-            gcomm.Free()
-            raise _lib.error_class(code)(text, code, self.path)
-        self._sid = sid
-        self._handle = handle
-        self._gcomm = gcomm
+        self._lgroup = _cb.first_local_group()
+        _opened(self, sid, gcomm, handle, "sion_generic_paropen", _lib.lib().sion_generic_parclose)
         self.chunksize = int(cs.value)
         self.fsblksize = int(fsb.value)
         self.numfiles = int(nf.value)
@@ -507,13 +379,7 @@ class ParFile(_ParBase):
         """Close collectively (every rank calls it). Raises on every rank if any failed."""
         if self._sid < 0:
             return
-        sid, self._sid = self._sid, -1
-        rc = _lib.lib().sion_generic_parclose(sid)
-        text, code = _lib.last_error("")
-        _groups.pop(self._handle, None)
-        self._gcomm.Free()
-        if rc != _lib.SION_SUCCESS:
-            raise _lib.error_class(code)(text or f"sion_generic_parclose: {self.path}: failed", code, self.path)
+        _closed(self, _lib.lib().sion_generic_parclose, "sion_generic_parclose")
 
     def coll_write(self, data: Any) -> int:
         """Collective (coalescing) write: every rank of the file calls it (0 bytes
@@ -522,9 +388,9 @@ class ParFile(_ParBase):
         sid = self._check()
         self._writable()
         with _lib.Buffer(data, writable=False) as b:
+            _cb.begin()
             got = _lib.lib().sion_coll_fwrite(b.address if b.nbytes else None, 1, b.nbytes, sid)
-            if b.nbytes and got != b.nbytes:
-                self._fail("sion_coll_fwrite")
+            self._coll_settle(bool(b.nbytes) and got != b.nbytes, "sion_coll_fwrite")
             return b.nbytes
 
     def coll_readinto(self, buffer: Any) -> int:
@@ -532,10 +398,27 @@ class ParFile(_ParBase):
         sid = self._check()
         self._readable()
         with _lib.Buffer(buffer, writable=True) as b:
+            _cb.begin()
             got = _lib.lib().sion_coll_fread(b.address if b.nbytes else None, 1, b.nbytes, sid)
-            if b.nbytes and got != b.nbytes:
-                self._fail("sion_coll_fread")
+            self._coll_settle(bool(b.nbytes) and got != b.nbytes, "sion_coll_fread")
             return int(got)
+
+    def _coll_settle(self, failed: bool, what: str) -> None:
+        # when the call ran callbacks (a coalescing file: the same on every rank
+        # of the file, all of which make the call), settled over the file's
+        # ranks: a failure in one collector group fails it on all of them
+        if not _cb.calls():  # not coalesced: the library did individual I/O, nothing collective
+            _cb.take()
+            if failed:
+                self._fail(what)
+            return
+        text, code = _lib.last_error(f"{what}: {self.path}: failed") if failed else ("", 0)
+        lc = _groups.get(self._lgroup) if self._lgroup is not None else None
+        if lc is None or lc == _mpi().COMM_NULL:
+            lc = self._gcomm  # (not reached: every parallel open has its file's group)
+        err = _settle(lc, failed, text, code, self.path, what)
+        if err is not None:
+            raise err
 
     def read_key(self, key: int) -> bytes:
         """All data of ``key`` in this rank's task (key-value mode)."""
@@ -656,15 +539,11 @@ class MappedFile(_ParBase):
         nfiles_c = c_int(numfiles)
         fsb = c_int32(-1)
         fp = c_void_p()
+        _cb.begin()
         sid = _lib.lib().sion_generic_paropen_mapped(aid, bpath, m.encode(), byref(nfiles_c), handle, self.rank,
                                                      self.size, byref(nloc), byref(gr), byref(cs), byref(fnr),
                                                      byref(lrk), byref(fsb), byref(fp))
-        if sid < 0:
-            text, code = _lib.last_error(f"sion_generic_paropen_mapped: {self.path}: failed")
-            _groups.pop(handle, None)
-            gcomm.Free()
-            raise _lib.error_class(code)(text, code, self.path)
-        self._sid, self._handle, self._gcomm = sid, handle, gcomm
+        _opened(self, sid, gcomm, handle, "sion_generic_paropen_mapped", _lib.lib().sion_generic_parclose_mapped)
         n = nloc.value
         self.tasks: List[int] = [int(gr[i]) for i in range(n)]
         self.chunksizes: List[int] = [int(cs[i]) for i in range(n)]
@@ -701,14 +580,7 @@ class MappedFile(_ParBase):
         """Close collectively (every rank calls it)."""
         if self._sid < 0:
             return
-        sid, self._sid = self._sid, -1
-        rc = _lib.lib().sion_generic_parclose_mapped(sid)
-        text, code = _lib.last_error("")
-        _groups.pop(self._handle, None)
-        self._gcomm.Free()
-        if rc != _lib.SION_SUCCESS:
-            raise _lib.error_class(code)(text or f"sion_generic_parclose_mapped: {self.path}: failed", code,
-                                         self.path)
+        _closed(self, _lib.lib().sion_generic_parclose_mapped, "sion_generic_parclose_mapped")
 
 
 def paropen_mapped(path: PathLike, mode: str = "r", *, comm: Any, tasks: Optional[Sequence[int]] = None,
