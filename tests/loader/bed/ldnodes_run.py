@@ -219,9 +219,10 @@ def run(a):
                "PYTHONPATH": ":".join(os.path.join(mnt, d) for d in man["pythonpath"]),
                "PYTHONDONTWRITEBYTECODE": "1"}
     state = os.path.join(a.work, "nodes-state")
-    r, d, ram, err = None, None, [], None
+    r, d, ram, err, holders = None, None, [], None, []
     try:
         with ldnodes.Nodes(a.nodes, state, a.cache) as nodes:
+            holders = [n["pid"] for n in nodes]
             line = launch_line(a, man, mnt, envvars, nodes)
             env = ldnodes.env_for(state)
             sampler = Sampler(nodes, a.cache)
@@ -283,7 +284,7 @@ def run(a):
            "t_main_mean_s": sum(mains) / len(mains) / 1e9 if mains else None,
            "t_done_max_s": max(dones) / 1e9 if dones else None,
            "t_wall_s": (t1 - t0) / 1e9, "ramdisk_peak_bytes": ram, "counts": s,
-           "server_stats": srv_stats, "loadavg": os.getloadavg()[0],
+           "server_stats": srv_stats, "holders": holders, "loadavg": os.getloadavg()[0],
            "stderr_tail": r.stderr[-2000:]}
     if a.json:
         with open(a.json, "a") as f:
