@@ -31,7 +31,7 @@ enum sheaf_loader_op {
   SHEAF_LOADER_REALPATH = 7 /* out: realpath(3) of the path (absolute), else its errno */
 };
 
-#define SHEAF_LOADER_NCOUNTERS 10
+#define SHEAF_LOADER_NCOUNTERS 16
 
 /* Runs a load server until a SHUTDOWN request or SIGTERM/SIGINT/SIGHUP: cache
  * directory <cache_base>/sheaf-ld.<uid>.<pid> (0700; cache_base NULL: /dev/shm
@@ -41,6 +41,39 @@ enum sheaf_loader_op {
  * ready_fd (if >= 0) and closes it. Returns 0, or -1 with a message in err. */
 SHEAF_API int sheaf_loader_serve(const char *cache_base, int strip, int ready_fd, char *err,
                                  size_t errlen);
+
+/* The overlay of load servers across nodes (doc/loader.md "Overlay"): rank
+ * `rank` of `size` servers, `hosts` = "host:port,host:port,..." (one entry per
+ * rank, in rank order), `roots` binomial trees (tree t rooted at rank t owns a
+ * hash range of paths; 1 = one tree), push 1 = SPMD (an object read anywhere
+ * goes to every server), 0 = pull (MPMD: only to the servers that ask),
+ * `bind` = "addr:port" to listen on (NULL: this rank's hosts entry),
+ * secret_file = the job's secret (a 0600 file of 64 hex digits, see
+ * sheaf_loader_secret_create); timeout_ms bounds every network wait. */
+struct sheaf_loader_overlay {
+  int rank, size, roots, push, timeout_ms;
+  const char *hosts, *bind, *secret_file;
+};
+
+/* Runs a load server that is part of an overlay: as sheaf_loader_serve, and
+ * socket_path (NULL: <cache dir>/sock) is where the local clients connect.
+ * Writes "sheaf-ld ready <rank> <socket>\n" to ready_fd once its links to its
+ * parents are up. Stops on SHUTDOWN from the front end or the local socket,
+ * on a signal, or when a parent link fails (its clients then fall back). */
+SHEAF_API int sheaf_loader_serve_net(const char *cache_base, const char *socket_path, int strip,
+                                     const struct sheaf_loader_overlay *ov, int ready_fd, char *err,
+                                     size_t errlen);
+/* A new per-job secret file (0600, O_CREAT|O_EXCL|O_NOFOLLOW); 0 or -1 + err. */
+SHEAF_API int sheaf_loader_secret_create(const char *path, char *err, size_t errlen);
+/* The front end's link to a server (normally the root, rank 0): a connected,
+ * authenticated socket, or -1 with err. */
+SHEAF_API int sheaf_loader_fe_open(const char *addr, const char *secret_file, int timeout_ms,
+                                   char *err, size_t errlen);
+/* Bulk preload: every server gets the file (it travels down the trees once);
+ * returns when the root has it: 0, or -1 when the link failed. */
+SHEAF_API int sheaf_loader_fe_preload(int fd, const char *path);
+/* Stops every server of the overlay and closes fd. 0 or -1. */
+SHEAF_API int sheaf_loader_fe_shutdown(int fd);
 
 /* One request to the server at `socket`: 0 with the reply's path in out (may
  * be NULL), an errno value of the original file system, or -1 when the server
@@ -52,7 +85,10 @@ SHEAF_API int sheaf_loader_request(const char *socket, int op, const char *path,
 SHEAF_API int sheaf_loader_stats(const char *socket, unsigned long long *counters, int n,
                                  int timeout_ms);
 /* "requests", "listings", "stats", "reads", "bytes", "realpaths", "hits",
- * "clients", "refused", "stripped" */
+ * "clients", "refused", "stripped", then the overlay's: "net_refused" (peers
+ * refused by the handshake), "net_gets" (requests sent to the parent),
+ * "net_served" (requests of children served), "net_objs" (objects received),
+ * "net_bytes" (file bytes received), "net_pushed" (objects sent down by push) */
 SHEAF_API const char *sheaf_loader_counter_name(int i);
 
 #ifdef __cplusplus

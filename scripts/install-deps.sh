@@ -36,12 +36,16 @@
 #                                                 Python C extension modules of its workloads
 #   python3-numpy                                 tests/ckpt: `sheaf ckpt extract --npy` output read
 #                                                 back with numpy.load (a real .npy reader)
+#   libsodium-dev                                 the loader's overlay across nodes (src/loader):
+#                                                 HMAC (crypto_auth) of the servers' handshake and
+#                                                 random nonces; without it the loader is not built
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
           clang libclang-rt-14-dev mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
           libxxhash-dev fio python3-matplotlib strace
-          libfuse3-dev fuse3 python3-dev gfortran python3-venv python3-numpy python3-pytest)
+          libfuse3-dev fuse3 python3-dev gfortran python3-venv python3-numpy python3-pytest
+          libsodium-dev)
 
 sudo=()
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then

@@ -6,6 +6,7 @@
  * clients asking for the same key while it is read wait for that one read. */
 #define _GNU_SOURCE
 #include "loader.h"
+#include "net.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,13 +20,7 @@
 
 #define SLD_MAX_NAMES (1u << 20)   /* a listing larger than this is not cached */
 
-struct ldir {
-  int err;             /* errno of opendir, 0 when listed */
-  char *real;          /* realpath of the directory */
-  size_t n;
-  char **names;        /* sorted */
-  unsigned char *types;
-};
+#define ldir sld_dir
 
 struct lstatent { int err; struct sld_stat st; };
 struct lfile { int err; char *local; };
@@ -131,11 +126,57 @@ static struct ldir *read_dir(struct sld_server *s, const char *path)
   return d;
 }
 
+/* a listing as an object of the overlay (names borrowed; a listing too
+ * large for one frame travels as EFBIG: the receiver then asks per name) */
+static void obj_of_dir(const char *path, const struct ldir *d, struct sln_obj *o)
+{
+  memset(o, 0, sizeof *o);
+  o->kind = SLN_K_DIR;
+  snprintf(o->path, sizeof o->path, "%s", path);
+  o->status = d->err;
+  if (d->err) return;
+  snprintf(o->real, sizeof o->real, "%s", d->real ? d->real : "");
+  o->n = (uint32_t)d->n;
+  o->names = d->names;
+  o->types = d->types;
+  if (sln_obj_size(o) > SLN_FRAME_MAX) { o->n = 0; o->names = NULL; o->types = NULL; o->status = EFBIG; }
+}
+
+static struct ldir *dir_of_obj(struct sln_obj *o)
+{
+  struct ldir *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  d->err = o->status;
+  if (!d->err && !(d->real = strdup(o->real))) d->err = ENOMEM;
+  if (!d->err) {
+    d->n = o->n;
+    d->names = o->names;
+    d->types = o->types;
+    o->names = NULL;
+    o->types = NULL;
+    o->n = 0;
+  }
+  return d;
+}
+
 static struct ldir *get_dir(struct sld_server *s, const char *path)
 {
   struct ldir *d = sld_htab_get(&s->dirs, path);
   if (d) { s->c[SLD_C_HITS]++; return d; }
-  d = read_dir(s, path);
+  if (sln_remote(s->net, path)) {
+    struct sln_obj o;
+    int r = sln_fetch(s, SLN_K_DIR, path, &o);
+    if (r) return r > 0 ? sld_htab_get(&s->dirs, path) : NULL;
+    d = dir_of_obj(&o);
+    sln_obj_free(&o);
+  } else {
+    d = read_dir(s, path);
+    if (d && s->net && s->net->push) {
+      struct sln_obj o;
+      obj_of_dir(path, d, &o);
+      sln_push(s, &o);
+    }
+  }
   if (d && sld_htab_put(&s->dirs, path, d)) { free_dir(d); return NULL; }
   return d;
 }
@@ -198,13 +239,35 @@ static void do_stat(struct sld_server *s, const char *path, int follow, struct s
   if (!e) {
     int t = check_listing(s, path, NULL, NULL);
     if (t < 0 && t != -EAGAIN) { rp->status = -t; return; }
-    e = calloc(1, sizeof *e);
-    if (!e) { rp->status = ENOMEM; return; }
-    struct stat st;
-    s->c[SLD_C_STATS]++;
-    if ((follow ? stat(path, &st) : lstat(path, &st)) != 0) e->err = errno;
-    else to_sld_stat(&st, &e->st);
-    if (sld_htab_put(tab, path, e)) { free(e); rp->status = ENOMEM; return; }
+    if (s->dead) { rp->status = ENOMEM; return; }
+    struct sln_obj o;
+    int r = 0;
+    if (sln_remote(s->net, path)) {
+      r = sln_fetch(s, follow ? SLN_K_STAT : SLN_K_LSTAT, path, &o);
+      if (r < 0 || (r > 0 && !(e = sld_htab_get(tab, path)))) { rp->status = ENOMEM; return; }
+    }
+    if (!e) {
+      e = calloc(1, sizeof *e);
+      if (!e) { rp->status = ENOMEM; return; }
+      if (sln_remote(s->net, path)) {
+        e->err = o.status;
+        e->st = o.st;
+      } else {
+        struct stat st;
+        s->c[SLD_C_STATS]++;
+        if ((follow ? stat(path, &st) : lstat(path, &st)) != 0) e->err = errno;
+        else to_sld_stat(&st, &e->st);
+        if (s->net && s->net->push) {
+          memset(&o, 0, sizeof o);
+          o.kind = follow ? SLN_K_STAT : SLN_K_LSTAT;
+          snprintf(o.path, sizeof o.path, "%s", path);
+          o.status = e->err;
+          o.st = e->st;
+          sln_push(s, &o);
+        }
+      }
+      if (sld_htab_put(tab, path, e)) { free(e); rp->status = ENOMEM; return; }
+    }
   } else {
     s->c[SLD_C_HITS]++;
   }
@@ -217,13 +280,33 @@ static void do_stat(struct sld_server *s, const char *path, int follow, struct s
 static int resolve_once(struct sld_server *s, const char *path, char *real)
 {
   struct lreal *r = sld_htab_get(&s->reals, path);
-  if (!r) {
+  if (!r && sln_remote(s->net, path)) {
+    struct sln_obj o;
+    int k = sln_fetch(s, SLN_K_REAL, path, &o);
+    if (k < 0 || (k > 0 && !(r = sld_htab_get(&s->reals, path)))) return -ENOMEM;
+    if (!r) {
+      if (!(r = calloc(1, sizeof *r))) return -ENOMEM;
+      r->err = o.status;
+      if (!r->err && !(r->real = strdup(o.real))) r->err = ENOMEM;
+      if (sld_htab_put(&s->reals, path, r)) { free_real(r); return -ENOMEM; }
+    }
+  } else if (!r) {
+    if (s->dead) return -ENOMEM;
     r = calloc(1, sizeof *r);
     if (!r) return -ENOMEM;
     s->c[SLD_C_REALPATHS]++;
     if (!realpath(path, real)) r->err = errno;
     else if (!(r->real = strdup(real))) r->err = ENOMEM;
     if (sld_htab_put(&s->reals, path, r)) { free_real(r); return -ENOMEM; }
+    if (s->net && s->net->push) {
+      struct sln_obj o;
+      memset(&o, 0, sizeof o);
+      o.kind = SLN_K_REAL;
+      snprintf(o.path, sizeof o.path, "%s", path);
+      o.status = r->err;
+      if (r->real) snprintf(o.real, sizeof o.real, "%s", r->real);
+      sln_push(s, &o);
+    }
   } else {
     s->c[SLD_C_HITS]++;
   }
@@ -247,30 +330,67 @@ static int real_of(struct sld_server *s, const char *path, char *real)
   return t;
 }
 
+int sld_local_name(const struct sld_server *s, const char *real, char *out, size_t cap)
+{
+  return (size_t)snprintf(out, cap, "%s/f%s", s->dir, real) >= cap ? ENAMETOOLONG : 0;
+}
+
+static void obj_of_file(const char *real, const struct lfile *f, struct sln_obj *o)
+{
+  memset(o, 0, sizeof *o);
+  o->kind = SLN_K_FILE;
+  snprintf(o->path, sizeof o->path, "%s", real);
+  o->status = f->err;
+  struct stat st;
+  if (!f->err && stat(f->local, &st)) o->status = errno;
+  if (o->status) return;
+  snprintf(o->real, sizeof o->real, "%s", f->local);
+  o->mode = st.st_mode & 07777;
+  o->size = (uint64_t)st.st_size;
+}
+
+/* the file read once from the original (or from the parent); NULL: no memory or no parent */
+static struct lfile *get_file(struct sld_server *s, const char *real)
+{
+  struct lfile *f = sld_htab_get(&s->files, real);
+  if (f) { s->c[SLD_C_HITS]++; return f; }
+  if (s->dead) return NULL;
+  if (sln_remote(s->net, real)) {
+    struct sln_obj o;
+    int r = sln_fetch(s, SLN_K_FILE, real, &o);
+    if (r) return r > 0 ? sld_htab_get(&s->files, real) : NULL;
+    if (!(f = calloc(1, sizeof *f))) return NULL;
+    f->err = o.status;
+    if (!f->err && !(f->local = strdup(o.real))) f->err = ENOMEM;
+  } else {
+    if (!(f = calloc(1, sizeof *f))) return NULL;
+    char local[SLD_PATH_MAX];
+    struct stat st;
+    s->c[SLD_C_STATS]++;
+    if (stat(real, &st)) f->err = errno;
+    else if (!S_ISREG(st.st_mode)) f->err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    else if (!(f->err = sld_local_name(s, real, local, sizeof local)) &&
+             !(f->err = sld_copy_file(s, real, local, (st.st_mode & 0755) | 0400)))
+      f->local = strdup(local);
+    if (!f->err && !f->local) f->err = ENOMEM;
+  }
+  if (sld_htab_put(&s->files, real, f)) { free_file(f); return NULL; }
+  if (s->net && s->net->push && !sln_remote(s->net, real)) {
+    struct sln_obj o;
+    obj_of_file(real, f, &o);
+    sln_push(s, &o);
+  }
+  return f;
+}
+
 static void do_lookup(struct sld_server *s, const char *path, struct sld_reply *rp)
 {
   char real[SLD_PATH_MAX];
   int t = real_of(s, path, real);
   if (t < 0) { rp->status = -t; return; }
   if (t == DT_DIR) { rp->status = EISDIR; return; }
-  struct lfile *f = sld_htab_get(&s->files, real);
-  if (f) {
-    s->c[SLD_C_HITS]++;
-  } else {
-    f = calloc(1, sizeof *f);
-    if (!f) { rp->status = ENOMEM; return; }
-    char local[SLD_PATH_MAX];
-    struct stat st;
-    s->c[SLD_C_STATS]++;
-    if (stat(real, &st)) f->err = errno;
-    else if (!S_ISREG(st.st_mode)) f->err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
-    else if ((size_t)snprintf(local, sizeof local, "%s/f%s", s->dir, real) >= sizeof local)
-      f->err = ENAMETOOLONG;
-    else if (!(f->err = sld_copy_file(s, real, local, (st.st_mode & 0755) | 0400)))
-      f->local = strdup(local);
-    if (!f->err && !f->local) f->err = ENOMEM;
-    if (sld_htab_put(&s->files, real, f)) { free_file(f); rp->status = ENOMEM; return; }
-  }
+  struct lfile *f = get_file(s, real);
+  if (!f) { rp->status = ENOMEM; return; }
   rp->status = f->err;
   if (!f->err) snprintf(rp->path, sizeof rp->path, "%s", f->local);
 }
@@ -353,5 +473,60 @@ void sld_cache_serve(struct sld_server *s, const struct sld_request *rq, struct 
     break;
   case SLD_OP_SHUTDOWN: break;
   default: rp->status = EINVAL; break;
+  }
+}
+
+int sld_cache_obj(struct sld_server *s, uint32_t kind, const char *path, struct sln_obj *o)
+{
+  memset(o, 0, sizeof *o);
+  o->kind = kind;
+  snprintf(o->path, sizeof o->path, "%s", path);
+  if (kind == SLN_K_DIR) {
+    struct ldir *d = get_dir(s, path);
+    if (d) obj_of_dir(path, d, o);
+    else o->status = ENOMEM;
+  } else if (kind == SLN_K_STAT || kind == SLN_K_LSTAT) {
+    struct sld_reply rp;
+    memset(&rp, 0, sizeof rp);
+    do_stat(s, path, kind == SLN_K_STAT, &rp);
+    o->status = rp.status;
+    o->st = rp.st;
+  } else if (kind == SLN_K_REAL) {
+    int t = resolve_once(s, path, o->real);
+    if (t < 0) { o->status = -t; o->real[0] = 0; }
+  } else if (kind == SLN_K_FILE) {
+    struct lfile *f = get_file(s, path);
+    if (f) obj_of_file(path, f, o);
+    else o->status = ENOMEM;
+  } else {
+    o->status = EINVAL;
+  }
+  return s->dead ? -1 : 0;
+}
+
+void sld_cache_store(struct sld_server *s, struct sln_obj *o)
+{
+  if (o->kind == SLN_K_DIR && !sld_htab_get(&s->dirs, o->path)) {
+    struct ldir *d = dir_of_obj(o);
+    if (d && sld_htab_put(&s->dirs, o->path, d)) free_dir(d);
+  } else if ((o->kind == SLN_K_STAT || o->kind == SLN_K_LSTAT) &&
+             !sld_htab_get(o->kind == SLN_K_STAT ? &s->stats : &s->lstats, o->path)) {
+    struct lstatent *e = calloc(1, sizeof *e);
+    if (!e) return;
+    e->err = o->status;
+    e->st = o->st;
+    if (sld_htab_put(o->kind == SLN_K_STAT ? &s->stats : &s->lstats, o->path, e)) free(e);
+  } else if (o->kind == SLN_K_REAL && !sld_htab_get(&s->reals, o->path)) {
+    struct lreal *r = calloc(1, sizeof *r);
+    if (!r) return;
+    r->err = o->status;
+    if (!r->err && !(r->real = strdup(o->real))) r->err = ENOMEM;
+    if (sld_htab_put(&s->reals, o->path, r)) free_real(r);
+  } else if (o->kind == SLN_K_FILE && !sld_htab_get(&s->files, o->path)) {
+    struct lfile *f = calloc(1, sizeof *f);
+    if (!f) return;
+    f->err = o->status;
+    if (!f->err && !(f->local = strdup(o->real))) f->err = ENOMEM;
+    if (sld_htab_put(&s->files, o->path, f)) free_file(f);
   }
 }

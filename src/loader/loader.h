@@ -9,6 +9,9 @@
 
 #include "proto.h"
 
+struct sld_net;
+struct sln_obj;
+
 /* a string-keyed hash table (chained, grows at load 1) */
 struct sld_hent { struct sld_hent *next; uint64_t h; char *key; void *val; };
 struct sld_htab { struct sld_hent **b; size_t nb, n; };
@@ -25,11 +28,30 @@ struct sld_server {
   unsigned long seq;
   struct sld_htab dirs, stats, lstats, files, listed, reals;
   uint64_t c[SLD_NCOUNTERS];
+  struct sld_net *net;         /* the overlay (NULL: a single node) */
+  int dead;                    /* the overlay link to the parent failed: stop, clients fall back */
+};
+
+/* a directory listing as the caches hold it */
+struct sld_dir {
+  int err;             /* errno of opendir, 0 when listed */
+  char *real;          /* realpath of the directory */
+  size_t n;
+  char **names;        /* sorted */
+  unsigned char *types;
 };
 
 /* cache.c: answers one request from the caches, reading the file system on a miss */
 void sld_cache_serve(struct sld_server *s, const struct sld_request *rq, struct sld_reply *rp);
 void sld_cache_free(struct sld_server *s);
+/* the overlay's view of the caches: an object for a child's GET (DIR: names
+ * borrowed from the cache, not to be freed; FILE: o->real is the local copy);
+ * 0, or -1 when the server lost its parent */
+int sld_cache_obj(struct sld_server *s, uint32_t kind, const char *path, struct sln_obj *o);
+/* stores an object received from the parent unless it is there (takes the names) */
+void sld_cache_store(struct sld_server *s, struct sln_obj *o);
+/* where the local copy of the original `real` goes */
+int sld_local_name(const struct sld_server *s, const char *real, char *out, size_t cap);
 
 /* copy.c: a copy of src at dst (created 0700-dir-relative, O_EXCL|O_NOFOLLOW via a
  * temporary name, then renamed); with strip, only the PT_LOAD extents of an ELF

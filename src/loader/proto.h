@@ -49,7 +49,12 @@ struct sld_stat {
 
 enum sld_counter {
   SLD_C_REQUESTS, SLD_C_LISTINGS, SLD_C_STATS, SLD_C_READS, SLD_C_BYTES, SLD_C_REALPATHS,
-  SLD_C_HITS, SLD_C_CLIENTS, SLD_C_REFUSED, SLD_C_STRIPPED, SLD_NCOUNTERS
+  SLD_C_HITS, SLD_C_CLIENTS, SLD_C_REFUSED, SLD_C_STRIPPED,
+  /* the overlay: peers refused by the handshake, GETs sent to the parent,
+   * GETs served for children, objects received, file bytes received, objects
+   * sent down by push/broadcast */
+  SLD_C_NET_REFUSED, SLD_C_NET_GETS, SLD_C_NET_SERVED, SLD_C_NET_OBJS, SLD_C_NET_BYTES,
+  SLD_C_NET_PUSHED, SLD_NCOUNTERS
 };
 
 struct sld_reply {

@@ -2,9 +2,11 @@
  * socket, a signalfd and the client connections (same uid only, SO_PEERCRED). */
 #define _GNU_SOURCE
 #include "loader.h"
+#include "net.h"
 #include "sheaf_loader.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,19 +15,21 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #define SLD_MAX_CLIENTS 4096
 
 struct client {
+  int kind;                    /* 0 (links of the overlay: 1) */
   int fd;
   size_t inlen, outlen, outoff;
   unsigned char in[SLD_MSG_MAX];
   unsigned char out[SLD_MSG_MAX];
 };
 
-static char listen_tag, signal_tag;
+static char listen_tag, signal_tag, tcp_tag;
 
 static int listen_on(const char *path)
 {
@@ -111,6 +115,7 @@ static int serve_input(struct sld_server *s, int ep, struct client *c)
     struct sld_reply rp;
     if (sld_unpack_request(type, c->in + SLD_HDR_SIZE, len, &rq)) return -1;
     sld_cache_serve(s, &rq, &rp);
+    if (s->dead) return -1;            /* no parent: no answer, the client falls back */
     if (rq.op == SLD_OP_SHUTDOWN) stop = 1;
     c->outlen = sld_pack_reply(&rp, c->out, sizeof c->out);
     c->outoff = 0;
@@ -135,7 +140,98 @@ static int on_client(struct sld_server *s, int ep, struct client *c, uint32_t ev
   return serve_input(s, ep, c);
 }
 
-static int run_loop(struct sld_server *s, int lfd, int sfd)
+/* ---- the overlay in the event loop ---- */
+
+struct netstate {
+  pthread_t th;
+  int joining;                 /* the parent thread runs */
+  volatile int done;
+  int ready_fd;
+};
+
+static struct netstate *g_ns;
+
+static void *parents_then_flag(void *arg)
+{
+  struct sld_server *s = arg;
+  sld_net_connect_parents(s->net);
+  __atomic_store_n(&g_ns->done, 1, __ATOMIC_RELEASE);
+  return NULL;
+}
+
+static void announce(struct sld_server *s, int ready_fd, const char *sock)
+{
+  if (ready_fd < 0) return;
+  if (s->net) dprintf(ready_fd, "sheaf-ld ready %d %s\n", s->net->rank, sock);
+  else dprintf(ready_fd, "%s\n", sock);
+  close(ready_fd);
+}
+
+/* the parent links are up (or failed): into the loop, then ready; -1: stop */
+static int parents_joined(struct sld_server *s, int ep, struct netstate *ns, const char *sock)
+{
+  pthread_join(ns->th, NULL);
+  ns->joining = 0;
+  struct sld_net *n = s->net;
+  if (!sld_net_complete(n)) {
+    fprintf(stderr, "sheaf-ld[%d]: not every parent link is up: this server stops (its clients "
+                    "fall back to the file system)\n", n->rank);
+    return -1;
+  }
+  for (int t = 0; t < n->roots; t++) {
+    if (!n->parents[t]) continue;
+    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = n->parents[t] };
+    epoll_ctl(ep, EPOLL_CTL_ADD, n->parents[t]->fd, &ev);
+  }
+  announce(s, ns->ready_fd, sock);
+  ns->ready_fd = -1;
+  return 0;
+}
+
+static void accept_peers(struct sld_server *s, int ep)
+{
+  for (;;) {
+    int fd = accept4(s->net->lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    struct sln_link *l = sld_net_accept(s, fd);
+    if (!l) continue;
+    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };
+    epoll_ctl(ep, EPOLL_CTL_ADD, l->fd, &ev);
+  }
+}
+
+/* a frame on a link; a failed parent link stops the server, a child's drops the child */
+static void on_link(struct sld_server *s, struct sln_link *l)
+{
+  uint32_t type, len;
+  if (l->dead) return;
+  if (sln_recv_frame(l, &type, &len) || sln_on_frame(s, l, type, len)) {
+    if (l->parent) {
+      if (!s->net->stop && !s->dead)
+        fprintf(stderr, "sheaf-ld[%d]: the link to parent %u failed: this node's clients fall back "
+                        "to the file system\n", s->net->rank, l->rank);
+      s->dead = 1;
+    } else if (l->rank != SLN_FRONTEND_RANK && !s->net->stop) {
+      fprintf(stderr, "sheaf-ld[%d]: child %u left or misbehaved: dropped\n", s->net->rank, l->rank);
+    }
+    if (l->fd >= 0) close(l->fd);
+    l->fd = -1;
+    l->dead = 1;
+  }
+}
+
+/* dead child links out of the peer list (after a batch of events) */
+static void sweep(struct sld_net *n)
+{
+  int k = 0;
+  for (int i = 0; i < n->npeers; i++) {
+    if (n->peers[i]->dead) sln_link_free(n->peers[i]);
+    else n->peers[k++] = n->peers[i];
+  }
+  n->npeers = k;
+}
+
+static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns, const char *sock)
 {
   int ep = epoll_create1(EPOLL_CLOEXEC);
   if (ep < 0) return -1;
@@ -143,27 +239,107 @@ static int run_loop(struct sld_server *s, int lfd, int sfd)
   epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
   ev.data.ptr = &signal_tag;
   epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
+  if (s->net) {
+    ev.data.ptr = &tcp_tag;
+    epoll_ctl(ep, EPOLL_CTL_ADD, s->net->lfd, &ev);
+  }
   int nclients = 0, stop = 0;
   struct epoll_event evs[64];
   while (!stop) {
-    int n = epoll_wait(ep, evs, 64, -1);
+    int n = epoll_wait(ep, evs, 64, ns && ns->joining ? 10 : -1);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;
-    for (int i = 0; i < n; i++) {
-      if (evs[i].data.ptr == &listen_tag) accept_all(s, ep, lfd, &nclients);
-      else if (evs[i].data.ptr == &signal_tag) stop = 1;
+    if (ns && ns->joining && __atomic_load_n(&ns->done, __ATOMIC_ACQUIRE) &&
+        parents_joined(s, ep, ns, sock))
+      break;
+    for (int i = 0; i < n && !stop; i++) {
+      void *p = evs[i].data.ptr;
+      if (p == &listen_tag) accept_all(s, ep, lfd, &nclients);
+      else if (p == &signal_tag) stop = 1;
+      else if (p == &tcp_tag) accept_peers(s, ep);
+      else if (*(int *)p == 1) on_link(s, p);
       else {
-        struct client *c = evs[i].data.ptr;
+        struct client *c = p;
         int r = on_client(s, ep, c, evs[i].events);
         if (r > 0) stop = 1;
         if (r < 0 || (evs[i].events & (EPOLLHUP | EPOLLERR) && !(evs[i].events & EPOLLIN)))
           drop(ep, c, &nclients);
       }
+      if (s->dead || (s->net && s->net->stop)) stop = 1;
     }
+    if (s->net) sweep(s->net);
   }
   /* the remaining clients: a closed socket makes them fall back */
   close(ep);
   return 0;
+}
+
+/* a Unix socket at a path the launcher chose: its directory must be ours and
+ * private; a stale socket of ours is replaced */
+static int check_socket_path(const char *path, char *err, size_t errlen)
+{
+  char dir[SLD_PATH_MAX];
+  struct stat st;
+  if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir || !strrchr(dir, '/')) {
+    snprintf(err, errlen, "sheaf-ld: the socket path %s is not absolute", path);
+    return -1;
+  }
+  *strrchr(dir, '/') = 0;
+  if (lstat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+      (st.st_mode & 022)) {
+    snprintf(err, errlen, "sheaf-ld: the directory of the socket %s must be ours and not writable "
+                          "by others", path);
+    return -1;
+  }
+  if (!lstat(path, &st)) {
+    if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid() || unlink(path)) {
+      snprintf(err, errlen, "sheaf-ld: %s exists and is not a stale socket of ours", path);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int serve(struct sld_server *s, const char *sockpath, int ready_fd, char *err, size_t errlen)
+{
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  sigprocmask(SIG_BLOCK, &set, NULL);
+  if (sockpath) {
+    if (check_socket_path(sockpath, err, errlen)) return -1;
+    snprintf(s->sock, sizeof s->sock, "%s", sockpath);
+  }
+  int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  int lfd = listen_on(s->sock);
+  int rc = 0;
+  struct netstate ns = { .ready_fd = ready_fd };
+  if (sfd < 0 || lfd < 0) {
+    snprintf(err, errlen, "sheaf-ld: cannot listen on %s: %s", s->sock, strerror(errno));
+    rc = -1;
+  } else {
+    if (s->net) {
+      g_ns = &ns;
+      if (pthread_create(&ns.th, NULL, parents_then_flag, s)) {
+        snprintf(err, errlen, "sheaf-ld: cannot start a thread");
+        rc = -1;
+      } else {
+        ns.joining = 1;
+      }
+    } else {
+      announce(s, ready_fd, s->sock);
+    }
+    if (!rc) rc = run_loop(s, lfd, sfd, s->net ? &ns : NULL, s->sock);
+    if (rc) snprintf(err, errlen, "sheaf-ld: event loop failed: %s", strerror(errno));
+    if (ns.joining) pthread_join(ns.th, NULL);
+  }
+  if (lfd >= 0) close(lfd);
+  if (sfd >= 0) close(sfd);
+  if (sockpath) unlink(sockpath);
+  if (ns.ready_fd >= 0 && s->net) close(ns.ready_fd);
+  return rc;
 }
 
 int sheaf_loader_serve(const char *cache_base, int strip, int ready_fd, char *err, size_t errlen)
@@ -172,67 +348,27 @@ int sheaf_loader_serve(const char *cache_base, int strip, int ready_fd, char *er
   if (!s) { snprintf(err, errlen, "sheaf-ld: out of memory"); return -1; }
   s->strip = strip;
   if (sld_cachedir_create(s, cache_base, err, errlen)) { free(s); return -1; }
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGHUP);
-  sigprocmask(SIG_BLOCK, &set, NULL);
-  int sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-  int lfd = listen_on(s->sock);
-  int rc = 0;
-  if (sfd < 0 || lfd < 0) {
-    snprintf(err, errlen, "sheaf-ld: cannot listen on %s: %s", s->sock, strerror(errno));
-    rc = -1;
-  } else {
-    if (ready_fd >= 0) {
-      dprintf(ready_fd, "%s\n", s->sock);
-      close(ready_fd);
-    }
-    rc = run_loop(s, lfd, sfd);
-    if (rc) snprintf(err, errlen, "sheaf-ld: event loop failed: %s", strerror(errno));
-  }
-  if (lfd >= 0) close(lfd);
-  if (sfd >= 0) close(sfd);
+  int rc = serve(s, NULL, ready_fd, err, errlen);
   sld_remove_tree(s->dir);
   sld_cache_free(s);
   free(s);
   return rc;
 }
 
-int sheaf_loader_request(const char *socket, int op, const char *path, char *out, size_t outlen,
-                         int timeout_ms)
+int sheaf_loader_serve_net(const char *cache_base, const char *socket_path, int strip,
+                           const struct sheaf_loader_overlay *ov, int ready_fd, char *err,
+                           size_t errlen)
 {
-  struct sld_request rq;
-  struct sld_reply rp;
-  memset(&rq, 0, sizeof rq);
-  rq.op = (uint32_t)op;
-  if (snprintf(rq.path, sizeof rq.path, "%s", path ? path : "") >= (int)sizeof rq.path) return ENAMETOOLONG;
-  int fd = sld_connect(socket, timeout_ms);
-  if (fd < 0) return -1;
-  int r = sld_call(fd, &rq, &rp);
-  close(fd);
-  if (r) return -1;
-  if (out && outlen) snprintf(out, outlen, "%s", rp.path);
-  return rp.status;
+  struct sld_server *s = calloc(1, sizeof *s);
+  if (!s) { snprintf(err, errlen, "sheaf-ld: out of memory"); return -1; }
+  s->strip = strip;
+  if (!(s->net = sld_net_create(ov, err, errlen))) { free(s); return -1; }
+  if (sld_cachedir_create(s, cache_base, err, errlen)) { sld_net_free(s->net); free(s); return -1; }
+  int rc = serve(s, socket_path, ready_fd, err, errlen);
+  sld_remove_tree(s->dir);
+  sld_cache_free(s);
+  sld_net_free(s->net);
+  free(s);
+  return rc;
 }
 
-int sheaf_loader_stats(const char *socket, unsigned long long *counters, int n, int timeout_ms)
-{
-  struct sld_request rq;
-  struct sld_reply rp;
-  memset(&rq, 0, sizeof rq);
-  rq.op = SLD_OP_STATS;
-  int fd = sld_connect(socket, timeout_ms);
-  if (fd < 0) return -1;
-  int r = sld_call(fd, &rq, &rp);
-  close(fd);
-  if (r) return -1;
-  for (int i = 0; i < n && i < SLD_NCOUNTERS; i++) counters[i] = rp.counters[i];
-  return 0;
-}
-
-const char *sheaf_loader_counter_name(int i)
-{
-  return sld_counter_name(i);
-}

@@ -1,0 +1,97 @@
+/* net.h - the overlay of load servers (src/loader, internal): links, the
+ * authenticated handshake, the trees and the objects that travel on them.
+ * doc/loader.md "Overlay" describes the design. */
+#ifndef SHEAF_LOADER_NET_H
+#define SHEAF_LOADER_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "netproto.h"
+
+struct sld_server;
+
+#define SLN_KEY 32
+
+/* one authenticated TCP connection to a peer (blocking, with timeouts) */
+struct sln_link {
+  int kind;           /* 1 (the event loop tells links from clients, kind 0) */
+  int fd;
+  int dead;           /* a send failed: dropped by the event loop */
+  uint32_t tree;      /* the tree the link belongs to */
+  uint32_t rank;      /* the peer's rank (SLN_FRONTEND_RANK: the launcher) */
+  int parent;         /* 1: the peer is our parent in `tree` */
+  unsigned char *buf; /* the last frame received (grows up to SLN_FRAME_MAX) */
+  size_t cap;
+};
+
+struct sld_net {
+  int rank, size, roots, push, timeout_ms;
+  unsigned char key[SLN_KEY];
+  char **addrs;                  /* "host:port" of every rank */
+  int lfd;                       /* the TCP listener */
+  struct sln_link **parents;     /* [roots]: NULL for the trees this server roots */
+  struct sln_link **peers;       /* children and the front end */
+  int npeers, cappeers;
+  uint32_t cur_kind;             /* the GET being served (for ACK) */
+  char cur_path[SLD_PATH_MAX];
+  int cur_bcast;                 /* it came by broadcast while it was served */
+  int stop;                      /* a SHUTDOWN came: stop after forwarding it */
+};
+
+/* auth.c: the per-job secret and the handshake */
+/* creates a new secret file (0600, O_EXCL|O_NOFOLLOW, 64 hex digits) */
+int sln_secret_create(const char *path, char *err, size_t errlen);
+/* reads a secret file: must be a regular file of ours, not readable by others */
+int sln_secret_load(const char *path, unsigned char key[SLN_KEY], char *err, size_t errlen);
+/* the connecting side: 0 when the peer proved the key, -1 otherwise */
+int sln_auth_connect(int fd, const unsigned char key[SLN_KEY], uint32_t tree, uint32_t rank,
+                     int timeout_ms);
+/* the accepting side: 0 and the peer's tree and rank, -1 (refused) */
+int sln_auth_accept(int fd, const unsigned char key[SLN_KEY], uint32_t *tree, uint32_t *rank,
+                    int timeout_ms);
+
+/* link.c: frames and connections */
+int sln_send_all(int fd, const void *buf, size_t n);
+/* receives one frame into l->buf: 0 and *type, *len; -1 on error, timeout, EOF or bad frame */
+int sln_recv_frame(struct sln_link *l, uint32_t *type, uint32_t *len);
+int sln_recv_frame_fd(int fd, unsigned char *buf, size_t cap, uint32_t *type, uint32_t *len);
+void sln_set_timeouts(int fd, int timeout_ms);
+/* a TCP connection to "host:port" (retried until timeout_ms passes); fd or -1 */
+int sln_dial(const char *addr, int timeout_ms);
+/* a listener bound to "host:port"; fd or -1 with errno */
+int sln_listen(const char *addr);
+void sln_link_free(struct sln_link *l);
+
+/* link.c: binomial trees; tree t is rooted at rank t and uses the ranks
+ * relative to it. parent: -1 for the root. children: up to cap ranks. */
+int sln_parent(int rank, int size, int tree);
+int sln_children(int rank, int size, int tree, int *out, int cap);
+/* the tree (and so the root) that owns a path: a hash range of paths */
+int sln_tree_of(const char *path, int roots);
+
+/* objects.c: what travels on the overlay */
+/* whether this server must ask its parent for path (it does not root its tree) */
+int sln_remote(const struct sld_net *n, const char *path);
+/* asks the parent for (kind, path); 0 with *o (OBJ), 1 when the object was
+ * stored by a broadcast meanwhile (look it up again), -1 when the link failed
+ * (the server then stops: its clients fall back) */
+int sln_fetch(struct sld_server *s, uint32_t kind, const char *path, struct sln_obj *o);
+/* sends an object (FILE: its bytes from o->real, the local copy) on a link */
+int sln_send_obj(struct sld_server *s, struct sln_link *l, const struct sln_obj *o);
+/* push mode: an object this server just read from the file system goes to every child */
+void sln_push(struct sld_server *s, const struct sln_obj *o);
+/* a frame arrived on a link in the event loop: -1 drops the link */
+int sln_on_frame(struct sld_server *s, struct sln_link *l, uint32_t type, uint32_t len);
+
+/* overlay.c: the server's side */
+struct sheaf_loader_overlay;
+struct sld_net *sld_net_create(const struct sheaf_loader_overlay *ov, char *err, size_t errlen);
+void sld_net_free(struct sld_net *n);
+/* the body of the thread that links to the parents (join it before using them) */
+void *sld_net_connect_parents(void *arg);
+int sld_net_complete(const struct sld_net *n);
+/* the handshake with a connecting peer: its link, or NULL (refused, logged, counted) */
+struct sln_link *sld_net_accept(struct sld_server *s, int fd);
+
+#endif

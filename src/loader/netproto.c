@@ -1,0 +1,272 @@
+/* netproto.c - pack/unpack of the overlay's messages (see netproto.h). */
+#include "netproto.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SLN_NAME_MAX 255
+
+static unsigned char *put32(unsigned char *p, uint32_t v)
+{
+  p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
+  p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
+  return p + 4;
+}
+
+static unsigned char *put64(unsigned char *p, uint64_t v)
+{
+  p = put32(p, (uint32_t)v);
+  return put32(p, (uint32_t)(v >> 32));
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static unsigned char *putstr(unsigned char *p, const char *s, size_t n)
+{
+  p = put32(p, (uint32_t)n);
+  memcpy(p, s, n);
+  return p + n;
+}
+
+static unsigned char *putbytes(unsigned char *p, const unsigned char *s, size_t n)
+{
+  memcpy(p, s, n);
+  return p + n;
+}
+
+static size_t frame(unsigned char *buf, uint32_t type, unsigned char *end)
+{
+  size_t len = (size_t)(end - buf);
+  put32(buf, SLN_MAGIC);
+  put32(buf + 4, type);
+  put32(buf + 8, (uint32_t)(len - SLD_HDR_SIZE));
+  return len;
+}
+
+/* a cursor that refuses to read past the payload */
+struct cur { const unsigned char *p; size_t left; int bad; };
+
+static uint32_t c32(struct cur *c)
+{
+  if (c->bad || c->left < 4) { c->bad = 1; return 0; }
+  uint32_t v = get32(c->p);
+  c->p += 4; c->left -= 4;
+  return v;
+}
+
+static uint64_t c64(struct cur *c)
+{
+  uint64_t lo = c32(c);
+  return lo | (uint64_t)c32(c) << 32;
+}
+
+static void cbytes(struct cur *c, unsigned char *out, size_t n)
+{
+  if (c->bad || c->left < n) { c->bad = 1; memset(out, 0, n); return; }
+  memcpy(out, c->p, n);
+  c->p += n; c->left -= n;
+}
+
+static void cstr(struct cur *c, char *out, size_t cap)
+{
+  uint32_t n = c32(c);
+  if (c->bad || n >= cap || n > c->left || memchr(c->p, 0, n)) { c->bad = 1; out[0] = 0; return; }
+  memcpy(out, c->p, n);
+  out[n] = 0;
+  c->p += n; c->left -= n;
+}
+
+size_t sln_pack_hello(const struct sln_hello *m, unsigned char *buf, size_t cap)
+{
+  if (cap < SLD_HDR_SIZE + 8 + SLN_NONCE) return 0;
+  unsigned char *p = put32(buf + SLD_HDR_SIZE, m->tree);
+  p = put32(p, m->rank);
+  return frame(buf, SLN_HELLO, putbytes(p, m->nonce, SLN_NONCE));
+}
+
+size_t sln_pack_challenge(const struct sln_challenge *m, unsigned char *buf, size_t cap)
+{
+  if (cap < SLD_HDR_SIZE + SLN_NONCE + SLN_MAC) return 0;
+  unsigned char *p = putbytes(buf + SLD_HDR_SIZE, m->nonce, SLN_NONCE);
+  return frame(buf, SLN_CHALLENGE, putbytes(p, m->mac, SLN_MAC));
+}
+
+size_t sln_pack_proof(const struct sln_proof *m, unsigned char *buf, size_t cap)
+{
+  if (cap < SLD_HDR_SIZE + SLN_MAC) return 0;
+  return frame(buf, SLN_PROOF, putbytes(buf + SLD_HDR_SIZE, m->mac, SLN_MAC));
+}
+
+size_t sln_pack_empty(uint32_t type, unsigned char *buf, size_t cap)
+{
+  if (cap < SLD_HDR_SIZE) return 0;
+  return frame(buf, type, buf + SLD_HDR_SIZE);
+}
+
+size_t sln_pack_get(uint32_t type, const struct sln_get *m, unsigned char *buf, size_t cap)
+{
+  size_t n = strnlen(m->path, SLD_PATH_MAX);
+  if (n >= SLD_PATH_MAX || cap < SLD_HDR_SIZE + 8 + n) return 0;
+  unsigned char *p = put32(buf + SLD_HDR_SIZE, m->kind);
+  return frame(buf, type, putstr(p, m->path, n));
+}
+
+size_t sln_obj_size(const struct sln_obj *m)
+{
+  size_t n = SLD_HDR_SIZE + 12 + 8 + strnlen(m->path, SLD_PATH_MAX) + strnlen(m->real, SLD_PATH_MAX) +
+             16 * 8 + 16 + 4;
+  if (m->kind == SLN_K_DIR)
+    for (uint32_t i = 0; i < m->n; i++) n += 5 + strlen(m->names[i]);
+  return n;
+}
+
+size_t sln_pack_obj(const struct sln_obj *m, unsigned char *buf, size_t cap)
+{
+  size_t pn = strnlen(m->path, SLD_PATH_MAX), rn = strnlen(m->real, SLD_PATH_MAX);
+  size_t need = sln_obj_size(m);
+  if (pn >= SLD_PATH_MAX || rn >= SLD_PATH_MAX || cap < need || need - SLD_HDR_SIZE > SLN_FRAME_MAX)
+    return 0;
+  unsigned char *p = buf + SLD_HDR_SIZE;
+  p = put32(p, m->kind);
+  p = put32(p, m->flags);
+  p = put32(p, (uint32_t)m->status);
+  p = putstr(p, m->path, pn);
+  p = putstr(p, m->real, rn);
+  const struct sld_stat *s = &m->st;
+  const uint64_t u[] = { s->dev, s->ino, s->mode, s->nlink, s->uid, s->gid, s->rdev, s->size,
+                         s->blksize, s->blocks, (uint64_t)s->atime_sec, (uint64_t)s->atime_nsec,
+                         (uint64_t)s->mtime_sec, (uint64_t)s->mtime_nsec, (uint64_t)s->ctime_sec,
+                         (uint64_t)s->ctime_nsec };
+  for (size_t i = 0; i < 16; i++) p = put64(p, u[i]);
+  p = put64(p, m->mode);
+  p = put64(p, m->size);
+  uint32_t n = m->kind == SLN_K_DIR ? m->n : 0;
+  p = put32(p, n);
+  for (uint32_t i = 0; i < n; i++) {
+    *p++ = m->types[i];
+    p = putstr(p, m->names[i], strlen(m->names[i]));
+  }
+  return frame(buf, SLN_OBJ, p);
+}
+
+size_t sln_pack_coll(uint32_t type, const struct sln_coll *m, unsigned char *buf, size_t cap)
+{
+  if (m->len > SLN_FRAME_MAX - 8 || cap < SLD_HDR_SIZE + 8 + (size_t)m->len) return 0;
+  unsigned char *p = put32(buf + SLD_HDR_SIZE, m->seq);
+  p = put32(p, m->len);
+  if (m->len) p = putbytes(p, m->data, m->len);
+  return frame(buf, type, p);
+}
+
+int sln_unpack_header(const unsigned char *buf, uint32_t *type, uint32_t *len)
+{
+  if (get32(buf) != SLN_MAGIC) return -1;
+  *type = get32(buf + 4);
+  *len = get32(buf + 8);
+  return *len > SLN_FRAME_MAX ? -1 : 0;
+}
+
+int sln_unpack_hello(const unsigned char *p, size_t len, struct sln_hello *m)
+{
+  struct cur c = { p, len, 0 };
+  m->tree = c32(&c);
+  m->rank = c32(&c);
+  cbytes(&c, m->nonce, SLN_NONCE);
+  return c.bad || c.left ? -1 : 0;
+}
+
+int sln_unpack_challenge(const unsigned char *p, size_t len, struct sln_challenge *m)
+{
+  struct cur c = { p, len, 0 };
+  cbytes(&c, m->nonce, SLN_NONCE);
+  cbytes(&c, m->mac, SLN_MAC);
+  return c.bad || c.left ? -1 : 0;
+}
+
+int sln_unpack_proof(const unsigned char *p, size_t len, struct sln_proof *m)
+{
+  struct cur c = { p, len, 0 };
+  cbytes(&c, m->mac, SLN_MAC);
+  return c.bad || c.left ? -1 : 0;
+}
+
+int sln_unpack_get(const unsigned char *p, size_t len, struct sln_get *m)
+{
+  struct cur c = { p, len, 0 };
+  m->kind = c32(&c);
+  cstr(&c, m->path, sizeof m->path);
+  if (m->kind < SLN_K_DIR || m->kind > SLN_K_FILE) c.bad = 1;
+  return c.bad || c.left ? -1 : 0;
+}
+
+void sln_obj_free(struct sln_obj *m)
+{
+  if (m->names)
+    for (uint32_t i = 0; i < m->n; i++) free(m->names[i]);
+  free(m->names);
+  free(m->types);
+  m->names = NULL;
+  m->types = NULL;
+  m->n = 0;
+}
+
+static void cnames(struct cur *c, struct sln_obj *m, uint32_t n)
+{
+  /* every name costs at least 6 bytes on the wire: n is bounded by the payload */
+  if (c->bad || n > c->left / 6) { c->bad = 1; return; }
+  if (!n) return;
+  m->names = calloc(n, sizeof *m->names);
+  m->types = calloc(n, 1);
+  if (!m->names || !m->types) { c->bad = 1; return; }
+  char name[SLN_NAME_MAX + 1];
+  for (uint32_t i = 0; i < n && !c->bad; i++) {
+    cbytes(c, &m->types[i], 1);
+    cstr(c, name, sizeof name);
+    if (c->bad || !name[0] || strchr(name, '/') || (i && strcmp(m->names[i - 1], name) >= 0)) {
+      c->bad = 1;   /* names are sorted, distinct, one component each */
+      break;
+    }
+    if (!(m->names[i] = strdup(name))) c->bad = 1;
+    else m->n = i + 1;
+  }
+}
+
+int sln_unpack_obj(const unsigned char *p, size_t len, struct sln_obj *m)
+{
+  struct cur c = { p, len, 0 };
+  memset(m, 0, sizeof *m);
+  m->kind = c32(&c);
+  m->flags = c32(&c);
+  m->status = (int32_t)c32(&c);
+  cstr(&c, m->path, sizeof m->path);
+  cstr(&c, m->real, sizeof m->real);
+  struct sld_stat *s = &m->st;
+  s->dev = c64(&c); s->ino = c64(&c); s->mode = c64(&c); s->nlink = c64(&c);
+  s->uid = c64(&c); s->gid = c64(&c); s->rdev = c64(&c); s->size = c64(&c);
+  s->blksize = c64(&c); s->blocks = c64(&c);
+  s->atime_sec = (int64_t)c64(&c); s->atime_nsec = (int64_t)c64(&c);
+  s->mtime_sec = (int64_t)c64(&c); s->mtime_nsec = (int64_t)c64(&c);
+  s->ctime_sec = (int64_t)c64(&c); s->ctime_nsec = (int64_t)c64(&c);
+  m->mode = c64(&c);
+  m->size = c64(&c);
+  uint32_t n = c32(&c);
+  if (m->kind < SLN_K_DIR || m->kind > SLN_K_FILE || (n && m->kind != SLN_K_DIR) ||
+      m->path[0] != '/' || m->status < 0 || m->status > 4095)
+    c.bad = 1;
+  cnames(&c, m, n);
+  if (c.bad || c.left) { sln_obj_free(m); return -1; }
+  return 0;
+}
+
+int sln_unpack_coll(const unsigned char *p, size_t len, struct sln_coll *m)
+{
+  struct cur c = { p, len, 0 };
+  m->seq = c32(&c);
+  m->len = c32(&c);
+  if (c.bad || m->len != c.left) return -1;
+  m->data = (unsigned char *)c.p;
+  return 0;
+}

@@ -1,0 +1,287 @@
+/* objects.c - the objects of the overlay: a server asks its parent in the
+ * path's tree for what it lacks (GET), serves its children's GETs from its
+ * caches (asking its own parent on a miss), sends an object and a file's
+ * bytes, and in push mode broadcasts what its tree's root read (forwarded to
+ * the children first, then stored). Every wait is bounded by the link's
+ * timeouts; a failed parent link makes the server stop (its clients and its
+ * subtree fall back to the file system). */
+#define _GNU_SOURCE
+#include "loader.h"
+#include "net.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SLN_FILE_MAX (1ull << 40)   /* a file larger than this is refused */
+
+int sln_remote(const struct sld_net *n, const char *path)
+{
+  return n && n->rank != sln_tree_of(path, n->roots) % n->size;
+}
+
+static void drop_link(struct sln_link *l)
+{
+  if (l->fd >= 0) close(l->fd);
+  l->fd = -1;
+  l->dead = 1;
+}
+
+/* sends a whole buffer on every child link of `tree` (a failed child is dropped) */
+static void to_children(struct sld_net *n, uint32_t tree, const unsigned char *b, size_t len)
+{
+  for (int i = 0; i < n->npeers; i++) {
+    struct sln_link *c = n->peers[i];
+    if (c->dead || c->rank == SLN_FRONTEND_RANK || c->tree != tree) continue;
+    if (sln_send_all(c->fd, b, len)) {
+      fprintf(stderr, "sheaf-ld[%d]: child %u lost, its subtree falls back\n", n->rank, c->rank);
+      drop_link(c);
+    }
+  }
+}
+
+int sln_send_obj(struct sld_server *s, struct sln_link *l, const struct sln_obj *o)
+{
+  size_t cap = sln_obj_size(o);
+  unsigned char *b = malloc(cap);
+  size_t len = b ? sln_pack_obj(o, b, cap) : 0;
+  int bad = !len || sln_send_all(l->fd, b, len);
+  free(b);
+  if (bad || o->kind != SLN_K_FILE || o->status) return bad ? -1 : 0;
+  int fd = open(o->real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  unsigned char *chunk = malloc(SLD_HDR_SIZE + 8 + SLN_CHUNK), *data = malloc(SLN_CHUNK);
+  uint64_t left = o->size;
+  while (chunk && data && left) {
+    struct sln_coll d = { 0, (uint32_t)(left < SLN_CHUNK ? left : SLN_CHUNK), data };
+    if (read(fd, data, d.len) != (ssize_t)d.len) break;
+    size_t fl = sln_pack_coll(SLN_DATA, &d, chunk, SLD_HDR_SIZE + 8 + SLN_CHUNK);
+    if (!fl || sln_send_all(l->fd, chunk, fl)) break;
+    left -= d.len;
+  }
+  free(data);
+  free(chunk);
+  close(fd);
+  return left ? -1 : 0;
+}
+
+/* writes the non-zero 4 KiB blocks (zero blocks stay holes, as in a stripped copy) */
+static int write_sparse(int fd, const unsigned char *p, size_t n, uint64_t off)
+{
+  static const unsigned char zero[4096];
+  for (size_t i = 0; i < n; i += 4096) {
+    size_t k = n - i < 4096 ? n - i : 4096;
+    if (!memcmp(p + i, zero, k)) continue;
+    for (size_t w = 0; w < k;) {
+      ssize_t r = pwrite(fd, p + i + w, k - w, (off_t)(off + i + w));
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return -1;
+      w += (size_t)r;
+    }
+  }
+  return 0;
+}
+
+/* receives the DATA frames of FILE object o on link l into the local copy
+ * (o->real becomes its path); with fwd, every frame goes to the children of
+ * l's tree before it is written here. 0, or -1 (the link is unusable). */
+static int recv_file(struct sld_server *s, struct sln_link *l, struct sln_obj *o, int fwd)
+{
+  struct sld_net *n = s->net;
+  char local[SLD_PATH_MAX], tmp[SLD_PATH_MAX], dir[SLD_PATH_MAX];
+  int keep = !sld_htab_get(&s->files, o->path) && !sld_local_name(s, o->path, local, sizeof local);
+  int fd = -1;
+  if (o->size > SLN_FILE_MAX) return -1;
+  if (keep) {
+    snprintf(dir, sizeof dir, "%s", local);
+    *strrchr(dir, '/') = 0;
+    keep = !sld_mkdirs(dir) &&
+           snprintf(tmp, sizeof tmp, "%s.net%lu", local, ++s->seq) < (int)sizeof tmp &&
+           (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0;
+  }
+  uint64_t got = 0;
+  int bad = 0;
+  while (got < o->size) {
+    uint32_t type, len;
+    struct sln_coll d;
+    if (sln_recv_frame(l, &type, &len) || type != SLN_DATA ||
+        sln_unpack_coll(l->buf + SLD_HDR_SIZE, len, &d) || !d.len || d.len > o->size - got) {
+      bad = 1;
+      break;
+    }
+    if (fwd) to_children(n, l->tree, l->buf, SLD_HDR_SIZE + len);
+    if (fd >= 0 && write_sparse(fd, d.data, d.len, got)) keep = 0;
+    got += d.len;
+    s->c[SLD_C_NET_BYTES] += d.len;
+  }
+  if (fd >= 0) {
+    if (bad || !keep || ftruncate(fd, (off_t)o->size) ||
+        fchmod(fd, (mode_t)((o->mode & 0755) | 0400)) || close(fd) || rename(tmp, local)) {
+      unlink(tmp);
+      keep = 0;
+    }
+    if (fd >= 0 && (bad || !keep)) close(fd);
+  }
+  if (bad) return -1;
+  if (keep) snprintf(o->real, sizeof o->real, "%s", local);
+  else if (!sld_htab_get(&s->files, o->path)) o->status = EIO;   /* could not keep it here */
+  return 0;
+}
+
+/* an OBJ frame on link l: unpacked, its bytes received (FILE); a broadcast is
+ * forwarded to l's children and stored. 0 or -1. */
+static int take_obj(struct sld_server *s, struct sln_link *l, uint32_t len, struct sln_obj *o)
+{
+  struct sld_net *n = s->net;
+  if (sln_unpack_obj(l->buf + SLD_HDR_SIZE, len, o)) return -1;
+  s->c[SLD_C_NET_OBJS]++;
+  int bcast = (o->flags & SLN_F_BCAST) != 0;
+  if (bcast) {
+    to_children(n, l->tree, l->buf, SLD_HDR_SIZE + len);
+    s->c[SLD_C_NET_PUSHED]++;
+  }
+  if (o->kind == SLN_K_FILE && !o->status && recv_file(s, l, o, bcast)) {
+    sln_obj_free(o);
+    return -1;
+  }
+  if (bcast) {
+    sld_cache_store(s, o);
+    if (o->kind == n->cur_kind && !strcmp(o->path, n->cur_path)) n->cur_bcast = 1;
+    sln_obj_free(o);
+  }
+  return 0;
+}
+
+static void shutdown_all(struct sld_server *s)
+{
+  struct sld_net *n = s->net;
+  unsigned char b[SLD_HDR_SIZE];
+  sln_pack_empty(SLN_SHUTDOWN, b, sizeof b);
+  for (int t = 0; t < n->roots; t++) to_children(n, (uint32_t)t, b, sizeof b);
+  n->stop = 1;
+}
+
+int sln_fetch(struct sld_server *s, uint32_t kind, const char *path, struct sln_obj *o)
+{
+  struct sld_net *n = s->net;
+  int t = sln_tree_of(path, n->roots);
+  struct sln_link *l = n->parents[t];
+  struct sln_get g = { kind, { 0 } };
+  unsigned char b[SLD_HDR_SIZE + 8 + SLD_PATH_MAX];
+  snprintf(g.path, sizeof g.path, "%s", path);
+  size_t blen = sln_pack_get(SLN_GET, &g, b, sizeof b);
+  if (s->dead || !l || l->dead || !blen || sln_send_all(l->fd, b, blen)) goto lost;
+  s->c[SLD_C_NET_GETS]++;
+  for (;;) {
+    uint32_t type, len;
+    if (sln_recv_frame(l, &type, &len)) goto lost;
+    if (type == SLN_OBJ) {
+      if (take_obj(s, l, len, o)) goto lost;
+      if (o->flags & SLN_F_BCAST) continue;
+      if (o->kind != kind || strcmp(o->path, path)) { sln_obj_free(o); goto lost; }
+      return 0;
+    }
+    if (type == SLN_ACK) {
+      struct sln_get a;
+      if (sln_unpack_get(l->buf + SLD_HDR_SIZE, len, &a) || a.kind != kind || strcmp(a.path, path))
+        goto lost;
+      return 1;
+    }
+    if (type == SLN_SHUTDOWN && !len) { shutdown_all(s); goto lost; }
+    goto lost;   /* nothing else comes from a parent while we wait */
+  }
+lost:
+  if (!s->dead)
+    fprintf(stderr, "sheaf-ld[%d]: the link to the parent (tree %d) failed: this node's clients "
+                    "fall back to the file system\n", n->rank, t);
+  s->dead = 1;
+  return -1;
+}
+
+void sln_push(struct sld_server *s, const struct sln_obj *o)
+{
+  struct sld_net *n = s->net;
+  struct sln_obj b = *o;
+  b.flags |= SLN_F_BCAST;
+  uint32_t tree = (uint32_t)sln_tree_of(o->path, n->roots);
+  for (int i = 0; i < n->npeers; i++) {
+    struct sln_link *c = n->peers[i];
+    if (c->dead || c->rank == SLN_FRONTEND_RANK || c->tree != tree) continue;
+    if (sln_send_obj(s, c, &b)) {
+      fprintf(stderr, "sheaf-ld[%d]: child %u lost, its subtree falls back\n", n->rank, c->rank);
+      drop_link(c);
+    }
+  }
+  s->c[SLD_C_NET_PUSHED]++;
+  if (o->kind == n->cur_kind && !strcmp(o->path, n->cur_path)) n->cur_bcast = 1;
+}
+
+/* a child's GET: the object from our caches (or our parent), or ACK when it
+ * went down by broadcast meanwhile */
+static int serve_get(struct sld_server *s, struct sln_link *l, uint32_t len)
+{
+  struct sld_net *n = s->net;
+  struct sln_get g;
+  if (sln_unpack_get(l->buf + SLD_HDR_SIZE, len, &g)) return -1;
+  if (g.path[0] != '/') return -1;
+  n->cur_kind = g.kind;
+  snprintf(n->cur_path, sizeof n->cur_path, "%s", g.path);
+  n->cur_bcast = 0;
+  struct sln_obj o;
+  int r = sld_cache_obj(s, g.kind, g.path, &o);
+  n->cur_kind = 0;
+  s->c[SLD_C_NET_SERVED]++;
+  if (r || l->dead) return -1;
+  if (n->cur_bcast) {
+    unsigned char b[SLD_HDR_SIZE + 8 + SLD_PATH_MAX];
+    size_t bl = sln_pack_get(SLN_ACK, &g, b, sizeof b);
+    return bl && !sln_send_all(l->fd, b, bl) ? 0 : -1;
+  }
+  return sln_send_obj(s, l, &o);
+}
+
+/* the front end's PRELOAD: goes to every server (down every tree from here),
+ * each asks for the file as a client would; the front end gets an ACK */
+static int preload(struct sld_server *s, struct sln_link *l, uint32_t len)
+{
+  struct sld_net *n = s->net;
+  struct sln_get g;
+  if (sln_unpack_get(l->buf + SLD_HDR_SIZE, len, &g) || g.path[0] != '/') return -1;
+  if (l->rank == SLN_FRONTEND_RANK) {
+    for (int t = 0; t < n->roots; t++) to_children(n, (uint32_t)t, l->buf, SLD_HDR_SIZE + len);
+  } else {
+    to_children(n, l->tree, l->buf, SLD_HDR_SIZE + len);
+  }
+  struct sld_request rq;
+  struct sld_reply rp;
+  memset(&rq, 0, sizeof rq);
+  rq.op = SLD_OP_LOOKUP;
+  snprintf(rq.path, sizeof rq.path, "%s", g.path);
+  sld_cache_serve(s, &rq, &rp);
+  if (l->rank != SLN_FRONTEND_RANK) return 0;
+  unsigned char b[SLD_HDR_SIZE + 8 + SLD_PATH_MAX];
+  size_t bl = sln_pack_get(SLN_ACK, &g, b, sizeof b);
+  return bl && !sln_send_all(l->fd, b, bl) ? 0 : -1;
+}
+
+int sln_on_frame(struct sld_server *s, struct sln_link *l, uint32_t type, uint32_t len)
+{
+  if (type == SLN_SHUTDOWN && !len && (l->parent || l->rank == SLN_FRONTEND_RANK)) {
+    shutdown_all(s);
+    return 0;
+  }
+  if (type == SLN_PRELOAD && (l->parent || l->rank == SLN_FRONTEND_RANK)) return preload(s, l, len);
+  if (l->parent) {
+    if (type != SLN_OBJ) return -1;
+    struct sln_obj o;
+    if (take_obj(s, l, len, &o)) return -1;
+    if (!(o.flags & SLN_F_BCAST)) sln_obj_free(&o);   /* a late reply: dropped */
+    return 0;
+  }
+  if (type == SLN_GET) return serve_get(s, l, len);
+  return -1;   /* anything else from a child is a protocol error: the child is dropped */
+}

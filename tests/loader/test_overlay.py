@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""test_overlay.py - the loader's overlay across nodes, on loopback.
+
+N sheaf-ld-server processes on 127.0.0.1 (different ports), each with its own
+cache directory and socket directory: N simulated nodes. Clients speak the
+load server's Unix-socket protocol (src/loader/proto.h) to their node's
+server; the file-system operations are the servers' own counters ("reads",
+"listings": every read of the original tree is counted where it happens).
+Peers speak the overlay's handshake themselves (HMAC-SHA-512-256 =
+HMAC-SHA-512 truncated to 32 bytes, what libsodium's crypto_auth computes).
+
+usage: test_overlay.py CASE --server PATH --work DIR [--boot PATH --audit PATH]
+cases: pull2 pull4 push4 listing auth replay garbage kill preload roots2 launch
+"""
+import argparse
+import hashlib
+import hmac
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+SLD_MAGIC = 0x444c4853
+SLN_MAGIC = 0x4e4c4853
+OP_LOOKUP, OP_STAT, OP_LISTDIR, OP_STATS = 1, 2, 4, 5
+COUNTERS = ["requests", "listings", "stats", "reads", "bytes", "realpaths", "hits", "clients",
+            "refused", "stripped", "net_refused", "net_gets", "net_served", "net_objs",
+            "net_bytes", "net_pushed"]
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def free_ports(n):
+    socks, ports = [], []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+        ports.append(s.getsockname()[1])
+    for s in socks:
+        s.close()
+    return ports
+
+
+def make_secret(path):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    os.write(fd, (os.urandom(32).hex() + "\n").encode())
+    os.close(fd)
+
+
+def recv_exact(s, n):
+    b = b""
+    while len(b) < n:
+        k = s.recv(n - len(b))
+        if not k:
+            raise ConnectionError("closed")
+        b += k
+    return b
+
+
+def ask(sock, op, path, timeout=20):
+    """one request to a node's server: (status, path) or None when it is gone"""
+    p = path.encode()
+    payload = struct.pack("<II", 0, len(p)) + p
+    frame = struct.pack("<III", SLD_MAGIC, op, len(payload)) + payload
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        s.connect(sock)
+        s.sendall(frame)
+        magic, typ, ln = struct.unpack("<III", recv_exact(s, 12))
+        body = recv_exact(s, ln)
+        s.close()
+    except (OSError, ConnectionError):
+        return None
+    status, kind = struct.unpack_from("<iI", body, 0)
+    off = 8 + 16 * 8
+    counters = struct.unpack_from("<%dQ" % len(COUNTERS), body, off)
+    off += 8 * len(COUNTERS)
+    (n,) = struct.unpack_from("<I", body, off)
+    return status, body[off + 4:off + 4 + n].decode(), dict(zip(COUNTERS, counters))
+
+
+def stats(sock):
+    r = ask(sock, OP_STATS, "")
+    if r is None:
+        fail("no counters from " + sock)
+    return r[2], r[1]
+
+
+class Overlay:
+    def __init__(self, args, n, mode="pull", roots=1, secret=None, timeout=4000):
+        self.args, self.n = args, n
+        Overlay.count = getattr(Overlay, "count", 0) + 1
+        self.work = os.path.join(args.work, "ov%d.%d" % (n, Overlay.count))
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(self.work)
+        self.secret = secret or os.path.join(self.work, "secret")
+        if not secret:
+            make_secret(self.secret)
+        self.ports = free_ports(n)
+        self.hosts = ",".join("127.0.0.1:%d" % p for p in self.ports)
+        self.procs, self.socks, self.caches, self.errs = [], [], [], []
+        for r in range(n):
+            node = os.path.join(self.work, "node%d" % r)
+            os.makedirs(os.path.join(node, "cache"))
+            os.makedirs(os.path.join(node, "run"), mode=0o700)
+            sock = os.path.join(node, "run", "sock")
+            err = open(os.path.join(node, "stderr"), "w+")
+            cmd = [args.server, "--rank", str(r), "--hosts", self.hosts, "--secret", self.secret,
+                   "--overlay", mode, "--roots", str(roots), "--socket", sock,
+                   "--cache-dir", os.path.join(node, "cache"), "--timeout", str(timeout)]
+            self.procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True))
+            self.socks.append(sock)
+            self.errs.append(err)
+        for r, p in enumerate(self.procs):
+            line = p.stdout.readline()
+            if not line.startswith("sheaf-ld ready %d " % r):
+                self.stop()
+                fail("server %d did not start: %r\n%s" % (r, line, self.stderr(r)))
+        self.caches = [stats(s)[1] for s in self.socks]
+
+    def stderr(self, r):
+        self.errs[r].flush()
+        self.errs[r].seek(0)
+        return self.errs[r].read()
+
+    def stop(self):
+        for p in self.procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def total(self, name):
+        return sum(stats(s)[0][name] for s in self.socks)
+
+    def has_copy(self, r, real):
+        return os.path.exists(self.caches[r] + "/f" + real)
+
+
+def make_tree(work, nfiles=3):
+    src = os.path.join(work, "shared", "lib")
+    os.makedirs(src, exist_ok=True)
+    files = []
+    for i in range(nfiles):
+        p = os.path.join(src, "libx%d.so" % i)
+        with open(p, "wb") as f:
+            f.write(os.urandom(1000 + 70000 * i))
+        files.append(os.path.realpath(p))
+    return os.path.realpath(src), files
+
+
+def same_bytes(a, b):
+    with open(a, "rb") as f, open(b, "rb") as g:
+        return hashlib.sha256(f.read()).digest() == hashlib.sha256(g.read()).digest()
+
+
+def case_pull(args, n):
+    ov = Overlay(args, n, "pull")
+    try:
+        d, files = make_tree(ov.work)
+        last = n - 1
+        r = ask(ov.socks[last], OP_LOOKUP, files[2])
+        if not r or r[0] != 0 or not same_bytes(r[1], files[2]):
+            fail("pull%d: node %d did not get the file: %r\n%s" % (n, last, r, ov.stderr(last)))
+        # many local clients on every node for the same object: still one read
+        for k in range(3):
+            for node in range(n):
+                r = ask(ov.socks[node], OP_LOOKUP, files[2])
+                if not r or r[0] != 0 or not same_bytes(r[1], files[2]):
+                    fail("pull%d: node %d, client %d: %r" % (n, node, k, r))
+        reads, listings = ov.total("reads"), ov.total("listings")
+        root = stats(ov.socks[0])[0]
+        if reads != 1 or root["reads"] != 1:
+            fail("pull%d: the file was read %d times (root %d), expected once" % (n, reads, root["reads"]))
+        if listings != 1:
+            fail("pull%d: %d listings of %s, expected 1" % (n, listings, d))
+        # pull: only the servers that asked (and the relays on their path) hold a copy;
+        # a later request elsewhere is a second network request, not a second read
+        if n == 4:
+            ov2 = Overlay(args, n, "pull")
+            try:
+                ask(ov2.socks[3], OP_LOOKUP, files[1])
+                if not ov2.has_copy(3, files[1]) or ov2.has_copy(1, files[1]):
+                    fail("pull4: copy on node 3 %s, on node 1 %s (expected yes, no)"
+                         % (ov2.has_copy(3, files[1]), ov2.has_copy(1, files[1])))
+            finally:
+                ov2.stop()
+        print("pull%d: 1 read, 1 listing for %d nodes x 4 clients; bytes identical" % (n, n))
+    finally:
+        ov.stop()
+
+
+def case_push(args):
+    n = 4
+    ov = Overlay(args, n, "push")
+    try:
+        d, files = make_tree(ov.work)
+        r = ask(ov.socks[3], OP_LOOKUP, files[1])
+        if not r or r[0] != 0 or not same_bytes(r[1], files[1]):
+            fail("push4: node 3 did not get the file: %r" % (r,))
+        deadline = time.time() + 10
+        while time.time() < deadline and not all(ov.has_copy(k, files[1]) for k in range(n)):
+            time.sleep(0.05)
+        for k in range(n):
+            if not ov.has_copy(k, files[1]) or not same_bytes(ov.caches[k] + "/f" + files[1], files[1]):
+                fail("push4: node %d has no (identical) copy" % k)
+        if ov.total("reads") != 1 or ov.total("listings") != 1:
+            fail("push4: reads %d listings %d (expected 1, 1)" % (ov.total("reads"), ov.total("listings")))
+        # node 1 now answers from its cache without a network request
+        before = stats(ov.socks[1])[0]["net_gets"]
+        r = ask(ov.socks[1], OP_LOOKUP, files[1])
+        if not r or r[0] != 0 or stats(ov.socks[1])[0]["net_gets"] != before:
+            fail("push4: node 1 asked the network for a pushed file")
+        print("push4: a request on node 3 put the file in all 4 caches; 1 read, 1 listing")
+    finally:
+        ov.stop()
+
+
+def case_listing(args):
+    ov = Overlay(args, 4, "pull")
+    try:
+        d, files = make_tree(ov.work)
+        for node in (3, 1, 2, 3, 0):
+            r = ask(ov.socks[node], OP_LISTDIR, d)
+            if not r or r[0] != 0 or sorted(os.listdir(r[1])) != sorted(os.path.basename(f) for f in files):
+                fail("listing: node %d: %r" % (node, r))
+            st = ask(ov.socks[node], OP_LOOKUP, d + "/missing.so")
+            if not st or st[0] != 2:
+                fail("listing: node %d: a missing name is not ENOENT: %r" % (node, st))
+        if ov.total("listings") != 1:
+            fail("listing: %d listings, expected 1" % ov.total("listings"))
+        print("listing: one listing of the directory for 4 nodes; missing names ENOENT from it")
+    finally:
+        ov.stop()
+
+
+# ---- hostile peers ----
+
+def frame(typ, payload):
+    return struct.pack("<III", SLN_MAGIC, typ, len(payload)) + payload
+
+
+def mac(key, role, tree, rank, a, b):
+    m = role + struct.pack("<II", tree, rank) + a + b
+    return hmac.new(key, m, hashlib.sha512).digest()[:32]
+
+
+def handshake(port, key, tree, rank, replay=None, check=True):
+    """a peer's handshake; returns (socket, accepted, messages sent)"""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    nonce = os.urandom(32)
+    hello = replay[0] if replay else frame(1, struct.pack("<II", tree, rank) + nonce)
+    s.sendall(hello)
+    try:
+        _, typ, ln = struct.unpack("<III", recv_exact(s, 12))
+        body = recv_exact(s, ln)
+    except (OSError, ConnectionError):
+        return s, False, None
+    if typ != 2:
+        return s, False, None
+    pnonce = body[:32]
+    if replay:
+        proof = replay[1]
+    else:
+        if check and not hmac.compare_digest(body[32:], mac(key, b"P", tree, rank, nonce, pnonce)):
+            fail("the server's challenge does not prove the key")
+        proof = frame(3, mac(key, b"C", tree, rank, pnonce, nonce))
+    s.sendall(proof)
+    try:
+        _, typ, ln = struct.unpack("<III", recv_exact(s, 12))
+    except (OSError, ConnectionError):
+        return s, False, (hello, proof)
+    return s, typ == 4, (hello, proof)
+
+
+def closed(s):
+    s.settimeout(10)
+    try:
+        return s.recv(1) == b""
+    except (ConnectionResetError, socket.timeout):
+        return True
+
+
+def case_auth(args):
+    ov = Overlay(args, 2, "pull")
+    try:
+        key = bytes.fromhex(open(ov.secret).read().strip())
+        s, ok, _ = handshake(ov.ports[0], os.urandom(32), 0, 0xffffffff, check=False)
+        if ok or not closed(s):
+            fail("auth: a peer with a wrong secret was accepted")
+        s, ok, _ = handshake(ov.ports[0], key, 0, 0xffffffff)
+        if not ok:
+            fail("auth: the right secret was refused")
+        s.close()
+        time.sleep(0.2)
+        c = stats(ov.socks[0])[0]
+        if c["net_refused"] != 1 or "refused peer" not in ov.stderr(0):
+            fail("auth: refusals %d, message %r" % (c["net_refused"], ov.stderr(0)))
+        # the overlay still works
+        d, files = make_tree(ov.work)
+        r = ask(ov.socks[1], OP_LOOKUP, files[0])
+        if not r or r[0] != 0:
+            fail("auth: the overlay stopped working after a refusal")
+        print("auth: wrong secret refused (connection closed, counter 1, message); right one accepted")
+    finally:
+        ov.stop()
+
+
+def case_replay(args):
+    ov = Overlay(args, 2, "pull")
+    try:
+        key = bytes.fromhex(open(ov.secret).read().strip())
+        s, ok, msgs = handshake(ov.ports[0], key, 0, 0xffffffff)
+        if not ok:
+            fail("replay: the recorded handshake was refused")
+        s.close()
+        s, ok, _ = handshake(ov.ports[0], key, 0, 0xffffffff, replay=msgs)
+        if ok or not closed(s):
+            fail("replay: a replayed handshake was accepted")
+        time.sleep(0.2)
+        if stats(ov.socks[0])[0]["net_refused"] != 1:
+            fail("replay: the refusal is not counted")
+        print("replay: a recorded HELLO+PROOF replayed on a new connection is refused")
+    finally:
+        ov.stop()
+
+
+def case_garbage(args):
+    ov = Overlay(args, 2, "pull")
+    try:
+        key = bytes.fromhex(open(ov.secret).read().strip())
+        junk = [os.urandom(64), frame(1, b"\x00" * 3), struct.pack("<III", SLN_MAGIC, 1, 0xffffffff),
+                frame(99, b"x" * 100), b"\x00" * 12]
+        for j in junk:
+            s = socket.create_connection(("127.0.0.1", ov.ports[0]), timeout=10)
+            s.sendall(j)
+            if not closed(s):
+                fail("garbage: %r did not close the connection" % j[:16])
+        # after a good handshake: a bad frame from a "child" drops only that link
+        s, ok, _ = handshake(ov.ports[0], key, 0, 0xffffffff)
+        s.sendall(frame(10, struct.pack("<II", 99, 3) + b"abc"))
+        if not closed(s):
+            fail("garbage: a bad GET did not close the link")
+        s, ok, _ = handshake(ov.ports[0], key, 0, 0xffffffff)
+        s.sendall(frame(11, os.urandom(200)))
+        if not closed(s):
+            fail("garbage: a bad OBJ did not close the link")
+        d, files = make_tree(ov.work)
+        r = ask(ov.socks[1], OP_LOOKUP, files[0])
+        if not r or r[0] != 0 or not same_bytes(r[1], files[0]):
+            fail("garbage: the overlay stopped working: %r" % (r,))
+        print("garbage: %d malformed frames refused, the overlay still serves" % (len(junk) + 2))
+    finally:
+        ov.stop()
+
+
+def case_kill(args):
+    ov = Overlay(args, 4, "pull")
+    try:
+        d, files = make_tree(ov.work)
+        for node in range(4):
+            if not ask(ov.socks[node], OP_LOOKUP, files[0]):
+                fail("kill: node %d does not serve" % node)
+        # rank 2 is rank 3's parent: killing it takes 2 and 3 (its subtree) out
+        ov.procs[2].kill()
+        ov.procs[2].wait()
+        t0 = time.time()
+        r = ask(ov.socks[3], OP_LOOKUP, files[1], timeout=15)
+        if r is not None:
+            fail("kill: node 3 still answers %r after its parent died" % (r,))
+        if time.time() - t0 > 12:
+            fail("kill: node 3 took %.1f s to give up" % (time.time() - t0))
+        deadline = time.time() + 10
+        while ov.procs[3].poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        if ov.procs[3].poll() is None:
+            fail("kill: node 3's server did not stop after its parent died")
+        if "fall back" not in ov.stderr(3):
+            fail("kill: no message on node 3: %r" % ov.stderr(3))
+        for node in (0, 1):
+            r = ask(ov.socks[node], OP_LOOKUP, files[2])
+            if not r or r[0] != 0 or not same_bytes(r[1], files[2]):
+                fail("kill: node %d stopped serving: %r" % (node, r))
+        print("kill: rank 2 killed; rank 3 stopped with a message (its clients fall back) "
+              "within %.1f s; ranks 0, 1 serve on" % (time.time() - t0))
+    finally:
+        ov.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case")
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--launch")
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    cases = {"pull2": lambda: case_pull(args, 2), "pull4": lambda: case_pull(args, 4),
+             "push4": lambda: case_push(args), "listing": lambda: case_listing(args),
+             "auth": lambda: case_auth(args), "replay": lambda: case_replay(args),
+             "garbage": lambda: case_garbage(args), "kill": lambda: case_kill(args)}
+    if args.case not in cases:
+        fail("unknown case " + args.case)
+    cases[args.case]()
+
+
+if __name__ == "__main__":
+    main()
