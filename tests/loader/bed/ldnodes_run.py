@@ -46,6 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import ldbed_run  # noqa: E402
 import ldnodes  # noqa: E402
+import ldnodes_overlay  # noqa: E402
 
 BEDRSH = os.path.join(HERE, "bed-rsh")
 NOT_AVAILABLE = 3
@@ -83,11 +84,27 @@ def pernode_launcher(a, mnt, k, kind, drv):
     return w + ["--"]
 
 
+def boot(a, mnt, kind):
+    """overlay-bed: sheaf-boot in front of the executable"""
+    if a.mode != "overlay-bed":
+        return []
+    pre = [os.path.join(mnt, "py"), os.path.join(mnt, "bin")] if kind != "c" else []
+    return ldnodes_overlay.boot_words(os.path.dirname(a.boot), a.ov_sock, pre, a.audit)
+
+
+def with_boot(a, mnt, kind, drv):
+    b = boot(a, mnt, kind)
+    if not b:
+        return drv
+    i = len(drv) - (1 if kind == "c" else 2)   # env VAR=... [python] EXE
+    return drv[:i] + b + drv[i:]
+
+
 def launch_line(a, man, mnt, envvars, nodes):
     """the launch line (argv) and the fan-out script it may run"""
     addrs = [n["addr"] for n in nodes]
     if a.launch == "mpi":
-        drv = driver_words(a.driver, man, mnt, envvars)
+        drv = with_boot(a, mnt, a.driver, driver_words(a.driver, man, mnt, envvars))
         mpiexec = ldbed_run.abs_cmd(shlex.split(a.mpiexec))
         line = mpiexec + ["-launcher", "ssh", "-launcher-exec", BEDRSH, "-hosts",
                           ",".join(addrs), "-ppn", str(a.ppn), "-n", str(a.ppn * len(nodes))] + drv
@@ -98,7 +115,7 @@ def launch_line(a, man, mnt, envvars, nodes):
         for k, n in enumerate(nodes):
             kind = node_kind(a, k)
             drv = driver_words(kind, man, mnt, envvars)
-            words = ["sh", "-c", ldbed_run.SPAWN, "spawn", str(a.ppn), "0"] + drv
+            words = ["sh", "-c", ldbed_run.SPAWN, "spawn", str(a.ppn), "0"] + with_boot(a, mnt, kind, drv)
             if a.mode == "pernode":
                 words = pernode_launcher(a, mnt, k, kind, drv) + words
             remote = " ".join(shlex.quote(w) for w in words)
@@ -175,6 +192,61 @@ def summarize(dump, drv_pids, trace_rows, hosts):
     return out
 
 
+def start_overlay(a, nodes, extra, env):
+    """overlay-bed: one sheaf-ld-server per node through bed-rsh; the wrong-key
+    peer (--wrong-peer) tries the root's port once the servers are up"""
+    ov = ldnodes_overlay.Overlay(nodes, a.server, a.work, a.overlay, a.cache,
+                                 extra=shlex.split(a.overlay_args), env=env)
+    extra["t_servers_ready_s"] = (max(ov.ready) - min(ov.ready)) / 1e9
+    if a.wrong_peer:
+        before = ov.stats(0) or {}
+        refused = ldnodes_overlay.wrong_key_peer(nodes[0]["addr"])
+        time.sleep(0.2)
+        after = ov.stats(0) or {}
+        extra["faults"]["wrong_peer_refused"] = refused
+        extra["faults"]["net_refused"] = after.get("net_refused", -1) - before.get("net_refused", 0)
+        extra["faults"]["server_log"] = ov.stderr(0)[-500:]
+    return ov
+
+
+class Killer:
+    """--kill-node K --kill-after S: SIGKILL node K's server S seconds after
+    the launch (mid-start)"""
+
+    def __init__(self, a, ov, t0, extra):
+        self.timer = None
+        if ov and a.kill_node is not None:
+            def kill():
+                extra["faults"]["killed_node"] = a.kill_node
+                extra["faults"]["killed_at_s"] = (time.time_ns() - t0) / 1e9
+                extra["faults"]["was_alive"] = ov.alive(a.kill_node)
+                ov.kill(a.kill_node)
+            self.timer = threading.Timer(a.kill_after, kill)
+            self.timer.start()
+
+    def cancel(self):
+        if self.timer:
+            self.timer.cancel()
+
+
+def finish_overlay(a, ov, nodes, extra):
+    """counters of every server and each node's RAM-disk use while the caches
+    exist, then stop the servers (stdin closed)"""
+    extra["server_stats"] = {"ldbn%d" % k: ov.stats(k) for k in range(len(nodes))}
+    extra["ramdisk_end_bytes"] = [ldnodes.cache_used(n, a.cache) for n in nodes]
+    extra["servers_alive"] = [ov.alive(k) for k in range(len(nodes))]
+    ov.stop()
+    extra["server_logs"] = {"ldbn%d" % k: ov_log(a, k) for k in range(len(nodes))}
+
+
+def ov_log(a, k):
+    try:
+        with open(os.path.join(a.work, "nodes-server.%d.err" % k)) as f:
+            return f.read()[-1000:]
+    except OSError:
+        return ""
+
+
 def run(a):
     try:
         with open(os.path.join(a.work, "manifest.json")) as f:
@@ -219,7 +291,8 @@ def run(a):
                "PYTHONPATH": ":".join(os.path.join(mnt, d) for d in man["pythonpath"]),
                "PYTHONDONTWRITEBYTECODE": "1"}
     state = os.path.join(a.work, "nodes-state")
-    r, d, ram, err, holders = None, None, [], None, []
+    r, d, ram, err, holders, ov = None, None, [], None, [], None
+    extra = {"faults": {}}
     try:
         with ldnodes.Nodes(a.nodes, state, a.cache) as nodes:
             holders = [n["pid"] for n in nodes]
@@ -229,12 +302,18 @@ def run(a):
             sampler.start()
             t0 = time.time_ns()
             try:
+                if a.mode == "overlay-bed":
+                    ov = start_overlay(a, nodes, extra, env)
+                killer = Killer(a, ov, t0, extra)
                 r = subprocess.run(line, env=env, cwd=a.work, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, timeout=a.timeout)
-            except (OSError, subprocess.TimeoutExpired) as e:
+                killer.cancel()
+            except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
                 err = "the launch line failed: %s: %s" % (" ".join(line), e)
             t1 = time.time_ns()
             ram = sampler.result()
+            if ov:
+                finish_overlay(a, ov, nodes, extra)
             os.kill(srv.pid, 10)  # SIGUSR1: the dump holds the run, not the teardown
             d = ldbed_run.wait_dump(dump, 1, srv)
     except ldnodes.BedError as e:
@@ -275,7 +354,7 @@ def run(a):
             pass
     mains = [int(x["main_ns"]) - t0 for x in rows]
     dones = [int(x["done_ns"]) - t0 for x in rows]
-    rec = {"bed": "nodes", "mode": a.mode, "overlay": a.overlay if a.mode == "overlay" else "",
+    rec = {"bed": "nodes", "mode": a.mode, "overlay": a.overlay if a.mode.startswith("overlay") else "",
            "launch": a.launch, "driver": a.driver, "nodes": a.nodes, "ppn": a.ppn,
            "np": a.nodes * a.ppn, "latency_us": a.latency_us,
            "read_latency_us": a.read_latency_us, "params": man["params"], "ok": ok,
@@ -284,7 +363,10 @@ def run(a):
            "t_main_mean_s": sum(mains) / len(mains) / 1e9 if mains else None,
            "t_done_max_s": max(dones) / 1e9 if dones else None,
            "t_wall_s": (t1 - t0) / 1e9, "ramdisk_peak_bytes": ram, "counts": s,
-           "server_stats": srv_stats, "holders": holders, "loadavg": os.getloadavg()[0],
+           "server_stats": extra.get("server_stats") or srv_stats, "holders": holders,
+           "ramdisk_end_bytes": extra.get("ramdisk_end_bytes"),
+           "servers_alive": extra.get("servers_alive"), "server_logs": extra.get("server_logs"),
+           "t_servers_ready_s": extra.get("t_servers_ready_s"), "faults": extra["faults"], "loadavg": os.getloadavg()[0],
            "stderr_tail": r.stderr[-2000:]}
     if a.json:
         with open(a.json, "a") as f:
@@ -320,11 +402,18 @@ def main():
     p.add_argument("--nodes", type=int, required=True)
     p.add_argument("--ppn", type=int, default=2)
     p.add_argument("--driver", choices=("c", "py", "mpmd"), default="c")
-    p.add_argument("--mode", choices=("plain", "pernode", "overlay"), default="plain")
+    p.add_argument("--mode", choices=("plain", "pernode", "overlay", "overlay-bed"),
+                   default="plain")
     p.add_argument("--launch", choices=("rsh", "mpi"), default="rsh")
     p.add_argument("--overlay", choices=("push", "pull"), default="push")
     p.add_argument("--overlay-args", default="")
     p.add_argument("--launch-exe")
+    p.add_argument("--server", help="sheaf-ld-server (overlay-bed; default next to --launch-exe)")
+    p.add_argument("--audit", help="libsheaf_audit.so (overlay-bed; default in the build)")
+    p.add_argument("--wrong-peer", action="store_true",
+                   help="overlay-bed: a peer with a wrong key tries the root first")
+    p.add_argument("--kill-node", type=int, help="overlay-bed: SIGKILL this node's server ...")
+    p.add_argument("--kill-after", type=float, default=1.0, help="... this many s after launch")
     p.add_argument("--mpiexec", default=os.environ.get("MPIEXEC", "mpiexec"))
     p.add_argument("--cache", default="/dev/shm")
     p.add_argument("--latency-us", type=int, default=0)
@@ -342,6 +431,16 @@ def main():
     a.countfs = os.path.abspath(a.countfs)
     if a.launch_exe:
         a.launch_exe = os.path.abspath(a.launch_exe)
+        bdir = os.path.dirname(a.launch_exe)
+        a.boot = os.path.join(bdir, "sheaf-boot")
+        a.server = os.path.abspath(a.server or os.path.join(bdir, "sheaf-ld-server"))
+        a.audit = os.path.abspath(a.audit or os.path.join(bdir, "..", "..", "src", "loader",
+                                                          "libsheaf_audit.so"))
+    a.ov_sock = os.path.join(a.cache, ldnodes_overlay.SOCKDIR, "sock")
+    if a.mode == "overlay-bed" and not (a.launch_exe and os.access(a.server, os.X_OK)):
+        print("ldnodes_run: NOT AVAILABLE: no sheaf-ld-server next to --launch-exe (the overlay "
+              "is not in this build)")
+        return NOT_AVAILABLE
     return run(a)
 
 
