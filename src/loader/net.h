@@ -11,6 +11,8 @@
 
 struct sld_server;
 
+#define SLN_MAX_DEFERRED 1024
+
 #define SLN_KEY 32
 
 /* one authenticated TCP connection to a peer (blocking, with timeouts) */
@@ -37,6 +39,8 @@ struct sld_net {
   char cur_path[SLD_PATH_MAX];
   int cur_bcast;                 /* it came by broadcast while it was served */
   int stop;                      /* a SHUTDOWN came: stop after forwarding it */
+  char *deferred[SLN_MAX_DEFERRED]; /* PRELOADs that came during a fetch */
+  int ndeferred;
 };
 
 /* auth.c: the per-job secret and the handshake */
@@ -81,6 +85,8 @@ int sln_fetch(struct sld_server *s, uint32_t kind, const char *path, struct sln_
 int sln_send_obj(struct sld_server *s, struct sln_link *l, const struct sln_obj *o);
 /* push mode: an object this server just read from the file system goes to every child */
 void sln_push(struct sld_server *s, const struct sln_obj *o);
+/* the PRELOADs that arrived while a fetch waited: looked up now */
+void sln_run_deferred(struct sld_server *s);
 /* a frame arrived on a link in the event loop: -1 drops the link */
 int sln_on_frame(struct sld_server *s, struct sln_link *l, uint32_t type, uint32_t len);
 

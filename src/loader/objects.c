@@ -165,6 +165,35 @@ static void shutdown_all(struct sld_server *s)
   n->stop = 1;
 }
 
+/* a PRELOAD that came while a fetch waited: forwarded to the children now,
+ * the local look-up later (sln_run_deferred), at most SLN_MAX_DEFERRED */
+static int defer_preload(struct sld_server *s, struct sln_link *l, uint32_t len)
+{
+  struct sld_net *n = s->net;
+  struct sln_get g;
+  if (sln_unpack_get(l->buf + SLD_HDR_SIZE, len, &g) || g.path[0] != '/') return -1;
+  to_children(n, l->tree, l->buf, SLD_HDR_SIZE + len);
+  if (n->ndeferred >= SLN_MAX_DEFERRED) return 0;   /* a later request asks for it anyway */
+  if (!(n->deferred[n->ndeferred] = strdup(g.path))) return 0;
+  n->ndeferred++;
+  return 0;
+}
+
+void sln_run_deferred(struct sld_server *s)
+{
+  struct sld_net *n = s->net;
+  while (n->ndeferred > 0 && !s->dead) {
+    char *p = n->deferred[--n->ndeferred];
+    struct sld_request rq;
+    struct sld_reply rp;
+    memset(&rq, 0, sizeof rq);
+    rq.op = SLD_OP_LOOKUP;
+    snprintf(rq.path, sizeof rq.path, "%s", p);
+    free(p);
+    sld_cache_serve(s, &rq, &rp);
+  }
+}
+
 int sln_fetch(struct sld_server *s, uint32_t kind, const char *path, struct sln_obj *o)
 {
   struct sld_net *n = s->net;
@@ -192,6 +221,10 @@ int sln_fetch(struct sld_server *s, uint32_t kind, const char *path, struct sln_
       return 1;
     }
     if (type == SLN_SHUTDOWN && !len) { shutdown_all(s); goto lost; }
+    if (type == SLN_PRELOAD) {   /* forwarded now, served after this fetch */
+      if (defer_preload(s, l, len)) goto lost;
+      continue;
+    }
     goto lost;   /* nothing else comes from a parent while we wait */
   }
 lost:

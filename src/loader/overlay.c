@@ -49,6 +49,7 @@ void sld_net_free(struct sld_net *n)
   for (int t = 0; n->parents && t < n->roots; t++) sln_link_free(n->parents[t]);
   free(n->parents);
   for (int i = 0; i < n->npeers; i++) sln_link_free(n->peers[i]);
+  for (int i = 0; i < n->ndeferred; i++) free(n->deferred[i]);
   free(n->peers);
   if (n->lfd >= 0) close(n->lfd);
   sodium_memzero(n->key, sizeof n->key);

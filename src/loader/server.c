@@ -267,7 +267,11 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
       }
       if (s->dead || (s->net && s->net->stop)) stop = 1;
     }
-    if (s->net) sweep(s->net);
+    if (s->net) {
+      sln_run_deferred(s);
+      sweep(s->net);
+      if (s->dead || s->net->stop) stop = 1;
+    }
   }
   /* the remaining clients: a closed socket makes them fall back */
   close(ep);
@@ -285,6 +289,10 @@ static int check_socket_path(const char *path, char *err, size_t errlen)
     return -1;
   }
   *strrchr(dir, '/') = 0;
+  if (dir[0] && mkdir(dir, 0700) && errno != EEXIST) {
+    snprintf(err, errlen, "sheaf-ld: cannot create %s: %s", dir, strerror(errno));
+    return -1;
+  }
   if (lstat(dir[0] ? dir : "/", &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
       (st.st_mode & 022)) {
     snprintf(err, errlen, "sheaf-ld: the directory of the socket %s must be ours and not writable "
@@ -292,6 +300,12 @@ static int check_socket_path(const char *path, char *err, size_t errlen)
     return -1;
   }
   if (!lstat(path, &st)) {
+    int live = sld_connect(path, 1000);
+    if (live >= 0) {
+      close(live);
+      snprintf(err, errlen, "sheaf-ld: a server listens on %s already", path);
+      return -1;
+    }
     if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid() || unlink(path)) {
       snprintf(err, errlen, "sheaf-ld: %s exists and is not a stale socket of ours", path);
       return -1;
@@ -337,7 +351,12 @@ static int serve(struct sld_server *s, const char *sockpath, int ready_fd, char 
   }
   if (lfd >= 0) close(lfd);
   if (sfd >= 0) close(sfd);
-  if (sockpath) unlink(sockpath);
+  if (sockpath) {
+    unlink(s->sock);
+    char dir[SLD_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", s->sock);
+    if (strrchr(dir, '/')) { *strrchr(dir, '/') = 0; rmdir(dir); }   /* if empty and ours */
+  }
   if (ns.ready_fd >= 0 && s->net) close(ns.ready_fd);
   return rc;
 }

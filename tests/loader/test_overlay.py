@@ -400,6 +400,138 @@ def case_kill(args):
         ov.stop()
 
 
+def case_preload(args):
+    """the front end's PRELOAD (what sheaf-launch --preload-list sends) puts the
+    file in every node's cache, pull mode or not, with one read"""
+    ov = Overlay(args, 4, "pull")
+    try:
+        d, files = make_tree(ov.work)
+        key = bytes.fromhex(open(ov.secret).read().strip())
+        s, ok, _ = handshake(ov.ports[0], key, 0, 0xffffffff)
+        for f in files:
+            p = f.encode()
+            s.sendall(frame(14, struct.pack("<II", 5, len(p)) + p))
+            _, typ, ln = struct.unpack("<III", recv_exact(s, 12))
+            recv_exact(s, ln)
+            if typ != 13:
+                fail("preload: no ACK for %s" % f)
+        deadline = time.time() + 10
+        want = [(k, f) for k in range(4) for f in files]
+        while time.time() < deadline and not all(ov.has_copy(k, f) for k, f in want):
+            time.sleep(0.05)
+        for k, f in want:
+            if not ov.has_copy(k, f) or not same_bytes(ov.caches[k] + "/f" + f, f):
+                fail("preload: node %d lacks %s" % (k, f))
+        if ov.total("reads") != len(files) or ov.total("listings") != 1:
+            fail("preload: reads %d listings %d" % (ov.total("reads"), ov.total("listings")))
+        before = [stats(x)[0]["net_gets"] for x in ov.socks]
+        for k in range(4):
+            r = ask(ov.socks[k], OP_LOOKUP, files[2])
+            if not r or r[0] != 0:
+                fail("preload: node %d does not serve the preloaded file" % k)
+        if [stats(x)[0]["net_gets"] for x in ov.socks] != before:
+            fail("preload: a preloaded file was asked for over the network again")
+        s.close()
+        print("preload: %d files in all 4 caches before any client asked; %d reads, 1 listing"
+              % (len(files), len(files)))
+    finally:
+        ov.stop()
+
+
+def fnv(path):
+    h = 1469598103934665603
+    for ch in path.encode():
+        h = ((h ^ ch) * 1099511628211) & 0xffffffffffffffff
+    return h
+
+
+def case_roots2(args):
+    """a forest: --roots 2, each root owns the paths that hash to it; every
+    object is still read once, by its owner"""
+    ov = Overlay(args, 4, "pull", roots=2)
+    try:
+        d, files = make_tree(ov.work, nfiles=6)
+        owners = {f: fnv(f) % 2 for f in files}
+        if len(set(owners.values())) != 2:
+            fail("roots2: the test files all hash to one root (%r)" % owners)
+        for node in (3, 2, 1, 0, 3):
+            for f in files:
+                r = ask(ov.socks[node], OP_LOOKUP, f)
+                if not r or r[0] != 0 or not same_bytes(r[1], f):
+                    fail("roots2: node %d, %s: %r\n%s" % (node, f, r, ov.stderr(node)))
+        reads = [stats(x)[0]["reads"] for x in ov.socks]
+        want = [sum(1 for f in files if owners[f] == k) for k in range(4)]
+        if reads != want:
+            fail("roots2: reads per server %r, expected %r (each file by its owning root)" % (reads, want))
+        if ov.total("listings") != 1 or stats(ov.socks[fnv(d) % 2])[0]["listings"] != 1:
+            fail("roots2: the listing was not read once by its owner")
+        print("roots2: 2 trees; reads per server %r = the owners' shares; 1 listing" % reads)
+    finally:
+        ov.stop()
+
+
+def read_stats(path):
+    out = {}
+    for line in open(path):
+        k, v = line.split()
+        out[k] = int(v)
+    return out
+
+
+def case_launch(args):
+    """sheaf-launch --hosts with an rsh-like command that runs the server here
+    (the host name is dropped): 2 simulated nodes, the program's clients on
+    node 1 (SHEAF_LD_RANK=1), a preload list; then a host whose server
+    cannot start: one message, the job runs anyway."""
+    work = os.path.join(args.work, "launch")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    rsh = os.path.join(work, "fakersh")
+    with open(rsh, "w") as f:
+        f.write('#!/bin/sh\n[ "$1" = badhost ] && { echo "fakersh: $1: no route" >&2; exit 1; }\n'
+                'shift\nexec "$@"\n')
+    os.chmod(rsh, 0o755)
+    d, files = make_tree(work)
+    plist = os.path.join(work, "preload.txt")
+    with open(plist, "w") as f:
+        f.write(files[1] + "\n")
+    prog = "import json, decimal; print('ok', json.dumps([1]))"
+    for mode in ("pull", "push"):
+        p0, p1 = free_ports(2)
+        st = os.path.join(work, "stats." + mode)
+        env = dict(os.environ, SHEAF_LD_RANK="1")
+        cmd = [args.launch, "--hosts", "127.0.0.1:%d,127.0.0.1:%d" % (p0, p1), "--rsh", rsh,
+               "--socket", os.path.join(work, mode + "%r", "sock"), "--overlay", mode,
+               "--secret-file", os.path.join(work, "secret." + mode), "--preload-list", plist,
+               "--stats-file", st, "--timeout", "5000", "--", sys.executable, "-c", prog]
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=100)
+        if p.returncode != 0 or p.stdout.strip() != "ok [1]":
+            fail("launch %s: rc %d out %r err %r" % (mode, p.returncode, p.stdout, p.stderr))
+        c = read_stats(st)
+        # node 1 served the program without touching the file system itself
+        if c["reads"] != 0 or c["listings"] != 0 or c["requests"] == 0 or c["net_objs"] == 0:
+            fail("launch %s: node 1's counters %r" % (mode, c))
+        if os.path.exists(os.path.join(work, "secret." + mode)):
+            fail("launch %s: the secret the launcher created was not removed" % mode)
+        if os.path.exists(os.path.join(work, mode + "1", "sock")):
+            fail("launch %s: node 1's socket is left behind" % mode)
+        print("launch %s: 2 nodes via --rsh, node 1 served %d requests with 0 reads of its own, "
+              "%d objects from the overlay" % (mode, c["requests"], c["net_objs"]))
+    p0, p1 = free_ports(2)
+    cmd = [args.launch, "--hosts", "127.0.0.1:%d,badhost:%d" % (p0, p1), "--rsh", rsh,
+           "--socket", os.path.join(work, "bad%r", "sock"), "--timeout", "3000",
+           "--secret-file", os.path.join(work, "secret.bad"), "--", sys.executable, "-c", prog]
+    t0 = time.time()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=100)
+    if p.returncode != 0 or p.stdout.strip() != "ok [1]":
+        fail("launch with a dead host: rc %d out %r err %r" % (p.returncode, p.stdout, p.stderr))
+    if p.stderr.count("did not start") != 1 or "badhost" not in p.stderr:
+        fail("launch with a dead host: expected one message naming it, got %r" % p.stderr)
+    print("launch: a host whose server cannot start: one message, the job ran (%.1f s)"
+          % (time.time() - t0))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")
@@ -411,7 +543,9 @@ def main():
     cases = {"pull2": lambda: case_pull(args, 2), "pull4": lambda: case_pull(args, 4),
              "push4": lambda: case_push(args), "listing": lambda: case_listing(args),
              "auth": lambda: case_auth(args), "replay": lambda: case_replay(args),
-             "garbage": lambda: case_garbage(args), "kill": lambda: case_kill(args)}
+             "garbage": lambda: case_garbage(args), "kill": lambda: case_kill(args),
+             "launch": lambda: case_launch(args), "preload": lambda: case_preload(args),
+             "roots2": lambda: case_roots2(args)}
     if args.case not in cases:
         fail("unknown case " + args.case)
     cases[args.case]()

@@ -99,6 +99,16 @@ int main(int argc, char **argv)
   }
   if (i + 1 >= argc || !sock || !audit) return usage();
   char **app = argv + i + 1;
+  /* "%r" in the socket: the simulated node's server (SHEAF_LD_RANK, default 0) */
+  char sockx[PATH_MAX];
+  size_t k = 0;
+  const char *rk = getenv("SHEAF_LD_RANK");
+  for (const char *p = sock; *p && k + 12 < sizeof sockx; p++) {
+    if (p[0] == '%' && p[1] == 'r') { k += (size_t)snprintf(sockx + k, sizeof sockx - k, "%s", rk ? rk : "0"); p++; }
+    else sockx[k++] = *p;
+  }
+  sockx[k] = 0;
+  sock = sockx;
   setenv(SHEAF_LOADER_ENV_SOCKET, sock, 1);
   setenv_append("LD_AUDIT", audit);
   char exe[PATH_MAX], local[PATH_MAX];

@@ -5,6 +5,7 @@
  * (mpiexec/mpirun/srun lines or a bare program), runs it, and stops the server
  * (which removes its cache). Exit status: the launch line's. */
 #define _GNU_SOURCE
+#include "launch_net.h"
 #include "sheaf_loader.h"
 
 #include <errno.h>
@@ -25,6 +26,8 @@ struct opts {
   const char *cache_dir, *preload, *log, *stats_file, *exe;
   char prefixes[PATH_MAX * 4], suffixes[1024];
   int strip, boot, stats, timeout;
+  struct net_opts net;          /* across nodes: --hosts/--hostfile */
+  const char *preload_list;
 };
 
 static pid_t child = -1;
@@ -46,7 +49,23 @@ static void usage(FILE *f)
     "  --timeout MS         a client waits at most this long for the server (default 20000)\n"
     "  --log FILE           test mode: every client appends each resolved path to FILE\n"
     "  --stats              print the server's counters to stderr at the end\n"
-    "  --stats-file FILE    write them to FILE (\"name value\" lines)\n");
+    "  --stats-file FILE    write them to FILE (\"name value\" lines)\n"
+    "across nodes (one load server per host, linked into an authenticated overlay):\n"
+    "  --hosts H1,H2,...    the hosts (host or host:port; the first is the root), or\n"
+    "  --hostfile FILE      one host a line (\"host slots=N\" and # comments allowed)\n"
+    "  --server-launch rsh|mpich|openmpi|srun  how the servers start (default: rsh with --rsh,\n"
+    "                       srun when SLURM_JOB_ID is set, else mpich: mpiexec -ppn 1)\n"
+    "  --rsh CMD            rsh-like command, run as `CMD HOST sheaf-ld-server ...` (e.g. ssh)\n"
+    "  --overlay push|pull  push (SPMD, default): what one node reads goes to every node;\n"
+    "                       pull (MPMD): only to the nodes that ask\n"
+    "  --preload-list FILE  paths (one a line, or ldd output) pushed to every node before the start\n"
+    "  --secret-file FILE   the job's secret (0600; created when missing, default\n"
+    "                       $HOME/.sheaf-ld.PID.secret, removed at the end)\n"
+    "  --port N             the servers' TCP port for hosts without one (default 47730)\n"
+    "  --roots K            K trees, each root owning a hash range of paths (default 1)\n"
+    "  --socket PATH        the clients' socket on every host (default\n"
+    "                       <cache base>/sheaf-ldjob.UID.PID/sock; %%r: the server's rank)\n"
+    "  --server PATH        sheaf-ld-server on the hosts (default: next to sheaf-launch)\n");
 }
 
 static int add_list(char *list, size_t cap, const char *v)
@@ -85,6 +104,23 @@ static int parse(int argc, char **argv, struct opts *o)
       }
     }
     else if (VAL("--log")) o->log = v;
+    else if (VAL("--hosts")) o->net.hosts = v;
+    else if (VAL("--hostfile")) o->net.hostfile = v;
+    else if (VAL("--server-launch")) o->net.how = v;
+    else if (VAL("--rsh")) o->net.rsh = v;
+    else if (VAL("--overlay")) {
+      if (strcmp(v, "push") && strcmp(v, "pull")) {
+        fprintf(stderr, "sheaf-launch: --overlay is push or pull\n");
+        return -1;
+      }
+      o->net.push = !strcmp(v, "push");
+    }
+    else if (VAL("--preload-list")) o->preload_list = v;
+    else if (VAL("--secret-file")) o->net.secret = v;
+    else if (VAL("--port")) o->net.port = atoi(v);
+    else if (VAL("--roots")) o->net.roots = atoi(v);
+    else if (VAL("--socket")) o->net.socket = v;
+    else if (VAL("--server")) o->net.server = v;
     else if (!strcmp(a, "--stats")) o->stats = 1;
     else if (VAL("--stats-file")) o->stats_file = v;
     else {
@@ -174,11 +210,11 @@ static pid_t start_server(const struct opts *o, char *sock, size_t cap)
 }
 
 /* one path a line, or `ldd` output ("name => /path (0x..)", "\t/path (0x..)") */
-static int preload(const struct opts *o, const char *sock)
+static int preload(const struct opts *o, const char *sock, const char *list)
 {
-  FILE *f = fopen(o->preload, "r");
+  FILE *f = fopen(list, "r");
   if (!f) {
-    fprintf(stderr, "sheaf-launch: cannot read the preload list %s: %s\n", o->preload, strerror(errno));
+    fprintf(stderr, "sheaf-launch: cannot read the preload list %s: %s\n", list, strerror(errno));
     return -1;
   }
   char line[PATH_MAX + 256];
@@ -193,6 +229,19 @@ static int preload(const struct opts *o, const char *sock)
   }
   fclose(f);
   return n;
+}
+
+/* "%r" in a socket path: the rank of the server (several simulated nodes on
+ * one host); this host's clients use rank 0's unless SHEAF_LD_RANK says */
+static void expand_rank(const char *in, char *out, size_t cap)
+{
+  const char *r = getenv("SHEAF_LD_RANK");
+  size_t k = 0;
+  for (const char *p = in; *p && k + 12 < cap; p++) {
+    if (p[0] == '%' && p[1] == 'r') { k += (size_t)snprintf(out + k, cap - k, "%s", r ? r : "0"); p++; }
+    else out[k++] = *p;
+  }
+  out[k] = 0;
 }
 
 static void forward(int sig)
@@ -239,7 +288,8 @@ static int find_parts(char *boot, char *audit, size_t cap)
 
 int main(int argc, char **argv)
 {
-  struct opts o = { .strip = 1, .boot = 1, .timeout = 20000 };
+  struct opts o = { .strip = 1, .boot = 1, .timeout = 20000,
+                    .net = { .port = 47730, .roots = 1, .push = 1 } };
   int first = parse(argc, argv, &o);
   if (first < 0 || first >= argc) {
     usage(stderr);
@@ -258,15 +308,36 @@ int main(int argc, char **argv)
                     "or use --no-boot)\n");
     return 2;
   }
-  pid_t server = start_server(&o, sock, sizeof sock);
-  if (server < 0) {
-    fprintf(stderr, "sheaf-launch: the load server did not start\n");
-    return 2;
-  }
-  if (o.preload && preload(&o, sock) < 0) {
-    sheaf_loader_request(sock, SHEAF_LOADER_SHUTDOWN, NULL, NULL, 0, o.timeout);
-    waitpid(server, NULL, 0);
-    return 2;
+  int across = o.net.hosts || o.net.hostfile;
+  struct net_job job;
+  char server_path[PATH_MAX];
+  pid_t server = -1;
+  if (across) {
+    snprintf(server_path, sizeof server_path, "%.*s/sheaf-ld-server",
+             (int)(strrchr(boot, '/') - boot), boot);
+    o.net.server = o.net.server ? o.net.server : server_path;
+    o.net.timeout = o.timeout;
+    o.net.strip = o.strip;
+    o.net.cache_dir = o.cache_dir;
+    if (o.net.roots < 1) o.net.roots = 1;
+    if (net_start(&o.net, &job)) return 2;
+    /* the clients of this host: its server's socket (with %r: rank 0's) */
+    expand_rank(job.socket, sock, sizeof sock);
+    const char *lists[] = { o.preload_list, o.preload };
+    for (int i = 0; i < 2; i++)
+      if (lists[i] && net_preload(&job, lists[i]) < 0) { net_stop(&job, o.timeout); return 2; }
+  } else {
+    server = start_server(&o, sock, sizeof sock);
+    if (server < 0) {
+      fprintf(stderr, "sheaf-launch: the load server did not start\n");
+      return 2;
+    }
+    if ((o.preload && preload(&o, sock, o.preload) < 0) ||
+        (o.preload_list && preload(&o, sock, o.preload_list) < 0)) {
+      sheaf_loader_request(sock, SHEAF_LOADER_SHUTDOWN, NULL, NULL, 0, o.timeout);
+      waitpid(server, NULL, 0);
+      return 2;
+    }
   }
   char tmo[32];
   snprintf(tmo, sizeof tmo, "%d", o.timeout);
@@ -276,7 +347,7 @@ int main(int argc, char **argv)
   for (int i = 0; i < n; i++) {
     if (i == at) {
       cmd[k++] = boot;
-      cmd[k++] = "--socket"; cmd[k++] = sock;
+      cmd[k++] = "--socket"; cmd[k++] = across ? job.socket : sock;
       cmd[k++] = "--audit"; cmd[k++] = audit;
       cmd[k++] = "--timeout"; cmd[k++] = tmo;
       if (o.prefixes[0]) { cmd[k++] = "--prefixes"; cmd[k++] = o.prefixes; }
@@ -310,6 +381,11 @@ int main(int argc, char **argv)
     rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
   if (o.stats || o.stats_file) report(&o, sock);
+  if (across) {
+    net_stop(&job, o.timeout);
+    free(cmd);
+    return rc;
+  }
   if (sheaf_loader_request(sock, SHEAF_LOADER_SHUTDOWN, NULL, NULL, 0, o.timeout) < 0) {
     kill(server, SIGTERM);   /* stuck or stopped: it cleans up on SIGTERM */
     kill(server, SIGCONT);

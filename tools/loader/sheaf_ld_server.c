@@ -45,6 +45,19 @@ static int env_rank(void)
   return -1;
 }
 
+/* "%r" -> the rank (several simulated nodes on one host) */
+static const char *expand(const char *in, int rank, char *out, size_t cap)
+{
+  if (!in) return NULL;
+  size_t k = 0;
+  for (const char *p = in; *p && k + 12 < cap; p++) {
+    if (p[0] == '%' && p[1] == 'r') { k += (size_t)snprintf(out + k, cap - k, "%d", rank); p++; }
+    else out[k++] = *p;
+  }
+  out[k] = 0;
+  return out;
+}
+
 static void *watch_stdin(void *arg)
 {
   (void)arg;
@@ -110,7 +123,9 @@ int main(int argc, char **argv)
   }
   int ready = dup(1);
   if (devnull >= 0) dup2(devnull, 1);   /* only the ready line goes to the launcher's pipe */
-  char err[512];
+  char err[512], sockx[4096], cachex[4096];
+  sock = expand(sock, ov.rank, sockx, sizeof sockx);
+  cache = expand(cache, ov.rank, cachex, sizeof cachex);
   if (sheaf_loader_serve_net(cache, sock, strip, &ov, ready, err, sizeof err)) {
     fprintf(stderr, "sheaf-ld-server[%d]: %s\n", ov.rank, err);
     return 1;
