@@ -9,17 +9,20 @@
 # Experiments (EXPS, default "counts latency mpmd"):
 #   counts   N = NODES_LIST nodes x PPN processes, C and Python drivers, modes
 #            plain / pernode (part 1's server on every node, no overlay) /
-#            overlay (push): operations and bytes at the shared file system
+#            overlay (sheaf-launch --hosts ... --rsh bed-rsh, OVERLAYS="push pull"):
+#            operations and bytes at the shared file system
 #   latency  LATENCY_US (1000) per metadata operation, C driver, the same
 #            modes: time to main of the slowest process against N (plotted)
-#   mpmd     even nodes the C driver, odd nodes the Python driver: overlay
-#            push vs pull (and pernode for reference): RAM-disk bytes per node
-#            (peak, sampled) and time
+#   mpmd     even nodes the C driver, odd nodes the Python driver: push vs
+#            pull (MPMD_MODES: overlay = sheaf-launch --no-boot, overlay-bed =
+#            servers started by the bed, drivers under sheaf-boot; and pernode
+#            for reference): RAM-disk bytes per node and time
 # A mode the build cannot run (overlay: sheaf-launch without --hosts) is
 # reported as MISSING and skipped; rerun the same command after the merge.
 #
 # Environment (defaults in brackets): NODES_LIST ("1 2 4 8 16"), PPN (2),
-#   MODES ("plain pernode overlay"), DRIVERS ("c py"), LATENCY_US (1000),
+#   MODES ("plain pernode overlay"; also overlay-bed), OVERLAYS ("push pull"),
+#   MPMD_MODES ("overlay overlay-bed"), DRIVERS ("c py"), LATENCY_US (1000),
 #   LAUNCH (rsh: bed-rsh fan-out; mpi: MPICH hydra -launcher ssh
 #   -launcher-exec bed-rsh), OVERLAY_LAUNCH (launch line under the overlay,
 #   default $LAUNCH), OVERLAY_ARGS (more sheaf-launch options), workload
@@ -48,13 +51,16 @@ OUT=${OUT:-$build/bench-loader/nodes.jsonl}
 mkdir -p "$(dirname "$OUT")"
 "$py" "$bed/genload.py" "$WORK" --libs "${LIBS:-100}" --lib-dirs "${LIB_DIRS:-10}" \
     --ext "${EXT:-100}" --py "${PY:-100}" --py-dirs "${PY_DIRS:-5}" --python "$py" || exit 1
+MPMD_MODES=${MPMD_MODES:-"overlay overlay-bed"} OVERLAYS=${OVERLAYS:-"push pull"}
+ovs() { case $1 in overlay*) echo "$OVERLAYS" ;; *) echo push ;; esac; }
 rc=0
 missing=()
 one() {   # one run: ldnodes_run.py with the common options + "$@"
   local mode=$1; shift
   local extra=(--mode "$mode" --launch "$LAUNCH")
-  if [ "$mode" = overlay ]; then
-    extra=(--mode overlay --launch "$OVERLAY_LAUNCH" --overlay-args "${OVERLAY_ARGS:-}")
+  [ "$mode" = pernode ] && extra=(--mode pernode --launch rsh)
+  if [ "${mode#overlay}" != "$mode" ]; then
+    extra=(--mode "$mode" --launch "$OVERLAY_LAUNCH" --overlay-args "${OVERLAY_ARGS:-}")
   fi
   "$py" "$bed/ldnodes_run.py" --countfs "$countfs" --work "$WORK" --json "$OUT" \
       --launch-exe "$launch_exe" --mpiexec "${MPIEXEC:-mpiexec}" --ppn "$PPN" --trace \
@@ -71,19 +77,23 @@ for exp in $EXPS; do
   echo "== $exp (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   case $exp in
     counts)
-      for drv in $DRIVERS; do for mode in $MODES; do for n in $NODES_LIST; do
-        one "$mode" --driver "$drv" --nodes "$n"
+      for drv in $DRIVERS; do for mode in $MODES; do for ov in $(ovs "$mode"); do
+        for n in $NODES_LIST; do
+          one "$mode" --driver "$drv" --nodes "$n" --overlay "$ov"
+        done
       done; done; done ;;
     latency)
-      for mode in $MODES; do for n in $NODES_LIST; do
-        one "$mode" --driver c --nodes "$n" --latency-us "${LATENCY_US:-1000}"
-      done; done ;;
+      for mode in $MODES; do for ov in $(ovs "$mode"); do for n in $NODES_LIST; do
+        one "$mode" --driver c --nodes "$n" --latency-us "${LATENCY_US:-1000}" --overlay "$ov"
+      done; done; done ;;
     mpmd)
       for n in $NODES_LIST; do
         [ "$n" -ge 2 ] || continue
         one pernode --driver mpmd --nodes "$n"
-        OVERLAY_LAUNCH=rsh one overlay --driver mpmd --nodes "$n" --overlay push
-        OVERLAY_LAUNCH=rsh one overlay --driver mpmd --nodes "$n" --overlay pull
+        for mode in $MPMD_MODES; do
+          OVERLAY_LAUNCH=rsh one "$mode" --driver mpmd --nodes "$n" --overlay push
+          OVERLAY_LAUNCH=rsh one "$mode" --driver mpmd --nodes "$n" --overlay pull
+        done
       done ;;
     *) echo "run_nodes: unknown experiment $exp" >&2; rc=1 ;;
   esac

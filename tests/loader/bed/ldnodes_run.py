@@ -103,6 +103,7 @@ def with_boot(a, mnt, kind, drv):
 def launch_line(a, man, mnt, envvars, nodes):
     """the launch line (argv) and the fan-out script it may run"""
     addrs = [n["addr"] for n in nodes]
+    lines = None
     if a.launch == "mpi":
         drv = with_boot(a, mnt, a.driver, driver_words(a.driver, man, mnt, envvars))
         mpiexec = ldbed_run.abs_cmd(shlex.split(a.mpiexec))
@@ -122,6 +123,13 @@ def launch_line(a, man, mnt, envvars, nodes):
             lines.append("%s %s %s & pids=\"$pids $!\"" % (shlex.quote(BEDRSH), n["addr"],
                                                           shlex.quote(remote)))
         lines.append('rc=0; for p in $pids; do wait "$p" || rc=1; done; exit $rc')
+        if a.mode == "overlay" and a.driver != "mpmd":
+            # the executable must be in the launch line (the launcher puts its
+            # bootstrapper in front of it): the generic fan-out
+            line = [os.path.join(HERE, "bed-fanout"), str(a.ppn)] + addrs + ["--"] + \
+                driver_words(a.driver, man, mnt, envvars)
+            lines = None
+    if a.launch == "rsh" and lines is not None:
         fan = os.path.join(a.work, "nodes-fanout.sh")
         with open(fan, "w") as f:
             f.write("\n".join(lines) + "\n")
@@ -133,9 +141,14 @@ def launch_line(a, man, mnt, envvars, nodes):
         if a.driver in ("py", "mpmd"):
             wrap += ["--python-prefix", os.path.join(mnt, "py"), "--python-prefix",
                      os.path.join(mnt, "bin")]
-        if a.launch == "rsh":
+        if a.driver == "mpmd":
+            # two executables in per-node lines: no bootstrapper, LD_AUDIT and
+            # SHEAF_LD_* reach the drivers in the environment (bed-rsh keeps it)
+            wrap += ["--no-boot"]
+        else:
             wrap += ["--exe", os.path.join(mnt, "bin", "cdriver") if a.driver == "c"
                      else man["python"]]
+        wrap += ["--stats-file", os.path.join(a.work, "nodes-stats.0")]
         line = wrap + ["--"] + line
     return line
 
