@@ -23,10 +23,14 @@ DIR is a genload.py output (the small workload). Asserts:
            counter is exactly N times that of the single node's server (it
            grows with N: the baseline the overlay must flatten), READ bytes
            grow;
-  overlay: (with --launch-exe, if it has --hosts/--rsh/--overlay) push mode:
+  overlay: (with --launch-exe, if it has --hosts/--rsh/--overlay)
+           `sheaf-launch --hosts ... --rsh bed-rsh --overlay M` for each M of
+           --overlay-modes (push,pull): every driver printed the expected sums,
            every file opened and every directory listed at most once in the
-           whole run, drivers reach nothing, every counter the same at every
-           N and equal to one node's server (one process's reading).
+           whole run, drivers reach nothing, only the servers do, every counter
+           (READ bytes too) the same at every N and equal to one node's
+           server (one process's reading); a peer with a wrong key is refused,
+           counted and logged by a server of the overlay (started by the bed).
            If sheaf-launch has no overlay, this part prints NOT CHECKED.
 Exit 0, 1 on a failed assertion, 77 (reason printed) when namespaces or
 FUSE are not available.
@@ -62,13 +66,14 @@ def alive(pid):
         return False
 
 
-def measure(a, nodes, ppn, mode, launch="rsh", driver="c"):
+def measure(a, nodes, ppn, mode, launch="rsh", driver="c", overlay="push", more=()):
     out = os.path.join(a.work, "nodes-check.json")
     if os.path.exists(out):
         os.unlink(out)
     cmd = [sys.executable, os.path.join(BED, "ldnodes_run.py"), "--countfs", a.countfs,
            "--work", a.work, "--nodes", str(nodes), "--ppn", str(ppn), "--mode", mode,
-           "--launch", launch, "--driver", driver, "--trace", "--json", out, "--timeout", "240"]
+           "--launch", launch, "--driver", driver, "--trace", "--json", out, "--timeout", "240",
+           "--overlay", overlay] + list(more)
     if a.launch_exe:
         cmd += ["--launch-exe", a.launch_exe]
     if a.mpiexec:
@@ -146,6 +151,7 @@ def main():
     p.add_argument("--mpiexec")
     p.add_argument("--nodes", default="2,4")
     p.add_argument("--ppn", type=int, default=2)
+    p.add_argument("--overlay-modes", default="push,pull")
     a = p.parse_args()
     a.work = os.path.abspath(a.work)
     reason = ldnodes.why_not()
@@ -213,22 +219,36 @@ def check_overlay(a, ns, b):
     if not all(o in probe.stdout for o in ("--hosts", "--rsh", "--overlay")):
         print("NOT CHECKED: overlay (%s has no --hosts/--rsh/--overlay)" % a.launch_exe)
         return
-    prev = None
-    for n in ns:
-        rec = measure(a, n, a.ppn, "overlay")
-        if rec is None:
-            continue
-        c, t = rec["counts"], rec["counts"]["total"]
-        check(c["drivers_meta"] == 0, "overlay %d nodes: the drivers reach nothing" % n)
-        check(c["max_opens_per_file"] <= 1 and c["max_listings_per_dir"] <= 1,
-              "overlay %d nodes: every file opened (%d) and directory listed (%d) at most once"
-              % (n, c["files_opened"], c["dirs_listed"]))
-        bad = [(k, t[k], b[k]) for k in COUNT if t[k] != b[k]]
-        check(not bad, "overlay %d nodes: every counter equal to one node's server %s" % (n, bad))
-        if prev:
-            check(all(t[k] == prev[k] for k in COUNT),
-                  "overlay: counters independent of N (%d nodes = %d nodes)" % (n, ns[0]))
-        prev = prev or t
+    for ov in a.overlay_modes.split(","):
+        prev = None
+        for n in ns:
+            rec = measure(a, n, a.ppn, "overlay", overlay=ov)
+            if rec is None:
+                continue
+            c, t = rec["counts"], rec["counts"]["total"]
+            what = "overlay %s, %d nodes x %d" % (ov, n, a.ppn)
+            check(c["drivers_meta"] == 0, "%s: the drivers reach nothing" % what)
+            others = {o["comm"] for o in c["others"]}
+            check(others <= {"sheaf-ld-server"}, "%s: only the servers reach the tree: %s"
+                  % (what, sorted(others)))
+            check(c["max_opens_per_file"] <= 1 and c["max_listings_per_dir"] <= 1,
+                  "%s: every file opened (%d) and directory listed (%d) at most once"
+                  % (what, c["files_opened"], c["dirs_listed"]))
+            bad = [(k, t[k], b[k]) for k in COUNT if t[k] != b[k]]
+            check(not bad, "%s: every counter (and READ bytes) equal to one node's server %s"
+                  % (what, bad))
+            if prev:
+                check(all(t[k] == prev[k] for k in COUNT),
+                      "overlay %s: counters independent of N (%d nodes = %d nodes)"
+                      % (ov, n, ns[0]))
+            prev = prev or t
+    # a peer with a wrong key is refused by a server of the bed's overlay
+    rec = measure(a, 2, 1, "overlay-bed", overlay="pull", more=["--wrong-peer"])
+    if rec:
+        f = rec["faults"]
+        check(f.get("wrong_peer_refused") is True and f.get("net_refused") == 1
+              and "refused peer" in f.get("server_log", ""),
+              "a peer with a wrong key: refused, counted (net_refused 1), logged: %s" % f)
 
 
 if __name__ == "__main__":
