@@ -223,17 +223,30 @@ def start_overlay(a, nodes, extra, env):
 
 
 class Killer:
-    """--kill-node K --kill-after S: SIGKILL node K's server S seconds after
-    the launch (mid-start)"""
+    """--kill-node K --kill-after S: SIGKILL node K's load server (the
+    sheaf-ld-server process in K's network namespace) S seconds after the
+    launch (mid-start)"""
 
-    def __init__(self, a, ov, t0, extra):
+    def __init__(self, a, nodes, t0, extra):
         self.timer = None
-        if ov and a.kill_node is not None:
+        if a.kill_node is not None:
+            node = nodes[a.kill_node]
+
             def kill():
-                extra["faults"]["killed_node"] = a.kill_node
-                extra["faults"]["killed_at_s"] = (time.time_ns() - t0) / 1e9
-                extra["faults"]["was_alive"] = ov.alive(a.kill_node)
-                ov.kill(a.kill_node)
+                f = extra["faults"]
+                f["killed_node"] = a.kill_node
+                f["killed_at_s"] = (time.time_ns() - t0) / 1e9
+                ino = ldnodes.netns_ino(node["pid"])
+                victims = []
+                for pid in ldnodes.pids_in_netns(ino) if ino else []:
+                    try:
+                        with open("/proc/%d/comm" % pid) as c:
+                            if c.read().strip() == "sheaf-ld-server":
+                                os.kill(pid, 9)
+                                victims.append(pid)
+                    except OSError:
+                        pass
+                f["killed_pids"] = victims
             self.timer = threading.Timer(a.kill_after, kill)
             self.timer.start()
 
@@ -317,7 +330,7 @@ def run(a):
             try:
                 if a.mode == "overlay-bed":
                     ov = start_overlay(a, nodes, extra, env)
-                killer = Killer(a, ov, t0, extra)
+                killer = Killer(a, nodes, t0, extra)
                 r = subprocess.run(line, env=env, cwd=a.work, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, text=True, timeout=a.timeout)
                 killer.cancel()
@@ -380,7 +393,7 @@ def run(a):
            "ramdisk_end_bytes": extra.get("ramdisk_end_bytes"),
            "servers_alive": extra.get("servers_alive"), "server_logs": extra.get("server_logs"),
            "t_servers_ready_s": extra.get("t_servers_ready_s"), "faults": extra["faults"], "loadavg": os.getloadavg()[0],
-           "stderr_tail": r.stderr[-2000:]}
+           "stderr_tail": r.stderr[-3000:]}
     if a.json:
         with open(a.json, "a") as f:
             f.write(json.dumps(rec) + "\n")
@@ -425,7 +438,7 @@ def main():
     p.add_argument("--audit", help="libsheaf_audit.so (overlay-bed; default in the build)")
     p.add_argument("--wrong-peer", action="store_true",
                    help="overlay-bed: a peer with a wrong key tries the root first")
-    p.add_argument("--kill-node", type=int, help="overlay-bed: SIGKILL this node's server ...")
+    p.add_argument("--kill-node", type=int, help="SIGKILL this node's load server ...")
     p.add_argument("--kill-after", type=float, default=1.0, help="... this many s after launch")
     p.add_argument("--mpiexec", default=os.environ.get("MPIEXEC", "mpiexec"))
     p.add_argument("--cache", default="/dev/shm")
