@@ -148,7 +148,6 @@ def launch_line(a, man, mnt, envvars, nodes):
         else:
             wrap += ["--exe", os.path.join(mnt, "bin", "cdriver") if a.driver == "c"
                      else man["python"]]
-        wrap += ["--stats-file", os.path.join(a.work, "nodes-stats.0")]
         line = wrap + ["--"] + line
     return line
 
