@@ -31,7 +31,7 @@ enum sheaf_loader_op {
   SHEAF_LOADER_REALPATH = 7 /* out: realpath(3) of the path (absolute), else its errno */
 };
 
-#define SHEAF_LOADER_NCOUNTERS 16
+#define SHEAF_LOADER_NCOUNTERS 17
 
 /* Runs a load server until a SHUTDOWN request or SIGTERM/SIGINT/SIGHUP: cache
  * directory <cache_base>/sheaf-ld.<uid>.<pid> (0700; cache_base NULL: /dev/shm
@@ -53,6 +53,8 @@ SHEAF_API int sheaf_loader_serve(const char *cache_base, int strip, int ready_fd
 struct sheaf_loader_overlay {
   int rank, size, roots, push, timeout_ms;
   const char *hosts, *bind, *secret_file;
+  int fgfs;   /* 1: classify paths with the global file status (ASYNC, once at start-up over
+                 the overlay): node-local or well-distributed files are passed through */
 };
 
 /* Runs a load server that is part of an overlay: as sheaf_loader_serve, and
@@ -88,7 +90,8 @@ SHEAF_API int sheaf_loader_stats(const char *socket, unsigned long long *counter
  * "clients", "refused", "stripped", then the overlay's: "net_refused" (peers
  * refused by the handshake), "net_gets" (requests sent to the parent),
  * "net_served" (requests of children served), "net_objs" (objects received),
- * "net_bytes" (file bytes received), "net_pushed" (objects sent down by push) */
+ * "net_bytes" (file bytes received), "net_pushed" (objects sent down by push),
+ * "passthrough" (files the FGFS policy left to the clients) */
 SHEAF_API const char *sheaf_loader_counter_name(int i);
 
 #ifdef __cplusplus

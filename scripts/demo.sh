@@ -196,6 +196,30 @@ if [ -x "$launch" ] && command -v python3 >/dev/null 2>&1; then
     fi
 fi
 
+# the loader across nodes (issue 15, doc/loader.md "Across nodes"): two
+# simulated nodes on loopback, servers started through an rsh-like wrapper
+if [ -x "$launch" ] && [ -x "$SHEAF_BUILD/tools/loader/sheaf-ld-server" ] && command -v python3 >/dev/null 2>&1; then
+    echo
+    part=$((part + 1)); echo "== $part. loading across nodes: 2 load servers in an authenticated overlay (loopback), the program on node 1"
+    echo "   sheaf-launch --hosts 127.0.0.1:P0,127.0.0.1:P1 --rsh <local wrapper> --overlay push -- python3 -c ..."
+    printf '#!/bin/sh\nshift\nexec "$@"\n' > "$work/localrsh"; chmod +x "$work/localrsh"
+    ports=$(python3 -c 'import socket
+s=[socket.socket() for _ in range(2)]
+[x.bind(("127.0.0.1",0)) for x in s]
+print(",".join("127.0.0.1:%d" % x.getsockname()[1] for x in s))')
+    py=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
+    if out=$(SHEAF_LD_RANK=1 "$launch" --hosts "$ports" --rsh "$work/localrsh" --overlay push \
+            --socket "$work/ovnode%r/sock" --secret-file "$work/ov.secret" --stats --cache-dir "$work" -- "$py" -c \
+            'import json, email.parser; print("   imported", json.__name__, email.parser.__name__, "on node 1")' 2>&1); then
+        echo "$out" | grep -E "imported|requests|reads |net_objs" | sed 's/^sheaf-launch: /   node 1: /'
+        echo "   (node 1 read nothing itself: every listing and file came from rank 0 over the overlay)"
+    else
+        echo "$out" | sed 's/^/   /'
+        echo "   FAIL: sheaf-launch across nodes"
+        status=1
+    fi
+fi
+
 # loader bed (tests/loader/bed, doc/loader-bed.md): what starting a dynamically
 # linked program costs a shared file system, at 1 and 4 processes
 if cmake --build "$SHEAF_BUILD" --target countfs >/dev/null 2>&1 && [ -e /dev/fuse ] &&

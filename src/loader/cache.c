@@ -171,7 +171,7 @@ static struct ldir *get_dir(struct sld_server *s, const char *path)
     sln_obj_free(&o);
   } else {
     d = read_dir(s, path);
-    if (d && s->net && s->net->push) {
+    if (d && sln_pushes(s->net, path)) {
       struct sln_obj o;
       obj_of_dir(path, d, &o);
       sln_push(s, &o);
@@ -257,7 +257,7 @@ static void do_stat(struct sld_server *s, const char *path, int follow, struct s
         s->c[SLD_C_STATS]++;
         if ((follow ? stat(path, &st) : lstat(path, &st)) != 0) e->err = errno;
         else to_sld_stat(&st, &e->st);
-        if (s->net && s->net->push) {
+        if (sln_pushes(s->net, path)) {
           memset(&o, 0, sizeof o);
           o.kind = follow ? SLN_K_STAT : SLN_K_LSTAT;
           snprintf(o.path, sizeof o.path, "%s", path);
@@ -298,7 +298,7 @@ static int resolve_once(struct sld_server *s, const char *path, char *real)
     if (!realpath(path, real)) r->err = errno;
     else if (!(r->real = strdup(real))) r->err = ENOMEM;
     if (sld_htab_put(&s->reals, path, r)) { free_real(r); return -ENOMEM; }
-    if (s->net && s->net->push) {
+    if (sln_pushes(s->net, path)) {
       struct sln_obj o;
       memset(&o, 0, sizeof o);
       o.kind = SLN_K_REAL;
@@ -362,6 +362,15 @@ static struct lfile *get_file(struct sld_server *s, const char *real)
     if (!(f = calloc(1, sizeof *f))) return NULL;
     f->err = o.status;
     if (!f->err && !(f->local = strdup(o.real))) f->err = ENOMEM;
+  } else if (sld_policy_pass(s->net, real)) {
+    /* node-local or well distributed (FGFS): the clients read the original */
+    if (!(f = calloc(1, sizeof *f))) return NULL;
+    struct stat st;
+    s->c[SLD_C_STATS]++;
+    s->c[SLD_C_PASSTHROUGH]++;
+    if (stat(real, &st)) f->err = errno;
+    else if (!S_ISREG(st.st_mode)) f->err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    else if (!(f->local = strdup(real))) f->err = ENOMEM;
   } else {
     if (!(f = calloc(1, sizeof *f))) return NULL;
     char local[SLD_PATH_MAX];
@@ -375,7 +384,7 @@ static struct lfile *get_file(struct sld_server *s, const char *real)
     if (!f->err && !f->local) f->err = ENOMEM;
   }
   if (sld_htab_put(&s->files, real, f)) { free_file(f); return NULL; }
-  if (s->net && s->net->push && !sln_remote(s->net, real)) {
+  if (sln_pushes(s->net, real)) {
     struct sln_obj o;
     obj_of_file(real, f, &o);
     sln_push(s, &o);

@@ -126,6 +126,10 @@ int slc_ask(int op, const char *orig, struct sld_reply *rp)
   int r = g.fd >= 0 ? sld_call(g.fd, &rq, rp) : -1;
   if (r) {
     g.enabled = 0;           /* dead or unreachable server: the file system from now on */
+    static const char msg[] = "sheaf-ld: the load server does not answer: this process reads "
+                              "the file system directly\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);   /* once: the client is off from here on */
+    (void)w;
     if (g.fd >= 0) close(g.fd);
     g.fd = -1;
   }

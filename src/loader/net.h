@@ -41,7 +41,17 @@ struct sld_net {
   int stop;                      /* a SHUTDOWN came: stop after forwarding it */
   char *deferred[SLN_MAX_DEFERRED]; /* PRELOADs that came during a fetch */
   int ndeferred;
+  int use_fgfs;                  /* classify paths with the global file status */
+  void *fgfs, *fgfs_comm;        /* policy.c: the ASYNC context and its collective layer */
+  /* poorly distributed mount points: my group's representative reads them */
+  int ngm;
+  char **gmount;                 /* mount point */
+  int *grep;                     /* the representative of my group for it */
+  struct sln_link **glink;       /* my link to that representative (made when first needed) */
 };
+
+/* the "tree" of a link from a group member to its representative (mount index added) */
+#define SLN_GROUP_TREE 0x40000000u
 
 /* auth.c: the per-job secret and the handshake */
 /* creates a new secret file (0600, O_EXCL|O_NOFOLLOW, 64 hex digits) */
@@ -75,8 +85,11 @@ int sln_children(int rank, int size, int tree, int *out, int cap);
 int sln_tree_of(const char *path, int roots);
 
 /* objects.c: what travels on the overlay */
-/* whether this server must ask its parent for path (it does not root its tree) */
+/* whether this server must ask its parent for path (it does not root its
+ * tree, and the path is not passed through) */
 int sln_remote(const struct sld_net *n, const char *path);
+/* whether what this server reads of path is pushed to every server */
+int sln_pushes(const struct sld_net *n, const char *path);
 /* asks the parent for (kind, path); 0 with *o (OBJ), 1 when the object was
  * stored by a broadcast meanwhile (look it up again), -1 when the link failed
  * (the server then stops: its clients fall back) */
@@ -89,6 +102,14 @@ void sln_push(struct sld_server *s, const struct sln_obj *o);
 void sln_run_deferred(struct sld_server *s);
 /* a frame arrived on a link in the event loop: -1 drops the link */
 int sln_on_frame(struct sld_server *s, struct sln_link *l, uint32_t type, uint32_t len);
+
+/* policy.c: the global file status over the overlay (tree 0) */
+int sld_policy_init(struct sld_server *s);     /* collective over every server; 0 or -1 */
+int sld_policy_pass(const struct sld_net *n, const char *path);  /* 1: clients read it directly */
+/* a poorly distributed path: the index of its mount point (its group's
+ * representative reads it), else -1 */
+int sld_policy_group(const struct sld_net *n, const char *path);
+void sld_policy_free(struct sld_net *n);
 
 /* overlay.c: the server's side */
 struct sheaf_loader_overlay;

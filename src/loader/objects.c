@@ -19,9 +19,50 @@
 
 #define SLN_FILE_MAX (1ull << 40)   /* a file larger than this is refused */
 
+/* the server that reads path from the file system: its group's representative
+ * (poorly distributed, --fgfs), else the root of its tree */
+static int reader_of(const struct sld_net *n, const char *path)
+{
+  int g = sld_policy_group(n, path);
+  return g >= 0 ? n->grep[g] : sln_tree_of(path, n->roots) % n->size;
+}
+
 int sln_remote(const struct sld_net *n, const char *path)
 {
-  return n && n->rank != sln_tree_of(path, n->roots) % n->size;
+  return n && !sld_policy_pass(n, path) && n->rank != reader_of(n, path);
+}
+
+int sln_pushes(const struct sld_net *n, const char *path)
+{
+  return n && n->push && !sld_policy_pass(n, path) && sld_policy_group(n, path) < 0 &&
+         n->rank == sln_tree_of(path, n->roots) % n->size;
+}
+
+/* the link a GET for path goes on: the parent in its tree, or (poorly
+ * distributed) the link to the group's representative, made when first needed */
+static struct sln_link *route(struct sld_server *s, const char *path, int *t)
+{
+  struct sld_net *n = s->net;
+  int g = sld_policy_group(n, path);
+  *t = sln_tree_of(path, n->roots);
+  if (g < 0) return n->parents[*t];
+  *t = (int)(SLN_GROUP_TREE + (uint32_t)g);
+  if (n->glink[g] && !n->glink[g]->dead) return n->glink[g];
+  sln_link_free(n->glink[g]);
+  n->glink[g] = NULL;
+  int rep = n->grep[g];
+  int fd = sln_dial(n->addrs[rep], n->timeout_ms);
+  if (fd < 0) return NULL;
+  if (sln_auth_connect(fd, n->key, (uint32_t)*t, (uint32_t)n->rank, n->timeout_ms)) { close(fd); return NULL; }
+  struct sln_link *l = calloc(1, sizeof *l);
+  if (!l) { close(fd); return NULL; }
+  l->kind = 1;
+  l->fd = fd;
+  l->tree = (uint32_t)*t;
+  l->rank = (uint32_t)rep;
+  l->parent = 1;
+  n->glink[g] = l;
+  return l;
 }
 
 static void drop_link(struct sln_link *l)
@@ -197,8 +238,8 @@ void sln_run_deferred(struct sld_server *s)
 int sln_fetch(struct sld_server *s, uint32_t kind, const char *path, struct sln_obj *o)
 {
   struct sld_net *n = s->net;
-  int t = sln_tree_of(path, n->roots);
-  struct sln_link *l = n->parents[t];
+  int t = 0;
+  struct sln_link *l = s->dead ? NULL : route(s, path, &t);
   struct sln_get g = { kind, { 0 } };
   unsigned char b[SLD_HDR_SIZE + 8 + SLD_PATH_MAX];
   snprintf(g.path, sizeof g.path, "%s", path);

@@ -44,6 +44,7 @@ static int split_hosts(const char *hosts, int size, char ***out)
 void sld_net_free(struct sld_net *n)
 {
   if (!n) return;
+  sld_policy_free(n);
   for (int i = 0; n->addrs && i < n->size; i++) free(n->addrs[i]);
   free(n->addrs);
   for (int t = 0; n->parents && t < n->roots; t++) sln_link_free(n->parents[t]);
@@ -70,6 +71,7 @@ struct sld_net *sld_net_create(const struct sheaf_loader_overlay *ov, char *err,
   n->size = ov->size;
   n->roots = ov->roots;
   n->push = ov->push;
+  n->use_fgfs = ov->fgfs;
   n->timeout_ms = ov->timeout_ms > 0 ? ov->timeout_ms : 20000;
   if (split_hosts(ov->hosts, ov->size, &n->addrs)) {
     snprintf(err, errlen, "sheaf-ld: the host list does not name %d host:port entries", ov->size);
@@ -172,9 +174,11 @@ struct sln_link *sld_net_accept(struct sld_server *s, int fd)
   const char *why = NULL;
   if (sln_auth_accept(fd, n->key, &tree, &rank, wait)) why = "the handshake failed (wrong secret, replay or garbage)";
   else if (rank == SLN_FRONTEND_RANK ? tree != 0 :
-           (tree >= (uint32_t)n->roots || rank >= (uint32_t)n->size ||
-            sln_parent((int)rank, n->size, (int)tree) != n->rank))
-    why = "it is not a child of this server";
+           tree >= SLN_GROUP_TREE ? (tree - SLN_GROUP_TREE >= (uint32_t)n->ngm ||
+                                     n->grep[tree - SLN_GROUP_TREE] != n->rank || rank >= (uint32_t)n->size)
+           : (tree >= (uint32_t)n->roots || rank >= (uint32_t)n->size ||
+              sln_parent((int)rank, n->size, (int)tree) != n->rank))
+    why = "it is not a child (or group member) of this server";
   for (int i = 0; !why && rank != SLN_FRONTEND_RANK && i < n->npeers; i++)
     if (!n->peers[i]->dead && n->peers[i]->rank == rank && n->peers[i]->tree == tree)
       why = "that child is connected already";

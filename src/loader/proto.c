@@ -148,6 +148,6 @@ const char *sld_counter_name(int i)
   static const char *const names[SLD_NCOUNTERS] = {
     "requests", "listings", "stats", "reads", "bytes", "realpaths", "hits", "clients",
     "refused", "stripped", "net_refused", "net_gets", "net_served", "net_objs", "net_bytes",
-    "net_pushed" };
+    "net_pushed", "passthrough" };
   return i >= 0 && i < SLD_NCOUNTERS ? names[i] : "?";
 }

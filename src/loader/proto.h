@@ -54,7 +54,9 @@ enum sld_counter {
    * GETs served for children, objects received, file bytes received, objects
    * sent down by push/broadcast */
   SLD_C_NET_REFUSED, SLD_C_NET_GETS, SLD_C_NET_SERVED, SLD_C_NET_OBJS, SLD_C_NET_BYTES,
-  SLD_C_NET_PUSHED, SLD_NCOUNTERS
+  SLD_C_NET_PUSHED,
+  SLD_C_PASSTHROUGH,   /* files passed through by the FGFS policy (clients read the original) */
+  SLD_NCOUNTERS
 };
 
 struct sld_reply {

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SLD_MAX_CLIENTS 4096
@@ -142,9 +143,18 @@ static int on_client(struct sld_server *s, int ep, struct client *c, uint32_t ev
 
 /* ---- the overlay in the event loop ---- */
 
+static long mono_ms(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
 struct netstate {
   pthread_t th;
   int joining;                 /* the parent thread runs */
+  int fgfs_wait;               /* waiting for the children of tree 0, then FGFS */
+  long fgfs_deadline;
   volatile int done;
   int ready_fd;
 };
@@ -183,9 +193,36 @@ static int parents_joined(struct sld_server *s, int ep, struct netstate *ns, con
     struct epoll_event ev = { .events = EPOLLIN, .data.ptr = n->parents[t] };
     epoll_ctl(ep, EPOLL_CTL_ADD, n->parents[t]->fd, &ev);
   }
+  if (n->use_fgfs) {
+    ns->fgfs_wait = 1;          /* ready after the classification */
+    ns->fgfs_deadline = mono_ms() + n->timeout_ms;
+    return 0;
+  }
   announce(s, ns->ready_fd, sock);
   ns->ready_fd = -1;
   return 0;
+}
+
+/* FGFS at start-up is collective over every server: it starts when all the
+ * children of tree 0 are linked (or their time is up: the collective then
+ * fails everywhere and every path goes through the overlay) */
+static void fgfs_step(struct sld_server *s, int ep, struct netstate *ns, const char *sock)
+{
+  struct sld_net *n = s->net;
+  int kids[64], nk = sln_children(n->rank, n->size, 0, kids, 64), have = 0;
+  for (int i = 0; i < nk; i++)
+    for (int j = 0; j < n->npeers; j++)
+      if (!n->peers[j]->dead && n->peers[j]->tree == 0 && n->peers[j]->rank == (uint32_t)kids[i]) have++;
+  if (have < nk && mono_ms() < ns->fgfs_deadline) return;
+  ns->fgfs_wait = 0;
+  sld_policy_init(s);
+  for (int i = 0; i < n->npeers; i++) {
+    if (n->peers[i]->dead) continue;
+    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = n->peers[i] };
+    epoll_ctl(ep, EPOLL_CTL_ADD, n->peers[i]->fd, &ev);
+  }
+  announce(s, ns->ready_fd, sock);
+  ns->ready_fd = -1;
 }
 
 static void accept_peers(struct sld_server *s, int ep)
@@ -195,6 +232,8 @@ static void accept_peers(struct sld_server *s, int ep)
     if (fd < 0) return;
     struct sln_link *l = sld_net_accept(s, fd);
     if (!l) continue;
+    /* before the FGFS collectives the children's frames are theirs, not the loop's */
+    if (g_ns && (g_ns->fgfs_wait || g_ns->joining) && s->net->use_fgfs) continue;
     struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };
     epoll_ctl(ep, EPOLL_CTL_ADD, l->fd, &ev);
   }
@@ -246,7 +285,7 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
   int nclients = 0, stop = 0;
   struct epoll_event evs[64];
   while (!stop) {
-    int n = epoll_wait(ep, evs, 64, ns && ns->joining ? 10 : -1);
+    int n = epoll_wait(ep, evs, 64, ns && (ns->joining || ns->fgfs_wait) ? 10 : -1);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;
     if (ns && ns->joining && __atomic_load_n(&ns->done, __ATOMIC_ACQUIRE) &&
@@ -268,6 +307,7 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
       if (s->dead || (s->net && s->net->stop)) stop = 1;
     }
     if (s->net) {
+      if (ns && ns->fgfs_wait) fgfs_step(s, ep, ns, sock);
       sln_run_deferred(s);
       sweep(s->net);
       if (s->dead || s->net->stop) stop = 1;
@@ -348,6 +388,7 @@ static int serve(struct sld_server *s, const char *sockpath, int ready_fd, char 
     if (!rc) rc = run_loop(s, lfd, sfd, s->net ? &ns : NULL, s->sock);
     if (rc) snprintf(err, errlen, "sheaf-ld: event loop failed: %s", strerror(errno));
     if (ns.joining) pthread_join(ns.th, NULL);
+    g_ns = NULL;
   }
   if (lfd >= 0) close(lfd);
   if (sfd >= 0) close(sfd);

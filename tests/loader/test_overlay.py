@@ -29,7 +29,7 @@ SLN_MAGIC = 0x4e4c4853
 OP_LOOKUP, OP_STAT, OP_LISTDIR, OP_STATS = 1, 2, 4, 5
 COUNTERS = ["requests", "listings", "stats", "reads", "bytes", "realpaths", "hits", "clients",
             "refused", "stripped", "net_refused", "net_gets", "net_served", "net_objs",
-            "net_bytes", "net_pushed"]
+            "net_bytes", "net_pushed", "passthrough"]
 
 
 def fail(msg):
@@ -38,14 +38,22 @@ def fail(msg):
 
 
 def free_ports(n):
-    socks, ports = [], []
-    for _ in range(n):
+    """n ports that bind now, outside the kernel's ephemeral range (which other
+    tests' outgoing connections draw from); a race is still possible, so the
+    overlay is started again on new ports when a server finds its port taken"""
+    import random
+    ports = []
+    while len(ports) < n:
+        p = random.randint(20000, 32000)
         s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        socks.append(s)
-        ports.append(s.getsockname()[1])
-    for s in socks:
-        s.close()
+        try:
+            s.bind(("127.0.0.1", p))
+            if p not in ports:
+                ports.append(p)
+        except OSError:
+            pass
+        finally:
+            s.close()
     return ports
 
 
@@ -96,7 +104,7 @@ def stats(sock):
 
 
 class Overlay:
-    def __init__(self, args, n, mode="pull", roots=1, secret=None, timeout=4000):
+    def __init__(self, args, n, mode="pull", roots=1, secret=None, timeout=4000, extra=(), env_of=None):
         self.args, self.n = args, n
         Overlay.count = getattr(Overlay, "count", 0) + 1
         self.work = os.path.join(args.work, "ov%d.%d" % (n, Overlay.count))
@@ -105,11 +113,22 @@ class Overlay:
         self.secret = secret or os.path.join(self.work, "secret")
         if not secret:
             make_secret(self.secret)
+        for attempt in range(4):
+            if self.start(args, n, mode, roots, timeout, extra, env_of):
+                break
+            taken = any("Address already in use" in self.stderr(r) for r in range(n))
+            self.stop()
+            if not taken or attempt == 3:
+                fail("the overlay did not start:\n%s" % "\n".join(self.stderr(r) for r in range(n)))
+        self.caches = [stats(s)[1] for s in self.socks]
+
+    def start(self, args, n, mode, roots, timeout, extra, env_of):
         self.ports = free_ports(n)
         self.hosts = ",".join("127.0.0.1:%d" % p for p in self.ports)
         self.procs, self.socks, self.caches, self.errs = [], [], [], []
         for r in range(n):
             node = os.path.join(self.work, "node%d" % r)
+            shutil.rmtree(node, ignore_errors=True)
             os.makedirs(os.path.join(node, "cache"))
             os.makedirs(os.path.join(node, "run"), mode=0o700)
             sock = os.path.join(node, "run", "sock")
@@ -117,15 +136,16 @@ class Overlay:
             cmd = [args.server, "--rank", str(r), "--hosts", self.hosts, "--secret", self.secret,
                    "--overlay", mode, "--roots", str(roots), "--socket", sock,
                    "--cache-dir", os.path.join(node, "cache"), "--timeout", str(timeout)]
-            self.procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True))
+            env = dict(os.environ, **(env_of(r, self.work) if env_of else {}))
+            self.procs.append(subprocess.Popen(cmd + list(extra), stdout=subprocess.PIPE, stderr=err,
+                                               text=True, env=env))
             self.socks.append(sock)
             self.errs.append(err)
         for r, p in enumerate(self.procs):
             line = p.stdout.readline()
             if not line.startswith("sheaf-ld ready %d " % r):
-                self.stop()
-                fail("server %d did not start: %r\n%s" % (r, line, self.stderr(r)))
-        self.caches = [stats(s)[1] for s in self.socks]
+                return False
+        return True
 
     def stderr(self, r):
         self.errs[r].flush()
@@ -175,6 +195,23 @@ def case_pull(args, n):
         r = ask(ov.socks[last], OP_LOOKUP, files[2])
         if not r or r[0] != 0 or not same_bytes(r[1], files[2]):
             fail("pull%d: node %d did not get the file: %r\n%s" % (n, last, r, ov.stderr(last)))
+        # 8 clients at once on that node for another file of the listed directory:
+        # one network request (the others wait in the server's loop, then hit the cache)
+        import threading
+        before = stats(ov.socks[last])[0]
+        res = []
+        ths = [threading.Thread(target=lambda: res.append(ask(ov.socks[last], OP_LOOKUP, files[0])))
+               for _ in range(8)]
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join()
+        after = stats(ov.socks[last])[0]
+        if len(res) != 8 or any(not r or r[0] != 0 or not same_bytes(r[1], files[0]) for r in res):
+            fail("pull%d: concurrent clients: %r" % (n, res))
+        if after["net_gets"] - before["net_gets"] != 1 or after["requests"] - before["requests"] != 9:
+            fail("pull%d: 8 concurrent clients made %d network requests (expected 1)"
+                 % (n, after["net_gets"] - before["net_gets"]))
         # many local clients on every node for the same object: still one read
         for k in range(3):
             for node in range(n):
@@ -183,8 +220,8 @@ def case_pull(args, n):
                     fail("pull%d: node %d, client %d: %r" % (n, node, k, r))
         reads, listings = ov.total("reads"), ov.total("listings")
         root = stats(ov.socks[0])[0]
-        if reads != 1 or root["reads"] != 1:
-            fail("pull%d: the file was read %d times (root %d), expected once" % (n, reads, root["reads"]))
+        if reads != 2 or root["reads"] != 2:
+            fail("pull%d: 2 files were read %d times (root %d), expected once each" % (n, reads, root["reads"]))
         if listings != 1:
             fail("pull%d: %d listings of %s, expected 1" % (n, listings, d))
         # pull: only the servers that asked (and the relays on their path) hold a copy;
@@ -198,7 +235,10 @@ def case_pull(args, n):
                          % (ov2.has_copy(3, files[1]), ov2.has_copy(1, files[1])))
             finally:
                 ov2.stop()
-        print("pull%d: 1 read, 1 listing for %d nodes x 4 clients; bytes identical" % (n, n))
+        if ov.total("reads") != 2:
+            fail("pull%d: %d reads for 2 files" % (n, ov.total("reads")))
+        print("pull%d: 1 read per file, 1 listing for %d nodes x 4 clients; 8 concurrent clients "
+              "made 1 network request; bytes identical" % (n, n))
     finally:
         ov.stop()
 
@@ -394,8 +434,27 @@ def case_kill(args):
             r = ask(ov.socks[node], OP_LOOKUP, files[2])
             if not r or r[0] != 0 or not same_bytes(r[1], files[2]):
                 fail("kill: node %d stopped serving: %r" % (node, r))
+        took = time.time() - t0
+        if args.boot and args.audit:
+            # real clients (sheaf-boot + the audit library): node 3's fall back with one
+            # message, node 1's are served
+            prog = [sys.executable, "-c", "import json, decimal; print('ok', json.dumps(2))"]
+            for node, served in ((3, False), (1, True)):
+                before = stats(ov.socks[1])[0]["requests"] if served else 0
+                p = subprocess.run([args.boot, "--socket", ov.socks[node], "--audit", args.audit,
+                                    "--timeout", "3000", "--"] + prog, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, timeout=60)
+                msgs = p.stderr.count("does not answer")
+                if p.returncode != 0 or p.stdout.strip() != "ok 2":
+                    fail("kill: a program on node %d: rc %d %r %r" % (node, p.returncode, p.stdout, p.stderr))
+                if served and (msgs or stats(ov.socks[1])[0]["requests"] <= before):
+                    fail("kill: node 1's program was not served: %r" % p.stderr)
+                if not served and msgs != 1:
+                    fail("kill: node 3's program printed %d fallback messages: %r" % (msgs, p.stderr))
+            print("kill: a program on node 3 ran from the file system with one message; "
+                  "one on node 1 was served")
         print("kill: rank 2 killed; rank 3 stopped with a message (its clients fall back) "
-              "within %.1f s; ranks 0, 1 serve on" % (time.time() - t0))
+              "within %.1f s; ranks 0, 1 serve on" % took)
     finally:
         ov.stop()
 
@@ -470,12 +529,84 @@ def case_roots2(args):
         ov.stop()
 
 
+MOUNTINFO = """21 1 0:19 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
+22 21 0:20 / /proc rw,nosuid shared:2 - proc proc rw
+40 21 0:45 / {nfs} rw,relatime shared:20 - nfs4 {server}:/export rw,vers=4.1
+"""
+
+
+def case_fgfs(args):
+    """--fgfs: the servers classify paths with the global file status, made
+    once at start-up over the overlay (its reduce/bcast). Each simulated node
+    has its own host name and a mount table (SHEAF_FGFS_MOUNTINFO) where / is
+    a local disk and <work>/nfs an NFS export: a file below / is node-local
+    everywhere -> passed through (the client gets the original path, no
+    network request, no copy); a file below nfs from one server for all ->
+    unique -> read once by the root and sent down; from two servers (nodes
+    0-1: srvA, 2-3: srvB) -> poorly distributed -> read once per group, by
+    the group's representative (ranks 0 and 2), and sent to its members."""
+    for poorly in (False, True):
+        def env_of(r, work, poorly=poorly):
+            mi = os.path.join(work, "mountinfo%d" % r)
+            with open(mi, "w") as f:
+                srv = ("srvA" if r < 2 else "srvB") if poorly else "srvA"
+                f.write(MOUNTINFO.format(nfs=os.path.join(work, "nfs"), server=srv))
+            return {"SHEAF_FGFS_MOUNTINFO": mi, "SHEAF_FGFS_HOST": "node%d" % r}
+        ov = Overlay(args, 4, "pull", extra=["--fgfs"], env_of=env_of)
+        try:
+            if "not available" in "".join(ov.stderr(r) for r in range(4)):
+                fail("fgfs: the classification failed: %s" % ov.stderr(0))
+            _, local_files = make_tree(ov.work, nfiles=2)
+            nfs = os.path.join(ov.work, "nfs")
+            os.makedirs(nfs)
+            shared = os.path.join(nfs, "libshared.so")
+            with open(shared, "wb") as f:
+                f.write(os.urandom(50000))
+            r = ask(ov.socks[3], OP_LOOKUP, local_files[1])
+            c3 = stats(ov.socks[3])[0]
+            if not r or r[0] != 0 or r[1] != local_files[1] or c3["passthrough"] != 1 or c3["net_gets"]:
+                fail("fgfs: a node-local file was not passed through: %r %r" % (r, c3))
+            for node in (3, 1, 2):
+                r = ask(ov.socks[node], OP_LOOKUP, shared)
+                if not r or r[0] != 0 or r[1] == shared or not same_bytes(r[1], shared):
+                    fail("fgfs: node %d, the NFS file: %r" % (node, r))
+            reads = [stats(x)[0]["reads"] for x in ov.socks]
+            # unique: the root reads it; poorly distributed: each group's representative
+            # (groups {0,1} and {2,3}: ranks 0 and 2), for the members that ask
+            want = [1, 0, 1, 0] if poorly else [1, 0, 0, 0]
+            if reads != want:
+                fail("fgfs: the NFS file was read %r times per server (expected %r)" % (reads, want))
+            if poorly and (stats(ov.socks[3])[0]["net_gets"] == 0 or
+                           stats(ov.socks[2])[0]["net_gets"] != 0):
+                fail("fgfs: node 3 did not get the file from its representative (node 2)")
+            print("fgfs (%s): node-local file passed through (original path, no network request); "
+                  "NFS file read %s"
+                  % ("poorly distributed NFS" if poorly else "unique NFS",
+                     "once per group, by its representative (ranks 0 and 2)" if poorly
+                     else "once, by the root, for 3 nodes"))
+        finally:
+            ov.stop()
+
+
 def read_stats(path):
     out = {}
     for line in open(path):
         k, v = line.split()
         out[k] = int(v)
     return out
+
+
+def run_launch(cmd, **kw):
+    """sheaf-launch, again on new ports when one was taken meanwhile (see free_ports)"""
+    for attempt in range(3):
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+        if "Address already in use" not in p.stderr:
+            return p
+        new = free_ports(2)
+        i = cmd.index("--hosts") + 1
+        host = cmd[i].split(",")
+        cmd[i] = ",".join("%s:%d" % (h.rsplit(":", 1)[0], q) for h, q in zip(host, new))
+    return p
 
 
 def case_launch(args):
@@ -504,8 +635,7 @@ def case_launch(args):
                "--socket", os.path.join(work, mode + "%r", "sock"), "--overlay", mode,
                "--secret-file", os.path.join(work, "secret." + mode), "--preload-list", plist,
                "--stats-file", st, "--timeout", "5000", "--", sys.executable, "-c", prog]
-        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           timeout=100)
+        p = run_launch(cmd, env=env, timeout=100)
         if p.returncode != 0 or p.stdout.strip() != "ok [1]":
             fail("launch %s: rc %d out %r err %r" % (mode, p.returncode, p.stdout, p.stderr))
         c = read_stats(st)
@@ -523,7 +653,7 @@ def case_launch(args):
            "--socket", os.path.join(work, "bad%r", "sock"), "--timeout", "3000",
            "--secret-file", os.path.join(work, "secret.bad"), "--", sys.executable, "-c", prog]
     t0 = time.time()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=100)
+    p = run_launch(cmd, timeout=100)
     if p.returncode != 0 or p.stdout.strip() != "ok [1]":
         fail("launch with a dead host: rc %d out %r err %r" % (p.returncode, p.stdout, p.stderr))
     if p.stderr.count("did not start") != 1 or "badhost" not in p.stderr:
@@ -532,12 +662,42 @@ def case_launch(args):
           % (time.time() - t0))
 
 
+def case_mpich(args):
+    """sheaf-launch --server-launch mpich: the servers started by one
+    `mpiexec -n 2 -ppn 1 -hosts localhost,localhost` (rank from PMI_RANK),
+    the program's clients on node 1"""
+    if not args.mpiexec:
+        print("mpich: no MPICH mpiexec given: skipped")
+        sys.exit(77)
+    work = os.path.join(args.work, "mpich")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    p0, p1 = free_ports(2)
+    st = os.path.join(work, "stats")
+    prog = "import json, decimal; print('ok', json.dumps([1]))"
+    cmd = [args.launch, "--hosts", "localhost:%d,localhost:%d" % (p0, p1), "--server-launch", "mpich",
+           "--starter", args.mpiexec, "--socket", os.path.join(work, "n%r", "sock"),
+           "--secret-file", os.path.join(work, "secret"), "--stats-file", st, "--timeout", "10000",
+           "--", sys.executable, "-c", prog]
+    p = run_launch(cmd, env=dict(os.environ, SHEAF_LD_RANK="1"), timeout=150)
+    if p.returncode != 0 or p.stdout.strip() != "ok [1]":
+        fail("mpich: rc %d out %r err %r" % (p.returncode, p.stdout, p.stderr))
+    c = read_stats(st)
+    if c["reads"] != 0 or c["listings"] != 0 or c["requests"] == 0 or c["net_objs"] == 0:
+        fail("mpich: node 1's counters %r\n%s" % (c, p.stderr))
+    print("mpich: servers started by mpiexec -ppn 1; node 1 served %d requests, 0 reads of its own"
+          % c["requests"])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")
     ap.add_argument("--server", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--launch")
+    ap.add_argument("--boot")
+    ap.add_argument("--mpiexec")
+    ap.add_argument("--audit")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     cases = {"pull2": lambda: case_pull(args, 2), "pull4": lambda: case_pull(args, 4),
@@ -545,7 +705,8 @@ def main():
              "auth": lambda: case_auth(args), "replay": lambda: case_replay(args),
              "garbage": lambda: case_garbage(args), "kill": lambda: case_kill(args),
              "launch": lambda: case_launch(args), "preload": lambda: case_preload(args),
-             "roots2": lambda: case_roots2(args)}
+             "roots2": lambda: case_roots2(args), "fgfs": lambda: case_fgfs(args),
+             "mpich": lambda: case_mpich(args)}
     if args.case not in cases:
         fail("unknown case " + args.case)
     cases[args.case]()

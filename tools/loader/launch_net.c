@@ -111,18 +111,21 @@ static int server_args(const struct net_opts *o, const struct net_job *j, const 
   out[k++] = "--timeout"; out[k++] = tmo;
   if (o->cache_dir) { out[k++] = "--cache-dir"; out[k++] = (char *)o->cache_dir; }
   if (!o->strip) out[k++] = "--strip=no";
+  if (o->fgfs) out[k++] = "--fgfs";
   out[k] = NULL;
   return (int)k;
 }
 
-static char **split_words(const char *cmd, int *n)
+/* the words of cmd; *dup holds them (free both when done) */
+static char **split_words(const char *cmd, int *n, char **dup)
 {
-  char *dup = strdup(cmd), *save = NULL;
+  char *save = NULL;
   char **w = calloc(strlen(cmd) / 2 + 2, sizeof *w);
+  *dup = strdup(cmd);
   *n = 0;
-  if (!dup || !w) { free(dup); free(w); return NULL; }
-  for (char *t = strtok_r(dup, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) w[(*n)++] = t;
-  return w;   /* dup lives as long as the launcher */
+  if (!*dup || !w) { free(*dup); free(w); *dup = NULL; return NULL; }
+  for (char *t = strtok_r(*dup, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) w[(*n)++] = t;
+  return w;
 }
 
 static pid_t spawn(char **argv, int *out_fd, int *in_fd)
@@ -244,8 +247,9 @@ int net_start(const struct net_opts *o, struct net_job *j)
   if (!fds || !j->pids || !j->stdin_fds || !argv) return -1;
   if (!strcmp(how, "rsh")) {
     int nw;
-    char **w = split_words(o->rsh ? o->rsh : "ssh", &nw);
-    if (!w || nw > 32) return -1;
+    char *wd = NULL;
+    char **w = split_words(o->rsh ? o->rsh : "ssh", &nw, &wd);
+    if (!w || nw > 32) { free(w); free(wd); return -1; }
     for (int r = 0; r < j->n; r++) {
       int k = 0;
       for (int i = 0; i < nw; i++) argv[k++] = w[i];
@@ -260,6 +264,8 @@ int net_start(const struct net_opts *o, struct net_job *j)
       if (p > 0) { j->pids[j->npids++] = p; nfds++; }
       else j->stdin_fds[r] = -1;
     }
+    free(w);
+    free(wd);
   } else {
     char names[1 << 16] = "", n[32];
     for (int r = 0; r < j->n; r++) {
@@ -268,24 +274,32 @@ int net_start(const struct net_opts *o, struct net_job *j)
     }
     snprintf(n, sizeof n, "%d", j->n);
     char nodelist[(1 << 16) + 16];
-    int k = 0;
-    if (!strcmp(how, "srun")) {
-      snprintf(nodelist, sizeof nodelist, "--nodelist=%s", names);
-      const char *pre[] = { "srun", "-N", n, "-n", n, "--ntasks-per-node=1", nodelist };
-      for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) argv[k++] = (char *)pre[i];
-    } else if (!strcmp(how, "openmpi")) {
-      const char *pre[] = { "mpirun", "-n", n, "--map-by", "ppr:1:node", "--host", names };
-      for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) argv[k++] = (char *)pre[i];
-    } else if (!strcmp(how, "mpich")) {
-      const char *pre[] = { "mpiexec", "-n", n, "-ppn", "1", "-hosts", names };
-      for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) argv[k++] = (char *)pre[i];
-    } else {
+    int k = 0, nw = 0;
+    const char *const *pre = NULL;
+    size_t npre = 0;
+    snprintf(nodelist, sizeof nodelist, "--nodelist=%s", names);
+    const char *srun[] = { "srun", "-N", n, "-n", n, "--ntasks-per-node=1", nodelist };
+    const char *ompi[] = { "mpirun", "-n", n, "--map-by", "ppr:1:node", "--host", names };
+    const char *mpich[] = { "mpiexec", "-n", n, "-ppn", "1", "-hosts", names };
+    if (!strcmp(how, "srun")) { pre = srun; npre = sizeof srun / sizeof *srun; }
+    else if (!strcmp(how, "openmpi")) { pre = ompi; npre = sizeof ompi / sizeof *ompi; }
+    else if (!strcmp(how, "mpich")) { pre = mpich; npre = sizeof mpich / sizeof *mpich; }
+    else {
       fprintf(stderr, "sheaf-launch: --server-launch must be rsh, mpich, openmpi or srun\n");
       return -1;
     }
+    /* --starter: the command instead of the first word (e.g. mpiexec.mpich, a wrapper) */
+    char *swd = NULL;
+    char **sw = o->starter ? split_words(o->starter, &nw, &swd) : NULL;
+    if (o->starter && (!sw || nw > 32)) { free(sw); free(swd); return -1; }
+    if (sw) for (int i = 0; i < nw; i++) argv[k++] = sw[i];
+    else argv[k++] = (char *)pre[0];
+    for (size_t i = 1; i < npre; i++) argv[k++] = (char *)pre[i];
     argv[k++] = (char *)o->server;
     if (server_args(o, j, "env", argv + k, hostlist, sizeof hostlist, tmo, roots) < 0) return -1;
     pid_t p = spawn(argv, &fds[0], NULL);
+    free(sw);
+    free(swd);
     if (p > 0) { j->pids[j->npids++] = p; nfds = 1; }
     for (int r = 0; r < j->n; r++) j->stdin_fds[r] = -1;
   }

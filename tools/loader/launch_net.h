@@ -8,7 +8,8 @@
 
 struct net_opts {
   const char *hosts, *hostfile, *rsh, *how, *secret, *server, *socket, *cache_dir;
-  int port, roots, push, timeout, strip;
+  const char *starter;      /* the mpiexec/mpirun/srun command of those modes (words) */
+  int port, roots, push, timeout, strip, fgfs;
 };
 
 struct net_job {

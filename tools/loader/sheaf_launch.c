@@ -55,6 +55,8 @@ static void usage(FILE *f)
     "  --hostfile FILE      one host a line (\"host slots=N\" and # comments allowed)\n"
     "  --server-launch rsh|mpich|openmpi|srun  how the servers start (default: rsh with --rsh,\n"
     "                       srun when SLURM_JOB_ID is set, else mpich: mpiexec -ppn 1)\n"
+    "  --starter CMD        the command of the mpich/openmpi/srun modes instead of\n"
+    "                       mpiexec/mpirun/srun (e.g. mpiexec.mpich, or a wrapper)\n"
     "  --rsh CMD            rsh-like command, run as `CMD HOST sheaf-ld-server ...` (e.g. ssh)\n"
     "  --overlay push|pull  push (SPMD, default): what one node reads goes to every node;\n"
     "                       pull (MPMD): only to the nodes that ask\n"
@@ -65,7 +67,9 @@ static void usage(FILE *f)
     "  --roots K            K trees, each root owning a hash range of paths (default 1)\n"
     "  --socket PATH        the clients' socket on every host (default\n"
     "                       <cache base>/sheaf-ldjob.UID.PID/sock; %%r: the server's rank)\n"
-    "  --server PATH        sheaf-ld-server on the hosts (default: next to sheaf-launch)\n");
+    "  --server PATH        sheaf-ld-server on the hosts (default: next to sheaf-launch)\n"
+    "  --fgfs               the servers classify paths with the global file status: files on\n"
+    "                       node-local or well-distributed storage are read by the clients\n");
 }
 
 static int add_list(char *list, size_t cap, const char *v)
@@ -108,6 +112,7 @@ static int parse(int argc, char **argv, struct opts *o)
     else if (VAL("--hostfile")) o->net.hostfile = v;
     else if (VAL("--server-launch")) o->net.how = v;
     else if (VAL("--rsh")) o->net.rsh = v;
+    else if (VAL("--starter")) o->net.starter = v;
     else if (VAL("--overlay")) {
       if (strcmp(v, "push") && strcmp(v, "pull")) {
         fprintf(stderr, "sheaf-launch: --overlay is push or pull\n");
@@ -121,6 +126,7 @@ static int parse(int argc, char **argv, struct opts *o)
     else if (VAL("--roots")) o->net.roots = atoi(v);
     else if (VAL("--socket")) o->net.socket = v;
     else if (VAL("--server")) o->net.server = v;
+    else if (!strcmp(a, "--fgfs")) o->net.fgfs = 1;
     else if (!strcmp(a, "--stats")) o->stats = 1;
     else if (VAL("--stats-file")) o->stats_file = v;
     else {

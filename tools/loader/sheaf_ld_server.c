@@ -32,7 +32,9 @@ static void usage(FILE *f)
     "  --cache-dir DIR    where the node cache goes\n"
     "  --strip=yes|no     copies of ELF files hold only their loaded extents (default yes)\n"
     "  --timeout MS       bound of every network wait (default 20000)\n"
-    "  --watch-stdin      stop when stdin reaches its end (the launcher's rsh link closed)\n");
+    "  --watch-stdin      stop when stdin reaches its end (the launcher's rsh link closed)\n"
+    "  --fgfs             classify paths with the global file status at start-up (over the\n"
+    "                     overlay): node-local or well-distributed files are passed through\n");
 }
 
 static int env_rank(void)
@@ -94,6 +96,7 @@ int main(int argc, char **argv)
     else if (!strcmp(a, "--strip=yes")) strip = 1;
     else if (VAL("--timeout")) ov.timeout_ms = atoi(v);
     else if (!strcmp(a, "--watch-stdin")) watch = 1;
+    else if (!strcmp(a, "--fgfs")) ov.fgfs = 1;
     else {
       fprintf(stderr, "sheaf-ld-server: unknown option or missing value: %s\n", a);
       usage(stderr);
