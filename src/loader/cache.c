@@ -513,6 +513,18 @@ int sld_cache_obj(struct sld_server *s, uint32_t kind, const char *path, struct 
   return s->dead ? -1 : 0;
 }
 
+int sld_cache_has(struct sld_server *s, uint32_t kind, const char *path)
+{
+  switch (kind) {
+  case SLN_K_DIR: return sld_htab_get(&s->dirs, path) != NULL;
+  case SLN_K_STAT: return sld_htab_get(&s->stats, path) != NULL;
+  case SLN_K_LSTAT: return sld_htab_get(&s->lstats, path) != NULL;
+  case SLN_K_REAL: return sld_htab_get(&s->reals, path) != NULL;
+  case SLN_K_FILE: return sld_htab_get(&s->files, path) != NULL;
+  default: return 0;
+  }
+}
+
 void sld_cache_store(struct sld_server *s, struct sln_obj *o)
 {
   if (o->kind == SLN_K_DIR && !sld_htab_get(&s->dirs, o->path)) {

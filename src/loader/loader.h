@@ -48,6 +48,8 @@ void sld_cache_free(struct sld_server *s);
  * borrowed from the cache, not to be freed; FILE: o->real is the local copy);
  * 0, or -1 when the server lost its parent */
 int sld_cache_obj(struct sld_server *s, uint32_t kind, const char *path, struct sln_obj *o);
+/* whether the caches hold the object already */
+int sld_cache_has(struct sld_server *s, uint32_t kind, const char *path);
 /* stores an object received from the parent unless it is there (takes the names) */
 void sld_cache_store(struct sld_server *s, struct sln_obj *o);
 /* where the local copy of the original `real` goes */

@@ -253,6 +253,10 @@ int sln_fetch(struct sld_server *s, uint32_t kind, const char *path, struct sln_
       if (take_obj(s, l, len, o)) goto lost;
       if (o->flags & SLN_F_BCAST) continue;
       if (o->kind != kind || strcmp(o->path, path)) { sln_obj_free(o); goto lost; }
+      if (sld_cache_has(s, kind, path)) {   /* a broadcast brought it meanwhile: that copy */
+        sln_obj_free(o);
+        return 1;
+      }
       return 0;
     }
     if (type == SLN_ACK) {

@@ -91,6 +91,12 @@ for f in "$prefix"/bin/*; do
                out=$(ASAN_OPTIONS=$noleak "$f" --stats --cache-dir "$tmp" -- /bin/echo loaded 2>&1) \
                    || die "sheaf-launch: exit $? ($out)"
                case $out in *loaded*"sheaf-launch: reads "[1-9]*) ;; *) die "sheaf-launch printed: $out" ;; esac ;;
+        sheaf-ld-server)   # the loader's overlay server: its usage, and a missing secret is refused by name
+               out=$(ASAN_OPTIONS=$noleak "$f" --help 2>&1) || die "sheaf-ld-server --help: exit $? ($out)"
+               case $out in "usage: sheaf-ld-server"*) ;; *) die "sheaf-ld-server printed: $out" ;; esac
+               out=$(ASAN_OPTIONS=$noleak "$f" --rank 0 --hosts 127.0.0.1:9 --secret "$tmp/no-secret" 2>&1) \
+                   && die "sheaf-ld-server without its secret: exit 0"
+               case $out in *"$tmp/no-secret"*) ;; *) die "sheaf-ld-server printed: $out" ;; esac ;;
         sheaf-boot) out=$("$f" 2>&1) && die "sheaf-boot without arguments: exit 0"
                case $out in "usage: sheaf-boot"*) ;; *) die "sheaf-boot printed: $out" ;; esac ;;
         *) die "installed program $(basename "$f") is not checked by this test: add it" ;;

@@ -264,7 +264,33 @@ def case_push(args):
         r = ask(ov.socks[1], OP_LOOKUP, files[1])
         if not r or r[0] != 0 or stats(ov.socks[1])[0]["net_gets"] != before:
             fail("push4: node 1 asked the network for a pushed file")
-        print("push4: a request on node 3 put the file in all 4 caches; 1 read, 1 listing")
+        # all 4 nodes at once for new files (broadcasts cross the replies): every
+        # answer is a copy in the asking node's own cache, with the original's bytes
+        import threading
+        more = []
+        d2 = os.path.join(ov.work, "shared", "cross")   # a directory nobody listed yet
+        os.makedirs(d2)
+        for i in range(6):
+            p = os.path.join(d2, "libcross%d.so" % i)
+            with open(p, "wb") as f:
+                f.write(os.urandom(30000 + 1000 * i))
+            more.append(p)
+        for f in more:
+            res = {}
+            ths = [threading.Thread(target=lambda k=k: res.__setitem__(k, ask(ov.socks[k], OP_LOOKUP, f)))
+                   for k in range(n)]
+            for t in ths:
+                t.start()
+            for t in ths:
+                t.join()
+            for k in range(n):
+                r = res.get(k)
+                if not r or r[0] != 0 or not r[1].startswith(ov.caches[k] + "/") or not same_bytes(r[1], f):
+                    fail("push4: concurrent requests: node %d answered %r for %s" % (k, r, f))
+        if ov.total("reads") != 1 + len(more):
+            fail("push4: %d reads for %d files" % (ov.total("reads"), 1 + len(more)))
+        print("push4: a request on node 3 put the file in all 4 caches; 1 read, 1 listing; 6 files asked for on all nodes at once: "
+              "each read once, each node answered from its own cache")
     finally:
         ov.stop()
 
