@@ -239,11 +239,23 @@ static void accept_peers(struct sld_server *s, int ep)
   }
 }
 
+/* whether a link still has bytes to read: an event of this loop's batch can
+ * be stale, because a fetch made while serving an earlier event of the same
+ * batch reads the parent's frames itself (sln_fetch); a blocking read on a
+ * drained link would wait for the timeout and drop a healthy link */
+static int link_readable(int fd)
+{
+  char c;
+  ssize_t r = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
+  return 1;   /* data, end of stream or an error: the read below tells */
+}
+
 /* a frame on a link; a failed parent link stops the server, a child's drops the child */
 static void on_link(struct sld_server *s, struct sln_link *l)
 {
   uint32_t type, len;
-  if (l->dead) return;
+  if (l->dead || !link_readable(l->fd)) return;
   if (sln_recv_frame(l, &type, &len) || sln_on_frame(s, l, type, len)) {
     if (l->parent) {
       if (!s->net->stop && !s->dead)

@@ -286,7 +286,7 @@ def case_push(args):
             for k in range(n):
                 r = res.get(k)
                 if not r or r[0] != 0 or not r[1].startswith(ov.caches[k] + "/") or not same_bytes(r[1], f):
-                    fail("push4: concurrent requests: node %d answered %r for %s" % (k, r, f))
+                    fail("push4: concurrent requests: node %d answered %r for %s\n%s" % (k, r, f, "\n".join("node %d: %s" % (j, ov.stderr(j)) for j in range(n))))
         if ov.total("reads") != 1 + len(more):
             fail("push4: %d reads for %d files" % (ov.total("reads"), 1 + len(more)))
         print("push4: a request on node 3 put the file in all 4 caches; 1 read, 1 listing; 6 files asked for on all nodes at once: "
