@@ -251,45 +251,6 @@ void sld_policy_free(struct sld_net *n)
 
 #else   /* built without libsheaf_fgfs */
 
-/* the poorly distributed mount points and my group's representative for each:
- * one sheaf_fgfs_pardesc_of per such mount point (collective, the same order
- * everywhere: the classified list is the union, identical on every server) */
-static void groups_init(struct sld_net *n, sheaf_fgfs_ctx *ctx)
-{
-  int cnt = sheaf_fgfs_async_count(ctx);
-  n->gmount = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *n->gmount);
-  n->grep = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *n->grep);
-  n->glink = calloc((size_t)(cnt > 0 ? cnt : 1), sizeof *n->glink);
-  int ok = n->gmount && n->grep && n->glink;
-  for (int i = 0; i < cnt; i++) {
-    const char *mp;
-    sheaf_fgfs_status st;
-    if (sheaf_fgfs_async_entry(ctx, i, &mp, &st) || st.cls != SHEAF_FGFS_POORLY) continue;
-    sheaf_fgfs_pardesc d;
-    /* collective: called by every server even when this one has no memory left */
-    int rc = sheaf_fgfs_pardesc_of(ctx, mp, &d);
-    if (rc || !ok) {
-      fprintf(stderr, "sheaf-ld[%d]: no groups for %s (%s): it is read by the root\n", n->rank, mp,
-              rc ? sheaf_fgfs_last_error() : "out of memory");
-      continue;
-    }
-    if (!(n->gmount[n->ngm] = strdup(mp))) continue;
-    n->grep[n->ngm++] = d.rep;
-  }
-}
-
-int sld_policy_group(const struct sld_net *n, const char *path)
-{
-  int best = -1;
-  size_t bl = 0;
-  for (int i = 0; n && i < n->ngm; i++) {
-    size_t l = strlen(n->gmount[i]);
-    if (strncmp(path, n->gmount[i], l) || (path[l] && path[l] != '/' && strcmp(n->gmount[i], "/"))) continue;
-    if (best < 0 || l > bl) { best = i; bl = l; }
-  }
-  return best;
-}
-
 int sld_policy_init(struct sld_server *s)
 {
   fprintf(stderr, "sheaf-ld[%d]: built without the global file status (libsheaf_fgfs): every "
