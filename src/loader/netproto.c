@@ -1,35 +1,11 @@
 /* netproto.c - pack/unpack of the overlay's messages (see netproto.h). */
 #include "netproto.h"
+#include "lebuf.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define SLN_NAME_MAX 255
-
-static unsigned char *put32(unsigned char *p, uint32_t v)
-{
-  p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8);
-  p[2] = (unsigned char)(v >> 16); p[3] = (unsigned char)(v >> 24);
-  return p + 4;
-}
-
-static unsigned char *put64(unsigned char *p, uint64_t v)
-{
-  p = put32(p, (uint32_t)v);
-  return put32(p, (uint32_t)(v >> 32));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static unsigned char *putstr(unsigned char *p, const char *s, size_t n)
-{
-  p = put32(p, (uint32_t)n);
-  memcpy(p, s, n);
-  return p + n;
-}
 
 static unsigned char *putbytes(unsigned char *p, const unsigned char *s, size_t n)
 {
@@ -46,36 +22,10 @@ static size_t frame(unsigned char *buf, uint32_t type, unsigned char *end)
   return len;
 }
 
-/* a cursor that refuses to read past the payload */
-struct cur { const unsigned char *p; size_t left; int bad; };
-
-static uint32_t c32(struct cur *c)
-{
-  if (c->bad || c->left < 4) { c->bad = 1; return 0; }
-  uint32_t v = get32(c->p);
-  c->p += 4; c->left -= 4;
-  return v;
-}
-
-static uint64_t c64(struct cur *c)
-{
-  uint64_t lo = c32(c);
-  return lo | (uint64_t)c32(c) << 32;
-}
-
 static void cbytes(struct cur *c, unsigned char *out, size_t n)
 {
   if (c->bad || c->left < n) { c->bad = 1; memset(out, 0, n); return; }
   memcpy(out, c->p, n);
-  c->p += n; c->left -= n;
-}
-
-static void cstr(struct cur *c, char *out, size_t cap)
-{
-  uint32_t n = c32(c);
-  if (c->bad || n >= cap || n > c->left || memchr(c->p, 0, n)) { c->bad = 1; out[0] = 0; return; }
-  memcpy(out, c->p, n);
-  out[n] = 0;
   c->p += n; c->left -= n;
 }
 
@@ -172,8 +122,8 @@ int sln_unpack_header(const unsigned char *buf, uint32_t *type, uint32_t *len)
 int sln_unpack_hello(const unsigned char *p, size_t len, struct sln_hello *m)
 {
   struct cur c = { p, len, 0 };
-  m->tree = c32(&c);
-  m->rank = c32(&c);
+  m->tree = cur32(&c);
+  m->rank = cur32(&c);
   cbytes(&c, m->nonce, SLN_NONCE);
   return c.bad || c.left ? -1 : 0;
 }
@@ -196,8 +146,8 @@ int sln_unpack_proof(const unsigned char *p, size_t len, struct sln_proof *m)
 int sln_unpack_get(const unsigned char *p, size_t len, struct sln_get *m)
 {
   struct cur c = { p, len, 0 };
-  m->kind = c32(&c);
-  cstr(&c, m->path, sizeof m->path);
+  m->kind = cur32(&c);
+  curstr(&c, m->path, sizeof m->path);
   if (m->kind < SLN_K_DIR || m->kind > SLN_K_FILE) c.bad = 1;
   return c.bad || c.left ? -1 : 0;
 }
@@ -224,7 +174,7 @@ static void cnames(struct cur *c, struct sln_obj *m, uint32_t n)
   char name[SLN_NAME_MAX + 1];
   for (uint32_t i = 0; i < n && !c->bad; i++) {
     cbytes(c, &m->types[i], 1);
-    cstr(c, name, sizeof name);
+    curstr(c, name, sizeof name);
     if (c->bad || !name[0] || strchr(name, '/') || (i && strcmp(m->names[i - 1], name) >= 0)) {
       c->bad = 1;   /* names are sorted, distinct, one component each */
       break;
@@ -238,21 +188,21 @@ int sln_unpack_obj(const unsigned char *p, size_t len, struct sln_obj *m)
 {
   struct cur c = { p, len, 0 };
   memset(m, 0, sizeof *m);
-  m->kind = c32(&c);
-  m->flags = c32(&c);
-  m->status = (int32_t)c32(&c);
-  cstr(&c, m->path, sizeof m->path);
-  cstr(&c, m->real, sizeof m->real);
+  m->kind = cur32(&c);
+  m->flags = cur32(&c);
+  m->status = (int32_t)cur32(&c);
+  curstr(&c, m->path, sizeof m->path);
+  curstr(&c, m->real, sizeof m->real);
   struct sld_stat *s = &m->st;
-  s->dev = c64(&c); s->ino = c64(&c); s->mode = c64(&c); s->nlink = c64(&c);
-  s->uid = c64(&c); s->gid = c64(&c); s->rdev = c64(&c); s->size = c64(&c);
-  s->blksize = c64(&c); s->blocks = c64(&c);
-  s->atime_sec = (int64_t)c64(&c); s->atime_nsec = (int64_t)c64(&c);
-  s->mtime_sec = (int64_t)c64(&c); s->mtime_nsec = (int64_t)c64(&c);
-  s->ctime_sec = (int64_t)c64(&c); s->ctime_nsec = (int64_t)c64(&c);
-  m->mode = c64(&c);
-  m->size = c64(&c);
-  uint32_t n = c32(&c);
+  s->dev = cur64(&c); s->ino = cur64(&c); s->mode = cur64(&c); s->nlink = cur64(&c);
+  s->uid = cur64(&c); s->gid = cur64(&c); s->rdev = cur64(&c); s->size = cur64(&c);
+  s->blksize = cur64(&c); s->blocks = cur64(&c);
+  s->atime_sec = (int64_t)cur64(&c); s->atime_nsec = (int64_t)cur64(&c);
+  s->mtime_sec = (int64_t)cur64(&c); s->mtime_nsec = (int64_t)cur64(&c);
+  s->ctime_sec = (int64_t)cur64(&c); s->ctime_nsec = (int64_t)cur64(&c);
+  m->mode = cur64(&c);
+  m->size = cur64(&c);
+  uint32_t n = cur32(&c);
   if (m->kind < SLN_K_DIR || m->kind > SLN_K_FILE || (n && m->kind != SLN_K_DIR) ||
       m->path[0] != '/' || m->status < 0 || m->status > 4095)
     c.bad = 1;
@@ -264,8 +214,8 @@ int sln_unpack_obj(const unsigned char *p, size_t len, struct sln_obj *m)
 int sln_unpack_coll(const unsigned char *p, size_t len, struct sln_coll *m)
 {
   struct cur c = { p, len, 0 };
-  m->seq = c32(&c);
-  m->len = c32(&c);
+  m->seq = cur32(&c);
+  m->len = cur32(&c);
   if (c.bad || m->len != c.left) return -1;
   m->data = (unsigned char *)c.p;
   return 0;
