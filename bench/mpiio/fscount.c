@@ -55,3 +55,5 @@ ssize_t preadv(int fd, const struct iovec *v, int c, off_t o) { REAL(preadv, ssi
 ssize_t pwritev(int fd, const struct iovec *v, int c, off_t o) { REAL(pwritev, ssize_t, int, const struct iovec *, int, off_t); ssize_t r = real_pwritev(fd, v, c, o); if (w(fd)) COUNT(1, r); return r; }
 ssize_t readv(int fd, const struct iovec *v, int c) { REAL(readv, ssize_t, int, const struct iovec *, int); ssize_t r = real_readv(fd, v, c); if (w(fd)) COUNT(0, r); return r; }
 ssize_t writev(int fd, const struct iovec *v, int c) { REAL(writev, ssize_t, int, const struct iovec *, int); ssize_t r = real_writev(fd, v, c); if (w(fd)) COUNT(1, r); return r; }
+ssize_t preadv64(int fd, const struct iovec *v, int c, off64_t o) { REAL(preadv64, ssize_t, int, const struct iovec *, int, off64_t); ssize_t r = real_preadv64(fd, v, c, o); if (w(fd)) COUNT(0, r); return r; }
+ssize_t pwritev64(int fd, const struct iovec *v, int c, off64_t o) { REAL(pwritev64, ssize_t, int, const struct iovec *, int, off64_t); ssize_t r = real_pwritev64(fd, v, c, o); if (w(fd)) COUNT(1, r); return r; }

@@ -58,6 +58,7 @@ static int wait_wake(struct sheaf_lock_set *S, int id)
     int rc = MPI_Irecv(buf, LK_WAKE_BYTES, MPI_BYTE, MPI_ANY_SOURCE, LK_TAG_WAKE, S->comm, &req);
     if (rc != MPI_SUCCESS)
         return lk_mpi_err(rc, "MPI_Irecv (wake)");
+    unsigned spins = LK_SPIN; /* a wake is a message: every step progresses MPI */
     for (;;) {
         int done = 0;
         rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
@@ -65,7 +66,7 @@ static int wait_wake(struct sheaf_lock_set *S, int id)
             return lk_mpi_err(rc, "MPI_Test (wake)");
         if (done)
             break;
-        lk_relax(S);
+        lk_relax(S, &spins);
     }
     S->st.wakes_received++;
     lk_wake_msg m;

@@ -78,8 +78,18 @@ int lk_epoch_begin(struct sheaf_lock_set *S, int rank, int slot);
 int lk_epoch_end(struct sheaf_lock_set *S, int rank, int slot);
 int lk_put_byte(struct sheaf_lock_set *S, int rank, MPI_Aint off, unsigned char v);
 int lk_get_bytes(struct sheaf_lock_set *S, int rank, MPI_Aint off, unsigned char *buf, int n);
-/* one step of a wait loop: let MPI progress (library mode) and yield the core */
-void lk_relax(struct sheaf_lock_set *S);
+/* a rank's own word that nobody else reads before a later seq_cst operation
+ * of this rank publishes it (MCS: grant and next[id] before the tail swap):
+ * in shared memory a plain (relaxed) store, counted like lk_write */
+int lk_write_own(struct sheaf_lock_set *S, MPI_Aint off, int val);
+/* one step of a wait loop; *spins counts the steps of this wait (start at 0).
+ * Shared memory: the first LK_SPIN steps only pause the core (a hand-off by
+ * a running holder is seen within ~100 ns), after that every step lets MPI
+ * progress and yields the core (ranks oversubscribed on few cores: a waiter
+ * must not burn the time slice of a preempted holder). Over MPI RMA every
+ * step lets MPI progress and yields. */
+#define LK_SPIN 128
+void lk_relax(struct sheaf_lock_set *S, unsigned *spins);
 
 /* the algorithms (flags.c, mcs.c, poll.c): called with a valid, not-held (acquire)
  * or held (release) id; they do not touch S->held */

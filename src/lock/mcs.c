@@ -27,22 +27,23 @@
 
 static int wait_own(struct sheaf_lock_set *S, MPI_Aint off, int until_not, int until_eq, int *val)
 {
+    unsigned spins = 0;
     for (;;) {
         int rc = lk_read(S, S->rank, off, val, 1);
         if (rc)
             return rc;
         if (until_not ? *val != LK_NIL : *val == until_eq)
             return SHEAF_LOCK_OK;
-        lk_relax(S);
+        lk_relax(S, &spins);
     }
 }
 
 int lk_mcs_acquire(struct sheaf_lock_set *S, int id)
 {
     int me = S->rank, home = lk_home(S, id), pred, v;
-    int rc = lk_write(S, me, LK_OFF_GRANT, LK_NIL);
+    int rc = lk_write_own(S, LK_OFF_GRANT, LK_NIL);
     if (!rc)
-        rc = lk_write(S, me, lk_next_off(id), LK_NIL);
+        rc = lk_write_own(S, lk_next_off(id), LK_NIL);
     if (!rc)
         rc = lk_swap(S, home, lk_word_off(S, id), me, &pred);
     if (rc || pred == LK_NIL)

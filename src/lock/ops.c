@@ -46,6 +46,19 @@ int lk_write(struct sheaf_lock_set *S, int rank, MPI_Aint off, int val)
     return flush(S, rank, rc, "MPI_Accumulate(MPI_REPLACE)");
 }
 
+int lk_write_own(struct sheaf_lock_set *S, MPI_Aint off, int val)
+{
+    if (!S->shm)
+        return lk_write(S, S->rank, off, val);
+    S->st.atomics++;
+    S->st.rma_ops++;
+    /* ordered before the seq_cst swap that makes this rank reachable (its
+     * release half): whoever learns my rank from the tail or from my link
+     * sees this store (doc/lock.md, "Shared-memory backend") */
+    __atomic_store_n(shm_int(S, S->rank, off), val, __ATOMIC_RELAXED);
+    return SHEAF_LOCK_OK;
+}
+
 int lk_swap(struct sheaf_lock_set *S, int rank, MPI_Aint off, int val, int *old)
 {
     S->st.atomics++;
@@ -131,8 +144,23 @@ int lk_get_bytes(struct sheaf_lock_set *S, int rank, MPI_Aint off, unsigned char
     return rc == MPI_SUCCESS ? SHEAF_LOCK_OK : lk_mpi_err(rc, "MPI_Get");
 }
 
-void lk_relax(struct sheaf_lock_set *S)
+static inline void cpu_pause(void)
 {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#else
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+void lk_relax(struct sheaf_lock_set *S, unsigned *spins)
+{
+    if (S->shm && (*spins)++ < LK_SPIN) {
+        cpu_pause();
+        return;
+    }
     /* MPICH serves passive-target requests to this rank only inside MPI
      * calls: poke the progress engine while waiting. Also with the lock
      * state in shared memory: the data a lock protects may be in an RMA

@@ -31,16 +31,17 @@ static uint64_t next_rand(struct sheaf_lock_set *S)
 static void backoff(struct sheaf_lock_set *S, unsigned range)
 {
     unsigned t = range ? (unsigned)(next_rand(S) % range) : 0;
-    lk_relax(S);
+    unsigned spins = LK_SPIN; /* the back-off is the spin: always progress and yield */
+    lk_relax(S, &spins);
     if (S->shm && t >= 20) {
         struct timespec ts = {0, (long)t * 1000};
         nanosleep(&ts, NULL);
-        lk_relax(S);
+        lk_relax(S, &spins);
         return;
     }
     double until = now_us() + (double)t;
     while (now_us() < until)
-        lk_relax(S);
+        lk_relax(S, &spins);
 }
 
 int lk_poll_acquire(struct sheaf_lock_set *S, int id)

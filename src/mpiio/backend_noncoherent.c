@@ -53,7 +53,7 @@ static int nc_drop_range(mio_backend *b, int64_t off, int64_t len) {
 }
 
 static const mio_backend_ops nc_ops = {nc_pread, nc_pwrite, nc_sync, nc_invalidate,
-                                       nc_get_size, nc_set_size, nc_preallocate, nc_close, nc_drop_range};
+                                       nc_get_size, nc_set_size, nc_preallocate, nc_close, nc_drop_range, NULL};
 
 int mio_backend_noncoherent_open(mio_backend *b, const char *path, int flags, int64_t page) {
   int rc = mio_backend_posix_open(b, path, flags);

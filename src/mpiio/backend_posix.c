@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include "mpiio_impl.h"
 
@@ -34,6 +36,22 @@ static int px_pwrite(mio_backend *b, const void *buf, int64_t len, int64_t off) 
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) return fail(b, "pwrite", off, r < 0 ? errno : EIO);
     p += r; off += r; len -= r;
+  }
+  return 0;
+}
+
+static int px_pwritev(mio_backend *b, const struct iovec *iov, int n, int64_t off) {
+  struct iovec v[MIO_IOV_MAX];
+  if (n > MIO_IOV_MAX) return fail(b, "pwritev (too many pieces)", off, EINVAL);
+  memcpy(v, iov, sizeof(struct iovec) * (size_t)n);
+  struct iovec *p = v;
+  while (n > 0) {
+    ssize_t r = pwritev(b->fd, p, n, (off_t)off);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return fail(b, "pwritev", off, r < 0 ? errno : EIO);
+    off += r;
+    while (n > 0 && (size_t)r >= p->iov_len) { r -= (ssize_t)p->iov_len; p++; n--; }
+    if (n > 0) { p->iov_base = (char *)p->iov_base + r; p->iov_len -= (size_t)r; }
   }
   return 0;
 }
@@ -68,7 +86,7 @@ static void px_close(mio_backend *b) {
 }
 
 static const mio_backend_ops posix_ops = {px_pread, px_pwrite, px_sync, px_invalidate,
-                                          px_get_size, px_set_size, px_preallocate, px_close, NULL};
+                                          px_get_size, px_set_size, px_preallocate, px_close, NULL, px_pwritev};
 
 int mio_backend_posix_open(mio_backend *b, const char *path, int flags) {
   b->ops = &posix_ops;
@@ -102,4 +120,23 @@ int mio_fs_write(mio_backend *b, const void *buf, int64_t len, int64_t off) {
   b->stats->fs_write_bytes += (uint64_t)len;
   audit(b, 'W', off, len);
   return b->ops->pwrite(b, buf, len, off);
+}
+
+int mio_fs_writev(mio_backend *b, const struct iovec *iov, int n, int64_t off) {
+  int64_t len = 0;
+  for (int i = 0; i < n; i++) len += (int64_t)iov[i].iov_len;
+  if (len <= 0) return 0;
+  b->stats->fs_writes++;
+  b->stats->fs_write_bytes += (uint64_t)len;
+  audit(b, 'W', off, len);
+  if (b->ops->pwritev) return b->ops->pwritev(b, iov, n, off);
+  char *bb = malloc((size_t)len);
+  if (!bb) {
+    snprintf(b->err, b->errlen, "%s: out of memory gathering %lld bytes to write", b->path, (long long)len);
+    return SHEAF_MPIIO_ENOMEM;
+  }
+  for (int64_t i = 0, p = 0; i < n; p += (int64_t)iov[i].iov_len, i++) memcpy(bb + p, iov[i].iov_base, iov[i].iov_len);
+  int rc = b->ops->pwrite(b, bb, len, off);
+  free(bb);
+  return rc;
 }

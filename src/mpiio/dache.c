@@ -97,7 +97,7 @@ static int evict(dache *d, int v, int *freed) {
   d_union(&lo, &hi, d->ldlo[v], d->ldhi[v]);  /* remote writers' bytes and this rank's own */
   if (!rc && hi > lo) rc = d_writeback(d, pg, v, lo, hi);
   if (!rc) {
-    int32_t e[DM_INTS] = {DM_NONE, DM_NONE, 0, 0};
+    int32_t e[DM_INTS] = {DM_NONE, DM_NONE, 0, 0, m[DM_WB] || hi > lo};
     rc = dm_put(d, pg, e);
   }
   if (!rc) {
@@ -151,15 +151,29 @@ static int valid_loc(dache *d, const int32_t *m) {
          (m[DM_OWNER] != d->rank || d->tag[m[DM_SLOT]] >= 0);
 }
 
-/* miss under the lock: load the page into a free slot, copy, publish */
-static int insert(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, int is_write) {
+/* Zero-fill: a page wholly at or beyond the file's size when the cache was
+ * (re)started (d->size0: at open and after every invalidation, the largest
+ * size any rank saw) that no rank has written to the file since (entry wb 0)
+ * holds only zeros: nothing to read. Not when this rank has noted external
+ * writes (the interposition library's fallbacks) not yet agreed on. */
+static int zero_page(const dache *d, int64_t pg, const int32_t *m) {
+  return pg * d->page >= d->size0 && !m[DM_WB] && !d->fh->external_write;
+}
+
+/* miss under the lock (entry m): load the page into a free slot, copy, publish */
+static int insert(dache *d, int64_t pg, const int32_t *old, int64_t a, int64_t n, char *buf, int is_write) {
   int rc = 0, s = d->freel[d->nfree - 1];
-  if (!(is_write && n == d->page)) {
+  if (is_write && n == d->page) {
+    /* overwritten whole */
+  } else if (zero_page(d, pg, old)) {
+    memset(ds_local(d, s), 0, (size_t)d->page);
+    d->st.zero_fills++;
+  } else {
     rc = push(d, pg * d->page, d->page);
     if (!rc) rc = mio_fs_read(&d->fh->be, ds_local(d, s), d->page, pg * d->page);
   }
   if (rc) return rc;
-  int32_t m[DM_INTS] = {d->rank, s, 0, 0};
+  int32_t m[DM_INTS] = {d->rank, s, 0, 0, old[DM_WB]};
   rc = dm_put(d, pg, m);
   if (rc) return rc;
   d->nfree--;
@@ -189,13 +203,24 @@ static int access_page(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, in
     rc = dm_get(d, pg, m);
     if (!rc && d->broken) m[DM_OWNER] = DM_NONE;
     if (rc || m[DM_OWNER] != DM_NONE) break;
-    if (d->nfree > 0) return d_unlock(d, pg, insert(d, pg, a, n, buf, is_write));
+    if (d->nfree > 0) return d_unlock(d, pg, insert(d, pg, m, a, n, buf, is_write));
     /* a miss with every slot taken: evict holding no lock, then look again */
     if ((rc = d_unlock(d, pg, 0)) != 0 || (rc = make_free(d)) != 0) return rc;
   }
   if (rc) return d_unlock(d, pg, rc);
   if (!valid_loc(d, m) || m[DM_OWNER] == d->rank) return d_unlock(d, pg, proto(d, pg, m, "lookup"));
   int grew = is_write && grow(m, a, n);
+  if (d->shm) {
+    /* shared memory: the transfer is a memcpy, done under the lock (the owner
+     * cannot evict meanwhile): no pin, no unpin, one entry write only when
+     * the dirty range grew */
+    if (grew) rc = dm_put(d, pg, m);
+    if (!rc) rc = ds_xfer(d, m[DM_OWNER], m[DM_SLOT], a, n, buf, is_write);
+    d->st.remote_hits++;
+    d->fh->stats.cache_hits++;
+    d->fh->stats.cache_remote_hits++;
+    return d_unlock(d, pg, rc);
+  }
   rc = dm_pin(d, pg, 1);  /* remote hit: pinned, the owner cannot evict it */
   if (!rc && grew) rc = dm_put(d, pg, m);
   rc = d_unlock(d, pg, rc);
@@ -220,7 +245,12 @@ static int access_locked(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, 
     d->st.direct++;
     if (is_write) {
       rc = mio_fs_write(&d->fh->be, buf, n, off);
-      return rc ? rc : push(d, off, n);
+      if (!rc) rc = push(d, off, n);
+      if (!rc && !m[DM_WB]) {  /* in the file now: no zero-fill for this page any more */
+        m[DM_WB] = 1;
+        rc = dm_put(d, pg, m);
+      }
+      return rc;
     }
     rc = push(d, off, n);
     return rc ? rc : mio_fs_read(&d->fh->be, buf, n, off);
@@ -347,7 +377,11 @@ static int setup(dache *d, const mio_dache_cfg *cfg) {
   if (sheaf_lock_create(d->comm, &o, &d->locks))  /* collective: fails everywhere or nowhere */
     return mio_set_err(d->fh, SHEAF_MPIIO_EARG, "%s: DACHe: lock set: %s", d->fh->path, sheaf_lock_last_error());
   d->shm = sheaf_lock_progress_used(d->locks) == SHEAF_LOCK_PROGRESS_SHARED;
-  return dwin_create(d);
+  rc = dwin_create(d);
+  if (!rc) rc = d_size0(d);
+  all = rc;
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, d->comm);
+  return all ? (rc ? rc : SHEAF_MPIIO_EREMOTE) : 0;
 }
 
 int mio_dache_create(sheaf_file fh, const mio_dache_cfg *cfg) {

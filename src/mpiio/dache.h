@@ -13,10 +13,14 @@
 #include <stdint.h>
 #include "mpiio_impl.h"
 
-/* one metadata entry: 8 x int32 (32 bytes). owner..dhi are written under the
- * page's lock (one MPI_Accumulate REPLACE of 4 ints); pin is changed only by
- * atomic adds (pin under the lock, unpin without it). */
-enum { DM_OWNER = 0, DM_SLOT = 1, DM_DLO = 2, DM_DHI = 3, DM_PIN = 4, DM_INTS = 8 };
+/* one metadata entry: 8 x int32 (32 bytes). owner..wb are written under the
+ * page's lock (one MPI_Accumulate REPLACE of DM_NPUT ints); pin is changed
+ * only by atomic adds (pin under the lock, unpin without it; over MPI RMA
+ * only: in shared memory a remote hit copies under the lock and never pins).
+ * wb: 1 once any rank has written bytes of the page to the file (a page
+ * beyond the file's size at open with wb 0 is all zeros: loaded without a
+ * read, doc/mpiio.md "Zero-fill"). */
+enum { DM_OWNER = 0, DM_SLOT = 1, DM_DLO = 2, DM_DHI = 3, DM_WB = 4, DM_NPUT = 5, DM_PIN = 5, DM_INTS = 8 };
 #define DM_NONE (-1)
 
 typedef struct mio_dache_cfg {
@@ -31,6 +35,8 @@ typedef struct mio_dache_cfg {
 
 typedef struct mio_dache_stats {
   uint64_t local_hits, remote_hits, misses, evictions, writebacks, pin_waits, direct;
+  uint64_t zero_fills;  /* misses loaded without a read (zero-fill rule) */
+  uint64_t flush_writes; /* file-system write calls of the flushes (one per contiguous run) */
 } mio_dache_stats;
 
 /* parse the sheaf_dache_* hints into cfg (defaults first) */

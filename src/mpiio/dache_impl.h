@@ -11,6 +11,7 @@ typedef struct dache {
   MPI_Comm comm;                /* the handle's communicator */
   int rank, P;
   int64_t page, npages, nmeta;  /* npages over max_size; nmeta entries per rank */
+  int64_t size0;                /* file size at open / the last invalidation (zero-fill rule) */
   int nslots;
   int shm, epochs, atomic, audit, broken;
   sheaf_lock_set *locks;        /* lock p guards page p's entry (home p % P) */
@@ -58,4 +59,5 @@ int d_writeback(dache *d, int64_t pg, int s, int64_t lo, int64_t hi);
 /* dache_sync.c */
 int d_flush(dache *d);       /* collective */
 int d_invalidate(dache *d);  /* collective, after d_flush */
+int d_size0(dache *d);       /* collective: d->size0 = the largest file size any rank sees */
 #endif

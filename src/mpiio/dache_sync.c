@@ -5,38 +5,138 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include "dache_impl.h"
 
-typedef struct dirty { int64_t off, len; int slot; int64_t pg; int32_t m[DM_INTS]; } dirty;
+typedef struct dirty { int64_t off, len, pg; int owner, slot; int32_t m[DM_INTS]; } dirty;
 
 static int cmp_dirty(const void *x, const void *y) {
   const dirty *a = x, *b = y;
   return a->off < b->off ? -1 : a->off > b->off;
 }
 
-/* write the runs of v[0..n) (sorted) through a bounce buffer */
+/* where a dirty piece's bytes are: the owner's slot (any rank's in shared memory) */
+static char *piece(dache *d, const dirty *e) {
+  int64_t in = e->off - e->pg * d->page;
+  if (e->owner == d->rank) return ds_local(d, e->slot) + in;
+  return d->slot_peer[e->owner] + (int64_t)e->slot * d->page + in;
+}
+
+/* v[0..n) sorted by offset: one vectored write per file-contiguous run,
+ * straight from the slots (pieces adjacent in memory merged; a run of more
+ * than MIO_IOV_MAX separate pieces takes more than one write) */
 static int write_runs(dache *d, const dirty *v, size_t n) {
-  int64_t cap = (int64_t)4 << 20;
-  if (cap < d->page) cap = d->page;
-  char *bb = malloc((size_t)cap);
-  if (!bb) return mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
+  struct iovec *iov = malloc(sizeof *iov * MIO_IOV_MAX);
+  if (!iov) return mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
   int rc = 0;
   ds_sync(d);
   for (size_t i = 0; !rc && i < n;) {
     int64_t off = v[i].off, len = 0;
+    int k = 0;
     size_t j = i;
-    while (j < n && v[j].off == off + len && len + v[j].len <= cap) {
-      memcpy(bb + len, ds_local(d, v[j].slot) + (v[j].off - v[j].pg * d->page), (size_t)v[j].len);
+    for (; j < n && v[j].off == off + len; j++) {
+      char *p = piece(d, &v[j]);
+      if (k > 0 && (char *)iov[k - 1].iov_base + iov[k - 1].iov_len == p) {
+        iov[k - 1].iov_len += (size_t)v[j].len;
+      } else {
+        if (k == MIO_IOV_MAX) break;
+        iov[k].iov_base = p;
+        iov[k].iov_len = (size_t)v[j].len;
+        k++;
+      }
       len += v[j].len;
-      j++;
     }
-    rc = mio_fs_write(&d->fh->be, bb, len, off);
+    rc = mio_fs_writev(&d->fh->be, iov, k, off);
     d->st.writebacks++;
+    d->st.flush_writes++;
     if (!rc && d->fh->be.ops->drop_range) rc = d->fh->be.ops->drop_range(&d->fh->be, off, len);
     i = j;
   }
-  free(bb);
+  free(iov);
   return rc;
+}
+
+/* this rank's dirty pages: the ranges of the entries it owns and its own */
+static int collect(dache *d, dirty *v, size_t *np) {
+  size_t n = 0;
+  for (int s = 0; s < d->nslots; s++) {
+    if (d->tag[s] < 0) continue;
+    dirty *e = &v[n];
+    e->pg = d->tag[s];
+    e->slot = s;
+    e->owner = d->rank;
+    int rc = dm_get(d, e->pg, e->m);
+    if (rc) return rc;
+    if (e->m[DM_OWNER] != d->rank || e->m[DM_SLOT] != s) continue;
+    int32_t lo = e->m[DM_DLO], hi = e->m[DM_DHI];
+    d_union(&lo, &hi, d->ldlo[s], d->ldhi[s]);
+    if (hi <= lo) continue;
+    e->off = e->pg * d->page + lo;
+    e->len = hi - lo;
+    n++;
+  }
+  *np = n;
+  return 0;
+}
+
+/* shared memory: every rank reads every slot, so all ranks' dirty pieces are
+ * sorted by offset and cut into P shares of about equal bytes; rank r writes
+ * share r (a rank's share is contiguous in the file when the dirty bytes are:
+ * one write per rank). Over MPI RMA (or on failure) each rank writes its own. */
+static int share_out(dache *d, const dirty *mine, size_t n, dirty **out, size_t *nout) {
+  int cnt = (int)n, *cnts = malloc(sizeof(int) * (size_t)d->P * 2), bad = !cnts, any = 0;
+  int64_t total = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);
+  if (any) {
+    free(cnts);
+    return 1;
+  }
+  MPI_Allgather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, d->comm);
+  for (int r = 0; r < d->P; r++) total += cnts[r];
+  if (total * 4 > (1 << 30)) bad = 1;
+  int64_t *me = malloc(sizeof(int64_t) * 4 * (n + 1)), *all = malloc(sizeof(int64_t) * 4 * (size_t)(total + 1));
+  dirty *w = malloc(sizeof(dirty) * (size_t)(total + 1));
+  bad |= !me || !all || !w;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);
+  if (any) {
+    free(cnts), free(me), free(all), free(w);
+    return 1;  /* caller writes its own pieces */
+  }
+  int *displs = cnts + d->P;
+  for (int r = 0, acc = 0; r < d->P; r++) {
+    displs[r] = acc * 4;
+    acc += cnts[r];
+    cnts[r] *= 4;
+  }
+  for (size_t i = 0; i < n; i++) {
+    me[4 * i] = mine[i].off, me[4 * i + 1] = mine[i].len, me[4 * i + 2] = mine[i].pg;
+    me[4 * i + 3] = (int64_t)mine[i].owner * d->nslots + mine[i].slot;
+  }
+  MPI_Allgatherv(me, cnt * 4, MPI_INT64_T, all, cnts, displs, MPI_INT64_T, d->comm);
+  dirty *a = malloc(sizeof(dirty) * (size_t)(total + 1));
+  int64_t bytes = 0;
+  for (int64_t i = 0; a && i < total; i++) {
+    a[i].off = all[4 * i], a[i].len = all[4 * i + 1], a[i].pg = all[4 * i + 2];
+    a[i].owner = (int)(all[4 * i + 3] / d->nslots), a[i].slot = (int)(all[4 * i + 3] % d->nslots);
+    bytes += a[i].len;
+  }
+  size_t k = 0;
+  if (a) {
+    qsort(a, (size_t)total, sizeof *a, cmp_dirty);
+    int64_t cum = 0;
+    for (int64_t i = 0; i < total; i++) {  /* piece i to the rank whose share holds its first byte */
+      if ((int)((cum * d->P) / (bytes ? bytes : 1)) == d->rank) w[k++] = a[i];
+      cum += a[i].len;
+    }
+  }
+  free(cnts), free(me), free(all), free(a);
+  if (!a && total) {  /* this rank alone: write nothing of others', report */
+    free(w);
+    return mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
+  }
+  *out = w;
+  *nout = k;
+  return 0;
 }
 
 int d_flush(dache *d) {
@@ -52,30 +152,39 @@ int d_flush(dache *d) {
   dirty *v = malloc(sizeof(dirty) * (size_t)d->nslots);
   size_t n = 0;
   if (!v && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
-  for (int s = 0; !rc && s < d->nslots; s++) {
-    if (d->tag[s] < 0) continue;
-    dirty *e = &v[n];
-    e->pg = d->tag[s];
-    e->slot = s;
-    rc = dm_get(d, e->pg, e->m);
-    if (rc || e->m[DM_OWNER] != d->rank || e->m[DM_SLOT] != s) continue;
-    int32_t lo = e->m[DM_DLO], hi = e->m[DM_DHI];  /* remote writers' range and this rank's own */
-    d_union(&lo, &hi, d->ldlo[s], d->ldhi[s]);
-    if (hi <= lo) continue;
-    e->off = e->pg * d->page + lo;
-    e->len = hi - lo;
-    n++;
+  if (!rc) rc = collect(d, v, &n);
+  dirty *w = NULL;
+  size_t nw = 0;
+  int own = 1;
+  if (d->shm) {
+    int bad = rc != 0, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);
+    if (!any) {
+      int r = share_out(d, v, n, &w, &nw);
+      if (r == 0) own = 0;
+      else if (r != 1) rc = r;
+    }
   }
-  if (!rc && n) {
+  if (!rc && own && n) {
     qsort(v, n, sizeof *v, cmp_dirty);
     rc = write_runs(d, v, n);
+  } else if (!rc && !own && nw) {
+    rc = write_runs(d, w, nw);
+  }
+  free(w);
+  if (!own) {  /* every share written before the owners clear their entries */
+    int bad = rc != 0, any = 0;
+    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);
+    if (any && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe flush failed on another rank", d->fh->path);
   }
   for (size_t i = 0; !rc && i < n; i++) {
     v[i].m[DM_DLO] = v[i].m[DM_DHI] = 0;
+    v[i].m[DM_WB] = 1;
     d->ldlo[v[i].slot] = d->ldhi[v[i].slot] = 0;
     rc = dm_put(d, v[i].pg, v[i].m);
   }
   free(v);
+  ds_sync(d);
   MPI_Barrier(d->comm);  /* the clean entries are in place before anyone locks again */
   return rc;
 }
@@ -85,12 +194,26 @@ int d_invalidate(dache *d) {
   int rc = 0;
   for (int s = 0; s < d->nslots; s++) {
     if (d->tag[s] < 0) continue;
-    int32_t e[DM_INTS] = {DM_NONE, DM_NONE, 0, 0};
-    int r = dm_put(d, d->tag[s], e);
+    int32_t e[DM_INTS];
+    int r = dm_get(d, d->tag[s], e);  /* keeps wb */
+    e[DM_OWNER] = e[DM_SLOT] = DM_NONE;
+    e[DM_DLO] = e[DM_DHI] = 0;
+    if (!r) r = dm_put(d, d->tag[s], e);
     if (r && !rc) rc = r;
     d_drop_slot(d, s);
   }
+  ds_sync(d);
   MPI_Barrier(d->comm);
+  int r = d_size0(d);  /* external writes agreed on by now are in the file size */
+  return rc ? rc : r;
+}
+
+int d_size0(dache *d) {
+  int64_t sz = 0, mx = 0;
+  int rc = d->fh->be.ops->get_size(&d->fh->be, &sz);
+  if (rc) sz = INT64_MAX;  /* unknown here: no zero-fill anywhere */
+  MPI_Allreduce(&sz, &mx, 1, MPI_INT64_T, MPI_MAX, d->comm);
+  d->size0 = mx;
   return rc;
 }
 

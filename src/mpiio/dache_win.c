@@ -34,10 +34,15 @@ static int done(dache *d, int target, MPI_Win w, int mrc, const char *what) {
   return mrc == MPI_SUCCESS ? 0 : mpi_fail(d, what, mrc);
 }
 
+/* shared memory: the words written under the page lock are read and written
+ * relaxed - the lock's acquire (seq_cst swap / grant read) and release (seq_cst
+ * CAS / grant write) order them, and the quiescent readers (flush, audit)
+ * come after a barrier; the pin, changed without the lock, stays seq_cst */
 int dm_get(dache *d, int64_t pg, int32_t m[DM_INTS]) {
   if (d->shm) {
     int32_t *e = shm_entry(d, pg);
-    for (int i = 0; i < DM_INTS; i++) m[i] = __atomic_load_n(e + i, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < DM_NPUT; i++) m[i] = __atomic_load_n(e + i, __ATOMIC_RELAXED);
+    for (int i = DM_NPUT; i < DM_INTS; i++) m[i] = __atomic_load_n(e + i, __ATOMIC_SEQ_CST);
     return 0;
   }
   int t = (int)(pg % d->P);
@@ -49,11 +54,11 @@ int dm_get(dache *d, int64_t pg, int32_t m[DM_INTS]) {
 int dm_put(dache *d, int64_t pg, const int32_t m[DM_INTS]) {
   if (d->shm) {
     int32_t *e = shm_entry(d, pg);
-    for (int i = 0; i < DM_PIN; i++) __atomic_store_n(e + i, m[i], __ATOMIC_SEQ_CST);
+    for (int i = 0; i < DM_NPUT; i++) __atomic_store_n(e + i, m[i], __ATOMIC_RELAXED);
     return 0;
   }
   int t = (int)(pg % d->P);
-  int mrc = MPI_Accumulate(m, DM_PIN, MPI_INT32_T, t, entry_disp(d, pg), DM_PIN, MPI_INT32_T, MPI_REPLACE,
+  int mrc = MPI_Accumulate(m, DM_NPUT, MPI_INT32_T, t, entry_disp(d, pg), DM_NPUT, MPI_INT32_T, MPI_REPLACE,
                            d->meta_win);
   return done(d, t, d->meta_win, mrc, "MPI_Accumulate (metadata)");
 }

@@ -25,6 +25,7 @@ void mio_flat_free(mio_flat *f);
 int mio_flat_push(mio_flat *f, int64_t off, int64_t len);
 
 /* ---- I/O backend: every file-system access of the layer ---- */
+struct iovec;
 typedef struct mio_backend mio_backend;
 typedef struct mio_backend_ops {
   int (*pread)(mio_backend *b, void *buf, int64_t len, int64_t off);   /* zero-fills past EOF */
@@ -39,6 +40,9 @@ typedef struct mio_backend_ops {
    * (NULL: nothing cached, e.g. POSIX on a coherent page cache); DACHe calls
    * it after a write-back and before a page load */
   int (*drop_range)(mio_backend *b, int64_t off, int64_t len);
+  /* one vectored write of the file-contiguous range starting at off from n
+   * memory pieces (NULL: mio_fs_writev gathers into one buffer and pwrites) */
+  int (*pwritev)(mio_backend *b, const struct iovec *iov, int n, int64_t off);
 } mio_backend_ops;
 struct mio_backend {
   const mio_backend_ops *ops;
@@ -54,6 +58,10 @@ int mio_backend_noncoherent_open(mio_backend *b, const char *path, int flags, in
 /* counted and audited entry points used by the layer */
 int mio_fs_read(mio_backend *b, void *buf, int64_t len, int64_t off);
 int mio_fs_write(mio_backend *b, const void *buf, int64_t len, int64_t off);
+/* n pieces of memory to the file-contiguous range at off: one counted write
+ * (DACHe's flush; n <= MIO_IOV_MAX) */
+#define MIO_IOV_MAX 1024
+int mio_fs_writev(mio_backend *b, const struct iovec *iov, int n, int64_t off);
 
 /* ---- realms ---- */
 enum { MIO_REALMS_PERCALL = 0, MIO_REALMS_PERSISTENT = 1 };
