@@ -178,6 +178,7 @@ static int insert(dache *d, int64_t pg, const int32_t *old, int64_t a, int64_t n
   if (rc) return rc;
   d->nfree--;
   map_add(d, s, pg);
+  if (pg + 1 > d->hipg) d->hipg = pg + 1;
   local_copy(d, s, a, n, buf, is_write);
   d->st.misses++;
   d->fh->stats.cache_misses++;

@@ -12,6 +12,7 @@ typedef struct dache {
   int rank, P;
   int64_t page, npages, nmeta;  /* npages over max_size; nmeta entries per rank */
   int64_t size0;                /* file size at open / the last invalidation (zero-fill rule) */
+  int64_t hipg;                 /* 1 + the highest page this rank has cached (bounds the flush's scan) */
   int nslots;
   int shm, epochs, atomic, audit, broken;
   sheaf_lock_set *locks;        /* lock p guards page p's entry (home p % P) */

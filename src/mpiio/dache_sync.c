@@ -79,64 +79,67 @@ static int collect(dache *d, dirty *v, size_t *np) {
   return 0;
 }
 
-/* shared memory: every rank reads every slot, so all ranks' dirty pieces are
- * sorted by offset and cut into P shares of about equal bytes; rank r writes
- * share r (a rank's share is contiguous in the file when the dirty bytes are:
- * one write per rank). Over MPI RMA (or on failure) each rank writes its own. */
-static int share_out(dache *d, const dirty *mine, size_t n, dirty **out, size_t *nout) {
-  int cnt = (int)n, *cnts = malloc(sizeof(int) * (size_t)d->P * 2), bad = !cnts, any = 0;
-  int64_t total = 0;
-  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);
-  if (any) {
-    free(cnts);
-    return 1;
+/* the dirty bytes of page pg's entry m: [*lo, *hi) (empty: 0) */
+static int entry_dirty(const dache *d, const int32_t *m, int32_t *lo, int32_t *hi) {
+  *lo = m[DM_DLO], *hi = m[DM_DHI];
+  return m[DM_OWNER] >= 0 && m[DM_OWNER] < d->P && m[DM_SLOT] >= 0 && m[DM_SLOT] < d->nslots && *hi > *lo;
+}
+
+/* Shared memory, after the quiescent barrier: every rank reads every entry
+ * and every slot, so no dirty list is exchanged. The owners first fold their
+ * own dirty ranges into their entries; then every rank scans the entries of
+ * pages [0, highest page cached anywhere), cuts the dirty bytes in file order
+ * into P shares of about equal size and writes share `rank` (piece i goes to
+ * the rank whose share holds its first byte): one write per rank when the
+ * dirty bytes are contiguous, one per contiguous run of the share otherwise.
+ * Collectives: one allreduce before the scan, one after the writes (nobody
+ * clears an entry another rank may still be scanning). */
+static int flush_shm(dache *d, int rc) {
+  for (int s = 0; !rc && s < d->nslots; s++) {
+    if (d->tag[s] < 0 || d->ldhi[s] <= d->ldlo[s]) continue;
+    int32_t m[DM_INTS];
+    rc = dm_get(d, d->tag[s], m);
+    if (rc || m[DM_OWNER] != d->rank || m[DM_SLOT] != s) continue;
+    d_union(&m[DM_DLO], &m[DM_DHI], d->ldlo[s], d->ldhi[s]);
+    rc = dm_put(d, d->tag[s], m);
+    d->ldlo[s] = d->ldhi[s] = 0;
   }
-  MPI_Allgather(&cnt, 1, MPI_INT, cnts, 1, MPI_INT, d->comm);
-  for (int r = 0; r < d->P; r++) total += cnts[r];
-  if (total * 4 > (1 << 30)) bad = 1;
-  int64_t *me = malloc(sizeof(int64_t) * 4 * (n + 1)), *all = malloc(sizeof(int64_t) * 4 * (size_t)(total + 1));
-  dirty *w = malloc(sizeof(dirty) * (size_t)(total + 1));
-  bad |= !me || !all || !w;
-  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);
-  if (any) {
-    free(cnts), free(me), free(all), free(w);
-    return 1;  /* caller writes its own pieces */
+  ds_sync(d);
+  int64_t in[2] = {d->hipg, rc != 0}, out[2] = {0, 0};
+  MPI_Allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, d->comm);
+  if (out[1]) return rc ? rc : mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe flush failed on another rank",
+                                           d->fh->path);
+  int64_t hi = out[0] < d->npages ? out[0] : d->npages, bytes = 0, cum = 0, cnt = 0;
+  int32_t m[DM_INTS], lo32, hi32;
+  for (int64_t pg = 0; pg < hi; pg++) {
+    dm_get(d, pg, m);
+    if (entry_dirty(d, m, &lo32, &hi32)) bytes += hi32 - lo32, cnt++;
   }
-  int *displs = cnts + d->P;
-  for (int r = 0, acc = 0; r < d->P; r++) {
-    displs[r] = acc * 4;
-    acc += cnts[r];
-    cnts[r] *= 4;
-  }
-  for (size_t i = 0; i < n; i++) {
-    me[4 * i] = mine[i].off, me[4 * i + 1] = mine[i].len, me[4 * i + 2] = mine[i].pg;
-    me[4 * i + 3] = (int64_t)mine[i].owner * d->nslots + mine[i].slot;
-  }
-  MPI_Allgatherv(me, cnt * 4, MPI_INT64_T, all, cnts, displs, MPI_INT64_T, d->comm);
-  dirty *a = malloc(sizeof(dirty) * (size_t)(total + 1));
-  int64_t bytes = 0;
-  for (int64_t i = 0; a && i < total; i++) {
-    a[i].off = all[4 * i], a[i].len = all[4 * i + 1], a[i].pg = all[4 * i + 2];
-    a[i].owner = (int)(all[4 * i + 3] / d->nslots), a[i].slot = (int)(all[4 * i + 3] % d->nslots);
-    bytes += a[i].len;
-  }
+  dirty *w = malloc(sizeof(dirty) * (size_t)(cnt + 1));
   size_t k = 0;
-  if (a) {
-    qsort(a, (size_t)total, sizeof *a, cmp_dirty);
-    int64_t cum = 0;
-    for (int64_t i = 0; i < total; i++) {  /* piece i to the rank whose share holds its first byte */
-      if ((int)((cum * d->P) / (bytes ? bytes : 1)) == d->rank) w[k++] = a[i];
-      cum += a[i].len;
+  if (!w) rc = mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
+  for (int64_t pg = 0; w && pg < hi; pg++) {
+    dm_get(d, pg, m);
+    if (!entry_dirty(d, m, &lo32, &hi32)) continue;
+    if ((int)((cum * d->P) / bytes) == d->rank) {
+      dirty *e = &w[k++];
+      e->pg = pg, e->owner = m[DM_OWNER], e->slot = m[DM_SLOT];
+      e->off = pg * d->page + lo32, e->len = hi32 - lo32;
+      memcpy(e->m, m, sizeof m);
     }
+    cum += hi32 - lo32;
   }
-  free(cnts), free(me), free(all), free(a);
-  if (!a && total) {  /* this rank alone: write nothing of others', report */
-    free(w);
-    return mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
+  if (!rc && k) rc = write_runs(d, w, k);
+  int bad = rc != 0, any = 0;
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);
+  for (size_t i = 0; !any && i < k; i++) {  /* every share is written: clean, and in the file */
+    w[i].m[DM_DLO] = w[i].m[DM_DHI] = 0;
+    w[i].m[DM_WB] = 1;
+    dm_put(d, w[i].pg, w[i].m);
   }
-  *out = w;
-  *nout = k;
-  return 0;
+  free(w);
+  if (any && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe flush failed on another rank", d->fh->path);
+  return rc;
 }
 
 int d_flush(dache *d) {
@@ -149,41 +152,25 @@ int d_flush(dache *d) {
       rc = mio_set_err(d->fh, SHEAF_MPIIO_EIO, "%s: DACHe audit: %lld violations of the single-copy invariant",
                        d->fh->path, (long long)bad);
   }
-  dirty *v = malloc(sizeof(dirty) * (size_t)d->nslots);
-  size_t n = 0;
-  if (!v && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
-  if (!rc) rc = collect(d, v, &n);
-  dirty *w = NULL;
-  size_t nw = 0;
-  int own = 1;
   if (d->shm) {
-    int bad = rc != 0, any = 0;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);
-    if (!any) {
-      int r = share_out(d, v, n, &w, &nw);
-      if (r == 0) own = 0;
-      else if (r != 1) rc = r;
+    rc = flush_shm(d, rc);
+  } else {  /* over MPI RMA: each rank writes the pages it owns, sorted */
+    dirty *v = malloc(sizeof(dirty) * (size_t)d->nslots);
+    size_t n = 0;
+    if (!v && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
+    if (!rc) rc = collect(d, v, &n);
+    if (!rc && n) {
+      qsort(v, n, sizeof *v, cmp_dirty);
+      rc = write_runs(d, v, n);
     }
+    for (size_t i = 0; !rc && i < n; i++) {
+      v[i].m[DM_DLO] = v[i].m[DM_DHI] = 0;
+      v[i].m[DM_WB] = 1;
+      d->ldlo[v[i].slot] = d->ldhi[v[i].slot] = 0;
+      rc = dm_put(d, v[i].pg, v[i].m);
+    }
+    free(v);
   }
-  if (!rc && own && n) {
-    qsort(v, n, sizeof *v, cmp_dirty);
-    rc = write_runs(d, v, n);
-  } else if (!rc && !own && nw) {
-    rc = write_runs(d, w, nw);
-  }
-  free(w);
-  if (!own) {  /* every share written before the owners clear their entries */
-    int bad = rc != 0, any = 0;
-    MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);
-    if (any && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe flush failed on another rank", d->fh->path);
-  }
-  for (size_t i = 0; !rc && i < n; i++) {
-    v[i].m[DM_DLO] = v[i].m[DM_DHI] = 0;
-    v[i].m[DM_WB] = 1;
-    d->ldlo[v[i].slot] = d->ldhi[v[i].slot] = 0;
-    rc = dm_put(d, v[i].pg, v[i].m);
-  }
-  free(v);
   ds_sync(d);
   MPI_Barrier(d->comm);  /* the clean entries are in place before anyone locks again */
   return rc;

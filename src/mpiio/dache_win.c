@@ -84,11 +84,11 @@ void ds_sync(dache *d) {
 
 int ds_xfer(dache *d, int owner, int slot, int64_t in, int64_t n, char *buf, int is_write) {
   if (d->shm) {
+    /* always under the page's lock in shared memory (remote hit, atomic
+     * mode): the lock's acquire and release order the copy */
     char *p = d->slot_peer[owner] + (int64_t)slot * d->page + in;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     if (is_write) memcpy(p, buf, (size_t)n);
     else memcpy(buf, p, (size_t)n);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     return 0;
   }
   MPI_Aint disp = (MPI_Aint)((int64_t)slot * d->page + in);
