@@ -93,11 +93,12 @@ static int evict(dache *d, int v, int *freed) {
     rc = proto(d, pg, m, "evicting");
   }
   if (!rc && m[DM_PIN] > 0) return d_unlock(d, pg, 0);
-  int32_t lo = m[DM_DLO], hi = m[DM_DHI];
+  int32_t lo, hi;
+  d_range(d, m, &lo, &hi);
   d_union(&lo, &hi, d->ldlo[v], d->ldhi[v]);  /* remote writers' bytes and this rank's own */
   if (!rc && hi > lo) rc = d_writeback(d, pg, v, lo, hi);
   if (!rc) {
-    int32_t e[DM_INTS] = {DM_NONE, DM_NONE, 0, 0, m[DM_WB] || hi > lo};
+    int32_t e[DM_INTS] = {DM_NONE, DM_NONE, 0, 0, m[DM_WB] || hi > lo, d->gen};
     rc = dm_put(d, pg, e);
   }
   if (!rc) {
@@ -128,12 +129,14 @@ static int make_free(dache *d) {
   }
 }
 
-static int grow(int32_t *m, int64_t a, int64_t n) {
-  int32_t lo = m[DM_DLO], hi = m[DM_DHI];
+static int grow(const dache *d, int32_t *m, int64_t a, int64_t n) {
+  int32_t lo, hi;
+  d_range(d, m, &lo, &hi);
   d_union(&lo, &hi, (int32_t)a, (int32_t)(a + n));
-  if (lo == m[DM_DLO] && hi == m[DM_DHI]) return 0;
+  if (lo == m[DM_DLO] && hi == m[DM_DHI] && m[DM_GEN] == d->gen) return 0;
   m[DM_DLO] = lo;
   m[DM_DHI] = hi;
+  m[DM_GEN] = d->gen;
   return 1;
 }
 
@@ -173,12 +176,12 @@ static int insert(dache *d, int64_t pg, const int32_t *old, int64_t a, int64_t n
     if (!rc) rc = mio_fs_read(&d->fh->be, ds_local(d, s), d->page, pg * d->page);
   }
   if (rc) return rc;
-  int32_t m[DM_INTS] = {d->rank, s, 0, 0, old[DM_WB]};
+  int32_t m[DM_INTS] = {d->rank, s, 0, 0, old[DM_WB], d->gen};
   rc = dm_put(d, pg, m);
   if (rc) return rc;
   d->nfree--;
   map_add(d, s, pg);
-  if (pg + 1 > d->hipg) d->hipg = pg + 1;
+  if (pg + 1 > *d->hipg) __atomic_store_n(d->hipg, pg + 1, __ATOMIC_RELAXED);
   local_copy(d, s, a, n, buf, is_write);
   d->st.misses++;
   d->fh->stats.cache_misses++;
@@ -210,7 +213,7 @@ static int access_page(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, in
   }
   if (rc) return d_unlock(d, pg, rc);
   if (!valid_loc(d, m) || m[DM_OWNER] == d->rank) return d_unlock(d, pg, proto(d, pg, m, "lookup"));
-  int grew = is_write && grow(m, a, n);
+  int grew = is_write && grow(d, m, a, n);
   if (d->shm) {
     /* shared memory: the transfer is a memcpy, done under the lock (the owner
      * cannot evict meanwhile): no pin, no unpin, one entry write only when
@@ -257,7 +260,7 @@ static int access_locked(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, 
     return rc ? rc : mio_fs_read(&d->fh->be, buf, n, off);
   }
   if (!valid_loc(d, m)) return proto(d, pg, m, "atomic access");
-  if (m[DM_OWNER] != d->rank && is_write && grow(m, a, n) && (rc = dm_put(d, pg, m)) != 0) return rc;
+  if (m[DM_OWNER] != d->rank && is_write && grow(d, m, a, n) && (rc = dm_put(d, pg, m)) != 0) return rc;
   if (m[DM_OWNER] == d->rank) {
     d->st.local_hits++;
     local_copy(d, m[DM_SLOT], a, n, buf, is_write);
@@ -338,8 +341,6 @@ static void c_destroy(mio_cache *c) {
   dwin_free(d);
   free(d->tag);
   free(d->used);
-  free(d->ldlo);
-  free(d->ldhi);
   free(d->head);
   free(d->next);
   free(d->freel);
@@ -354,12 +355,10 @@ static int setup(dache *d, const mio_dache_cfg *cfg) {
   d->hmask = (int)nh - 1;
   d->tag = malloc(sizeof(int64_t) * ns);
   d->used = calloc(ns, sizeof(uint64_t));
-  d->ldlo = calloc(ns, sizeof(int32_t));
-  d->ldhi = calloc(ns, sizeof(int32_t));
   d->head = malloc(sizeof(int) * nh);
   d->next = malloc(sizeof(int) * ns);
   d->freel = malloc(sizeof(int) * ns);
-  int rc = d->tag && d->used && d->ldlo && d->ldhi && d->head && d->next && d->freel
+  int rc = d->tag && d->used && d->head && d->next && d->freel
                ? 0 : mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", d->fh->path);
   for (size_t h = 0; !rc && h < nh; h++) d->head[h] = -1;
   for (int s = 0; !rc && s < d->nslots; s++) {

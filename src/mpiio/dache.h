@@ -13,14 +13,17 @@
 #include <stdint.h>
 #include "mpiio_impl.h"
 
-/* one metadata entry: 8 x int32 (32 bytes). owner..wb are written under the
+/* one metadata entry: 8 x int32 (32 bytes). owner..gen are written under the
  * page's lock (one MPI_Accumulate REPLACE of DM_NPUT ints); pin is changed
  * only by atomic adds (pin under the lock, unpin without it; over MPI RMA
  * only: in shared memory a remote hit copies under the lock and never pins).
  * wb: 1 once any rank has written bytes of the page to the file (a page
  * beyond the file's size at open with wb 0 is all zeros: loaded without a
- * read, doc/mpiio.md "Zero-fill"). */
-enum { DM_OWNER = 0, DM_SLOT = 1, DM_DLO = 2, DM_DHI = 3, DM_WB = 4, DM_NPUT = 5, DM_PIN = 5, DM_INTS = 8 };
+ * read, doc/mpiio.md "Zero-fill"). gen: the flush generation the dirty
+ * range [dlo, dhi) belongs to; a range of an older generation is empty (a
+ * flush makes every range clean by counting the generation up, writing no
+ * entry: d_range). */
+enum { DM_OWNER = 0, DM_SLOT = 1, DM_DLO = 2, DM_DHI = 3, DM_WB = 4, DM_GEN = 5, DM_NPUT = 6, DM_PIN = 6, DM_INTS = 8 };
 #define DM_NONE (-1)
 
 typedef struct mio_dache_cfg {

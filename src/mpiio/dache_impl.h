@@ -12,7 +12,8 @@ typedef struct dache {
   int rank, P;
   int64_t page, npages, nmeta;  /* npages over max_size; nmeta entries per rank */
   int64_t size0;                /* file size at open / the last invalidation (zero-fill rule) */
-  int64_t hipg;                 /* 1 + the highest page this rank has cached (bounds the flush's scan) */
+  int32_t gen;                  /* flush generation: counted up by every flush, the same on every rank */
+  int64_t *hipg;                /* 1 + the highest page this rank has cached (bounds the flush's scan) */
   int nslots;
   int shm, epochs, atomic, audit, broken;
   sheaf_lock_set *locks;        /* lock p guards page p's entry (home p % P) */
@@ -22,7 +23,8 @@ typedef struct dache {
   char *slot_base;
   char **slot_peer;             /* shm: every rank's slots */
   int64_t *tag;                 /* per local slot: the page cached there, -1 free */
-  int32_t *ldlo, *ldhi;         /* per local slot: bytes this rank wrote (remote writers: the entry's range) */
+  int32_t *ldlo, *ldhi;         /* per local slot: bytes this rank wrote (remote writers: the entry's range);
+                                 * in the slot window after the slots (shm: read by the flush of every rank) */
   uint64_t *used, tick;         /* LRU */
   int *head, *next, hmask;      /* local page -> slot map (chained hash over the slots) */
   int *freel, nfree;            /* free local slots */
@@ -37,6 +39,12 @@ static inline void d_union(int32_t *lo, int32_t *hi, int32_t lo2, int32_t hi2) {
   if (hi2 > *hi) *hi = hi2;
 }
 
+/* the entry's dirty range of the current flush generation (older: empty) */
+static inline void d_range(const dache *d, const int32_t *m, int32_t *lo, int32_t *hi) {
+  if (m[DM_GEN] == d->gen) *lo = m[DM_DLO], *hi = m[DM_DHI];
+  else *lo = *hi = 0;
+}
+
 /* dache_win.c */
 int dwin_create(dache *d);
 void dwin_free(dache *d);
@@ -44,6 +52,9 @@ int dm_get(dache *d, int64_t pg, int32_t m[DM_INTS]);
 int dm_put(dache *d, int64_t pg, const int32_t m[DM_INTS]);  /* owner, slot, dlo, dhi */
 int dm_pin(dache *d, int64_t pg, int32_t delta);
 char *ds_local(dache *d, int slot);
+/* rank r's per-slot dirty ranges and highest page, in the slot window (shm: any rank; else only r itself) */
+int32_t *ds_ranges(dache *d, int r);  /* lo[nslots] then hi[nslots] */
+int64_t *ds_hipg(dache *d, int r);
 void ds_sync(dache *d);
 int ds_xfer(dache *d, int owner, int slot, int64_t in, int64_t n, char *buf, int is_write);
 void d_relax(dache *d);

@@ -68,7 +68,8 @@ static int collect(dache *d, dirty *v, size_t *np) {
     int rc = dm_get(d, e->pg, e->m);
     if (rc) return rc;
     if (e->m[DM_OWNER] != d->rank || e->m[DM_SLOT] != s) continue;
-    int32_t lo = e->m[DM_DLO], hi = e->m[DM_DHI];
+    int32_t lo, hi;
+    d_range(d, e->m, &lo, &hi);
     d_union(&lo, &hi, d->ldlo[s], d->ldhi[s]);
     if (hi <= lo) continue;
     e->off = e->pg * d->page + lo;
@@ -79,48 +80,45 @@ static int collect(dache *d, dirty *v, size_t *np) {
   return 0;
 }
 
-/* the dirty bytes of page pg's entry m: [*lo, *hi) (empty: 0) */
-static int entry_dirty(const dache *d, const int32_t *m, int32_t *lo, int32_t *hi) {
-  *lo = m[DM_DLO], *hi = m[DM_DHI];
-  return m[DM_OWNER] >= 0 && m[DM_OWNER] < d->P && m[DM_SLOT] >= 0 && m[DM_SLOT] < d->nslots && *hi > *lo;
+/* shm, quiescent: page pg's dirty bytes [*lo, *hi) - the entry's range
+ * (remote writers) and the owner's own range of that slot */
+static int page_dirty(dache *d, int64_t pg, int32_t *m, int32_t *lo, int32_t *hi) {
+  dm_get(d, pg, m);
+  if (m[DM_OWNER] < 0 || m[DM_OWNER] >= d->P || m[DM_SLOT] < 0 || m[DM_SLOT] >= d->nslots) return 0;
+  const int32_t *r = ds_ranges(d, m[DM_OWNER]);
+  d_range(d, m, lo, hi);
+  d_union(lo, hi, r[m[DM_SLOT]], r[d->nslots + m[DM_SLOT]]);
+  return *hi > *lo;
 }
 
-/* Shared memory, after the quiescent barrier: every rank reads every entry
- * and every slot, so no dirty list is exchanged. The owners first fold their
- * own dirty ranges into their entries; then every rank scans the entries of
- * pages [0, highest page cached anywhere), cuts the dirty bytes in file order
- * into P shares of about equal size and writes share `rank` (piece i goes to
- * the rank whose share holds its first byte): one write per rank when the
- * dirty bytes are contiguous, one per contiguous run of the share otherwise.
- * Collectives: one allreduce before the scan, one after the writes (nobody
- * clears an entry another rank may still be scanning). */
+/* Shared memory: every rank reads every entry, every rank's own dirty
+ * ranges (kept in its slot window) and every slot, so nothing is exchanged.
+ * After the quiescent barrier every rank scans the entries of pages
+ * [0, highest page cached anywhere), cuts the dirty bytes in file order into
+ * P shares of about equal size and writes share `rank` (piece i goes to the
+ * rank whose share holds its first byte): one write per rank when the dirty
+ * bytes are contiguous, one per contiguous run of the share otherwise. Then
+ * one allreduce (every share written and every scan over, errors agreed),
+ * after which every rank counts the flush generation up (every entry's
+ * range is old, so empty: no entry is written, and a rank that returns first
+ * and writes a page again starts a new range), owners clear their own
+ * ranges, and each writer sets wb of the pages it wrote, under the page's
+ * lock. 2 collectives (the barrier and the allreduce). */
 static int flush_shm(dache *d, int rc) {
-  for (int s = 0; !rc && s < d->nslots; s++) {
-    if (d->tag[s] < 0 || d->ldhi[s] <= d->ldlo[s]) continue;
-    int32_t m[DM_INTS];
-    rc = dm_get(d, d->tag[s], m);
-    if (rc || m[DM_OWNER] != d->rank || m[DM_SLOT] != s) continue;
-    d_union(&m[DM_DLO], &m[DM_DHI], d->ldlo[s], d->ldhi[s]);
-    rc = dm_put(d, d->tag[s], m);
-    d->ldlo[s] = d->ldhi[s] = 0;
+  int64_t hi = 0, bytes = 0, cum = 0, cnt = 0;
+  for (int r = 0; r < d->P; r++) {
+    int64_t h = __atomic_load_n(ds_hipg(d, r), __ATOMIC_RELAXED);
+    if (h > hi) hi = h;
   }
-  ds_sync(d);
-  int64_t in[2] = {d->hipg, rc != 0}, out[2] = {0, 0};
-  MPI_Allreduce(in, out, 2, MPI_INT64_T, MPI_MAX, d->comm);
-  if (out[1]) return rc ? rc : mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe flush failed on another rank",
-                                           d->fh->path);
-  int64_t hi = out[0] < d->npages ? out[0] : d->npages, bytes = 0, cum = 0, cnt = 0;
+  if (hi > d->npages) hi = d->npages;
   int32_t m[DM_INTS], lo32, hi32;
-  for (int64_t pg = 0; pg < hi; pg++) {
-    dm_get(d, pg, m);
-    if (entry_dirty(d, m, &lo32, &hi32)) bytes += hi32 - lo32, cnt++;
-  }
+  for (int64_t pg = 0; pg < hi; pg++)
+    if (page_dirty(d, pg, m, &lo32, &hi32)) bytes += hi32 - lo32, cnt++;
   dirty *w = malloc(sizeof(dirty) * (size_t)(cnt + 1));
   size_t k = 0;
-  if (!w) rc = mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
+  if (!w && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
   for (int64_t pg = 0; w && pg < hi; pg++) {
-    dm_get(d, pg, m);
-    if (!entry_dirty(d, m, &lo32, &hi32)) continue;
+    if (!page_dirty(d, pg, m, &lo32, &hi32)) continue;
     if ((int)((cum * d->P) / bytes) == d->rank) {
       dirty *e = &w[k++];
       e->pg = pg, e->owner = m[DM_OWNER], e->slot = m[DM_SLOT];
@@ -131,11 +129,21 @@ static int flush_shm(dache *d, int rc) {
   }
   if (!rc && k) rc = write_runs(d, w, k);
   int bad = rc != 0, any = 0;
-  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);
-  for (size_t i = 0; !any && i < k; i++) {  /* every share is written: clean, and in the file */
-    w[i].m[DM_DLO] = w[i].m[DM_DHI] = 0;
-    w[i].m[DM_WB] = 1;
-    dm_put(d, w[i].pg, w[i].m);
+  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);  /* every share written */
+  if (!any) {
+    d->gen++;
+    memset(d->ldlo, 0, sizeof(int32_t) * 2 * (size_t)d->nslots);  /* only this rank writes its own ranges */
+    for (size_t i = 0; !rc && i < k; i++) {
+      if (w[i].m[DM_WB]) continue;
+      int64_t pg = w[i].pg;
+      if ((rc = d_lock(d, pg)) != 0) break;
+      rc = dm_get(d, pg, m);
+      if (!rc && !m[DM_WB]) {
+        m[DM_WB] = 1;
+        rc = dm_put(d, pg, m);
+      }
+      rc = d_unlock(d, pg, rc);
+    }
   }
   free(w);
   if (any && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe flush failed on another rank", d->fh->path);
@@ -143,6 +151,7 @@ static int flush_shm(dache *d, int rc) {
 }
 
 int d_flush(dache *d) {
+  ds_sync(d);
   MPI_Barrier(d->comm);  /* quiescent: no rank is inside an access (no pins, no locks) */
   int rc = 0;
   if (d->audit) {
@@ -152,25 +161,23 @@ int d_flush(dache *d) {
       rc = mio_set_err(d->fh, SHEAF_MPIIO_EIO, "%s: DACHe audit: %lld violations of the single-copy invariant",
                        d->fh->path, (long long)bad);
   }
-  if (d->shm) {
-    rc = flush_shm(d, rc);
-  } else {  /* over MPI RMA: each rank writes the pages it owns, sorted */
-    dirty *v = malloc(sizeof(dirty) * (size_t)d->nslots);
-    size_t n = 0;
-    if (!v && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
-    if (!rc) rc = collect(d, v, &n);
-    if (!rc && n) {
-      qsort(v, n, sizeof *v, cmp_dirty);
-      rc = write_runs(d, v, n);
-    }
-    for (size_t i = 0; !rc && i < n; i++) {
-      v[i].m[DM_DLO] = v[i].m[DM_DHI] = 0;
-      v[i].m[DM_WB] = 1;
-      d->ldlo[v[i].slot] = d->ldhi[v[i].slot] = 0;
-      rc = dm_put(d, v[i].pg, v[i].m);
-    }
-    free(v);
+  if (d->shm) return flush_shm(d, rc);
+  /* over MPI RMA: each rank writes the pages it owns, sorted */
+  dirty *v = malloc(sizeof(dirty) * (size_t)d->nslots);
+  size_t n = 0;
+  if (!v && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
+  if (!rc) rc = collect(d, v, &n);
+  if (!rc && n) {
+    qsort(v, n, sizeof *v, cmp_dirty);
+    rc = write_runs(d, v, n);
   }
+  for (size_t i = 0; !rc && i < n; i++) {
+    v[i].m[DM_DLO] = v[i].m[DM_DHI] = 0;
+    v[i].m[DM_WB] = 1;
+    d->ldlo[v[i].slot] = d->ldhi[v[i].slot] = 0;
+    rc = dm_put(d, v[i].pg, v[i].m);
+  }
+  free(v);
   ds_sync(d);
   MPI_Barrier(d->comm);  /* the clean entries are in place before anyone locks again */
   return rc;

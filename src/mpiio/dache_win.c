@@ -76,6 +76,16 @@ int dm_pin(dache *d, int64_t pg, int32_t delta) {
 
 char *ds_local(dache *d, int slot) { return d->slot_base + (int64_t)slot * d->page; }
 
+/* the slot window: nslots pages, then int32 lo[nslots], hi[nslots], then int64 hipg */
+static int64_t ranges_off(const dache *d) { return (int64_t)d->nslots * d->page; }
+static int64_t hipg_off(const dache *d) { return (ranges_off(d) + (int64_t)d->nslots * 8 + 7) & ~(int64_t)7; }
+int32_t *ds_ranges(dache *d, int r) {
+  return (int32_t *)(void *)((r == d->rank ? d->slot_base : d->slot_peer[r]) + ranges_off(d));
+}
+int64_t *ds_hipg(dache *d, int r) {
+  return (int64_t *)(void *)((r == d->rank ? d->slot_base : d->slot_peer[r]) + hipg_off(d));
+}
+
 /* local slot memory is about to be read (after remote puts) or was written */
 void ds_sync(dache *d) {
   if (d->shm) __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -140,7 +150,7 @@ static int alloc_win(dache *d, MPI_Aint bytes, char **base, MPI_Win *win, char *
 int dwin_create(dache *d) {
   /* 64-byte multiples: MPICH 4.0.2 misplaces atomics in windows of other sizes (doc/lock.md) */
   MPI_Aint mbytes = (MPI_Aint)(((d->nmeta * DM_INTS * 4) + 63) & ~(int64_t)63);
-  MPI_Aint sbytes = (MPI_Aint)((d->nslots * d->page + 63) & ~(int64_t)63);
+  MPI_Aint sbytes = (MPI_Aint)((hipg_off(d) + 8 + 63) & ~(int64_t)63);
   char *mb = NULL, **mpeer = NULL;
   int rc = alloc_win(d, mbytes, &mb, &d->meta_win, &mpeer);
   if (!rc) rc = alloc_win(d, sbytes, &d->slot_base, &d->slot_win, &d->slot_peer);
@@ -150,6 +160,11 @@ int dwin_create(dache *d) {
                                         d->fh->path);
   d->meta_base = (int32_t *)(void *)mb;
   d->meta_peer = (int32_t **)(void *)mpeer;
+  d->ldlo = ds_ranges(d, d->rank);
+  d->ldhi = d->ldlo + d->nslots;
+  d->hipg = ds_hipg(d, d->rank);
+  memset(d->ldlo, 0, sizeof(int32_t) * 2 * (size_t)d->nslots);
+  *d->hipg = 0;
   MPI_Win_lock(MPI_LOCK_EXCLUSIVE, d->rank, 0, d->meta_win);
   for (int64_t i = 0; i < d->nmeta; i++) {
     int32_t *e = d->meta_base + i * DM_INTS;
