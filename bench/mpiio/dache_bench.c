@@ -12,7 +12,8 @@
  *   one page). Direct MPI-IO reads N x 256 times; DACHe (4 KiB pages, 1024
  *   slots per rank: the ranks' caches together hold the file) reads each
  *   page from the file once, then serves it from whichever rank has it.
- * strided (small-strided writes): STEPS time steps, each of E elements of 32
+ * strided (small-strided writes): STEPS time steps (16, or the environment's
+ *   STEPS: the "larger" row of bench/RESULTS.md), each of E elements of 32
  *   bytes per rank interleaved over the ranks (element k of rank r at
  *   (k*N + r)*32), written one independent call per element (each rank
  *   starts at a different element and wraps, so that ranks do not walk the
@@ -41,9 +42,9 @@
 #define GRID 4
 #define ESZ 32
 #define NEL 2048
-#define STEPS 16
+#define STEPS_DEFAULT 16
 
-static int rank, np, use_mpi, errors;
+static int rank, np, use_mpi, errors, STEPS = STEPS_DEFAULT;  /* STEPS: env STEPS (strided) */
 static MPI_File mf;
 static sheaf_file sf;
 
@@ -61,7 +62,10 @@ static void b_open(const char *path, const char *progress) {
     MPI_Info_set(info, "sheaf_cache", "dache");
     MPI_Info_set(info, "sheaf_dache_page_size", "4096");
     MPI_Info_set(info, "sheaf_dache_slots", "1024");
-    MPI_Info_set(info, "sheaf_dache_max_size", "16M");
+    char maxs[32];  /* 16 MiB, or what STEPS needs */
+    int64_t need = (int64_t)STEPS * NEL * np * ESZ;
+    snprintf(maxs, sizeof maxs, "%lld", (long long)(need > ((int64_t)16 << 20) ? need : (int64_t)16 << 20));
+    MPI_Info_set(info, "sheaf_dache_max_size", maxs);
     MPI_Info_set(info, "sheaf_dache_progress", progress);
     int rc = sheaf_file_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &sf);
     if (rc) die("sheaf_file_open", rc);
@@ -151,6 +155,8 @@ int main(int argc, char **argv) {
   }
   const char *wl = argv[1], *mode = argv[2], *progress = argc > 4 ? argv[4] : "auto";
   use_mpi = !strcmp(mode, "mpi");
+  const char *st = getenv("STEPS");
+  if (st && atoi(st) > 0 && atoi(st) <= 4096) STEPS = atoi(st);
   char path[1024];
   snprintf(path, sizeof path, "%s/dache-%s-%s.dat", argv[3], wl, mode);
   if (rank == 0) unlink(path);
@@ -182,8 +188,8 @@ int main(int argc, char **argv) {
   int errs = 0;
   MPI_Reduce(&errors, &errs, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0) {
-    printf("%-8s %-6s np %d progress %s io_s %.3f acc_s %.3f sync_s %.3f open_s %.3f close_s %.3f total_s %.3f fs_reads %lld fs_read_MB %.2f fs_writes %lld fs_write_MB %.2f "
-           "errors %d\n", wl, mode, np, use_mpi ? "-" : progress, t2 - t1, ta - t1, t2 - ta, t1 - t0, t3 - t2, t, (long long)all[0], all[1] / 1e6,
+    printf("%-8s %-6s np %d steps %d progress %s io_s %.3f acc_s %.3f sync_s %.3f open_s %.3f close_s %.3f total_s %.3f fs_reads %lld fs_read_MB %.2f fs_writes %lld fs_write_MB %.2f "
+           "errors %d\n", wl, mode, np, STEPS, use_mpi ? "-" : progress, t2 - t1, ta - t1, t2 - ta, t1 - t0, t3 - t2, t, (long long)all[0], all[1] / 1e6,
            (long long)all[2], all[3] / 1e6, errs);
     unlink(path);
   }

@@ -8,6 +8,8 @@
 # writes).
 # MPIEXEC: the launcher (default: mpiexec). PROGRESS: sheaf_dache_progress
 # (default auto = shared memory on one node). NPS: rank counts (default "4 8").
+# STEPS (environment, passed to the benchmark): time steps of the strided
+# workload (default 16; bench/RESULTS.md also reports a larger row).
 set -eu
 BENCH=$1 FSCOUNT=$2 DIR=$3
 MPIEXEC=${MPIEXEC:-mpiexec} PROGRESS=${PROGRESS:-auto} NPS=${NPS:-"4 8"}
