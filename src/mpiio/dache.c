@@ -39,7 +39,7 @@ int d_find(const dache *d, int64_t pg) {
 
 static void map_add(dache *d, int s, int64_t pg) {
   int h = hslot(d, pg);
-  d->tag[s] = pg;
+  __atomic_store_n(&d->tag[s], pg, __ATOMIC_RELAXED);
   d->ldlo[s] = d->ldhi[s] = 0;
   d->next[s] = d->head[h];
   d->head[h] = s;
@@ -49,10 +49,11 @@ void d_drop_slot(dache *d, int s) {
   if (d->tag[s] < 0) return;
   int *pp = &d->head[hslot(d, d->tag[s])];
   while (*pp >= 0 && *pp != s) pp = &d->next[*pp];
-  if (*pp == s) *pp = d->next[s];
-  d->tag[s] = -1;
+  if (*pp == s) *pp = d->next[s];  /* (a page another rank inserted may not be in the map) */
+  __atomic_store_n(&d->tag[s], -1, __ATOMIC_RELAXED);
   d->ldlo[s] = d->ldhi[s] = 0;
-  d->freel[d->nfree++] = s;
+  d->used[s] = 0;
+  d_unclaim(d, d->rank, s);  /* after the tag: a claimer's tag write comes later */
 }
 
 /* through the client cache of the backend (the NFS-like fixture keeps
@@ -113,12 +114,13 @@ static int evict(dache *d, int v, int *freed) {
 /* free one local slot (holding no lock): the least recently used unpinned page */
 static int make_free(dache *d) {
   for (;;) {
-    if (d->nfree > 0) return 0;
+    for (int i = 0; i < d->nwords; i++)
+      if (__atomic_load_n(&d->freebits[i], __ATOMIC_RELAXED)) return 0;
     uint64_t floor = 0;
     for (int tries = 0; tries < d->nslots; tries++) {
       int v = -1;
       for (int s = 0; s < d->nslots; s++)
-        if (d->tag[s] >= 0 && d->used[s] >= floor && (v < 0 || d->used[s] < d->used[v])) v = s;
+        if (__atomic_load_n(&d->tag[s], __ATOMIC_ACQUIRE) >= 0 && d->used[s] >= floor && (v < 0 || d->used[s] < d->used[v])) v = s;
       if (v < 0) break;
       floor = d->used[v] + 1;
       int freed = 0, rc = evict(d, v, &freed);
@@ -163,26 +165,41 @@ static int zero_page(const dache *d, int64_t pg, const int32_t *m) {
   return pg * d->page >= d->size0 && !m[DM_WB] && !d->fh->external_write;
 }
 
-/* miss under the lock (entry m): load the page into a free slot, copy, publish */
-static int insert(dache *d, int64_t pg, const int32_t *old, int64_t a, int64_t n, char *buf, int is_write) {
-  int rc = 0, s = d->freel[d->nfree - 1];
+/* miss under the lock (entry old): load the page into slot s of rank h,
+ * claimed by this rank (h is this rank, or in shared memory the page's home
+ * when this rank's slots are full), copy, publish */
+static int insert(dache *d, int64_t pg, const int32_t *old, int h, int s, int64_t a, int64_t n, char *buf,
+                  int is_write) {
+  int rc = 0;
+  char *p = h == d->rank ? ds_local(d, s) : d->slot_peer[h] + (int64_t)s * d->page;
   if (is_write && n == d->page) {
     /* overwritten whole */
   } else if (zero_page(d, pg, old)) {
-    memset(ds_local(d, s), 0, (size_t)d->page);
+    memset(p, 0, (size_t)d->page);
     d->st.zero_fills++;
   } else {
     rc = push(d, pg * d->page, d->page);
-    if (!rc) rc = mio_fs_read(&d->fh->be, ds_local(d, s), d->page, pg * d->page);
+    if (!rc) rc = mio_fs_read(&d->fh->be, p, d->page, pg * d->page);
   }
-  if (rc) return rc;
-  int32_t m[DM_INTS] = {d->rank, s, 0, 0, old[DM_WB], d->gen};
-  rc = dm_put(d, pg, m);
-  if (rc) return rc;
-  d->nfree--;
-  map_add(d, s, pg);
+  int32_t m[DM_INTS] = {h, s, 0, 0, old[DM_WB], d->gen};
+  if (!rc && h != d->rank) {  /* h's tag before the entry: h's eviction finds the page under its lock */
+    __atomic_store_n(&ds_tags(d, h)[s], pg, __ATOMIC_RELEASE);
+    if (is_write) grow(d, m, a, n);  /* this rank's bytes are a remote writer's: in the entry */
+  }
+  if (!rc) rc = dm_put(d, pg, m);
+  if (rc) {
+    if (h != d->rank) __atomic_store_n(&ds_tags(d, h)[s], -1, __ATOMIC_RELEASE);
+    d_unclaim(d, h, s);
+    return rc;
+  }
   if (pg + 1 > *d->hipg) __atomic_store_n(d->hipg, pg + 1, __ATOMIC_RELAXED);
-  local_copy(d, s, a, n, buf, is_write);
+  if (h != d->rank) {
+    d->st.home_inserts++;
+    rc = ds_xfer(d, h, s, a, n, buf, is_write);
+  } else {
+    map_add(d, s, pg);
+    local_copy(d, s, a, n, buf, is_write);
+  }
   d->st.misses++;
   d->fh->stats.cache_misses++;
   return rc;
@@ -207,12 +224,26 @@ static int access_page(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, in
     rc = dm_get(d, pg, m);
     if (!rc && d->broken) m[DM_OWNER] = DM_NONE;
     if (rc || m[DM_OWNER] != DM_NONE) break;
-    if (d->nfree > 0) return d_unlock(d, pg, insert(d, pg, m, a, n, buf, is_write));
-    /* a miss with every slot taken: evict holding no lock, then look again */
+    int h = d->rank, sl = d_claim(d, h);
+    if (sl < 0 && d->shm && !d->broken && (h = (int)(pg % d->P)) != d->rank) sl = d_claim(d, h);
+    if (sl >= 0) return d_unlock(d, pg, insert(d, pg, m, h, sl, a, n, buf, is_write));
+    /* a miss with every slot taken (here and at the page's home): evict holding no lock, then look again */
     if ((rc = d_unlock(d, pg, 0)) != 0 || (rc = make_free(d)) != 0) return rc;
   }
   if (rc) return d_unlock(d, pg, rc);
-  if (!valid_loc(d, m) || m[DM_OWNER] == d->rank) return d_unlock(d, pg, proto(d, pg, m, "lookup"));
+  if (!valid_loc(d, m)) return d_unlock(d, pg, proto(d, pg, m, "lookup"));
+  if (m[DM_OWNER] == d->rank) {
+    /* another rank inserted the page into a slot of this rank (its own were
+     * full): take it into the local map; later accesses are local hits */
+    if (!d->shm || __atomic_load_n(&d->tag[m[DM_SLOT]], __ATOMIC_ACQUIRE) != pg)
+      return d_unlock(d, pg, proto(d, pg, m, "lookup"));
+    map_add(d, m[DM_SLOT], pg);
+    local_copy(d, m[DM_SLOT], a, n, buf, is_write);
+    d->st.adopted++;
+    d->st.local_hits++;
+    d->fh->stats.cache_hits++;
+    return d_unlock(d, pg, 0);
+  }
   int grew = is_write && grow(d, m, a, n);
   if (d->shm) {
     /* shared memory: the transfer is a memcpy, done under the lock (the owner
@@ -339,11 +370,9 @@ static void c_destroy(mio_cache *c) {
   if (!d) return;
   if (d->locks) sheaf_lock_free(&d->locks);
   dwin_free(d);
-  free(d->tag);
   free(d->used);
   free(d->head);
   free(d->next);
-  free(d->freel);
   free(d);
   c->priv = NULL;
 }
@@ -353,19 +382,12 @@ static int setup(dache *d, const mio_dache_cfg *cfg) {
   size_t ns = (size_t)d->nslots, nh = 1;
   while (nh < 2 * ns) nh *= 2;
   d->hmask = (int)nh - 1;
-  d->tag = malloc(sizeof(int64_t) * ns);
   d->used = calloc(ns, sizeof(uint64_t));
   d->head = malloc(sizeof(int) * nh);
   d->next = malloc(sizeof(int) * ns);
-  d->freel = malloc(sizeof(int) * ns);
-  int rc = d->tag && d->used && d->head && d->next && d->freel
+  int rc = d->used && d->head && d->next
                ? 0 : mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", d->fh->path);
   for (size_t h = 0; !rc && h < nh; h++) d->head[h] = -1;
-  for (int s = 0; !rc && s < d->nslots; s++) {
-    d->tag[s] = -1;
-    d->freel[s] = d->nslots - 1 - s;
-  }
-  if (!rc) d->nfree = d->nslots;
   sheaf_lock_opts o;
   sheaf_lock_opts_init(&o);
   o.kind = (sheaf_lock_kind)cfg->lock_kind;

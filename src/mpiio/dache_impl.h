@@ -22,12 +22,14 @@ typedef struct dache {
   int32_t **meta_peer;          /* shm: every rank's entries */
   char *slot_base;
   char **slot_peer;             /* shm: every rank's slots */
-  int64_t *tag;                 /* per local slot: the page cached there, -1 free */
+  int64_t *tag;                 /* per local slot: the page cached there, -1 free (in the slot window:
+                                 * shm: another rank inserting into a slot it claimed writes it) */
   int32_t *ldlo, *ldhi;         /* per local slot: bytes this rank wrote (remote writers: the entry's range);
                                  * in the slot window after the slots (shm: read by the flush of every rank) */
   uint64_t *used, tick;         /* LRU */
   int *head, *next, hmask;      /* local page -> slot map (chained hash over the slots) */
-  int *freel, nfree;            /* free local slots */
+  uint64_t *freebits;           /* per local slot: 1 = free (slot window; claimed by atomic bit clear) */
+  int nwords;                   /* words of freebits */
   mio_dache_stats st;
 } dache;
 
@@ -55,6 +57,11 @@ char *ds_local(dache *d, int slot);
 /* rank r's per-slot dirty ranges and highest page, in the slot window (shm: any rank; else only r itself) */
 int32_t *ds_ranges(dache *d, int r);  /* lo[nslots] then hi[nslots] */
 int64_t *ds_hipg(dache *d, int r);
+int64_t *ds_tags(dache *d, int r);
+uint64_t *ds_free(dache *d, int r);
+/* claim a free slot of rank r (shm: any rank; else only this one): its index, -1 if none */
+int d_claim(dache *d, int r);
+void d_unclaim(dache *d, int r, int s);
 void ds_sync(dache *d);
 int ds_xfer(dache *d, int owner, int slot, int64_t in, int64_t n, char *buf, int is_write);
 void d_relax(dache *d);

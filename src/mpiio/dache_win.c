@@ -85,6 +85,32 @@ int32_t *ds_ranges(dache *d, int r) {
 int64_t *ds_hipg(dache *d, int r) {
   return (int64_t *)(void *)((r == d->rank ? d->slot_base : d->slot_peer[r]) + hipg_off(d));
 }
+/* then int64 tag[nslots], uint64 freebits[nwords] */
+static int64_t tags_off(const dache *d) { return hipg_off(d) + 8; }
+static int64_t free_off(const dache *d) { return tags_off(d) + 8 * (int64_t)d->nslots; }
+int64_t *ds_tags(dache *d, int r) {
+  return (int64_t *)(void *)((r == d->rank ? d->slot_base : d->slot_peer[r]) + tags_off(d));
+}
+uint64_t *ds_free(dache *d, int r) {
+  return (uint64_t *)(void *)((r == d->rank ? d->slot_base : d->slot_peer[r]) + free_off(d));
+}
+
+int d_claim(dache *d, int r) {
+  uint64_t *w = ds_free(d, r);
+  for (int i = 0; i < d->nwords; i++) {
+    uint64_t v = __atomic_load_n(&w[i], __ATOMIC_RELAXED);
+    while (v) {
+      uint64_t bit = v & (~v + 1);
+      if (__atomic_compare_exchange_n(&w[i], &v, v & ~bit, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        return i * 64 + __builtin_ctzll(bit);
+    }
+  }
+  return -1;
+}
+
+void d_unclaim(dache *d, int r, int s) {
+  __atomic_fetch_or(&ds_free(d, r)[s / 64], (uint64_t)1 << (s % 64), __ATOMIC_ACQ_REL);
+}
 
 /* local slot memory is about to be read (after remote puts) or was written */
 void ds_sync(dache *d) {
@@ -150,7 +176,8 @@ static int alloc_win(dache *d, MPI_Aint bytes, char **base, MPI_Win *win, char *
 int dwin_create(dache *d) {
   /* 64-byte multiples: MPICH 4.0.2 misplaces atomics in windows of other sizes (doc/lock.md) */
   MPI_Aint mbytes = (MPI_Aint)(((d->nmeta * DM_INTS * 4) + 63) & ~(int64_t)63);
-  MPI_Aint sbytes = (MPI_Aint)((hipg_off(d) + 8 + 63) & ~(int64_t)63);
+  d->nwords = (d->nslots + 63) / 64;
+  MPI_Aint sbytes = (MPI_Aint)((free_off(d) + 8 * (int64_t)d->nwords + 63) & ~(int64_t)63);
   char *mb = NULL, **mpeer = NULL;
   int rc = alloc_win(d, mbytes, &mb, &d->meta_win, &mpeer);
   if (!rc) rc = alloc_win(d, sbytes, &d->slot_base, &d->slot_win, &d->slot_peer);
@@ -165,6 +192,11 @@ int dwin_create(dache *d) {
   d->hipg = ds_hipg(d, d->rank);
   memset(d->ldlo, 0, sizeof(int32_t) * 2 * (size_t)d->nslots);
   *d->hipg = 0;
+  d->tag = ds_tags(d, d->rank);
+  d->freebits = ds_free(d, d->rank);
+  for (int s = 0; s < d->nslots; s++) d->tag[s] = -1;
+  for (int i = 0; i < d->nwords; i++)
+    d->freebits[i] = (i + 1) * 64 <= d->nslots ? ~(uint64_t)0 : (((uint64_t)1 << (d->nslots % 64)) - 1);
   MPI_Win_lock(MPI_LOCK_EXCLUSIVE, d->rank, 0, d->meta_win);
   for (int64_t i = 0; i < d->nmeta; i++) {
     int32_t *e = d->meta_base + i * DM_INTS;

@@ -173,8 +173,9 @@ static int test_coherence(const char *dir, const char *progress, const char *loc
   }
   mio_dache_stats ds;
   OK(mio_dache_stats_get(fh, &ds), fh);
-  uint64_t mine[4] = {ds.remote_hits, ds.misses, ds.evictions, ds.local_hits}, sum[4];
-  MPI_Allreduce(mine, sum, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  uint64_t mine[7] = {ds.remote_hits, ds.misses, ds.evictions, ds.local_hits, ds.home_inserts, ds.adopted,
+                      ds.zero_fills}, sum[7];
+  MPI_Allreduce(mine, sum, 7, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   rc = sheaf_file_close(&fh);
   if (!broken) CHECK(rc == 0, "close: %s", sheaf_mpiio_open_errmsg());
   int64_t bad = 0, fbad = 0;
@@ -189,10 +190,12 @@ static int test_coherence(const char *dir, const char *progress, const char *loc
     for (int64_t i = 0; f && i < n && i < FSIZE; i++) fbad += f[i] != model[i];
     free(f);
     printf("coherence %s/%s np=%d slots=%d%s: read mismatches %lld, audit violations %lld, file bytes wrong %lld, "
-           "remote hits %llu, local hits %llu, misses %llu, evictions %llu\n", progress, lock, np, slots,
+           "remote hits %llu, local hits %llu, misses %llu, evictions %llu, inserts at the home %llu, adopted %llu, "
+           "zero-filled %llu\n", progress, lock, np, slots,
            broken ? " (single-copy logic disabled)" : "", (long long)bad, (long long)viol, (long long)fbad,
            (unsigned long long)sum[0], (unsigned long long)sum[3], (unsigned long long)sum[1],
-           (unsigned long long)sum[2]);
+           (unsigned long long)sum[2], (unsigned long long)sum[4], (unsigned long long)sum[5],
+           (unsigned long long)sum[6]);
   }
   MPI_Bcast(&fbad, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
   if (broken) {
