@@ -74,6 +74,9 @@ SHEAF_API int sheaf_loader_fe_open(const char *addr, const char *secret_file, in
 /* Bulk preload: every server gets the file (it travels down the trees once);
  * returns when the root has it: 0, or -1 when the link failed. */
 SHEAF_API int sheaf_loader_fe_preload(int fd, const char *path);
+/* The counters of the server at the other end of fd (the root) and its rank
+ * (may be NULL): n at most SHEAF_LOADER_NCOUNTERS; 0 or -1. */
+SHEAF_API int sheaf_loader_fe_stats(int fd, unsigned long long *counters, int n, int *rank);
 /* Stops every server of the overlay and closes fd. 0 or -1. */
 SHEAF_API int sheaf_loader_fe_shutdown(int fd);
 

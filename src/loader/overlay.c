@@ -236,6 +236,21 @@ int sheaf_loader_fe_preload(int fd, const char *path)
   return 0;
 }
 
+int sheaf_loader_fe_stats(int fd, unsigned long long *counters, int n, int *rank)
+{
+  unsigned char b[SLD_HDR_SIZE + 8 + 8 * SLD_NCOUNTERS];
+  size_t bl = sln_pack_empty(SLN_STATS, b, sizeof b);
+  uint32_t type, len;
+  struct sln_stats m;
+  if (n < 0 || n > SLD_NCOUNTERS || !bl || sln_send_all(fd, b, bl) ||
+      sln_recv_frame_fd(fd, b, sizeof b, &type, &len) || type != SLN_STATS ||
+      sln_unpack_stats(b + SLD_HDR_SIZE, len, &m) || m.n < (uint32_t)n)
+    return -1;
+  for (int i = 0; i < n; i++) counters[i] = m.c[i];
+  if (rank) *rank = (int)m.rank;
+  return 0;
+}
+
 int sheaf_loader_fe_shutdown(int fd)
 {
   unsigned char b[SLD_HDR_SIZE];

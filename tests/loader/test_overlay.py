@@ -674,6 +674,27 @@ def case_launch(args):
             fail("launch %s: node 1's socket is left behind" % mode)
         print("launch %s: 2 nodes via --rsh, node 1 served %d requests with 0 reads of its own, "
               "%d objects from the overlay" % (mode, c["requests"], c["net_objs"]))
+    # the launcher on a host without a load server of its own (a front end:
+    # no server answers at its socket): --stats-file gets the root's counters
+    # over the overlay link (it was not written at all)
+    p0, p1 = free_ports(2)
+    st = os.path.join(work, "stats.fe")
+    cmd = [args.launch, "--hosts", "127.0.0.1:%d,127.0.0.1:%d" % (p0, p1), "--rsh", rsh,
+           "--socket", os.path.join(work, "fe%r", "sock"), "--overlay", "push",
+           "--secret-file", os.path.join(work, "secret.fe"), "--preload-list", plist,
+           "--stats-file", st, "--timeout", "5000", "--", sys.executable, "-c", prog]
+    p = run_launch(cmd, env=dict(os.environ, SHEAF_LD_RANK="7"), timeout=100)
+    if p.returncode != 0 or p.stdout.strip() != "ok [1]":
+        fail("launch fe: rc %d out %r err %r" % (p.returncode, p.stdout, p.stderr))
+    if not os.path.exists(st):
+        fail("launch fe: no stats file (stderr %r)" % p.stderr)
+    c = read_stats(st)
+    # the root read the preloaded file (1 read of its bytes) and pushed it to node 1
+    if (len(c) != 18 or c.get("server_rank") != 0 or c["reads"] != 1 or
+            c["bytes"] != os.path.getsize(files[1]) or c["net_pushed"] < 1):
+        fail("launch fe: the root's counters %r (stderr %r)" % (c, p.stderr))
+    print("launch fe: no server on the launcher's host: the stats file holds the root's counters "
+          "(reads %d, bytes %d, net_pushed %d)" % (c["reads"], c["bytes"], c["net_pushed"]))
     p0, p1 = free_ports(2)
     cmd = [args.launch, "--hosts", "127.0.0.1:%d,badhost:%d" % (p0, p1), "--rsh", rsh,
            "--socket", os.path.join(work, "bad%r", "sock"), "--timeout", "3000",

@@ -255,17 +255,30 @@ static void forward(int sig)
   if (child > 0) kill(child, sig);
 }
 
-static void report(const struct opts *o, const char *sock)
+/* the counters of this host's server; across nodes, when this host runs none
+ * (the launcher on a front end), the root's through the overlay link fe
+ * (-1: none), and a last line "server_rank R" says whose they are */
+static void report(const struct opts *o, const char *sock, int fe)
 {
   unsigned long long c[SHEAF_LOADER_NCOUNTERS];
-  if (sheaf_loader_stats(sock, c, SHEAF_LOADER_NCOUNTERS, o->timeout)) {
-    fprintf(stderr, "sheaf-launch: the load server did not answer for its counters\n");
+  const char *r = getenv("SHEAF_LD_RANK");
+  int rank = r ? atoi(r) : 0;
+  if (sheaf_loader_stats(sock, c, SHEAF_LOADER_NCOUNTERS, o->timeout) &&
+      (fe < 0 || sheaf_loader_fe_stats(fe, c, SHEAF_LOADER_NCOUNTERS, &rank))) {
+    fprintf(stderr, "sheaf-launch: the load server did not answer for its counters%s\n",
+            fe >= 0 ? " (neither this host's nor the overlay's root)" : "");
     return;
   }
   FILE *f = o->stats_file ? fopen(o->stats_file, "w") : NULL;
+  if (o->stats_file && !f)
+    fprintf(stderr, "sheaf-launch: cannot write %s: %s\n", o->stats_file, strerror(errno));
   for (int i = 0; i < SHEAF_LOADER_NCOUNTERS; i++) {
     if (o->stats) fprintf(stderr, "sheaf-launch: %s %llu\n", sheaf_loader_counter_name(i), c[i]);
     if (f) fprintf(f, "%s %llu\n", sheaf_loader_counter_name(i), c[i]);
+  }
+  if (fe != -2) {   /* across nodes */
+    if (o->stats) fprintf(stderr, "sheaf-launch: server_rank %d\n", rank);
+    if (f) fprintf(f, "server_rank %d\n", rank);
   }
   if (f) fclose(f);
 }
@@ -386,7 +399,7 @@ int main(int argc, char **argv)
     }
     rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
-  if (o.stats || o.stats_file) report(&o, sock);
+  if (o.stats || o.stats_file) report(&o, sock, across ? job.fe : -2);
   if (across) {
     net_stop(&job, o.timeout);
     free(cmd);
