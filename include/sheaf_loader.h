@@ -65,6 +65,9 @@ struct sheaf_loader_overlay {
 SHEAF_API int sheaf_loader_serve_net(const char *cache_base, const char *socket_path, int strip,
                                      const struct sheaf_loader_overlay *ov, int ready_fd, char *err,
                                      size_t errlen);
+/* 1 when this build has the overlay across nodes (libsodium), else 0: the
+ * secret and the handshake then fail with a message saying so. */
+SHEAF_API int sheaf_loader_has_overlay(void);
 /* A new per-job secret file (0600, O_CREAT|O_EXCL|O_NOFOLLOW); 0 or -1 + err. */
 SHEAF_API int sheaf_loader_secret_create(const char *path, char *err, size_t errlen);
 /* The front end's link to a server (normally the root, rank 0): a connected,

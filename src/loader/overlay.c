@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +52,7 @@ void sld_net_free(struct sld_net *n)
   for (int i = 0; i < n->ndeferred; i++) free(n->deferred[i]);
   free(n->peers);
   if (n->lfd >= 0) close(n->lfd);
-  sodium_memzero(n->key, sizeof n->key);
+  explicit_bzero(n->key, sizeof n->key);
   free(n);
 }
 
@@ -218,7 +217,7 @@ int sheaf_loader_fe_open(const char *addr, const char *secret_file, int timeout_
     close(fd);
     fd = -1;
   }
-  sodium_memzero(key, sizeof key);
+  explicit_bzero(key, sizeof key);
   return fd;
 }
 

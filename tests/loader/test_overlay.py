@@ -736,6 +736,41 @@ def case_mpich(args):
           % c["requests"])
 
 
+def case_nosodium(args):
+    """a build without libsodium (SHEAF_WITH_SODIUM=OFF): every option of the
+    overlay makes sheaf-launch fail at once (status 2) with one message naming
+    the option and the missing library, before anything starts; the usage
+    lists no overlay option; sheaf-ld-server refuses with the same cause"""
+    work = os.path.join(args.work, "nosodium")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    marker = os.path.join(work, "ran")
+    for opts in (["--overlay", "pull"], ["--hosts", "127.0.0.1:1,127.0.0.1:2"], ["--rsh", "ssh"],
+                 ["--fgfs"]):
+        p = subprocess.run([args.launch] + opts + ["--", "touch", marker], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        lines = p.stderr.strip().splitlines()
+        if (p.returncode != 2 or len(lines) != 1 or not lines[0].startswith("sheaf-launch: " + opts[0]) or
+                "without libsodium" not in lines[0] or os.path.exists(marker)):
+            fail("nosodium %s: rc %d err %r (ran: %s)" % (opts[0], p.returncode, p.stderr,
+                                                         os.path.exists(marker)))
+    h = subprocess.run([args.launch, "--help"], stdout=subprocess.PIPE, text=True, timeout=60).stdout
+    if "--hosts" in h or "--overlay" in h or "without libsodium" not in h:
+        fail("nosodium: the usage still lists the overlay: %r" % h)
+    secret = os.path.join(work, "secret")
+    with open(secret, "w") as f:
+        f.write("00" * 32 + "\n")
+    os.chmod(secret, 0o600)
+    (p0,) = free_ports(1)
+    p = subprocess.run([args.server, "--rank", "0", "--hosts", "127.0.0.1:%d" % p0, "--secret", secret,
+                        "--socket", os.path.join(work, "sock")], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    if p.returncode == 0 or "without libsodium" not in p.stderr:
+        fail("nosodium: sheaf-ld-server rc %d err %r" % (p.returncode, p.stderr))
+    print("nosodium: 4 overlay options refused with one message each (status 2, nothing ran); "
+          "the server refuses too")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")
@@ -753,7 +788,7 @@ def main():
              "garbage": lambda: case_garbage(args), "kill": lambda: case_kill(args),
              "launch": lambda: case_launch(args), "preload": lambda: case_preload(args),
              "roots2": lambda: case_roots2(args), "fgfs": lambda: case_fgfs(args),
-             "mpich": lambda: case_mpich(args)}
+             "mpich": lambda: case_mpich(args), "nosodium": lambda: case_nosodium(args)}
     if args.case not in cases:
         fail("unknown case " + args.case)
     cases[args.case]()
