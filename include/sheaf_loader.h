@@ -65,6 +65,9 @@ struct sheaf_loader_overlay {
 SHEAF_API int sheaf_loader_serve_net(const char *cache_base, const char *socket_path, int strip,
                                      const struct sheaf_loader_overlay *ov, int ready_fd, char *err,
                                      size_t errlen);
+/* 1 when this build has the overlay across nodes (libsodium), else 0: the
+ * secret and the handshake then fail with a message saying so. */
+SHEAF_API int sheaf_loader_has_overlay(void);
 /* A new per-job secret file (0600, O_CREAT|O_EXCL|O_NOFOLLOW); 0 or -1 + err. */
 SHEAF_API int sheaf_loader_secret_create(const char *path, char *err, size_t errlen);
 /* The front end's link to a server (normally the root, rank 0): a connected,
@@ -74,6 +77,9 @@ SHEAF_API int sheaf_loader_fe_open(const char *addr, const char *secret_file, in
 /* Bulk preload: every server gets the file (it travels down the trees once);
  * returns when the root has it: 0, or -1 when the link failed. */
 SHEAF_API int sheaf_loader_fe_preload(int fd, const char *path);
+/* The counters of the server at the other end of fd (the root) and its rank
+ * (may be NULL): n at most SHEAF_LOADER_NCOUNTERS; 0 or -1. */
+SHEAF_API int sheaf_loader_fe_stats(int fd, unsigned long long *counters, int n, int *rank);
 /* Stops every server of the overlay and closes fd. 0 or -1. */
 SHEAF_API int sheaf_loader_fe_shutdown(int fd);
 

@@ -95,7 +95,7 @@ int ck_fault(sheaf_ckpt_ctx *c, const char *kind, uint64_t step);
 /* paths of step directories */
 void ck_tmpdir(const sheaf_ckpt_ctx *c, uint64_t step, char *out, size_t n);
 void ck_finaldir(const sheaf_ckpt_ctx *c, uint64_t step, char *out, size_t n);
-/* rank 0: remove dir (files and one level of subdirectories) */
+/* rank 0: remove dir and its tree without following symlinks (ckf_rmtree) */
 int ck_rmtree(const char *dir);
 /* rank 0 at init: remove every step-*.tmp and step-*.old under base */
 void ck_remove_stale(const char *base);

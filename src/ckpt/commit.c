@@ -52,9 +52,12 @@ static int walk(const char *dir, int depth, int (*fn)(const char *path, int isdi
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
-        char p[4400];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        char p[CKF_PATH_BYTES];
         struct stat st;
+        if (ckf_join(p, sizeof p, dir, e->d_name)) {
+            rc = rc ? rc : ENAMETOOLONG;
+            continue;
+        }
         if (lstat(p, &st))
             continue;
         int isdir = S_ISDIR(st.st_mode);
@@ -69,19 +72,9 @@ static int walk(const char *dir, int depth, int (*fn)(const char *path, int isdi
     return rc;
 }
 
-static int rm_one(const char *p, int isdir) { return (isdir ? rmdir(p) : unlink(p)) ? errno : 0; }
 static int sync_one(const char *p, int isdir) { return ck_fsync_path(p, isdir); }
 
-int ck_rmtree(const char *dir)
-{
-    struct stat st;
-    if (lstat(dir, &st))
-        return errno == ENOENT ? 0 : errno;
-    if (!S_ISDIR(st.st_mode))
-        return unlink(dir) ? errno : 0;
-    walk(dir, 1, rm_one);
-    return rmdir(dir) ? errno : 0;
-}
+int ck_rmtree(const char *dir) { return ckf_rmtree(dir); }
 
 int ck_units(const sheaf_ckpt_ctx *c, ckf_manifest *m)
 {
@@ -211,9 +204,9 @@ void ck_remove_stale(const char *base)
         if (strncmp(e->d_name, "step-", 5) || n < 9 ||
             (strcmp(e->d_name + n - 4, ".tmp") && strcmp(e->d_name + n - 4, ".old")))
             continue;
-        char p[4400];
-        snprintf(p, sizeof p, "%s/%s", base, e->d_name);
-        ck_rmtree(p);
+        char p[CKF_PATH_BYTES];
+        if (!ckf_join(p, sizeof p, base, e->d_name))
+            ck_rmtree(p);
     }
     closedir(d);
 }

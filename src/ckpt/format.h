@@ -90,4 +90,15 @@ void ckf_step_dirname(uint64_t step, char *out, size_t n);
 /* thread-local error message of both libraries */
 int ckf_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *ckf_errmsg(void);
+
+/* paths.c: the longest path (with its NUL) the libraries build; longer is an
+ * error, never a cut path */
+#define CKF_PATH_BYTES 4096u
+/* out = dir "/" name (name NULL: dir alone): 0, or ENAMETOOLONG with a
+ * message naming the path when it needs more than n or CKF_PATH_BYTES bytes */
+int ckf_join(char *out, size_t n, const char *dir, const char *name);
+/* Remove dir and everything under it through directory fds, never following
+ * a symlink (one is removed itself); 0 when dir is absent, else an errno with
+ * a message (ckf_errmsg) */
+int ckf_rmtree(const char *dir);
 #endif

@@ -36,7 +36,7 @@ typedef struct unit_src {
 } unit_src;
 
 struct sheaf_ckpt {
-    char dir[4096];
+    char dir[CKF_PATH_BYTES];
     ckf_manifest m;
     unit_src *units; /* grown as the units open: bounded by the units that exist */
     uint32_t nopen;  /* units[0..nopen) are set up (closed by sheaf_ckpt_close) */
@@ -63,8 +63,10 @@ int sheaf_ckpt_type_by_name(const char *name)
 /* Read the whole small file dir/name into a NUL-terminated malloc'd string. */
 static int slurp(const char *dir, const char *name, char **out, size_t *len)
 {
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
+    char p[CKF_PATH_BYTES];
+    int rc = ckf_join(p, sizeof p, dir, name);
+    if (rc)
+        return rc;
     int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return ckf_err(errno, "%s: %s", p, strerror(errno));
@@ -102,8 +104,8 @@ static int manifest_load(const char *dir, ckf_manifest *m)
     int rc = slurp(dir, CKF_MANIFEST, &t, &len);
     if (rc)
         return rc;
-    char name[4400];
-    snprintf(name, sizeof name, "%s/%s", dir, CKF_MANIFEST);
+    char name[CKF_PATH_BYTES];
+    ckf_join(name, sizeof name, dir, CKF_MANIFEST); /* slurp joined it already */
     return ckf_manifest_parse(t, len, name, m); /* m owns t */
 }
 
@@ -141,8 +143,9 @@ int sheaf_ckpt_list(const char *base, uint64_t *steps, size_t max, size_t *n)
         uint64_t s;
         if (!is_step_name(e->d_name, &s))
             continue;
-        char dir[4400];
-        snprintf(dir, sizeof dir, "%s/%s", base, e->d_name);
+        char dir[CKF_PATH_BYTES];
+        if ((rc = ckf_join(dir, sizeof dir, base, e->d_name)) != 0)
+            break;
         ckf_manifest m;
         if (manifest_load(dir, &m))
             continue; /* incomplete or damaged: not a checkpoint */
@@ -168,7 +171,8 @@ int sheaf_ckpt_list(const char *base, uint64_t *steps, size_t max, size_t *n)
         *n = cnt;
     }
     free(all);
-    ckf_err(0, "%s", "");
+    if (!rc)
+        ckf_err(0, "%s", "");
     return rc;
 }
 
@@ -252,8 +256,10 @@ static int unit_open(sheaf_ckpt *ck, uint32_t i)
 {
     unit_src *s = &ck->units[i];
     s->u = &ck->m.units[i];
-    char p[4400];
-    snprintf(p, sizeof p, "%s/%s", ck->dir, s->u->path);
+    char p[CKF_PATH_BYTES];
+    int jrc = ckf_join(p, sizeof p, ck->dir, s->u->path);
+    if (jrc)
+        return jrc;
     snprintf(s->name, sizeof s->name, "%s", p + (strlen(p) > 255 ? strlen(p) - 255 : 0));
     if (s->u->kind == 'p') {
         s->fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
@@ -343,8 +349,12 @@ int sheaf_ckpt_open_dir(const char *dir, sheaf_ckpt **out)
     sheaf_ckpt *ck = calloc(1, sizeof *ck);
     if (!ck)
         return ckf_err(ENOMEM, "%s: no memory", dir);
-    snprintf(ck->dir, sizeof ck->dir, "%s", dir);
-    int rc = manifest_load(dir, &ck->m);
+    int rc = ckf_join(ck->dir, sizeof ck->dir, dir, NULL);
+    if (rc) {
+        free(ck);
+        return rc;
+    }
+    rc = manifest_load(dir, &ck->m);
     /* the unit table grows with the units that open (each a real file with
      * its own header), not with the count the manifest claims */
     uint32_t cap = 0;
@@ -378,9 +388,11 @@ int sheaf_ckpt_open_dir(const char *dir, sheaf_ckpt **out)
 
 int sheaf_ckpt_open(const char *base, uint64_t step, sheaf_ckpt **ck)
 {
-    char name[32], dir[4400];
+    char name[32], dir[CKF_PATH_BYTES];
     ckf_step_dirname(step, name, sizeof name);
-    snprintf(dir, sizeof dir, "%s/%s", base, name);
+    int rc = ckf_join(dir, sizeof dir, base, name);
+    if (rc)
+        return rc;
     return sheaf_ckpt_open_dir(dir, ck);
 }
 

@@ -52,6 +52,10 @@ typedef struct core_meta {
     int64_t data_start;     /* S0 = roundup(H, fsblksize) */
     int64_t globalskip;
     int64_t *starts;        /* [ntasks] first chunk offset of each task */
+    /* core_meta_write_tail: when > 0, the metadata never start past this offset
+     * unless the last block row does (recovery: the input's real size, so
+     * hostile chunk sizes cannot make it write a huge sparse file) */
+    int64_t tail_max;
 } core_meta;
 
 /* Header size H for ntasks tasks. */

@@ -122,6 +122,11 @@ int core_meta_write_tail(core_file *f, core_meta *m, int serial)
 {
     int64_t maxb = m->maxchunks;
     m->start_of_varheader = m->data_start + maxb * m->globalskip;
+    if (m->tail_max > 0 && m->start_of_varheader > m->tail_max) {
+        /* every block ends by tail_max; the reader needs the last row's start below it */
+        int64_t row = m->data_start + (maxb > 0 ? maxb - 1 : 0) * m->globalskip;
+        m->start_of_varheader = row > m->tail_max ? row : m->tail_max;
+    }
     /* file 0 of a multi-file set; a single file only when a mapping was given
      * (SIONlib's mapped close writes one there too) */
     int mapped = !serial && ((m->nfiles > 1 && m->filenumber == 0) ||

@@ -311,11 +311,17 @@ static int rebuild_task(rec_file *rf, int32_t t, int64_t *bytes)
  * hold at least one byte each needs fewer than fsize + ntasks of them (block b of a task
  * starts b * globalskip >= b * ntasks bytes in); hostile chunk sizes of 0 could ask for the
  * product of two file sizes, so that is refused. */
-static int check_table_size(const rec_file *rf)
+static int64_t maxblocks(const rec_file *rf)
 {
     int64_t maxb = 1;
     for (int32_t t = 0; t < rf->n; t++)
         maxb = rf->count[t] > maxb ? rf->count[t] : maxb;
+    return maxb;
+}
+
+static int check_table_size(const rec_file *rf)
+{
+    int64_t maxb = maxblocks(rf);
     if (maxb > (2 * (rf->fsize + rf->n) + 65536) / rf->n)
         return core_fail(SHEAF_E_FORMAT, "%s: the rebuilt block table (%d tasks x %lld blocks) is larger than a "
                          "file of %lld bytes can need: chunk sizes or journal are corrupt", rf->path, rf->n,
@@ -393,6 +399,14 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
     int r2 = core_file_close(&rf.f);
     if (!rc)
         rc = r2;
+    /* the metadata go where a close would put them (data start + blocks x the
+     * chunk row), but never past the input's real end: chunk sizes are the
+     * header's word, and a damaged one must not make a huge sparse file */
+    int64_t layout_at = m->data_start + (int64_t)maxblocks(&rf) * m->globalskip;
+    if (!rc && layout_at > rf.fsize)
+        say(r, "%s: the metadata go at the file's end (offset %lld), not at the chunk layout's offset %lld past it",
+            path, (long long)rf.fsize, (long long)layout_at);
+    m->tail_max = rf.fsize > 0 ? rf.fsize : 1;
     if (!rc && !dry_run) {
         rc = core_par_write_tail_at(path, name, m, rf.count, flat, mapping, mapping ? mapping_size : 0);
         if (!rc) /* also when no task ever flushed: the journal is done with */

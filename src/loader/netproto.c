@@ -111,6 +111,15 @@ size_t sln_pack_coll(uint32_t type, const struct sln_coll *m, unsigned char *buf
   return frame(buf, type, p);
 }
 
+size_t sln_pack_stats(const struct sln_stats *m, unsigned char *buf, size_t cap)
+{
+  if (m->n > SLD_NCOUNTERS || cap < SLD_HDR_SIZE + 8 + 8 * (size_t)m->n) return 0;
+  unsigned char *p = put32(buf + SLD_HDR_SIZE, m->rank);
+  p = put32(p, m->n);
+  for (uint32_t i = 0; i < m->n; i++) p = put64(p, m->c[i]);
+  return frame(buf, SLN_STATS, p);
+}
+
 int sln_unpack_header(const unsigned char *buf, uint32_t *type, uint32_t *len)
 {
   if (get32(buf) != SLN_MAGIC) return -1;
@@ -219,4 +228,15 @@ int sln_unpack_coll(const unsigned char *p, size_t len, struct sln_coll *m)
   if (c.bad || m->len != c.left) return -1;
   m->data = (unsigned char *)c.p;
   return 0;
+}
+
+int sln_unpack_stats(const unsigned char *p, size_t len, struct sln_stats *m)
+{
+  struct cur c = { p, len, 0 };
+  memset(m, 0, sizeof *m);
+  m->rank = cur32(&c);
+  m->n = cur32(&c);
+  if (c.bad || m->n > SLD_NCOUNTERS || c.left != 8 * (size_t)m->n) return -1;
+  for (uint32_t i = 0; i < m->n; i++) m->c[i] = cur64(&c);
+  return c.bad ? -1 : 0;
 }

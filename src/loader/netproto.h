@@ -39,7 +39,8 @@ enum sln_type {
   SLN_PRELOAD = 14,  /* front end -> root: read this path and push it everywhere */
   SLN_SHUTDOWN = 15, /* front end -> root -> every server: stop */
   SLN_REDUCE = 16,   /* FGFS collective: up the tree */
-  SLN_BCAST = 17     /* FGFS collective: down the tree */
+  SLN_BCAST = 17,    /* FGFS collective: down the tree */
+  SLN_STATS = 18     /* front end -> root: empty; root -> front end: its counters */
 };
 
 /* object kinds */
@@ -71,6 +72,9 @@ struct sln_obj {
 /* a collective message of the FGFS layer: a sequence number and bytes */
 struct sln_coll { uint32_t seq; uint32_t len; unsigned char *data; /* unpack: points into p */ };
 
+/* a server's counters (the reply to the front end's STATS) */
+struct sln_stats { uint32_t rank; uint32_t n; uint64_t c[SLD_NCOUNTERS]; };
+
 size_t sln_pack_hello(const struct sln_hello *m, unsigned char *buf, size_t cap);
 size_t sln_pack_challenge(const struct sln_challenge *m, unsigned char *buf, size_t cap);
 size_t sln_pack_proof(const struct sln_proof *m, unsigned char *buf, size_t cap);
@@ -80,6 +84,7 @@ size_t sln_pack_get(uint32_t type, const struct sln_get *m, unsigned char *buf, 
 size_t sln_obj_size(const struct sln_obj *m);
 size_t sln_pack_obj(const struct sln_obj *m, unsigned char *buf, size_t cap);
 size_t sln_pack_coll(uint32_t type, const struct sln_coll *m, unsigned char *buf, size_t cap);
+size_t sln_pack_stats(const struct sln_stats *m, unsigned char *buf, size_t cap);
 
 /* 0 and *type, *len for a valid header (magic, len <= SLN_FRAME_MAX), else -1 */
 int sln_unpack_header(const unsigned char *buf, uint32_t *type, uint32_t *len);
@@ -91,5 +96,7 @@ int sln_unpack_get(const unsigned char *p, size_t len, struct sln_get *m);
 int sln_unpack_obj(const unsigned char *p, size_t len, struct sln_obj *m);
 void sln_obj_free(struct sln_obj *m);
 int sln_unpack_coll(const unsigned char *p, size_t len, struct sln_coll *m);
+/* n at most SLD_NCOUNTERS, exactly the payload's length */
+int sln_unpack_stats(const unsigned char *p, size_t len, struct sln_stats *m);
 
 #endif

@@ -346,8 +346,20 @@ static int preload(struct sld_server *s, struct sln_link *l, uint32_t len)
   return bl && !sln_send_all(l->fd, b, bl) ? 0 : -1;
 }
 
+/* the front end asks for this server's counters (the launcher's --stats-file
+ * when its own host runs no server) */
+static int fe_stats(struct sld_server *s, struct sln_link *l)
+{
+  struct sln_stats m = { (uint32_t)s->net->rank, SLD_NCOUNTERS, { 0 } };
+  memcpy(m.c, s->c, sizeof m.c);
+  unsigned char b[SLD_HDR_SIZE + 8 + 8 * SLD_NCOUNTERS];
+  size_t bl = sln_pack_stats(&m, b, sizeof b);
+  return bl && !sln_send_all(l->fd, b, bl) ? 0 : -1;
+}
+
 int sln_on_frame(struct sld_server *s, struct sln_link *l, uint32_t type, uint32_t len)
 {
+  if (type == SLN_STATS && !len && l->rank == SLN_FRONTEND_RANK) return fe_stats(s, l);
   if (type == SLN_SHUTDOWN && !len && (l->parent || l->rank == SLN_FRONTEND_RANK)) {
     shutdown_all(s);
     return 0;

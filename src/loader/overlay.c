@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +52,7 @@ void sld_net_free(struct sld_net *n)
   for (int i = 0; i < n->ndeferred; i++) free(n->deferred[i]);
   free(n->peers);
   if (n->lfd >= 0) close(n->lfd);
-  sodium_memzero(n->key, sizeof n->key);
+  explicit_bzero(n->key, sizeof n->key);
   free(n);
 }
 
@@ -218,7 +217,7 @@ int sheaf_loader_fe_open(const char *addr, const char *secret_file, int timeout_
     close(fd);
     fd = -1;
   }
-  sodium_memzero(key, sizeof key);
+  explicit_bzero(key, sizeof key);
   return fd;
 }
 
@@ -233,6 +232,21 @@ int sheaf_loader_fe_preload(int fd, const char *path)
   if (!bl || sln_send_all(fd, b, bl) || sln_recv_frame_fd(fd, b, sizeof b, &type, &len) ||
       type != SLN_ACK || sln_unpack_get(b + SLD_HDR_SIZE, len, &a) == -1)
     return -1;
+  return 0;
+}
+
+int sheaf_loader_fe_stats(int fd, unsigned long long *counters, int n, int *rank)
+{
+  unsigned char b[SLD_HDR_SIZE + 8 + 8 * SLD_NCOUNTERS];
+  size_t bl = sln_pack_empty(SLN_STATS, b, sizeof b);
+  uint32_t type, len;
+  struct sln_stats m;
+  if (n < 0 || n > SLD_NCOUNTERS || !bl || sln_send_all(fd, b, bl) ||
+      sln_recv_frame_fd(fd, b, sizeof b, &type, &len) || type != SLN_STATS ||
+      sln_unpack_stats(b + SLD_HDR_SIZE, len, &m) || m.n < (uint32_t)n)
+    return -1;
+  for (int i = 0; i < n; i++) counters[i] = m.c[i];
+  if (rank) *rank = (int)m.rank;
   return 0;
 }
 

@@ -9,8 +9,13 @@
  * closed sids, so that a stale sid silently aliases a newer open. Here a
  * closed id stays invalid: calls on it fail with a message saying so.
  *
- * The open entries live in an array sorted by id (new ids are always the
- * largest, so they are appended); a look-up is a binary search. */
+ * The entries live in an array sorted by id (new ids are always the largest,
+ * so they are appended); a look-up is a binary search. A close leaves a
+ * tombstone (kind 0) instead of moving the entries after it, and the array is
+ * compacted in one pass once tombstones are at least half of it (or when it
+ * is full): closing n ids in any order moves O(n) entries in all, where the
+ * memmove per close was O(n^2) (10^4 opens closed oldest first moved 5*10^7
+ * entries). api_table_moves() counts the moves (test_sid_table). */
 #include "sid.h"
 #include "../core/error.h"
 #include <limits.h>
@@ -84,24 +89,48 @@ static void table_unlock(user_lock u)
     if (u.unlock)
         u.unlock(u.data);
 }
-static api_entry *g_tab;   /* sorted by id */
+static api_entry *g_tab;   /* sorted by id; kind 0: a closed id (tombstone) */
 static int g_n, g_cap;
+static int g_dead;         /* tombstones among g_tab[0..g_n) */
 static int g_next;         /* next id to hand out */
+static int64_t g_moves;    /* entries moved by compaction */
 
-/* Index of id in g_tab, or -1. Called with g_lock held. */
+/* Index of the open id in g_tab, or -1. Called with g_lock held. */
 static int find(int id)
 {
     int lo = 0, hi = g_n - 1;
     while (lo <= hi) {
         int mid = lo + (hi - lo) / 2;
         if (g_tab[mid].id == id)
-            return mid;
+            return g_tab[mid].kind ? mid : -1;
         if (g_tab[mid].id < id)
             lo = mid + 1;
         else
             hi = mid - 1;
     }
     return -1;
+}
+
+/* Drop the tombstones (order kept). Called with g_lock held. */
+static void compact(void)
+{
+    int k = 0;
+    for (int i = 0; i < g_n; i++)
+        if (g_tab[i].kind) {
+            if (k != i)
+                g_tab[k] = g_tab[i], g_moves++;
+            k++;
+        }
+    g_n = k;
+    g_dead = 0;
+}
+
+int64_t api_table_moves(void)
+{
+    user_lock u = table_lock();
+    int64_t m = g_moves;
+    table_unlock(u);
+    return m;
 }
 
 int api_register_kind(int kind, void *obj)
@@ -111,6 +140,8 @@ int api_register_kind(int kind, void *obj)
         table_unlock(u);
         return core_fail(SHEAF_E_NOMEM, "no sid left: %d ids have been handed out in this process", INT_MAX);
     }
+    if (g_n == g_cap && g_dead)
+        compact();
     if (g_n == g_cap) {
         int ncap = g_cap ? 2 * g_cap : 16;
         api_entry *nt = realloc(g_tab, (size_t)ncap * sizeof *nt);
@@ -178,8 +209,14 @@ void *api_release_kind(int id, int kind)
     int i = find(id);
     if (i >= 0 && g_tab[i].kind == kind) {
         obj = g_tab[i].obj;
-        memmove(&g_tab[i], &g_tab[i + 1], (size_t)(g_n - i - 1) * sizeof *g_tab);
-        g_n--;
+        g_tab[i].kind = 0;
+        g_tab[i].obj = NULL;
+        if (i == g_n - 1)
+            g_n--; /* the newest: no tombstone needed */
+        else
+            g_dead++;
+        if (g_dead && 2 * g_dead >= g_n)
+            compact();
     }
     table_unlock(u);
     return obj;

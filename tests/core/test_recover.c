@@ -279,6 +279,42 @@ static void test_hostile_block_count(void **st)
     expect_tasks(fn, want);
 }
 
+/* The header of a crashed container claims a chunk of 2^50 bytes for its last
+ * task (globalskip ~1 PiB): recovery writes the metadata at the file's real
+ * end, not at the chunk layout's offset (a 1 PiB sparse file, or EFBIG on
+ * ext4), and every task's flushed bytes read back. */
+static void test_hostile_chunk_size(void **st)
+{
+    (void)st;
+    char fn[4200];
+    snprintf(fn, sizeof fn, "%s/hugechunk.sion", g_dir);
+    crash_writer(fn, 0, 0);
+    FILE *f = fopen(fn, "r+b");
+    assert_non_null(f);
+    unsigned char h[64];
+    assert_int_equal(fread(h, 1, 32, f), 32);
+    assert_int_equal(h[4], 0); /* little-endian metadata (this host) */
+    assert_int_equal((int)core_get_le32(h + 24), NT);
+    long at = 52 + 1024 + 8L * NT + 8L * (NT - 1); /* the chunk size of the last task */
+    core_put_le64(h, (uint64_t)1 << 50);
+    assert_int_equal(fseek(f, at, SEEK_SET), 0);
+    assert_int_equal(fwrite(h, 1, 8, f), 8);
+    assert_int_equal(fclose(f), 0);
+    struct stat before, after;
+    assert_int_equal(stat(fn, &before), 0);
+    sheaf_recover_summary s;
+    assert_int_equal(sheaf_recover(fn, SHEAF_RECOVER_DRY_RUN, NULL, NULL, &s), 0);
+    assert_int_equal(sheaf_recover(fn, 0, NULL, NULL, &s), 0);
+    assert_int_equal(stat(fn, &after), 0);
+    /* the input plus its metadata: 3 tasks x (1 + 1 block) x 8 bytes */
+    assert_true(after.st_size >= before.st_size);
+    assert_true(after.st_size <= before.st_size + 3 * 2 * 8);
+    int64_t want[NT] = {flushed_bytes(0, 0), flushed_bytes(1, 0), flushed_bytes(2, 0)};
+    assert_int_equal(s.bytes, want[0] + want[1] + want[2]);
+    assert_int_equal(s.lost, 0);
+    expect_tasks(fn, want);
+}
+
 static void test_umask(void **st)
 {
     (void)st;
@@ -303,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_truncated_data),  cmocka_unit_test(test_no_journal),
         cmocka_unit_test(test_stale_journal),   cmocka_unit_test(test_salvage_unclosed4),
         cmocka_unit_test(test_umask),           cmocka_unit_test(test_hostile_block_count),
+        cmocka_unit_test(test_hostile_chunk_size),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmtree(g_dir);

@@ -67,6 +67,11 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         CHECK(m.len == plen - 8 && (m.len == 0 || m.data == p + 8));
         same(out, sln_pack_coll(SLN_DATA, &m, out, plen + 64), p, plen);
     }
+    struct sln_stats st;
+    if (sln_unpack_stats(p, plen, &st) == 0) {
+        CHECK(st.n <= SLD_NCOUNTERS && plen == 8 + 8 * (size_t)st.n);
+        same(out, sln_pack_stats(&st, out, plen + 64), p, plen);
+    }
     free(out);
     free(p);
     return 0;

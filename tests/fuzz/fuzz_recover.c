@@ -6,10 +6,12 @@
  * without the magic has no journal (salvage). The files live in a private
  * directory under $TMPDIR (/dev/shm when available). Beyond "no crash, no
  * leak, no allocation above -malloc_limit_mb": a successful recovery leaves
- * a container that opens, or fails with a message, never hangs. */
+ * a container that opens, or fails with a message, never hangs, and is no
+ * larger than the input plus its metadata (hostile chunk sizes). */
 #define _GNU_SOURCE
 #include "sion.h"
 #include "sheaf.h"
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,8 +87,18 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     sheaf_recover_summary s;
     sheaf_recover(g_file, SHEAF_RECOVER_DRY_RUN, NULL, NULL, &s);
     sheaf_recover(g_file, SHEAF_RECOVER_DRY_RUN | SHEAF_RECOVER_SALVAGE, NULL, NULL, &s);
-    if (sheaf_recover(g_file, j ? 0 : SHEAF_RECOVER_SALVAGE, NULL, NULL, &s) == 0)
+    if (sheaf_recover(g_file, j ? 0 : SHEAF_RECOVER_SALVAGE, NULL, NULL, &s) == 0) {
+        /* the output is the input plus its metadata (bounded by the input: its
+         * block table, mapping and checksums), never a file sized by the
+         * header's chunk sizes */
+        struct stat st;
+        if (stat(g_file, &st) || (uint64_t)st.st_size > (uint64_t)cn + (64u << 20)) {
+            fprintf(stderr, "fuzz_recover: the recovered file has %lld bytes, the input %zu\n",
+                    (long long)st.st_size, cn);
+            abort();
+        }
         read_all();
+    }
     unlink(g_journal);
     unlink(g_file);
     return 0;

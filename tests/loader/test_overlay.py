@@ -674,6 +674,27 @@ def case_launch(args):
             fail("launch %s: node 1's socket is left behind" % mode)
         print("launch %s: 2 nodes via --rsh, node 1 served %d requests with 0 reads of its own, "
               "%d objects from the overlay" % (mode, c["requests"], c["net_objs"]))
+    # the launcher on a host without a load server of its own (a front end:
+    # no server answers at its socket): --stats-file gets the root's counters
+    # over the overlay link (it was not written at all)
+    p0, p1 = free_ports(2)
+    st = os.path.join(work, "stats.fe")
+    cmd = [args.launch, "--hosts", "127.0.0.1:%d,127.0.0.1:%d" % (p0, p1), "--rsh", rsh,
+           "--socket", os.path.join(work, "fe%r", "sock"), "--overlay", "push",
+           "--secret-file", os.path.join(work, "secret.fe"), "--preload-list", plist,
+           "--stats-file", st, "--timeout", "5000", "--", sys.executable, "-c", prog]
+    p = run_launch(cmd, env=dict(os.environ, SHEAF_LD_RANK="7"), timeout=100)
+    if p.returncode != 0 or p.stdout.strip() != "ok [1]":
+        fail("launch fe: rc %d out %r err %r" % (p.returncode, p.stdout, p.stderr))
+    if not os.path.exists(st):
+        fail("launch fe: no stats file (stderr %r)" % p.stderr)
+    c = read_stats(st)
+    # the root read the preloaded file (1 read of its bytes) and pushed it to node 1
+    if (len(c) != 18 or c.get("server_rank") != 0 or c["reads"] != 1 or
+            c["bytes"] != os.path.getsize(files[1]) or c["net_pushed"] < 1):
+        fail("launch fe: the root's counters %r (stderr %r)" % (c, p.stderr))
+    print("launch fe: no server on the launcher's host: the stats file holds the root's counters "
+          "(reads %d, bytes %d, net_pushed %d)" % (c["reads"], c["bytes"], c["net_pushed"]))
     p0, p1 = free_ports(2)
     cmd = [args.launch, "--hosts", "127.0.0.1:%d,badhost:%d" % (p0, p1), "--rsh", rsh,
            "--socket", os.path.join(work, "bad%r", "sock"), "--timeout", "3000",
@@ -715,6 +736,41 @@ def case_mpich(args):
           % c["requests"])
 
 
+def case_nosodium(args):
+    """a build without libsodium (SHEAF_WITH_SODIUM=OFF): every option of the
+    overlay makes sheaf-launch fail at once (status 2) with one message naming
+    the option and the missing library, before anything starts; the usage
+    lists no overlay option; sheaf-ld-server refuses with the same cause"""
+    work = os.path.join(args.work, "nosodium")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    marker = os.path.join(work, "ran")
+    for opts in (["--overlay", "pull"], ["--hosts", "127.0.0.1:1,127.0.0.1:2"], ["--rsh", "ssh"],
+                 ["--fgfs"]):
+        p = subprocess.run([args.launch] + opts + ["--", "touch", marker], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        lines = p.stderr.strip().splitlines()
+        if (p.returncode != 2 or len(lines) != 1 or not lines[0].startswith("sheaf-launch: " + opts[0]) or
+                "without libsodium" not in lines[0] or os.path.exists(marker)):
+            fail("nosodium %s: rc %d err %r (ran: %s)" % (opts[0], p.returncode, p.stderr,
+                                                         os.path.exists(marker)))
+    h = subprocess.run([args.launch, "--help"], stdout=subprocess.PIPE, text=True, timeout=60).stdout
+    if "--hosts" in h or "--overlay" in h or "without libsodium" not in h:
+        fail("nosodium: the usage still lists the overlay: %r" % h)
+    secret = os.path.join(work, "secret")
+    with open(secret, "w") as f:
+        f.write("00" * 32 + "\n")
+    os.chmod(secret, 0o600)
+    (p0,) = free_ports(1)
+    p = subprocess.run([args.server, "--rank", "0", "--hosts", "127.0.0.1:%d" % p0, "--secret", secret,
+                        "--socket", os.path.join(work, "sock")], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    if p.returncode == 0 or "without libsodium" not in p.stderr:
+        fail("nosodium: sheaf-ld-server rc %d err %r" % (p.returncode, p.stderr))
+    print("nosodium: 4 overlay options refused with one message each (status 2, nothing ran); "
+          "the server refuses too")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")
@@ -732,7 +788,7 @@ def main():
              "garbage": lambda: case_garbage(args), "kill": lambda: case_kill(args),
              "launch": lambda: case_launch(args), "preload": lambda: case_preload(args),
              "roots2": lambda: case_roots2(args), "fgfs": lambda: case_fgfs(args),
-             "mpich": lambda: case_mpich(args)}
+             "mpich": lambda: case_mpich(args), "nosodium": lambda: case_nosodium(args)}
     if args.case not in cases:
         fail("unknown case " + args.case)
     cases[args.case]()

@@ -28,6 +28,7 @@ struct opts {
   int strip, boot, stats, timeout;
   struct net_opts net;          /* across nodes: --hosts/--hostfile */
   const char *preload_list;
+  const char *net_opt;          /* the first option that needs the overlay */
 };
 
 static pid_t child = -1;
@@ -49,7 +50,12 @@ static void usage(FILE *f)
     "  --timeout MS         a client waits at most this long for the server (default 20000)\n"
     "  --log FILE           test mode: every client appends each resolved path to FILE\n"
     "  --stats              print the server's counters to stderr at the end\n"
-    "  --stats-file FILE    write them to FILE (\"name value\" lines)\n"
+    "  --stats-file FILE    write them to FILE (\"name value\" lines)\n");
+  if (!sheaf_loader_has_overlay()) {
+    fprintf(f, "across nodes: not in this build (sheaf was built without libsodium)\n");
+    return;
+  }
+  fprintf(f,
     "across nodes (one load server per host, linked into an authenticated overlay):\n"
     "  --hosts H1,H2,...    the hosts (host or host:port; the first is the root), or\n"
     "  --hostfile FILE      one host a line (\"host slots=N\" and # comments allowed)\n"
@@ -80,6 +86,13 @@ static int add_list(char *list, size_t cap, const char *v)
   return 0;
 }
 
+/* notes an option of the overlay across nodes (always true) */
+static int net_opt(struct opts *o, const char *a)
+{
+  if (!o->net_opt) o->net_opt = a;
+  return 1;
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
   int i;
@@ -108,12 +121,12 @@ static int parse(int argc, char **argv, struct opts *o)
       }
     }
     else if (VAL("--log")) o->log = v;
-    else if (VAL("--hosts")) o->net.hosts = v;
-    else if (VAL("--hostfile")) o->net.hostfile = v;
-    else if (VAL("--server-launch")) o->net.how = v;
-    else if (VAL("--rsh")) o->net.rsh = v;
-    else if (VAL("--starter")) o->net.starter = v;
-    else if (VAL("--overlay")) {
+    else if (VAL("--hosts") && net_opt(o, a)) o->net.hosts = v;
+    else if (VAL("--hostfile") && net_opt(o, a)) o->net.hostfile = v;
+    else if (VAL("--server-launch") && net_opt(o, a)) o->net.how = v;
+    else if (VAL("--rsh") && net_opt(o, a)) o->net.rsh = v;
+    else if (VAL("--starter") && net_opt(o, a)) o->net.starter = v;
+    else if (VAL("--overlay") && net_opt(o, a)) {
       if (strcmp(v, "push") && strcmp(v, "pull")) {
         fprintf(stderr, "sheaf-launch: --overlay is push or pull\n");
         return -1;
@@ -121,12 +134,12 @@ static int parse(int argc, char **argv, struct opts *o)
       o->net.push = !strcmp(v, "push");
     }
     else if (VAL("--preload-list")) o->preload_list = v;
-    else if (VAL("--secret-file")) o->net.secret = v;
-    else if (VAL("--port")) o->net.port = atoi(v);
-    else if (VAL("--roots")) o->net.roots = atoi(v);
+    else if (VAL("--secret-file") && net_opt(o, a)) o->net.secret = v;
+    else if (VAL("--port") && net_opt(o, a)) o->net.port = atoi(v);
+    else if (VAL("--roots") && net_opt(o, a)) o->net.roots = atoi(v);
     else if (VAL("--socket")) o->net.socket = v;
-    else if (VAL("--server")) o->net.server = v;
-    else if (!strcmp(a, "--fgfs")) o->net.fgfs = 1;
+    else if (VAL("--server") && net_opt(o, a)) o->net.server = v;
+    else if (!strcmp(a, "--fgfs") && net_opt(o, a)) o->net.fgfs = 1;
     else if (!strcmp(a, "--stats")) o->stats = 1;
     else if (VAL("--stats-file")) o->stats_file = v;
     else {
@@ -255,17 +268,30 @@ static void forward(int sig)
   if (child > 0) kill(child, sig);
 }
 
-static void report(const struct opts *o, const char *sock)
+/* the counters of this host's server; across nodes, when this host runs none
+ * (the launcher on a front end), the root's through the overlay link fe
+ * (-1: none), and a last line "server_rank R" says whose they are */
+static void report(const struct opts *o, const char *sock, int fe)
 {
   unsigned long long c[SHEAF_LOADER_NCOUNTERS];
-  if (sheaf_loader_stats(sock, c, SHEAF_LOADER_NCOUNTERS, o->timeout)) {
-    fprintf(stderr, "sheaf-launch: the load server did not answer for its counters\n");
+  const char *r = getenv("SHEAF_LD_RANK");
+  int rank = r ? atoi(r) : 0;
+  if (sheaf_loader_stats(sock, c, SHEAF_LOADER_NCOUNTERS, o->timeout) &&
+      (fe < 0 || sheaf_loader_fe_stats(fe, c, SHEAF_LOADER_NCOUNTERS, &rank))) {
+    fprintf(stderr, "sheaf-launch: the load server did not answer for its counters%s\n",
+            fe >= 0 ? " (neither this host's nor the overlay's root)" : "");
     return;
   }
   FILE *f = o->stats_file ? fopen(o->stats_file, "w") : NULL;
+  if (o->stats_file && !f)
+    fprintf(stderr, "sheaf-launch: cannot write %s: %s\n", o->stats_file, strerror(errno));
   for (int i = 0; i < SHEAF_LOADER_NCOUNTERS; i++) {
     if (o->stats) fprintf(stderr, "sheaf-launch: %s %llu\n", sheaf_loader_counter_name(i), c[i]);
     if (f) fprintf(f, "%s %llu\n", sheaf_loader_counter_name(i), c[i]);
+  }
+  if (fe != -2) {   /* across nodes */
+    if (o->stats) fprintf(stderr, "sheaf-launch: server_rank %d\n", rank);
+    if (f) fprintf(f, "server_rank %d\n", rank);
   }
   if (f) fclose(f);
 }
@@ -299,6 +325,11 @@ int main(int argc, char **argv)
   int first = parse(argc, argv, &o);
   if (first < 0 || first >= argc) {
     usage(stderr);
+    return 2;
+  }
+  if (o.net_opt && !sheaf_loader_has_overlay()) {
+    fprintf(stderr, "sheaf-launch: %s: the overlay across nodes is not in this build (sheaf was built "
+                    "without libsodium: install libsodium-dev and rebuild)\n", o.net_opt);
     return 2;
   }
   char boot[PATH_MAX], audit[PATH_MAX], sock[PATH_MAX];
@@ -386,7 +417,7 @@ int main(int argc, char **argv)
     }
     rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
-  if (o.stats || o.stats_file) report(&o, sock);
+  if (o.stats || o.stats_file) report(&o, sock, across ? job.fe : -2);
   if (across) {
     net_stop(&job, o.timeout);
     free(cmd);

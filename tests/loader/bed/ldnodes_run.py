@@ -148,6 +148,8 @@ def launch_line(a, man, mnt, envvars, nodes):
         else:
             wrap += ["--exe", os.path.join(mnt, "bin", "cdriver") if a.driver == "c"
                      else man["python"]]
+        # the launcher's host runs no server: the root's counters over the overlay
+        wrap += ["--stats-file", os.path.join(a.work, "nodes-stats.0")]
         line = wrap + ["--"] + line
     return line
 
