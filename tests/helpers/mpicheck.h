@@ -12,13 +12,14 @@ static int g_rank, g_size, g_fail, g_checks;
 
 static void fail_at(const char *file, int line, const char *cond, const char *fmt, ...)
 {
-    char msg[1024];
+    char msg[1400]; /* one fprintf: the line is not torn between ranks */
+    int n = snprintf(msg, sizeof msg, "[rank %d] FAIL %s:%d: %s: ", g_rank, file, line, cond);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (n >= 0 && (size_t)n < sizeof msg)
+        vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "[rank %d] FAIL %s:%d: %s: %s (last error: \"%s\")\n", g_rank, file, line, cond, msg,
-            sheaf_last_error());
+    fprintf(stderr, "%s (last error: \"%s\")\n", msg, sheaf_last_error());
     fflush(stderr);
     g_fail++;
 }

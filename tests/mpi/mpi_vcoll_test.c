@@ -24,27 +24,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sion.h"
+#include "mpicheck.h"
 
 /* internal to libsheaf_mpi (src/mpi/mpi_internal.h) */
 void mpi_set_alloc_fault_hook(int (*fn)(const char *what));
 
 enum { BYTES = 300, MAXK = 32 };
-static int rank, size, failures;
-static int fail_at, seen, fired_gatherv, fired_scatterv, fired;
-
-#define CHECK(c, ...)                                                                       \
-    do {                                                                                    \
-        if (!(c)) {                                                                         \
-            fprintf(stderr, "FAIL rank %d line %d (%s): ", rank, __LINE__, #c);             \
-            fprintf(stderr, __VA_ARGS__);                                                   \
-            fprintf(stderr, "\n");                                                          \
-            failures++;                                                                     \
-        }                                                                                   \
-    } while (0)
+static int fail_at_k, seen, fired_gatherv, fired_scatterv, fired;
 
 static int hook(const char *what)
 {
-    if (++seen != fail_at)
+    if (++seen != fail_at_k)
         return 0;
     fired++;
     if (!strcmp(what, "gatherv"))
@@ -60,18 +50,29 @@ static void pattern(unsigned char *b, int r)
         b[i] = (unsigned char)(r * 37 + i * 11);
 }
 
-/* Every rank's (stage, rc, code) of a failed call must be the same. */
-static void same_everywhere(const char *what, int stage, int rc)
+/* 0 when the call succeeded; else `stage`, after checking that every rank
+ * has the same (stage, return value, error code) and a non-zero code. */
+static int stop(const char *what, int stage, int failed, int rc)
 {
-    int mine[3] = {stage, rc, rc < 0 || rc == SION_NOT_SUCCESS ? sheaf_last_error_code() : 0}, lo[3], hi[3];
+    int mine[3] = {failed ? stage : 0, rc, failed ? sheaf_last_error_code() : 0}, lo[3], hi[3];
     MPI_Allreduce(mine, lo, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(mine, hi, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     CHECK(!memcmp(lo, hi, sizeof lo), "%s: ranks differ: stage %d..%d, return %d..%d, code %d..%d", what, lo[0],
           hi[0], lo[1], hi[1], lo[2], hi[2]);
-    CHECK(mine[2] != 0, "%s: the failed call left no error code", what);
+    CHECK(!failed || mine[2] != 0, "%s: the failed call left no error code", what);
+    return failed ? stage : 0;
 }
 
-/* plain write cycle; returns the failing stage (0: none, 1: open, 2: close) */
+/* this rank's bytes written to sid, then close(sid)'s return value */
+static int write_close(int sid, int (*close)(int))
+{
+    unsigned char b[BYTES];
+    pattern(b, g_rank);
+    CHECK(sion_fwrite(b, 1, BYTES, sid) == BYTES, "write");
+    return close(sid);
+}
+
+/* plain write cycle; the failing stage (0: none, 1: open, 2: close) */
 static int cycle_plain(const char *f)
 {
     int nf = 1, grank = -1;
@@ -79,66 +80,53 @@ static int cycle_plain(const char *f)
     sion_int32 fs = 4096;
     FILE *fp = NULL;
     int sid = sion_paropen_mpi(f, "wb", &nf, MPI_COMM_WORLD, NULL, &chunk, &fs, &grank, &fp, NULL);
-    if (sid < 0) {
-        same_everywhere("plain open", 1, sid);
+    if (stop("plain open", 1, sid < 0, sid))
         return 1;
-    }
-    unsigned char b[BYTES];
-    pattern(b, rank);
-    CHECK(sion_fwrite(b, 1, BYTES, sid) == BYTES, "plain write: %s", sheaf_last_error());
-    int rc = sion_parclose_mpi(sid);
-    if (rc != SION_SUCCESS) {
-        same_everywhere("plain close", 2, rc);
-        return 2;
-    }
-    return 0;
+    int rc = write_close(sid, sion_parclose_mpi);
+    return stop("plain close", 2, rc != SION_SUCCESS, rc);
 }
 
-/* mapped write + read cycle (one task per rank); failing stage 0..4 */
+/* mapped read of what cycle_mapped wrote (each rank its own task); the
+ * failing stage (0, 3: open, 4: close) */
+static int read_mapped(const char *f)
+{
+    int nf = -1, nlocal = 1, *mfile = NULL, *mlrank = NULL, *granks = malloc(sizeof *granks);
+    sion_int64 *chunks = NULL;
+    sion_int32 fs = -1;
+    FILE *fp = NULL;
+    granks[0] = g_rank;
+    int sid = sion_paropen_mapped_mpi((char *)f, "br", &nf, MPI_COMM_WORLD, &nlocal, &granks, &chunks, &mfile,
+                                      &mlrank, &fs, &fp);
+    int stage = stop("mapped read open", 3, sid < 0, sid);
+    if (!stage) {
+        unsigned char b[BYTES], r[BYTES];
+        pattern(b, g_rank);
+        CHECK(sion_seek(sid, g_rank, 0, 0) == SION_SUCCESS, "mapped seek");
+        CHECK(sion_fread(r, 1, BYTES, sid) == BYTES && !memcmp(r, b, BYTES), "mapped read: wrong bytes");
+        int rc = sion_parclose_mapped_mpi(sid);
+        stage = stop("mapped read close", 4, rc != SION_SUCCESS, rc);
+    }
+    void *outs[] = {granks, chunks, mfile, mlrank};
+    for (size_t i = 0; i < sizeof outs / sizeof outs[0]; i++)
+        free(outs[i]);
+    return stage;
+}
+
+/* mapped write (one task per rank) + read cycle; the failing stage 0..4 */
 static int cycle_mapped(const char *f)
 {
-    int nf = 1, n = 1, gr = rank, fnr = 0, lr = rank;
+    int nf = 1, n = 1, gr = g_rank, fnr = 0, lr = g_rank;
     int *grp = &gr, *fnp = &fnr, *lrp = &lr;
     sion_int64 chunk = BYTES, *chp = &chunk;
     sion_int32 fs = 4096;
     FILE *fp = NULL;
     int sid = sion_paropen_mapped_mpi((char *)f, "wb", &nf, MPI_COMM_WORLD, &n, &grp, &chp, &fnp, &lrp, &fs, &fp);
-    if (sid < 0) {
-        same_everywhere("mapped write open", 1, sid);
+    if (stop("mapped write open", 1, sid < 0, sid))
         return 1;
-    }
-    unsigned char b[BYTES], r[BYTES];
-    pattern(b, rank);
-    CHECK(sion_fwrite(b, 1, BYTES, sid) == BYTES, "mapped write: %s", sheaf_last_error());
-    int rc = sion_parclose_mapped_mpi(sid);
-    if (rc != SION_SUCCESS) {
-        same_everywhere("mapped write close", 2, rc);
+    int rc = write_close(sid, sion_parclose_mapped_mpi);
+    if (stop("mapped write close", 2, rc != SION_SUCCESS, rc))
         return 2;
-    }
-    int nfr = -1, nlocal = 1, *granks = malloc(sizeof *granks), *mfile = NULL, *mlrank = NULL;
-    sion_int64 *chunks = NULL;
-    sion_int32 fsr = -1;
-    granks[0] = rank;
-    sid = sion_paropen_mapped_mpi((char *)f, "br", &nfr, MPI_COMM_WORLD, &nlocal, &granks, &chunks, &mfile, &mlrank,
-                                  &fsr, &fp);
-    int stage = 0;
-    if (sid < 0) {
-        same_everywhere("mapped read open", 3, sid);
-        stage = 3;
-    } else {
-        CHECK(sion_seek(sid, rank, 0, 0) == SION_SUCCESS, "mapped seek: %s", sheaf_last_error());
-        CHECK(sion_fread(r, 1, BYTES, sid) == BYTES && !memcmp(r, b, BYTES), "mapped read: wrong bytes");
-        rc = sion_parclose_mapped_mpi(sid);
-        if (rc != SION_SUCCESS) {
-            same_everywhere("mapped read close", 4, rc);
-            stage = 4;
-        }
-    }
-    free(granks);
-    free(chunks);
-    free(mfile);
-    free(mlrank);
-    return stage;
+    return read_mapped(f);
 }
 
 /* Runs cycle with the k-th allocation failing, k = 1, 2, ...; returns the
@@ -149,7 +137,7 @@ static int sweep(const char *name, int (*cycle)(const char *), const char *dir)
     int k, injected = 0;
     for (k = 1; k <= MAXK; k++) {
         snprintf(f, sizeof f, "%s/%s%d.sion", dir, name, k);
-        fail_at = k;
+        fail_at_k = k;
         seen = fired = 0;
         int stage = cycle(f);
         int any = 0;
@@ -170,8 +158,8 @@ static int sweep(const char *name, int (*cycle)(const char *), const char *dir)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     const char *dir = ".";
     for (int i = 1; i < argc; i++)
         if (!strncmp(argv[i], "base=", 5))
@@ -187,7 +175,7 @@ int main(int argc, char **argv)
     CHECK(mapped >= 5, "mapped: only %d allocations of displacements failed (expected >= 5)", mapped);
     CHECK(tot[0] >= 1 && tot[1] >= 1, "failures injected: %d gatherv, %d scatterv (both wanted)", tot[0], tot[1]);
     /* remove what the cycles wrote */
-    if (rank == 0)
+    if (g_rank == 0)
         for (int k = 1; k <= MAXK; k++) {
             char f[600];
             snprintf(f, sizeof f, "%s/plain%d.sion", dir, k);
@@ -196,8 +184,8 @@ int main(int argc, char **argv)
             remove(f);
         }
     int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
+    MPI_Allreduce(&g_fail, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (g_rank == 0)
         printf("vcoll: %s (%d + %d injected failures: %d gatherv, %d scatterv)\n", all ? "FAILED" : "OK", plain,
                mapped, tot[0], tot[1]);
     MPI_Finalize();
