@@ -43,6 +43,27 @@ ntasks=64
 status=0
 part=5  # parts 6 and on are numbered as they run (each needs its part built)
 
+# part_title TITLE [LINE...]: the next numbered part's header, its lines indented
+part_title() {
+    echo
+    part=$((part + 1)); echo "== $part. $1"
+    shift
+    local line
+    for line in "$@"; do echo "   $line"; done
+}
+# part_run WHAT CMD [ARG...]: runs CMD, its output indented; when it fails,
+# prints "FAIL: WHAT", sets status=1 and returns 1
+part_run() {
+    local what=$1
+    shift
+    if "$@" | sed 's/^/   /'; then
+        return 0
+    fi
+    echo "   FAIL: $what"
+    status=1
+    return 1
+}
+
 ckpt=$SHEAF_BUILD/examples/checkpoint/ckpt_demo
 # the build tree's launcher: its own MPI (not whatever `mpiexec` is now) with
 # that MPI's settings (Open MPI: --oversubscribe, root allowed)
@@ -154,44 +175,35 @@ fi
 
 lockb=$SHEAF_BUILD/bench/lock/lock_bench
 if [ -x "$lockb" ] && [ -x "$MPIEXEC" ]; then
-    echo
-    part=$((part + 1)); echo "== $part. passive locks (libsheaf_lock): 4 ranks take one lock 30 times each (100 us), each time"
-    echo "   incrementing a counter at the lock's home; then one lock per rank (uncontended)"
-    echo "   mpiexec -n 4 lock_bench progress=shared n=30 hold=100 kinds=flags,mcs,poll"
-    if "$MPIEXEC" -n 4 "$lockb" progress=shared n=30 hold=100 kinds=flags,mcs,poll | sed 's/^/   /'; then
+    part_title "passive locks (libsheaf_lock): 4 ranks take one lock 30 times each (100 us), each time" \
+        "incrementing a counter at the lock's home; then one lock per rank (uncontended)" \
+        "mpiexec -n 4 lock_bench progress=shared n=30 hold=100 kinds=flags,mcs,poll"
+    if part_run lock_bench "$MPIEXEC" -n 4 "$lockb" progress=shared n=30 hold=100 kinds=flags,mcs,poll; then
         echo "   OK: every counter = 4 x 30 (RMA operations per acquire+release: constant for"
         echo "   flags and MCS; polling's grow with the waiters: ctest -R lock.handoff)"
-    else
-        echo "   FAIL: lock_bench"
-        status=1
     fi
 fi
 
 pfrt=$SHEAF_BUILD/tests/mpiio/mpiio_pfr_test
 if [ -x "$pfrt" ] && [ -x "$MPIEXEC" ]; then
-    echo
-    part=$((part + 1)); echo "== $part. MPI-IO layer: stale reads under a non-coherent client cache (NFS-like fixture)"
-    echo "   read_all whole file, interleaved write_all of its first half, read_all whole file, 4 ranks"
-    if "$MPIEXEC" -n 4 "$pfrt" stale "$work" | sed 's/^/   /'; then
+    part_title "MPI-IO layer: stale reads under a non-coherent client cache (NFS-like fixture)" \
+        "read_all whole file, interleaved write_all of its first half, read_all whole file, 4 ranks"
+    if part_run "mpiio_pfr_test stale" "$MPIEXEC" -n 4 "$pfrt" stale "$work"; then
         echo "   (per-call realms, as ROMIO: stale bytes; Persistent File Realms and no-caching: none)"
-    else
-        echo "   FAIL: mpiio_pfr_test stale"
-        status=1
     fi
 fi
 
 dachet=$SHEAF_BUILD/tests/mpiio/dache_test
 if [ -x "$dachet" ] && [ -x "$MPIEXEC" ]; then
-    echo
-    part=$((part + 1)); echo "== $part. DACHe: one coherent cache over 4 ranks (sheaf_cache=dache), same NFS-like fixture"
-    echo "   random small independent reads/writes + collective strided writes, 3 slots of 64 B per rank,"
-    echo "   every read checked against a model; then the same with the single-copy logic switched off"
-    if "$MPIEXEC" -n 4 "$dachet" coherence "$work" auto mcs 3 15 | sed 's/^/   /' &&
-       "$MPIEXEC" -n 4 "$dachet" coherence "$work" auto mcs 3 broken 10 | grep -v '^coherence: ok' | sed 's/^/   /'; then
+    part_title "DACHe: one coherent cache over 4 ranks (sheaf_cache=dache), same NFS-like fixture" \
+        "random small independent reads/writes + collective strided writes, 3 slots of 64 B per rank," \
+        "every read checked against a model; then the same with the single-copy logic switched off"
+    dache_demo() {
+        "$MPIEXEC" -n 4 "$dachet" coherence "$work" auto mcs 3 15 &&
+            "$MPIEXEC" -n 4 "$dachet" coherence "$work" auto mcs 3 broken 10 | grep -v '^coherence: ok'
+    }
+    if part_run "dache_test coherence" dache_demo; then
         echo "   (DACHe: 0 mismatches; without the single-copy rule: stale reads and duplicate pages)"
-    else
-        echo "   FAIL: dache_test coherence"
-        status=1
     fi
 fi
 
@@ -269,33 +281,27 @@ fi
 
 mp2c=$SHEAF_BUILD/examples/mp2c/mp2c_checkpoint
 if [ -x "$mp2c" ] && [ -x "$MPIEXEC" ]; then
-    echo
-    part=$((part + 1)); echo "== $part. Fortran (SIONlib's sion_f90_mpi): particles checkpointed by 4 ranks, restarted by 3"
-    echo "   mpiexec -n 4 mp2c_checkpoint write ...; mpiexec -n 3 mp2c_checkpoint restart ... (examples/mp2c)"
+    part_title "Fortran (SIONlib's sion_f90_mpi): particles checkpointed by 4 ranks, restarted by 3" \
+        "mpiexec -n 4 mp2c_checkpoint write ...; mpiexec -n 3 mp2c_checkpoint restart ... (examples/mp2c)"
     mkdir -p "$work/mp2c"
-    if (cd "$work/mp2c" && "$MPIEXEC" -n 4 "$mp2c" write particles.sion 10000 2 &&
-        "$MPIEXEC" -n 3 "$mp2c" restart particles.sion) | sed 's/^/   /'; then
-        :
-    else
-        echo "   FAIL: mp2c checkpoint/restart"
-        status=1
-    fi
+    mp2c_demo() {
+        (cd "$work/mp2c" && "$MPIEXEC" -n 4 "$mp2c" write particles.sion 10000 2 &&
+            "$MPIEXEC" -n 3 "$mp2c" restart particles.sion)
+    }
+    part_run "mp2c checkpoint/restart" mp2c_demo || :
 fi
 
 ckb=$SHEAF_BUILD/bench/ckpt/sheaf-ckpt-bench
 if [ -x "$ckb" ] && [ -n "$sheaf" ] && [ -x "$MPIEXEC" ]; then
-    echo
-    part=$((part + 1)); echo "== $part. checkpoint strategies (libsheaf_ckpt): 4 ranks, coio vs rbio (np:ng = 2:1), then sheaf ckpt"
-    echo "   mpiexec -n 4 sheaf-ckpt-bench --npng 2 --bytes 256K --steps 2 --reps 1 --strategies coio,rbio --verify"
-    if "$MPIEXEC" -n 4 "$ckb" --dir "$work/ckpt6" --npng 2 --nf 1 --bytes 256K --steps 2 --reps 1 --compute-ms 100 \
-        --strategies coio,rbio --verify | sed 's/^/   /' | cut -c1-160 &&
-        "$sheaf" ckpt list "$work/ckpt6/rep00-rbio" | sed 's/^/   /' &&
-        "$sheaf" ckpt verify "$work/ckpt6/rep00-rbio" | sed 's/^/   /'; then
-        :
-    else
-        echo "   FAIL: checkpoint strategies"
-        status=1
-    fi
+    part_title "checkpoint strategies (libsheaf_ckpt): 4 ranks, coio vs rbio (np:ng = 2:1), then sheaf ckpt" \
+        "mpiexec -n 4 sheaf-ckpt-bench --npng 2 --bytes 256K --steps 2 --reps 1 --strategies coio,rbio --verify"
+    ckpt_strategies_demo() {
+        "$MPIEXEC" -n 4 "$ckb" --dir "$work/ckpt6" --npng 2 --nf 1 --bytes 256K --steps 2 --reps 1 --compute-ms 100 \
+            --strategies coio,rbio --verify | cut -c1-157 &&
+            "$sheaf" ckpt list "$work/ckpt6/rep00-rbio" &&
+            "$sheaf" ckpt verify "$work/ckpt6/rep00-rbio"
+    }
+    part_run "checkpoint strategies" ckpt_strategies_demo || :
 fi
 
 # the same container from Python (bindings/python): with the tests' venv if

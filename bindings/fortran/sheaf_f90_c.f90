@@ -7,7 +7,7 @@ module sheaf_f90_c
   implicit none
   private
 
-  public :: c_str, f_str, f_str_free, is_write_mode, sizes_ok
+  public :: c_str, f_str, f_str_free, is_write_mode, sizes_ok, data_io, coll_io, paropen_comm
   public :: sion_key_stat_t
 
   ! include/sion_common.h: sion_key_stat_t
@@ -32,6 +32,69 @@ module sheaf_f90_c
   public :: c_paropen_mpi, c_paropen_mapped_mpi, c_parclose_mpi, c_parclose_mapped_mpi, c_parreinit_mpi, &
             c_paropen_omp, c_parclose_omp, c_paropen_ompi, c_parclose_ompi
 
+  ! The C calls that share a signature are declared from one interface each.
+  abstract interface
+    integer(c_int) function sid_fn(sid) bind(c)
+      import :: c_int
+      integer(c_int), value :: sid
+    end function sid_fn
+    integer(c_int64_t) function sid_int64_fn(sid) bind(c)
+      import :: c_int, c_int64_t
+      integer(c_int), value :: sid
+    end function sid_int64_fn
+    integer(c_size_t) function data_fn(data, size, nitems, sid) bind(c)
+      import :: c_size_t, c_ptr, c_int
+      type(c_ptr), value :: data
+      integer(c_size_t), value :: size, nitems
+      integer(c_int), value :: sid
+    end function data_fn
+    integer(c_size_t) function data_key_fn(data, key, size, nitems, sid) bind(c)
+      import :: c_size_t, c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: data
+      integer(c_int64_t), value :: key
+      integer(c_size_t), value :: size, nitems
+      integer(c_int), value :: sid
+    end function data_key_fn
+    integer(c_int) function paropen_comm_fn(fname, mode, nfiles, gcomm, lcomm, chunksize, fsblksize, &
+        globalrank, newfname) bind(c)
+      import :: c_int, c_char, c_int64_t, c_int32_t, c_ptr
+      character(kind=c_char), dimension(*), intent(in) :: fname, mode
+      integer(c_int), intent(inout) :: nfiles
+      integer(c_int), value :: gcomm, lcomm
+      integer(c_int64_t), intent(inout) :: chunksize
+      integer(c_int32_t), intent(inout) :: fsblksize
+      integer(c_int), intent(inout) :: globalrank
+      type(c_ptr), intent(out) :: newfname
+    end function paropen_comm_fn
+  end interface
+  procedure(sid_fn), bind(c, name='sion_close') :: c_sion_close
+  procedure(sid_fn), bind(c, name='sion_feof') :: c_sion_feof
+  procedure(sid_fn), bind(c, name='sion_flush') :: c_sion_flush
+  procedure(sid_fn), bind(c, name='sion_get_filenumber') :: c_sion_get_filenumber
+  procedure(sid_fn), bind(c, name='sion_get_number_of_files') :: c_sion_get_number_of_files
+  procedure(sid_fn), bind(c, name='sion_get_file_endianness') :: c_sion_get_file_endianness
+  procedure(sid_fn), bind(c, name='sion_endianness_swap_needed') :: c_sion_endianness_swap_needed
+  procedure(sid_fn), bind(c, name='sion_fread_key_iterator_reset') :: c_sion_fread_key_iterator_reset
+  procedure(sid_fn), bind(c, name='sion_key_full_scan') :: c_sion_key_full_scan
+  procedure(sid_fn), bind(c, name='sion_key_list_iterator_reset') :: c_sion_key_list_iterator_reset
+  procedure(sid_fn), bind(c, name='sion_get_keyval_mode') :: c_sion_get_keyval_mode
+  procedure(sid_fn), bind(c, name='sion_parclose_mpi') :: c_parclose_mpi
+  procedure(sid_fn), bind(c, name='sion_parclose_mapped_mpi') :: c_parclose_mapped_mpi
+  procedure(sid_fn), bind(c, name='sion_parclose_omp') :: c_parclose_omp
+  procedure(sid_fn), bind(c, name='sion_parclose_ompi') :: c_parclose_ompi
+  procedure(sid_int64_fn), bind(c, name='sion_bytes_avail_in_block') :: c_sion_bytes_avail_in_block
+  procedure(sid_int64_fn), bind(c, name='sion_get_position') :: c_sion_get_position
+  procedure(sid_int64_fn), bind(c, name='sion_get_bytes_written') :: c_sion_get_bytes_written
+  procedure(sid_int64_fn), bind(c, name='sion_get_bytes_read') :: c_sion_get_bytes_read
+  procedure(data_fn), bind(c, name='sion_fwrite') :: c_sion_fwrite
+  procedure(data_fn), bind(c, name='sion_fread') :: c_sion_fread
+  procedure(data_fn), bind(c, name='sion_coll_fwrite') :: c_sion_coll_fwrite
+  procedure(data_fn), bind(c, name='sion_coll_fread') :: c_sion_coll_fread
+  procedure(data_key_fn), bind(c, name='sion_fwrite_key') :: c_sion_fwrite_key
+  procedure(data_key_fn), bind(c, name='sion_fread_key') :: c_sion_fread_key
+  procedure(paropen_comm_fn), bind(c, name='sheaf_f90_paropen_mpi') :: c_paropen_mpi
+  procedure(paropen_comm_fn), bind(c, name='sheaf_f90_paropen_ompi') :: c_paropen_ompi
+
   interface
     integer(c_int) function c_sion_open(fname, mode, ntasks, nfiles, chunksizes, fsblksize, &
                                         globalranks, fileptr) bind(c, name='sion_open')
@@ -50,38 +113,6 @@ module sheaf_f90_c
       integer(c_int), intent(inout) :: rank
       type(c_ptr), value :: fileptr
     end function c_sion_open_rank
-    integer(c_int) function c_sion_close(sid) bind(c, name='sion_close')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_sion_close
-    integer(c_size_t) function c_sion_fwrite(data, size, nitems, sid) bind(c, name='sion_fwrite')
-      import :: c_size_t, c_ptr, c_int
-      type(c_ptr), value :: data
-      integer(c_size_t), value :: size, nitems
-      integer(c_int), value :: sid
-    end function c_sion_fwrite
-    integer(c_size_t) function c_sion_fread(data, size, nitems, sid) bind(c, name='sion_fread')
-      import :: c_size_t, c_ptr, c_int
-      type(c_ptr), value :: data
-      integer(c_size_t), value :: size, nitems
-      integer(c_int), value :: sid
-    end function c_sion_fread
-    integer(c_size_t) function c_sion_coll_fwrite(data, size, nitems, sid) bind(c, name='sion_coll_fwrite')
-      import :: c_size_t, c_ptr, c_int
-      type(c_ptr), value :: data
-      integer(c_size_t), value :: size, nitems
-      integer(c_int), value :: sid
-    end function c_sion_coll_fwrite
-    integer(c_size_t) function c_sion_coll_fread(data, size, nitems, sid) bind(c, name='sion_coll_fread')
-      import :: c_size_t, c_ptr, c_int
-      type(c_ptr), value :: data
-      integer(c_size_t), value :: size, nitems
-      integer(c_int), value :: sid
-    end function c_sion_coll_fread
-    integer(c_int) function c_sion_feof(sid) bind(c, name='sion_feof')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_sion_feof
     integer(c_int) function c_sion_seek(sid, rank, blocknr, posinblk) bind(c, name='sion_seek')
       import :: c_int, c_int64_t
       integer(c_int), value :: sid, rank, blocknr
@@ -92,26 +123,6 @@ module sheaf_f90_c
       integer(c_int), value :: sid
       integer(c_int64_t), value :: bytes
     end function c_sion_ensure_free_space
-    integer(c_int) function c_sion_flush(sid) bind(c, name='sion_flush')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_sion_flush
-    integer(c_int64_t) function c_sion_bytes_avail_in_block(sid) bind(c, name='sion_bytes_avail_in_block')
-      import :: c_int, c_int64_t
-      integer(c_int), value :: sid
-    end function c_sion_bytes_avail_in_block
-    integer(c_int64_t) function c_sion_get_position(sid) bind(c, name='sion_get_position')
-      import :: c_int, c_int64_t
-      integer(c_int), value :: sid
-    end function c_sion_get_position
-    integer(c_int64_t) function c_sion_get_bytes_written(sid) bind(c, name='sion_get_bytes_written')
-      import :: c_int, c_int64_t
-      integer(c_int), value :: sid
-    end function c_sion_get_bytes_written
-    integer(c_int64_t) function c_sion_get_bytes_read(sid) bind(c, name='sion_get_bytes_read')
-      import :: c_int, c_int64_t
-      integer(c_int), value :: sid
-    end function c_sion_get_bytes_read
     integer(c_int) function c_sion_get_locations(sid, ntasks, maxchunks, globalskip, start_of_varheader, &
         chunksizes, globalranks, blockcount, blocksizes) bind(c, name='sion_get_locations')
       import :: c_int, c_int64_t, c_ptr
@@ -134,48 +145,14 @@ module sheaf_f90_c
       integer(c_int), intent(out) :: mapping_size, numfiles
       type(c_ptr), intent(out) :: mapping
     end function c_sion_get_mapping
-    integer(c_int) function c_sion_get_filenumber(sid) bind(c, name='sion_get_filenumber')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_sion_get_filenumber
-    integer(c_int) function c_sion_get_number_of_files(sid) bind(c, name='sion_get_number_of_files')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_sion_get_number_of_files
-    integer(c_int) function c_sion_get_file_endianness(sid) bind(c, name='sion_get_file_endianness')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_sion_get_file_endianness
     integer(c_int) function c_sion_get_endianness() bind(c, name='sion_get_endianness')
       import :: c_int
     end function c_sion_get_endianness
-    integer(c_int) function c_sion_endianness_swap_needed(sid) bind(c, name='sion_endianness_swap_needed')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_sion_endianness_swap_needed
     subroutine c_sion_swap(target, source, size, n, do_swap) bind(c, name='sion_swap')
       import :: c_ptr, c_int
       type(c_ptr), value :: target, source
       integer(c_int), value :: size, n, do_swap
     end subroutine c_sion_swap
-    integer(c_size_t) function c_sion_fwrite_key(data, key, size, nitems, sid) bind(c, name='sion_fwrite_key')
-      import :: c_size_t, c_ptr, c_int, c_int64_t
-      type(c_ptr), value :: data
-      integer(c_int64_t), value :: key
-      integer(c_size_t), value :: size, nitems
-      integer(c_int), value :: sid
-    end function c_sion_fwrite_key
-    integer(c_size_t) function c_sion_fread_key(data, key, size, nitems, sid) bind(c, name='sion_fread_key')
-      import :: c_size_t, c_ptr, c_int, c_int64_t
-      type(c_ptr), value :: data
-      integer(c_int64_t), value :: key
-      integer(c_size_t), value :: size, nitems
-      integer(c_int), value :: sid
-    end function c_sion_fread_key
-    integer(c_int) function c_sion_fread_key_iterator_reset(sid) bind(c, name='sion_fread_key_iterator_reset')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_sion_fread_key_iterator_reset
     integer(c_int) function c_sion_fread_key_iterator_next(sid, key, size) &
         bind(c, name='sion_fread_key_iterator_next')
       import :: c_int, c_int64_t, c_size_t
@@ -188,14 +165,6 @@ module sheaf_f90_c
       integer(c_int), value :: sid, entrynum
       integer(c_int64_t), value :: key, posinentry
     end function c_sion_seek_key
-    integer(c_int) function c_sion_key_full_scan(sid) bind(c, name='sion_key_full_scan')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_sion_key_full_scan
-    integer(c_int) function c_sion_key_list_iterator_reset(sid) bind(c, name='sion_key_list_iterator_reset')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_sion_key_list_iterator_reset
     integer(c_int) function c_sion_key_list_iterator_next(sid, key) bind(c, name='sion_key_list_iterator_next')
       import :: c_int, c_int64_t
       integer(c_int), value :: sid
@@ -207,10 +176,6 @@ module sheaf_f90_c
       integer(c_int64_t), value :: key
       type(sion_key_stat_t), intent(out) :: stat
     end function c_sion_key_get_stat
-    integer(c_int) function c_sion_get_keyval_mode(sid) bind(c, name='sion_get_keyval_mode')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_sion_get_keyval_mode
     type(c_ptr) function c_sheaf_last_error() bind(c, name='sheaf_last_error')
       import :: c_ptr
     end function c_sheaf_last_error
@@ -222,17 +187,6 @@ module sheaf_f90_c
       import :: c_ptr, c_size_t
       type(c_ptr), value :: p
     end function c_strlen
-    integer(c_int) function c_paropen_mpi(fname, mode, nfiles, gcomm, lcomm, chunksize, fsblksize, &
-        globalrank, newfname) bind(c, name='sheaf_f90_paropen_mpi')
-      import :: c_int, c_char, c_int64_t, c_int32_t, c_ptr
-      character(kind=c_char), dimension(*), intent(in) :: fname, mode
-      integer(c_int), intent(inout) :: nfiles
-      integer(c_int), value :: gcomm, lcomm
-      integer(c_int64_t), intent(inout) :: chunksize
-      integer(c_int32_t), intent(inout) :: fsblksize
-      integer(c_int), intent(inout) :: globalrank
-      type(c_ptr), intent(out) :: newfname
-    end function c_paropen_mpi
     integer(c_int) function c_paropen_mapped_mpi(fname, mode, nfiles, gcomm, nlocaltasks, globalranks, &
         chunksizes, filenrs, lranks, fsblksize, write) bind(c, name='sheaf_f90_paropen_mapped_mpi')
       import :: c_int, c_char, c_int64_t, c_int32_t
@@ -243,14 +197,6 @@ module sheaf_f90_c
       integer(c_int64_t), intent(inout) :: chunksizes(*)
       integer(c_int32_t), intent(inout) :: fsblksize
     end function c_paropen_mapped_mpi
-    integer(c_int) function c_parclose_mpi(sid) bind(c, name='sion_parclose_mpi')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_parclose_mpi
-    integer(c_int) function c_parclose_mapped_mpi(sid) bind(c, name='sion_parclose_mapped_mpi')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_parclose_mapped_mpi
     integer(c_int) function c_parreinit_mpi(sid, chunksize) bind(c, name='sion_parreinit_mpi')
       import :: c_int, c_int64_t
       integer(c_int), value :: sid
@@ -266,25 +212,6 @@ module sheaf_f90_c
       type(c_ptr), value :: fileptr
       type(c_ptr), intent(out) :: newfname
     end function c_paropen_omp
-    integer(c_int) function c_parclose_omp(sid) bind(c, name='sion_parclose_omp')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_parclose_omp
-    integer(c_int) function c_paropen_ompi(fname, mode, nfiles, gcomm, lcomm, chunksize, fsblksize, &
-        globalrank, newfname) bind(c, name='sheaf_f90_paropen_ompi')
-      import :: c_int, c_char, c_int64_t, c_int32_t, c_ptr
-      character(kind=c_char), dimension(*), intent(in) :: fname, mode
-      integer(c_int), intent(inout) :: nfiles
-      integer(c_int), value :: gcomm, lcomm
-      integer(c_int64_t), intent(inout) :: chunksize
-      integer(c_int32_t), intent(inout) :: fsblksize
-      integer(c_int), intent(inout) :: globalrank
-      type(c_ptr), intent(out) :: newfname
-    end function c_paropen_ompi
-    integer(c_int) function c_parclose_ompi(sid) bind(c, name='sion_parclose_ompi')
-      import :: c_int
-      integer(c_int), value :: sid
-    end function c_parclose_ompi
   end interface
 
 contains
@@ -348,5 +275,58 @@ contains
     integer(c_int64_t), intent(in) :: size, nitems
     sizes_ok = size >= 0 .and. nitems >= 0
   end function sizes_ok
+
+  ! A read or write of size*nitems bytes at data through fn (sion_fwrite,
+  ! sion_fread); the items done, 0 when a size is negative.
+  integer(c_int64_t) function data_io(fn, data, size, nitems, sid)
+    procedure(data_fn) :: fn
+    type(c_ptr), intent(in) :: data
+    integer(c_int64_t), intent(in) :: size, nitems
+    integer, intent(in) :: sid
+    data_io = 0
+    if (sizes_ok(size, nitems)) &
+      data_io = int(fn(data, int(size, c_size_t), int(nitems, c_size_t), sid), c_int64_t)
+  end function data_io
+
+  ! A collective read or write through fn (sion_coll_fwrite, sion_coll_fread):
+  ! a refused size still takes part in the collective (as zero bytes) and
+  ! gives 0 items.
+  integer(c_int64_t) function coll_io(fn, data, size, nitems, sid)
+    procedure(data_fn) :: fn
+    type(c_ptr), intent(in) :: data
+    integer(c_int64_t), intent(in) :: size, nitems
+    integer, intent(in) :: sid
+    integer(c_int64_t) :: s, n
+    s = max(size, 0_c_int64_t)
+    n = max(nitems, 0_c_int64_t)
+    if (.not. sizes_ok(size, nitems)) n = 0
+    coll_io = int(fn(data, int(s, c_size_t), int(n, c_size_t), sid), c_int64_t)
+    if (.not. sizes_ok(size, nitems)) coll_io = 0
+  end function coll_io
+
+  ! The MPI and hybrid opens (fn: their glue, Fortran communicator handles).
+  ! nfiles is set only on success, globalrank only when it changed (SIONlib
+  ! programs may pass constants) and, unless rank_on_failure, on success.
+  subroutine paropen_comm(fn, fname, file_mode, nfiles, fgcomm, flcomm, chunksize, fsblksize, &
+                          globalrank, newfname, sid, rank_on_failure)
+    procedure(paropen_comm_fn) :: fn
+    character(len=*), intent(in) :: fname, file_mode
+    integer :: nfiles, globalrank
+    integer, intent(in) :: fgcomm, flcomm
+    integer(c_int64_t), intent(inout) :: chunksize
+    integer(c_int32_t), intent(inout) :: fsblksize
+    character(len=*), intent(out) :: newfname
+    integer, intent(out) :: sid
+    logical, intent(in) :: rank_on_failure
+    integer(c_int) :: nf, gr
+    type(c_ptr) :: pname
+    nf = nfiles
+    gr = globalrank
+    pname = c_null_ptr
+    sid = fn(c_str(fname), c_str(file_mode), nf, fgcomm, flcomm, chunksize, fsblksize, gr, pname)
+    call f_str_free(pname, newfname)
+    if (sid >= 0 .and. nfiles /= nf) nfiles = nf
+    if ((sid >= 0 .or. rank_on_failure) .and. globalrank /= gr) globalrank = gr
+  end subroutine paropen_comm
 
 end module sheaf_f90_c

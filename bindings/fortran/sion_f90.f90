@@ -157,9 +157,7 @@ contains
     integer(c_int64_t), intent(in) :: size, nitems
     integer, intent(in) :: sid
     integer(c_int64_t), intent(out) :: rc
-    rc = 0
-    if (sizes_ok(size, nitems)) &
-      rc = int(c_sion_fwrite(c_loc(data), int(size, c_size_t), int(nitems, c_size_t), sid), c_int64_t)
+    rc = data_io(c_sion_fwrite, c_loc(data), size, nitems, sid)
   end subroutine fsion_write
 
   ! SIONlib's second name for fsion_write.
@@ -168,9 +166,7 @@ contains
     integer(c_int64_t), intent(in) :: size, nitems
     integer, intent(in) :: sid
     integer(c_int64_t), intent(out) :: rc
-    rc = 0
-    if (sizes_ok(size, nitems)) &
-      rc = int(c_sion_fwrite(c_loc(data), int(size, c_size_t), int(nitems, c_size_t), sid), c_int64_t)
+    rc = data_io(c_sion_fwrite, c_loc(data), size, nitems, sid)
   end subroutine fsion_fwrite
 
   ! Read size*nitems bytes into data; rc = items read (0 on error or at the end).
@@ -179,9 +175,7 @@ contains
     integer(c_int64_t), intent(in) :: size, nitems
     integer, intent(in) :: sid
     integer(c_int64_t), intent(out) :: rc
-    rc = 0
-    if (sizes_ok(size, nitems)) &
-      rc = int(c_sion_fread(c_loc(data), int(size, c_size_t), int(nitems, c_size_t), sid), c_int64_t)
+    rc = data_io(c_sion_fread, c_loc(data), size, nitems, sid)
   end subroutine fsion_read
 
   ! SIONlib's second name for fsion_read.
@@ -190,9 +184,7 @@ contains
     integer(c_int64_t), intent(in) :: size, nitems
     integer, intent(in) :: sid
     integer(c_int64_t), intent(out) :: rc
-    rc = 0
-    if (sizes_ok(size, nitems)) &
-      rc = int(c_sion_fread(c_loc(data), int(size, c_size_t), int(nitems, c_size_t), sid), c_int64_t)
+    rc = data_io(c_sion_fread, c_loc(data), size, nitems, sid)
   end subroutine fsion_fread
 
   ! Byte-reverse n elements of size bytes from source into target (the same

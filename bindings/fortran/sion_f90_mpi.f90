@@ -6,15 +6,14 @@
 ! fsion_parclose_mapped_mpi, fsion_parreinit_mpi; newfname returns this
 ! rank's physical file name (SIONlib leaves it unset).
 module sion_f90_mpi
-  use, intrinsic :: iso_c_binding, only: c_int, c_int32_t, c_int64_t, c_size_t, c_char, c_ptr, &
-                                         c_null_ptr, c_loc
-  use sheaf_f90_c, only: c_str, f_str_free, is_write_mode, sizes_ok, c_sion_coll_fwrite, c_sion_coll_fread, &
+  use, intrinsic :: iso_c_binding, only: c_int, c_int32_t, c_int64_t, c_loc
+  use sheaf_f90_c, only: c_str, is_write_mode, coll_io, paropen_comm, c_sion_coll_fwrite, c_sion_coll_fread, &
                          c_paropen_mpi, c_paropen_mapped_mpi, c_parclose_mpi, c_parclose_mapped_mpi, c_parreinit_mpi
   use sion_f90   ! re-exported: programs `use sion_f90_mpi` only, as with SIONlib
   implicit none
   public
-  private :: c_int, c_int32_t, c_int64_t, c_size_t, c_char, c_ptr, c_null_ptr, c_loc
-  private :: c_str, f_str_free, is_write_mode, sizes_ok, c_sion_coll_fwrite, c_sion_coll_fread
+  private :: c_int, c_int32_t, c_int64_t, c_loc
+  private :: c_str, is_write_mode, coll_io, paropen_comm, c_sion_coll_fwrite, c_sion_coll_fread
   private :: c_paropen_mpi, c_paropen_mapped_mpi, c_parclose_mpi, c_parclose_mapped_mpi, c_parreinit_mpi
 
 
@@ -34,17 +33,8 @@ contains
     integer :: globalrank
     character(len=*), intent(out) :: newfname
     integer, intent(out) :: sid
-    integer(c_int) :: nf, gr
-    type(c_ptr) :: pname
-    nf = nfiles
-    gr = globalrank
-    pname = c_null_ptr
-    sid = c_paropen_mpi(c_str(fname), c_str(file_mode), nf, fgcomm, flcomm, chunksize, fsblksize, gr, pname)
-    call f_str_free(pname, newfname)
-    if (sid >= 0) then
-      if (nfiles /= nf) nfiles = nf
-      if (globalrank /= gr) globalrank = gr
-    end if
+    call paropen_comm(c_paropen_mpi, fname, file_mode, nfiles, fgcomm, flcomm, chunksize, fsblksize, &
+                      globalrank, newfname, sid, .false.)
   end subroutine fsion_paropen_mpi
 
   subroutine fsion_parclose_mpi(sid, ierr)
@@ -101,13 +91,7 @@ contains
     integer(c_int64_t), intent(in) :: size, nitems
     integer, intent(in) :: sid
     integer(c_int64_t), intent(out) :: rc
-    integer(c_int64_t) :: s, n
-    s = max(size, 0_c_int64_t)
-    n = max(nitems, 0_c_int64_t)
-    if (.not. sizes_ok(size, nitems)) n = 0
-    ! a refused size still takes part in the collective (as zero bytes)
-    rc = int(c_sion_coll_fwrite(c_loc(data), int(s, c_size_t), int(n, c_size_t), sid), c_int64_t)
-    if (.not. sizes_ok(size, nitems)) rc = 0
+    rc = coll_io(c_sion_coll_fwrite, c_loc(data), size, nitems, sid)
   end subroutine fsion_coll_fwrite_mpi
 
   ! Collective read, the counterpart of fsion_coll_fwrite_mpi; rc = items.
@@ -116,12 +100,7 @@ contains
     integer(c_int64_t), intent(in) :: size, nitems
     integer, intent(in) :: sid
     integer(c_int64_t), intent(out) :: rc
-    integer(c_int64_t) :: s, n
-    s = max(size, 0_c_int64_t)
-    n = max(nitems, 0_c_int64_t)
-    if (.not. sizes_ok(size, nitems)) n = 0
-    rc = int(c_sion_coll_fread(c_loc(data), int(s, c_size_t), int(n, c_size_t), sid), c_int64_t)
-    if (.not. sizes_ok(size, nitems)) rc = 0
+    rc = coll_io(c_sion_coll_fread, c_loc(data), size, nitems, sid)
   end subroutine fsion_coll_fread_mpi
 
 end module sion_f90_mpi

@@ -4,13 +4,12 @@
 ! Fortran integer handles. Everything of sion_f90 is available through this
 ! module as well.
 module sion_f90_ompi
-  use, intrinsic :: iso_c_binding, only: c_int, c_int32_t, c_int64_t, c_char, c_ptr, c_null_ptr
-  use sheaf_f90_c, only: c_str, f_str_free, c_paropen_ompi, c_parclose_ompi
+  use, intrinsic :: iso_c_binding, only: c_int32_t, c_int64_t
+  use sheaf_f90_c, only: paropen_comm, c_paropen_ompi, c_parclose_ompi
   use sion_f90   ! re-exported
   implicit none
   public
-  private :: c_int, c_int32_t, c_int64_t, c_char, c_ptr, c_null_ptr, c_str, f_str_free
-  private :: c_paropen_ompi, c_parclose_ompi
+  private :: c_int32_t, c_int64_t, paropen_comm, c_paropen_ompi, c_parclose_ompi
 
 
 contains
@@ -27,14 +26,8 @@ contains
     integer, intent(inout) :: globalrank
     character(len=*), intent(out) :: newfname
     integer, intent(out) :: sid
-    integer(c_int) :: nf
-    type(c_ptr) :: pname
-    nf = nfiles
-    pname = c_null_ptr
-    sid = c_paropen_ompi(c_str(fname), c_str(file_mode), nf, fgcomm, flcomm, chunksize, fsblksize, &
-                         globalrank, pname)
-    call f_str_free(pname, newfname)
-    if (sid >= 0 .and. nfiles /= nf) nfiles = nf
+    call paropen_comm(c_paropen_ompi, fname, file_mode, nfiles, fgcomm, flcomm, chunksize, fsblksize, &
+                      globalrank, newfname, sid, .true.)
   end subroutine fsion_paropen_ompi
 
   subroutine fsion_parclose_ompi(sid, ierr)

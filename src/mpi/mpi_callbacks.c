@@ -94,15 +94,21 @@ static int cb_gather(void *in, void *out, void *group, int datatype, int nelem, 
     return MPI_Gather(in, nelem, t, out, nelem, t, root, mpi_group_comm(group)) == MPI_SUCCESS ? 0 : 1;
 }
 
+/* Test hook (mpi_internal.h): asked before the root allocates its
+ * displacements; non-zero makes the allocation fail as out of memory would. */
+static int (*g_alloc_fault)(const char *what);
+void mpi_set_alloc_fault_hook(int (*fn)(const char *what)) { g_alloc_fault = fn; }
+
 /* Displacements (in elements) from the counts of every task of comm, on a
  * root. NULL when a count is negative, the total does not fit an int, or
  * out of memory. */
-static int *displacements(MPI_Comm comm, const int *counts)
+static int *displacements(MPI_Comm comm, const int *counts, const char *what)
 {
     int n;
     if (!counts || MPI_Comm_size(comm, &n) != MPI_SUCCESS)
         return NULL;
-    int *displs = malloc((size_t)(n > 0 ? n : 1) * sizeof *displs);
+    int *displs = g_alloc_fault && g_alloc_fault(what) ? NULL
+                                                                   : malloc((size_t)(n > 0 ? n : 1) * sizeof *displs);
     if (!displs)
         return NULL;
     long long total = 0;
@@ -121,10 +127,15 @@ static int *displacements(MPI_Comm comm, const int *counts)
     return displs;
 }
 
-/* gatherv: `in` has nelem elements on every task; counts (valid on the root
- * only) say how many arrive from each task, packed in rank order into `out`.
- * A total above INT_MAX elements is refused on the root (non-zero return). */
-static int cb_gatherv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
+/* gatherv and scatterv: the root's displacements, then the exchange. Whether
+ * the root has them (it may be out of memory, or a count may be bad) goes to
+ * every task first (one MPI_Bcast of the root's verdict), so a root that
+ * cannot take part fails the call on every task alike (non-zero return)
+ * instead of leaving the others waiting in the collective. `mine` is each
+ * task's own nelem elements, `all` the root's packed array (counts[i]
+ * elements for task i, in rank order; counts are read on the root only). */
+static int vector_coll(int scatter, void *mine, void *all, void *group, int datatype, int *counts, int nelem,
+                       int root)
 {
     MPI_Datatype t = mpi_type(datatype);
     MPI_Comm comm = mpi_group_comm(group);
@@ -132,11 +143,21 @@ static int cb_gatherv(void *in, void *out, void *group, int datatype, int *count
     if (t == MPI_DATATYPE_NULL || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
         return 1;
     int *displs = NULL;
-    if (rank == root && !(displs = displacements(comm, counts)))
-        return 1;
-    int rc = MPI_Gatherv(in, nelem, t, out, counts, displs, t, root, comm);
+    int ready = rank != root || (displs = displacements(comm, counts, scatter ? "scatterv" : "gatherv")) != NULL;
+    int rc = MPI_Bcast(&ready, 1, MPI_INT, root, comm);
+    if (rc == MPI_SUCCESS && ready)
+        rc = scatter ? MPI_Scatterv(all, counts, displs, t, mine, nelem, t, root, comm)
+                     : MPI_Gatherv(mine, nelem, t, all, counts, displs, t, root, comm);
     free(displs);
-    return rc == MPI_SUCCESS ? 0 : 1;
+    return rc == MPI_SUCCESS && ready ? 0 : 1;
+}
+
+/* gatherv: `in` has nelem elements on every task; counts (valid on the root
+ * only) say how many arrive from each task, packed in rank order into `out`.
+ * A total above INT_MAX elements is refused (non-zero return on every task). */
+static int cb_gatherv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
+{
+    return vector_coll(0, in, out, group, datatype, counts, nelem, root);
 }
 
 /* SIONlib's order: scatter takes the root's array first (`in`, read on the
@@ -151,20 +172,9 @@ static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem,
 
 /* scatterv is the other way round in SIONlib: each task's destination is
  * `in` (nelem elements), the root's array `out` (counts[i] for task i). */
-
 static int cb_scatterv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
 {
-    MPI_Datatype t = mpi_type(datatype);
-    MPI_Comm comm = mpi_group_comm(group);
-    int rank;
-    if (t == MPI_DATATYPE_NULL || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
-        return 1;
-    int *displs = NULL;
-    if (rank == root && !(displs = displacements(comm, counts)))
-        return 1;
-    int rc = MPI_Scatterv(out, counts, displs, t, in, nelem, t, root, comm);
-    free(displs);
-    return rc == MPI_SUCCESS ? 0 : 1;
+    return vector_coll(1, in, out, group, datatype, counts, nelem, root);
 }
 
 static int cb_capability(void *group) { return SION_CAPABILITY_FULL; }

@@ -35,6 +35,10 @@ static inline MPI_Comm mpi_group_comm(void *group)
 
 /* mpi_callbacks.c: the process's API id, or -1 (out of memory). */
 int mpi_api_id(void);
+/* Test hook (tests/mpi/mpi_vcoll_test.c, linked statically): fn is asked
+ * before every allocation of the gatherv/scatterv root's displacements
+ * (what: "gatherv" or "scatterv"); non-zero: the allocation fails. NULL: off. */
+void mpi_set_alloc_fault_hook(int (*fn)(const char *what));
 
 /* mpi_collbuf.c: the coalescing callbacks */
 int mpi_cb_gather_exec(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,

@@ -57,23 +57,12 @@ static int cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_i
                                              process);
 }
 
-/* As SIONlib: thread 0 can collect, the other threads only send, so a
- * collector group always starts at thread 0 (core_coll_layout_cap). */
-static int cb_capability(void *group)
-{
-    (void)group;
-    return omp_get_thread_num() == 0 ? SION_CAPABILITY_FULL : SION_CAPABILITY_ONLY_SENDER;
-}
-
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static int g_aid = -1;
+static team_api g_api = TEAM_API_INIT;
 
 static const binding_callbacks g_callbacks = {
     .create_lcg = cb_create_lcg, .free_lcg = cb_free_lcg, .barrier = cb_barrier, .bcast = cb_bcast,
     .gather = cb_gather, .gatherv = cb_gatherv, .scatter = cb_scatter, .scatterv = cb_scatterv,
-    .gather_exec = cb_gather_exec, .exec_scatter = cb_exec_scatter, .capability = cb_capability};
-
-static void init_api(void) { g_aid = binding_create_api("sheaf_omp", &g_callbacks); }
+    .gather_exec = cb_gather_exec, .exec_scatter = cb_exec_scatter, .capability = team_capability};
 
 /* ---- sid -> team group ---------------------------------------------------- */
 typedef struct open_team {
@@ -117,10 +106,10 @@ static team_group *forget(int sid)
 int sion_paropen_omp(const char *fname, const char *file_mode, sion_int64 *chunksize, sion_int32 *fsblksize,
                      int *globalrank, FILE **fileptr, char **newfname)
 {
-    pthread_once(&g_once, init_api);
+    int aid = team_api_id(&g_api, "sheaf_omp", &g_callbacks);
     int me = omp_get_thread_num(), n = omp_get_num_threads();
     /* every thread makes the same decision from shared facts, so none waits alone */
-    team_group *g = g_aid >= 0 ? team_new() : NULL;
+    team_group *g = aid >= 0 ? team_new() : NULL;
     if (!g) {
         binding_fail(SHEAF_E_NOMEM, "%s: sion_paropen_omp: out of memory for the thread team",
                      fname ? fname : "(null)");
@@ -128,7 +117,7 @@ int sion_paropen_omp(const char *fname, const char *file_mode, sion_int64 *chunk
         return SION_ID_UNDEF;
     }
     int fn = 0, nf = 1, lr = me, ls = n;
-    int sid = sion_generic_paropen(g_aid, fname, file_mode, chunksize, fsblksize, g, me, n, &fn, &nf, &lr, &ls,
+    int sid = sion_generic_paropen(aid, fname, file_mode, chunksize, fsblksize, g, me, n, &fn, &nf, &lr, &ls,
                                    fileptr, newfname);
     /* sid >= 0 on all threads or on none (the generic layer agrees); the
      * bookkeeping below must succeed on all threads too */

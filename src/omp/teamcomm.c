@@ -185,3 +185,21 @@ int team_coll_exec(team_group *g, void *data, sion_int64 *spec, int64_t piece, i
 #pragma omp barrier
     return verdict;
 }
+
+int team_capability(void *group)
+{
+    (void)group;
+    return omp_get_thread_num() == 0 ? SION_CAPABILITY_FULL : SION_CAPABILITY_ONLY_SENDER;
+}
+
+int team_api_id(team_api *api, const char *name, const binding_callbacks *cb)
+{
+    pthread_mutex_lock(&api->lock);
+    if (!api->made) {
+        api->aid = binding_create_api(name, cb);
+        api->made = 1;
+    }
+    int aid = api->aid;
+    pthread_mutex_unlock(&api->lock);
+    return aid;
+}

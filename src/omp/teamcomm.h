@@ -8,9 +8,11 @@
  * supported: the team is the innermost enclosing one. */
 #ifndef SHEAF_TEAMCOMM_H
 #define SHEAF_TEAMCOMM_H
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "sion_datatypes.h"
+#include "../par/binding.h"
 
 typedef struct team_group {
     int size;
@@ -43,4 +45,19 @@ int team_scatterv(team_group *g, void *in, const void *out, size_t esize, const 
  * its group's I/O succeeded, 1 otherwise (the collector's verdict). */
 int team_coll_exec(team_group *g, void *data, sion_int64 *spec, int64_t piece, int collector, int first, int last,
                    int sid, int (*pw)(const void *, sion_int64 *, int), int (*pr)(void *, sion_int64 *, int));
+
+/* ---- what both OpenMP bindings (sion_omp.c, sion_ompi.c) share ---- */
+/* The capability callback, as SIONlib: thread 0 (of each process) can
+ * collect, the other threads only send, so a collector group always starts
+ * at thread 0 / a process boundary (core_coll_layout_cap). */
+int team_capability(void *group);
+/* A binding's API id, created from its callbacks by the first thread that
+ * asks (once per process and binding); -1 on every call when that failed
+ * (out of memory). One team_api per binding, TEAM_API_INIT. */
+typedef struct team_api {
+    pthread_mutex_t lock;
+    int made, aid;
+} team_api;
+#define TEAM_API_INIT {PTHREAD_MUTEX_INITIALIZER, 0, -1}
+int team_api_id(team_api *api, const char *name, const binding_callbacks *cb);
 #endif

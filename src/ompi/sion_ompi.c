@@ -504,24 +504,13 @@ static int cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_i
     return rc || !spec;
 }
 
-/* As SIONlib: thread 0 of each process can collect, the other threads only
- * send, so collector groups start at process boundaries (core_coll_layout_cap). */
-static int cb_capability(void *group)
-{
-    (void)group;
-    return omp_get_thread_num() == 0 ? SION_CAPABILITY_FULL : SION_CAPABILITY_ONLY_SENDER;
-}
-
 /* ---- the API object -------------------------------------------------------- */
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static int g_aid = -1;
+static team_api g_api = TEAM_API_INIT;
 
 static const binding_callbacks g_callbacks = {
     .create_lcg = cb_create_lcg, .free_lcg = cb_free_lcg, .barrier = cb_barrier, .bcast = cb_bcast,
     .gather = cb_gather, .gatherv = cb_gatherv, .scatter = cb_scatter, .scatterv = cb_scatterv,
-    .gather_exec = cb_gather_exec, .exec_scatter = cb_exec_scatter, .capability = cb_capability};
-
-static void init_api(void) { g_aid = binding_create_api("sheaf_ompi", &g_callbacks); }
+    .gather_exec = cb_gather_exec, .exec_scatter = cb_exec_scatter, .capability = team_capability};
 
 /* What the master thread works out before the generic open. */
 typedef struct prep {
@@ -677,14 +666,14 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
                       const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,
                       FILE **fileptr, char **newfname)
 {
-    pthread_once(&g_once, init_api);
+    int aid = team_api_id(&g_api, "sheaf_ompi", &g_callbacks);
     binding_clear_error();
     const char *shown = fname ? fname : "(null)";
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
     team_group *team = team_new();
 #pragma omp master
     {
-        if (g_aid < 0 || !team) {
+        if (aid < 0 || !team) {
             memset(&g_prep, 0, sizeof g_prep);
             g_prep.comm = MPI_COMM_NULL;
             prep_fail(&g_prep, SHEAF_E_NOMEM, "%s: sion_paropen_ompi: %s", shown, "out of memory");
@@ -715,7 +704,7 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
     if (globalrank)
         *globalrank = grank;
     int fn = pr.filenumber, nf = pr.nfiles, lr = pr.lprank * nt + t, ls = pr.lpsize * nt;
-    int sid = g ? sion_generic_paropen(g_aid, fname, file_mode, chunksize, fsblksize, g, grank, gsize, &fn, &nf, &lr,
+    int sid = g ? sion_generic_paropen(aid, fname, file_mode, chunksize, fsblksize, g, grank, gsize, &fn, &nf, &lr,
                                        &ls, fileptr, newfname)
                 : SION_ID_UNDEF;
     if (sid < 0) {

@@ -10,7 +10,8 @@ src/par/binding.h, whose names must start with "sheaf__").
 
 Each header belongs to one library: include/sion_<part>.h,
 include/sion_datatypes_<part>.h and include/sheaf_<part>*.h to
-libsheaf_<part>.so, for every add_library(sheaf_<part> SHARED ...) in the
+libsheaf_<part>.so, for every add_library(sheaf_<part> SHARED ...) or
+sheaf_add_part_library(sheaf_<part> ...) (cmake/SheafPart.cmake) in the
 CMakeLists.txt files under src/ (the longest <part> that fits wins:
 sheaf_fgfs_mpi.h is libsheaf_fgfs_mpi's; checked only when this build made
 the library: not sion_omp.h in a build without OpenMP); every other header,
@@ -62,12 +63,15 @@ def api_names(path):
 
 def library_parts(src):
     """The <part> of every libsheaf_<part>.so the sources can build: each
-    add_library(sheaf_<part> SHARED ...) in a CMakeLists.txt under src/."""
+    add_library(sheaf_<part> SHARED ...) or sheaf_add_part_library(sheaf_<part>
+    ...) in a CMakeLists.txt under src/."""
     parts = set()
     for root, _, files in os.walk(os.path.join(src, "src")):
         if "CMakeLists.txt" in files:
             with open(os.path.join(root, "CMakeLists.txt"), encoding="utf-8") as f:
-                parts.update(re.findall(r"add_library\(\s*sheaf_(\w+)\s+SHARED\b", f.read()))
+                text = f.read()
+            parts.update(re.findall(r"add_library\(\s*sheaf_(\w+)\s+SHARED\b", text))
+            parts.update(re.findall(r"sheaf_add_part_library\(\s*sheaf_(\w+)\b", text))
     return parts
 
 

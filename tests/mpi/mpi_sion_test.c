@@ -36,26 +36,7 @@
 #include <sys/stat.h>
 #include "testutil.h"
 
-static int g_rank, g_size, g_fail, g_checks;
-
-static void fail_at(int line, const char *cond, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "[rank %d] FAIL %s:%d: %s: %s (last error: \"%s\")\n", g_rank, __FILE__, line, cond, msg,
-            sheaf_last_error());
-    fflush(stderr);
-    g_fail++;
-}
-#define CHECK(cond, ...)                                                                                           \
-    do {                                                                                                           \
-        g_checks++;                                                                                                \
-        if (!(cond))                                                                                               \
-            fail_at(__LINE__, #cond, __VA_ARGS__);                                                                 \
-    } while (0)
+#include "mpicheck.h"
 
 /* ---- small helpers -------------------------------------------------------- */
 

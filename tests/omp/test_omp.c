@@ -13,18 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            _Pragma("omp critical") {                                           \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);            \
-                fprintf(stderr, __VA_ARGS__);                                   \
-                fprintf(stderr, " [%s]\n", sheaf_last_error());                 \
-                failures++;                                                     \
-            }                                                                   \
-        }                                                                       \
-    } while (0)
+#include "ompcheck.h"
 
 static unsigned char byte_at(int task, size_t i) { return (unsigned char)(task * 131 + i * 7 + (i >> 9)); }
 

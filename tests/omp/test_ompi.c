@@ -14,18 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            _Pragma("omp critical") {                                           \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);            \
-                fprintf(stderr, __VA_ARGS__);                                   \
-                fprintf(stderr, " [%s]\n", sheaf_last_error());                 \
-                failures++;                                                     \
-            }                                                                   \
-        }                                                                       \
-    } while (0)
+#include "ompcheck.h"
 
 static unsigned char byte_at(int task, size_t i) { return (unsigned char)(task * 37 + i * 11 + (i >> 10)); }
 static size_t task_bytes(int task) { return task == 2 ? 0 : (size_t)(1000 + 5237 * task) % 30000 + 1; }

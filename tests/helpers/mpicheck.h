@@ -1,0 +1,33 @@
+/* mpicheck.h - the CHECK of the MPI test programs (header-only). A failed
+ * check prints "[rank r] FAIL file:line: check: detail (last error: ...)"
+ * to stderr and counts in g_fail; g_checks counts every check. The program
+ * sets g_rank and g_size after MPI_Init and sums g_fail over the ranks. */
+#ifndef SHEAF_MPICHECK_H
+#define SHEAF_MPICHECK_H
+#include <stdarg.h>
+#include <stdio.h>
+#include "sion.h"
+
+static int g_rank, g_size, g_fail, g_checks;
+
+static void fail_at(const char *file, int line, const char *cond, const char *fmt, ...)
+{
+    char msg[1400]; /* one fprintf: the line is not torn between ranks */
+    int n = snprintf(msg, sizeof msg, "[rank %d] FAIL %s:%d: %s: ", g_rank, file, line, cond);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < sizeof msg)
+        vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s (last error: \"%s\")\n", msg, sheaf_last_error());
+    fflush(stderr);
+    g_fail++;
+}
+#define CHECK(cond, ...)                                                                                           \
+    do {                                                                                                           \
+        g_checks++;                                                                                                \
+        if (!(cond))                                                                                               \
+            fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__);                                                       \
+    } while (0)
+
+#endif
