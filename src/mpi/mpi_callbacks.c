@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_aid = -1;
@@ -95,60 +96,71 @@ static int cb_gather(void *in, void *out, void *group, int datatype, int nelem, 
 }
 
 /* Test hook (mpi_internal.h): asked before the root allocates its
- * displacements; non-zero makes the allocation fail as out of memory would. */
+ * displacements; non-zero makes the allocation fail as out of memory would.
+ * While a hook is set every communicator takes the heap path below, so the
+ * test reaches it at small sizes. */
 static int (*g_alloc_fault)(const char *what);
 void mpi_set_alloc_fault_hook(int (*fn)(const char *what)) { g_alloc_fault = fn; }
 
-/* Displacements (in elements) from the counts of every task of comm, on a
- * root. NULL when a count is negative, the total does not fit an int, or
- * out of memory. */
-static int *displacements(MPI_Comm comm, const int *counts, const char *what)
+/* Communicators up to this size keep the root's displacements on its stack:
+ * the root cannot run out of memory for them, so it always takes part and no
+ * task needs to hear about it first. Above it they come from the heap, and
+ * every task (all know the size) waits for the root's verdict. */
+#define VCOLL_STACK 1024
+
+static int heap_path(int n) { return n > VCOLL_STACK || g_alloc_fault != NULL; }
+
+/* Displacements (in elements) from the counts of every task of comm, into
+ * displs (n entries). 0 when a count is negative or the total does not fit
+ * an int. */
+static int displacements(int n, const int *counts, int *displs)
 {
-    int n;
-    if (!counts || MPI_Comm_size(comm, &n) != MPI_SUCCESS)
-        return NULL;
-    int *displs = g_alloc_fault && g_alloc_fault(what) ? NULL
-                                                                   : malloc((size_t)(n > 0 ? n : 1) * sizeof *displs);
-    if (!displs)
-        return NULL;
     long long total = 0;
     for (int i = 0; i < n; i++) {
-        if (counts[i] < 0 || total > INT_MAX) {
-            free(displs);
-            return NULL;
-        }
+        if (!counts || counts[i] < 0 || total > INT_MAX)
+            return 0;
         displs[i] = (int)total;
         total += counts[i];
     }
-    if (total > INT_MAX) {
-        free(displs);
-        return NULL;
-    }
-    return displs;
+    return total <= INT_MAX;
 }
 
-/* gatherv and scatterv: the root's displacements, then the exchange. Whether
- * the root has them (it may be out of memory, or a count may be bad) goes to
- * every task first (one MPI_Bcast of the root's verdict), so a root that
- * cannot take part fails the call on every task alike (non-zero return)
- * instead of leaving the others waiting in the collective. `mine` is each
- * task's own nelem elements, `all` the root's packed array (counts[i]
- * elements for task i, in rank order; counts are read on the root only). */
+/* gatherv and scatterv: the root's displacements, then the exchange. `mine`
+ * is each task's own nelem elements, `all` the root's packed array
+ * (counts[i] elements for task i, in rank order; counts are read on the root
+ * only). A root that cannot take part must not leave the others waiting in
+ * the collective: on the heap path (size > VCOLL_STACK) its verdict goes to
+ * every task first (one MPI_Bcast) and a failure fails the call on every
+ * task; on the stack path it only fails on bad counts, and then takes part
+ * with zero counts and a non-zero return (the parallel layer's per-call
+ * context carries that failure to every task with its next message). */
 static int vector_coll(int scatter, void *mine, void *all, void *group, int datatype, int *counts, int nelem,
                        int root)
 {
     MPI_Datatype t = mpi_type(datatype);
     MPI_Comm comm = mpi_group_comm(group);
-    int rank;
-    if (t == MPI_DATATYPE_NULL || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+    int rank, n;
+    if (t == MPI_DATATYPE_NULL || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &n) != MPI_SUCCESS)
         return 1;
-    int *displs = NULL;
-    int ready = rank != root || (displs = displacements(comm, counts, scatter ? "scatterv" : "gatherv")) != NULL;
-    int rc = MPI_Bcast(&ready, 1, MPI_INT, root, comm);
-    if (rc == MPI_SUCCESS && ready)
-        rc = scatter ? MPI_Scatterv(all, counts, displs, t, mine, nelem, t, root, comm)
-                     : MPI_Gatherv(mine, nelem, t, all, counts, displs, t, root, comm);
-    free(displs);
+    int stack_d[VCOLL_STACK], stack_z[VCOLL_STACK], *displs = NULL, *cnt = counts, ready = 1, rc = MPI_SUCCESS;
+    int heap = heap_path(n);
+    if (rank == root) {
+        int fail = g_alloc_fault && g_alloc_fault(scatter ? "scatterv" : "gatherv");
+        displs = !heap ? stack_d : fail ? NULL : malloc((size_t)(n > 0 ? n : 1) * sizeof *displs);
+        ready = displs && displacements(n, counts, displs);
+    }
+    if (heap)
+        rc = MPI_Bcast(&ready, 1, MPI_INT, root, comm);
+    else if (!ready) { /* stack path, bad counts: take part receiving/sending nothing */
+        memset(stack_z, 0, sizeof(int) * (size_t)n);
+        memset(stack_d, 0, sizeof(int) * (size_t)n);
+        cnt = stack_z;
+    }
+    if (rc == MPI_SUCCESS && (ready || !heap))
+        rc = scatter ? MPI_Scatterv(all, cnt, displs, t, mine, nelem, t, root, comm)
+                     : MPI_Gatherv(mine, nelem, t, all, cnt, displs, t, root, comm);
+    if (displs != stack_d)
+        free(displs);
     return rc == MPI_SUCCESS && ready ? 0 : 1;
 }
 

@@ -2,9 +2,10 @@
  * root cannot allocate its displacements (src/mpi/mpi_callbacks.c).
  *
  * Before the fix the root returned early while the other ranks entered the
- * collective: a hang. Now every rank learns the root's verdict before the
- * exchange and the call fails on every rank with the same code and the same
- * return value. The test hook mpi_set_alloc_fault_hook (internal, hence the
+ * collective: a hang. Now, on the heap path (communicators above 1024 tasks,
+ * or any size while the test hook is set, as here), every rank learns the
+ * root's verdict before the exchange and the call fails on every rank with
+ * the same code and the same return value. The test hook mpi_set_alloc_fault_hook (internal, hence the
  * static libsheaf_mpi) fails the k-th allocation of displacements on this
  * process; each cycle below runs with k = 1, 2, ... until a cycle passes
  * without reaching the k-th allocation (which must then succeed, bytes
