@@ -363,3 +363,23 @@ static const wire_field bhead_f[] = {ST, {"blocks", 0, INT32_MAX}, NN("capacity"
                                      {"keyval", I32}, {"data order", -1, 1}};
 WIRE_FN(bhead, "buddy head", bhead_f, &m->status, &m->nblocks, &m->capacity, &m->fsblksize, &m->keyval,
         &m->data_big)
+
+static const wire_field verdict_f[] = {ST, {"task", -1, INT32_MAX}};
+WIRE_FN(verdict, "verdict", verdict_f, &m->status, &m->who)
+
+static const wire_field bwreq_f[] = {NN("chunk size"), {"global rank", 0, INT32_MAX}, ST};
+WIRE_FN(bwreq, "buddy request", bwreq_f, &m->chunksize, &m->grank, &m->status)
+
+static const wire_field bwlayout_f[] = {ST, NN("start"), NN("chunk size"), NN("global skip")};
+WIRE_FN(bwlayout, "buddy layout", bwlayout_f, &m->status, &m->start, &m->chunksize, &m->globalskip)
+
+int par_wire_array_unpack(const char *msg, const char *field, int64_t lo, int64_t hi, int64_t *out, const int64_t *in,
+                          int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (in_range(msg, field, in[i], lo, hi))
+            return SHEAF_E_FORMAT;
+    if (n > 0)
+        memmove(out, in, (size_t)n * sizeof *out);
+    return 0;
+}

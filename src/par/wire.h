@@ -138,6 +138,41 @@ typedef struct par_wire_bhead {
 } par_wire_bhead;
 #define PAR_WIRE_BHEAD_N 6
 
+/* ---- writing buddy copies (buddy.c; all int64) ---- */
+
+/* A verdict that ends a step, root -> every task (G bcast), in front of the
+ * step's data: 0 or the agreed code, and the lowest failing task (-1: none).
+ * The copies' open sends it with the set's information (tasks per file,
+ * then per level the writer of copy member 0's mapping). */
+typedef struct par_wire_verdict {
+    int64_t status, who;
+} par_wire_verdict;
+#define PAR_WIRE_VERDICT_N 2
+
+/* A copy member's group, member -> its writer (group gather): what the
+ * writer needs to create the member file. */
+typedef struct par_wire_bwreq {
+    int64_t chunksize;      /* the chunk size requested at open */
+    int64_t grank;          /* global rank */
+    int64_t status;         /* this task's failure so far (the writer then creates nothing) */
+} par_wire_bwreq;
+#define PAR_WIRE_BWREQ_N 3
+
+/* Its answer, writer -> member (group scatter): the member's stream in the copy. */
+typedef struct par_wire_bwlayout {
+    int64_t status;         /* 0, or why the member file was not created */
+    int64_t start, chunksize, globalskip;
+} par_wire_bwlayout;
+#define PAR_WIRE_BWLAYOUT_N 4
+
+/* The close of the copies reuses par_wire_cmap (task -> writer of member 0:
+ * member and entry) and par_wire_ccount (member -> writer: block count, status). */
+
+/* n elements of an array that follows a message, each in [lo, hi], copied to
+ * out (int64) when all are; else SHEAF_E_FORMAT naming the message and field. */
+int par_wire_array_unpack(const char *msg, const char *field, int64_t lo, int64_t hi, int64_t *out, const int64_t *in,
+                          int64_t n);
+
 /* Initial values: the ones a task keeps when the message never arrives
  * (a failed callback): status SHEAF_E_IO, coalescing off. */
 void par_wire_wlayout_init(par_wire_wlayout *m);
@@ -175,4 +210,10 @@ void par_wire_bhead_pack(const par_wire_bhead *m, int64_t *out);
 int par_wire_bhead_unpack(par_wire_bhead *m, const int64_t *in, int64_t n);
 void par_wire_mrrec_pack(const par_wire_mrrec *m, int64_t *out);
 int par_wire_mrrec_unpack(par_wire_mrrec *m, const int64_t *in, int64_t n);
+void par_wire_verdict_pack(const par_wire_verdict *m, int64_t *out);
+int par_wire_verdict_unpack(par_wire_verdict *m, const int64_t *in, int64_t n);
+void par_wire_bwreq_pack(const par_wire_bwreq *m, int64_t *out);
+int par_wire_bwreq_unpack(par_wire_bwreq *m, const int64_t *in, int64_t n);
+void par_wire_bwlayout_pack(const par_wire_bwlayout *m, int64_t *out);
+int par_wire_bwlayout_unpack(par_wire_bwlayout *m, const int64_t *in, int64_t n);
 #endif
