@@ -230,7 +230,7 @@ static void master_create(bopen *w, par_buddy *b, const int64_t *reqs, int n, in
 {
     par_ctx *x = &w->x;
     par_state *p = w->p;
-    int ne = b->self ? 2 * n : n, rc = par_ctx_ok(x) ? 0 : SHEAF_E_IO;
+    int ne = b->self ? 2 * n : n, rc = par_ctx_step(x, "create") ? 0 : x->rc;
     int64_t *cs = malloc((size_t)ne * sizeof *cs), *gr = malloc((size_t)ne * sizeof *gr);
     if (!rc && (!cs || !gr || !b->path))
         rc = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory for buddy copy %d", x->fname, b->level);
@@ -252,7 +252,7 @@ static void master_create(bopen *w, par_buddy *b, const int64_t *reqs, int n, in
     core_mode m = p->mode; /* the container's, without what copies do not have */
     m.buddy = m.checksum = m.collective = m.cmerge = m.packed = 0;
     m.collsize = -1;
-    if (!rc && par_ctx_step(x, "create")) { /* the set's name in the prefix field, as SIONlib stores it */
+    if (!rc) { /* the set's name in the prefix field, as SIONlib stores it */
         rc = core_par_create_file_at(b->path, x->fname, &m, ne, cs, gr, p->fsblksize, b->coll_file, b->nf, &b->meta);
         if (!rc && !(rc = core_file_open_rw(&b->f, b->path, p->mode.posix, 1)))
             b->fopen = 1;

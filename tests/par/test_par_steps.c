@@ -16,7 +16,12 @@
  * copy ("br,buddy" after the container's file 0 is lost): every step of
  * "sion_generic_paropen (buddy copy)" failed on one or two tasks makes the
  * open fail on every task with the same code (the open then reports that no
- * copy could be read), no hang, no leaked group. */
+ * copy could be read), no hang, no leaked group. A third does it for the
+ * write of buddy copies ("bw,buddy=2", 2 files, sion_coll_fwrite, close):
+ * every step of "sion_generic_paropen (buddy copies)" and every "buddy ..."
+ * step of the close, failed on one and on two tasks, fails that open or
+ * that close on every task with the first failing task's code, each failing
+ * task with its own message, the others "... (see its message)". */
 #include "partest.h"
 #include <pthread.h>
 
@@ -363,8 +368,112 @@ static void test_buddy_steps(void)
     pt_rmtree(dir);
 }
 
+/* ---- buddy copy write: the copies' open and their part of the close ---- */
+typedef struct {
+    int aid;
+    char fname[4200];
+    int fail_ph[P], code[P];
+    char msg[P][600];
+} bwctx;
+
+static void bwsteps_task(tc_task *t)
+{
+    bwctx *c = t->arg;
+    int g = t->grank, nf = 2, fnum = g % 2, lrank = g / 2, lsize = 2;
+    pt_rank = g;
+    t_rank = g;
+    t_nseen = 0;
+    c->fail_ph[g] = -1;
+    sion_int64 chunk = 3000;
+    sion_int32 fsblk = 4096;
+    unsigned char b[1500];
+    pt_fill(b, 9, g, 0, sizeof b);
+    t_ph = 10;
+    int sid = sion_generic_paropen(c->aid, c->fname, "bw,buddy=2", &chunk, &fsblk, t->world, g, P, &fnum, &nf, &lrank,
+                                   &lsize, NULL, NULL);
+    int ph = 10, ok = sid >= 0;
+    if (ok) {
+        CHECK(sion_coll_fwrite(b, 1, sizeof b, sid) == sizeof b, "coll write: %s", sheaf_last_error());
+        t_ph = ph = 11;
+        ok = sion_generic_parclose(sid) == SION_SUCCESS;
+    }
+    if (!ok) {
+        c->fail_ph[g] = ph;
+        c->code[g] = sheaf_last_error_code();
+        snprintf(c->msg[g], sizeof c->msg[0], "%s", sheaf_last_error());
+    }
+}
+
+/* Whether a recorded step belongs to the copies (their open, their part of the close). */
+static int buddy_write_step(const step_id *s)
+{
+    return !strcmp(s->call, "sion_generic_paropen (buddy copies)") ||
+           (!strcmp(s->call, "sion_generic_parclose") && !strncmp(s->step, "buddy ", 6));
+}
+
+static void test_buddy_write_steps(void)
+{
+    const char *dir = pt_mkdtemp();
+    bwctx *c = calloc(1, sizeof *c);
+    c->aid = tc_create_api("threadcomm-steps-bwrite");
+    CHECK(c->aid >= 0 && tc_register_coll(c->aid) == 0, "create api");
+    snprintf(c->fname, sizeof c->fname, "%s/w.sion", dir);
+    par_set_fault_hook(hook);
+    nsteps = 0;
+    recording = 1;
+    tc_run(P, bwsteps_task, c);
+    recording = 0;
+    for (int g = 0; g < P; g++)
+        CHECK(c->fail_ph[g] < 0, "clean buddy write failed on task %d: %s", g, c->msg[g]);
+    int cases = 0, open_steps = 0, close_steps = 0;
+    for (int k = 0; k < nsteps; k++) {
+        if (!buddy_write_step(&steps[k]))
+            continue;
+        target = steps[k];
+        open_steps += target.ph == 10;
+        close_steps += target.ph == 11;
+        printf("    %-36s %-14s #%d: mask 0x%x\n", target.call, target.step, target.occ, target.visitors);
+        for (int two = 0; two < 2; two++) {
+            memset(inject_code, 0, sizeof inject_code);
+            int n = 0, low = -1;
+            for (int g = 0; g < P && n < 1 + two; g++)
+                if (target.visitors & (1u << g)) {
+                    inject_code[g] = n++ ? SHEAF_E_ARG : SHEAF_E_IO;
+                    low = low < 0 ? g : low;
+                }
+            if (two && n < 2)
+                break;
+            tc_run(P, bwsteps_task, c);
+            cases++;
+            for (int g = 0; g < P; g++) {
+                CHECK(c->fail_ph[g] == target.ph, "buddy write %s / %s #%d: task %d failed in phase %d, expected %d: "
+                      "%s", target.call, target.step, target.occ, g, c->fail_ph[g], target.ph, c->msg[g]);
+                CHECK(c->code[g] == inject_code[low], "buddy write %s #%d: task %d: code %d, the first failing task's "
+                      "%d: %s", target.step, target.occ, g, c->code[g], inject_code[low], c->msg[g]);
+                char want[300];
+                snprintf(want, sizeof want, "injected failure at %s / %s on task %d", target.call, target.step, g);
+                if (inject_code[g])
+                    CHECK(strstr(c->msg[g], want) != NULL, "buddy write %s #%d: failing task %d lost its first "
+                          "message: %s", target.step, target.occ, g, c->msg[g]);
+                else
+                    CHECK(strstr(c->msg[g], "see its message") != NULL, "buddy write %s #%d: task %d: message does "
+                          "not point at the failing task: %s", target.step, target.occ, g, c->msg[g]);
+            }
+        }
+    }
+    par_set_fault_hook(NULL);
+    printf("  %d buddy write cases (%d open steps, %d close steps)\n", cases, open_steps, close_steps);
+    CHECK(open_steps >= 6 && close_steps >= 4, "only %d open and %d close steps of the copies", open_steps,
+          close_steps);
+    sion_generic_free_api(c->aid);
+    free(c);
+    pt_rmtree(dir);
+}
+
 int main(int argc, char **argv)
 {
-    static const pt_test tests[] = {{"failure_at_each_step", test_each_step}, {"buddy_read_steps", test_buddy_steps}};
-    return pt_main(tests, 2, argc, argv);
+    static const pt_test tests[] = {{"failure_at_each_step", test_each_step},
+                                    {"buddy_read_steps", test_buddy_steps},
+                                    {"buddy_write_steps", test_buddy_write_steps}};
+    return pt_main(tests, 3, argc, argv);
 }
