@@ -562,16 +562,7 @@ static int agree_step(bropen *w)
     const par_open_args *a = w->a;
     par_ctx_step(x, "agree");
     if (par_ctx_agree(x)) {
-        if (w->sid >= 0)
-            api_release(w->sid);
-        if (w->named) {
-            free(*a->newfname);
-            *a->newfname = NULL;
-        }
-        if (w->c) {
-            w->c->par = NULL;
-            core_close(w->c);
-        }
+        par_open_undo(w->sid, w->c, 0, w->named ? a->newfname : NULL);
         par_state_free(w->p);
         return par_ctx_restore(x);
     }

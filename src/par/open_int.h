@@ -26,6 +26,10 @@ int par_open_master_create(par_state *p, const char *path, const core_mode *md, 
  * p->meta and the coalescing roles) packed into lay (ls records). */
 void par_open_pack_wlayouts(const par_state *p, int mrc, const par_coll_roles *roles, int cmerge, int checksum,
                             int ls, int64_t *lay);
+/* Undo an open on this task after the agreed failure: release its sid (if
+ * registered), free *newfname (newfname non-NULL: handed out), and detach
+ * from (detach: a write's file stays for the others) or close the container. */
+void par_open_undo(int sid, core_container *c, int detach, char **newfname);
 /* Look up a parallel sid (mapped or not); NULL with a message otherwise. */
 core_container *par_open_lookup(int sid, const char *call, int mapped);
 /* The arguments of one sion_generic_paropen, as the caller gave them
@@ -43,6 +47,14 @@ typedef struct par_open_args {
     FILE **fileptr;
     char **newfname;
 } par_open_args;
+
+/* Step "local group" of the write and read opens: the task's state (*pp,
+ * NULL when out of memory: recorded in x, the task still takes part), the
+ * local group of file fn of nf (x->lrank, x->lsize) and the file's path
+ * (*path). Returns non-zero when the callback failed (the task cannot go on). */
+struct par_ctx;
+int par_open_local_group(struct par_ctx *x, const par_open_args *a, int fn, int nf, int32_t fsb, par_state **pp,
+                         char **path);
 
 /* The write and read opens (the sid, or a negative code agreed on every
  * task). *agreed (read): the options agreed on every task, so a buddy read

@@ -275,28 +275,7 @@ static int place_step(ropen *w, const core_meta *m0)
  * Returns non-zero when the callback failed (the task cannot go on). */
 static int local_group_step(ropen *w)
 {
-    const par_open_args *a = w->a;
-    par_ctx *x = &w->x;
-    par_ctx_step(x, "local group");
-    par_state *p = w->p = par_open_state_new(a->api, a->fname, a->gcomm, a->grank, a->gsize);
-    if (p) {
-        p->lrank = x->lrank; p->lsize = x->lsize; p->filenumber = w->fn; p->nfiles = w->nf;
-        p->fsblksize = w->fsb;
-        p->mode = *a->md;
-    } else {
-        par_ctx_take(x, SHEAF_E_NOMEM);
-    }
-    if (a->api->create_lcg(&x->lcomm, a->gcomm, a->grank, a->gsize, x->lrank, x->lsize, w->fn, w->nf)) {
-        par_open_state_drop(p);
-        w->p = NULL;
-        return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", a->fname,
-                         a->grank);
-    }
-    if (p)
-        p->lcomm = x->lcomm;
-    if (!(w->path = par_member_path(a->api, a->fname, w->fn)))
-        par_ctx_take(x, SHEAF_E_NOMEM);
-    return 0;
+    return par_open_local_group(&w->x, w->a, w->fn, w->nf, w->fsb, &w->p, &w->path);
 }
 
 /* Step "layout" (L scatter): the master reads its file ("master reads its
@@ -375,14 +354,7 @@ static int agree_step(ropen *w)
     const par_open_args *a = w->a;
     par_ctx_step(x, "agree");
     if (par_ctx_agree(x)) {
-        if (w->sid >= 0) {
-            api_release(w->sid);
-            if (a->newfname) { free(*a->newfname); *a->newfname = NULL; }
-        }
-        if (w->c) {
-            w->c->par = NULL;
-            core_close(w->c);
-        }
+        par_open_undo(w->sid, w->c, 0, w->sid >= 0 ? a->newfname : NULL);
         par_open_state_drop(w->p);
         free(w->path);
         return par_ctx_restore(x);

@@ -145,33 +145,17 @@ static int options_step(wopen *w, par_open_verdict *v)
 static int local_group_step(wopen *w, const par_open_verdict *v)
 {
     const par_open_args *a = w->a;
-    par_ctx *x = &w->x;
-    par_ctx_step(x, "local group");
     w->fn = *a->filenumber;
     w->nf = *a->numfiles;
     w->fsb = (int32_t)v->fsblksize;
-    x->lrank = *a->lrank;
-    x->lsize = *a->lsize;
-    par_state *p = w->p = par_open_state_new(a->api, a->fname, a->gcomm, a->grank, a->gsize);
-    if (p) {
-        p->write = 1;
-        p->lrank = x->lrank; p->lsize = x->lsize; p->filenumber = w->fn; p->nfiles = w->nf;
-        p->file0master = (int)v->file0master;
-        p->fsblksize = w->fsb;
-        p->mode = *a->md;
-    } else {
-        par_ctx_take(x, SHEAF_E_NOMEM); /* still take part in the collectives below */
+    w->x.lrank = *a->lrank;
+    w->x.lsize = *a->lsize;
+    if (par_open_local_group(&w->x, a, w->fn, w->nf, w->fsb, &w->p, &w->path))
+        return 1;
+    if (w->p) {
+        w->p->write = 1;
+        w->p->file0master = (int)v->file0master;
     }
-    if (a->api->create_lcg(&x->lcomm, a->gcomm, a->grank, a->gsize, x->lrank, x->lsize, w->fn, w->nf)) {
-        par_open_state_drop(p);
-        w->p = NULL;
-        return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", a->fname,
-                         a->grank);
-    }
-    if (p)
-        p->lcomm = x->lcomm;
-    if (!(w->path = par_member_path(a->api, a->fname, w->fn)))
-        par_ctx_take(x, SHEAF_E_NOMEM);
     return 0;
 }
 
@@ -251,14 +235,7 @@ static int agree_step(wopen *w)
     par_ctx_step(x, "agree");
     int arc = par_ctx_agree(x);
     if (arc) {
-        if (w->sid >= 0) {
-            api_release(w->sid);
-            if (w->a->newfname) { free(*w->a->newfname); *w->a->newfname = NULL; }
-        }
-        if (w->c) {
-            w->c->par = NULL;
-            core_detach_task(w->c, NULL, NULL);
-        }
+        par_open_undo(w->sid, w->c, 1, w->sid >= 0 ? w->a->newfname : NULL);
         par_open_state_drop(w->p);
         free(w->path);
         return par_ctx_restore(x);

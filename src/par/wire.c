@@ -36,16 +36,17 @@ typedef struct wire_field {
     int64_t lo, hi;
 } wire_field;
 
-typedef struct wire_msg {
+struct wire_msg {
     const char *label;      /* the message's name in errors */
     const wire_field *f;
     int nf;
     int esize;              /* 8: int64 fields and elements; 4: int32 */
     int gated;              /* field 0 is a status: not 0, only it is checked */
     int (*check)(const struct wire_msg *w, const int64_t *v);   /* cross-field (NULL: none) */
-} wire_msg;
+};
+typedef struct wire_msg wire_msg;
 
-#define WIRE_MAX_FIELDS 16
+#define WIRE_MAX_FIELDS PAR_WIRE_MAX_N
 
 static int64_t get_field(const wire_msg *w, const void *m, int i)
 {
@@ -106,16 +107,20 @@ static int unpack_msg(const wire_msg *w, void *m, const void *in, int64_t n)
     return 0;
 }
 
+int par_wire_msg_count(const wire_msg *w) { return w->nf; }
+void par_wire_pack(const wire_msg *w, const void *m, void *out) { pack_msg(w, m, out); }
+int par_wire_unpack(const wire_msg *w, void *m, const void *in, int64_t n) { return unpack_msg(w, m, in, n); }
+
 /* A message's table and its pack/unpack: ET the element type, N its count. */
 #define WIRE_MSG(type, ET, N, label, gated, check, ...)                                                             \
     static const wire_field type##_f[] = {__VA_ARGS__};                                                              \
     _Static_assert(sizeof type##_f / sizeof *type##_f == (N) && (N) <= WIRE_MAX_FIELDS, #type ": fields");           \
     _Static_assert(sizeof(par_wire_##type) == (N) * sizeof(ET), #type ": every field in the table");                 \
-    static const wire_msg type##_msg = {label, type##_f, (N), (int)sizeof(ET), gated, check};                        \
-    void par_wire_##type##_pack(const par_wire_##type *m, ET *out) { pack_msg(&type##_msg, m, out); }                \
+    const wire_msg par_wire_##type##_msg = {label, type##_f, (N), (int)sizeof(ET), gated, check};                   \
+    void par_wire_##type##_pack(const par_wire_##type *m, ET *out) { pack_msg(&par_wire_##type##_msg, m, out); }     \
     int par_wire_##type##_unpack(par_wire_##type *m, const ET *in, int64_t n)                                        \
     {                                                                                                                \
-        return unpack_msg(&type##_msg, m, in, n);                                                                    \
+        return unpack_msg(&par_wire_##type##_msg, m, in, n);                                                         \
     }
 
 #define F(T, field, name, ...) {name, offsetof(par_wire_##T, field), __VA_ARGS__} /* __VA_ARGS__: lo, hi */

@@ -173,6 +173,20 @@ typedef struct par_wire_bwlayout {
 int par_wire_array_unpack(const char *msg, const char *field, int64_t lo, int64_t hi, int64_t *out, const int64_t *in,
                           int64_t n);
 
+/* Every message's table (wire.c), for code that handles several messages
+ * alike: its element count, and pack/unpack through it (elements of the
+ * message's type, as its own pack/unpack). */
+struct wire_msg;
+typedef struct wire_msg par_wire_msg;
+extern const par_wire_msg par_wire_wreq_msg, par_wire_rreq_msg, par_wire_wlayout_msg, par_wire_rlayout_msg,
+    par_wire_place_msg, par_wire_ccount_msg, par_wire_cmap_msg, par_wire_mhead_msg, par_wire_mverdict_msg,
+    par_wire_mwrec_msg, par_wire_mwverdict_msg, par_wire_mwlayout_msg, par_wire_mrverdict_msg, par_wire_mrshare_msg,
+    par_wire_mrrec_msg, par_wire_bhead_msg, par_wire_verdict_msg, par_wire_bwreq_msg, par_wire_bwlayout_msg;
+#define PAR_WIRE_MAX_N 16   /* elements of the longest message */
+int par_wire_msg_count(const par_wire_msg *w);
+void par_wire_pack(const par_wire_msg *w, const void *m, void *out);
+int par_wire_unpack(const par_wire_msg *w, void *m, const void *in, int64_t n);
+
 /* Initial values: the ones a task keeps when the message never arrives
  * (a failed callback): status SHEAF_E_IO, coalescing off. */
 void par_wire_wlayout_init(par_wire_wlayout *m);
