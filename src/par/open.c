@@ -122,27 +122,28 @@ void par_open_pack_wlayouts(const par_state *p, int mrc, const par_coll_roles *r
     }
 }
 
-int par_open_local_group(par_ctx *x, const par_open_args *a, int fn, int nf, int32_t fsb, par_state **pp,
-                         char **path)
+int par_open_local_group(par_open_task *o)
 {
+    par_ctx *x = &o->x;
+    const par_open_args *a = o->a;
     par_ctx_step(x, "local group");
-    par_state *p = *pp = par_open_state_new(a->api, a->fname, a->gcomm, a->grank, a->gsize);
+    par_state *p = o->p = par_open_state_new(a->api, a->fname, a->gcomm, a->grank, a->gsize);
     if (p) {
-        p->lrank = x->lrank; p->lsize = x->lsize; p->filenumber = fn; p->nfiles = nf;
-        p->fsblksize = fsb;
+        p->lrank = x->lrank; p->lsize = x->lsize; p->filenumber = o->fn; p->nfiles = o->nf;
+        p->fsblksize = o->fsb;
         p->mode = *a->md;
     } else {
         par_ctx_take(x, SHEAF_E_NOMEM); /* still take part in the collectives below */
     }
-    if (a->api->create_lcg(&x->lcomm, a->gcomm, a->grank, a->gsize, x->lrank, x->lsize, fn, nf)) {
+    if (a->api->create_lcg(&x->lcomm, a->gcomm, a->grank, a->gsize, x->lrank, x->lsize, o->fn, o->nf)) {
         par_open_state_drop(p);
-        *pp = NULL;
+        o->p = NULL;
         return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", a->fname,
                          a->grank);
     }
     if (p)
         p->lcomm = x->lcomm;
-    if (!(*path = par_member_path(a->api, a->fname, fn)))
+    if (!(o->path = par_member_path(a->api, a->fname, o->fn)))
         par_ctx_take(x, SHEAF_E_NOMEM);
     return 0;
 }

@@ -5,6 +5,7 @@
 #define PAR_OPEN_INT_H
 #include "openargs.h"
 #include "wire.h"
+#include "ctx.h"
 
 #define LOCAL_LAYOUT (5 + PAR_COLL_FIELDS) /* status, start, chunk size, global skip, coalescing roles, checksums */
 #define READ_LAYOUT (9 + PAR_COLL_FIELDS)  /* status, start, chunk size, global skip, global rank, nblocks,
@@ -48,13 +49,22 @@ typedef struct par_open_args {
     char **newfname;
 } par_open_args;
 
-/* Step "local group" of the write and read opens: the task's state (*pp,
- * NULL when out of memory: recorded in x, the task still takes part), the
- * local group of file fn of nf (x->lrank, x->lsize) and the file's path
- * (*path). Returns non-zero when the callback failed (the task cannot go on). */
-struct par_ctx;
-int par_open_local_group(struct par_ctx *x, const par_open_args *a, int fn, int nf, int32_t fsb, par_state **pp,
-                         char **path);
+/* What one task's write or read open holds from step to step, whichever
+ * the direction (open_write.c's wopen and open_read.c's ropen start with it). */
+typedef struct par_open_task {
+    par_ctx x;
+    const par_open_args *a;
+    par_state *p;
+    int fn, nf;             /* its file, the set's files */
+    int32_t fsb;
+    char *path;             /* its file's path */
+} par_open_task;
+
+/* Step "local group" of the write and read opens: the task's state (o->p,
+ * NULL when out of memory: recorded in o->x, the task still takes part), the
+ * local group of its file (o->x.lrank, o->x.lsize) and the file's path.
+ * Returns non-zero when the callback failed (the task cannot go on). */
+int par_open_local_group(par_open_task *o);
 
 /* The write and read opens (the sid, or a negative code agreed on every
  * task). *agreed (read): the options agreed on every task, so a buddy read
