@@ -235,6 +235,13 @@ WIRE_MSG(bwreq, int64_t, PAR_WIRE_BWREQ_N, "buddy request", 0, NULL, NN(bwreq, c
 WIRE_MSG(bwlayout, int64_t, PAR_WIRE_BWLAYOUT_N, "buddy layout", 0, NULL, ST(bwlayout),
          NN(bwlayout, start, "start"), NN(bwlayout, chunksize, "chunk size"), NN(bwlayout, globalskip, "global skip"))
 
+WIRE_MSG(bseen, int64_t, PAR_WIRE_BSEEN_N, "buddy members", 0, NULL, F(bseen, members, "members", -1, INT32_MAX))
+
+WIRE_MSG(bsees, int64_t, PAR_WIRE_BSEES_N, "buddy sight", 0, NULL, F(bsees, sees, "sees its member", 0, 1), ST(bsees))
+
+WIRE_MSG(bdirect, int64_t, PAR_WIRE_BDIRECT_N, "buddy direct verdict", 0, NULL, ST(bdirect),
+         F(bdirect, who, "task", -1, INT32_MAX), F(bdirect, direct, "direct", 0, 1))
+
 int par_wire_array_unpack(const char *msg, const char *field, int64_t lo, int64_t hi, int64_t *out, const int64_t *in,
                           int64_t n)
 {

@@ -138,6 +138,34 @@ typedef struct par_wire_bhead {
 } par_wire_bhead;
 #define PAR_WIRE_BHEAD_N 6
 
+/* Step "members", task -> 0 (G gather) and back (G bcast): the number of
+ * copy members a task sees in a member's header (-1: none), then the
+ * agreed number (-1: no member visible anywhere). */
+typedef struct par_wire_bseen {
+    int64_t members;
+} par_wire_bseen;
+#define PAR_WIRE_BSEEN_N 1
+
+/* Step "direct", task -> 0 (G gather): whether it sees its own member, its status. */
+typedef struct par_wire_bsees {
+    int64_t sees, status;
+} par_wire_bsees;
+#define PAR_WIRE_BSEES_N 2
+
+/* Its verdict, 0 -> every task (G bcast). */
+typedef struct par_wire_bdirect {
+    int64_t status;         /* 0, or the code of the lowest failing task */
+    int64_t who;            /* that task (-1: none) */
+    int64_t direct;         /* 1: every task reads its own entry itself */
+} par_wire_bdirect;
+#define PAR_WIRE_BDIRECT_N 3
+
+/* Steps "readers" and "mapping" send a par_wire_verdict (below) in front of
+ * their arrays: readers, task -> 0: its status, then a 0/1 per member (sees
+ * it); 0 -> every task: the verdict, then the reader of each member;
+ * mapping, the reader of member 0 -> every task: the verdict, then (member,
+ * entry) of every task. */
+
 /* ---- writing buddy copies (buddy.c; all int64) ---- */
 
 /* A verdict that ends a step, root -> every task (G bcast), in front of the
@@ -181,7 +209,8 @@ typedef struct wire_msg par_wire_msg;
 extern const par_wire_msg par_wire_wreq_msg, par_wire_rreq_msg, par_wire_wlayout_msg, par_wire_rlayout_msg,
     par_wire_place_msg, par_wire_ccount_msg, par_wire_cmap_msg, par_wire_mhead_msg, par_wire_mverdict_msg,
     par_wire_mwrec_msg, par_wire_mwverdict_msg, par_wire_mwlayout_msg, par_wire_mrverdict_msg, par_wire_mrshare_msg,
-    par_wire_mrrec_msg, par_wire_bhead_msg, par_wire_verdict_msg, par_wire_bwreq_msg, par_wire_bwlayout_msg;
+    par_wire_mrrec_msg, par_wire_bhead_msg, par_wire_verdict_msg, par_wire_bwreq_msg, par_wire_bwlayout_msg,
+    par_wire_bseen_msg, par_wire_bsees_msg, par_wire_bdirect_msg;
 #define PAR_WIRE_MAX_N 16   /* elements of the longest message */
 int par_wire_msg_count(const par_wire_msg *w);
 void par_wire_pack(const par_wire_msg *w, const void *m, void *out);
@@ -230,4 +259,10 @@ void par_wire_bwreq_pack(const par_wire_bwreq *m, int64_t *out);
 int par_wire_bwreq_unpack(par_wire_bwreq *m, const int64_t *in, int64_t n);
 void par_wire_bwlayout_pack(const par_wire_bwlayout *m, int64_t *out);
 int par_wire_bwlayout_unpack(par_wire_bwlayout *m, const int64_t *in, int64_t n);
+void par_wire_bseen_pack(const par_wire_bseen *m, int64_t *out);
+int par_wire_bseen_unpack(par_wire_bseen *m, const int64_t *in, int64_t n);
+void par_wire_bsees_pack(const par_wire_bsees *m, int64_t *out);
+int par_wire_bsees_unpack(par_wire_bsees *m, const int64_t *in, int64_t n);
+void par_wire_bdirect_pack(const par_wire_bdirect *m, int64_t *out);
+int par_wire_bdirect_unpack(par_wire_bdirect *m, const int64_t *in, int64_t n);
 #endif
