@@ -1,4 +1,4 @@
-/* wire.h - the messages of the non-mapped parallel protocol, as typed structs
+/* wire.h - the messages of the parallel protocol (plain, mapped, buddy), as typed structs
  * (internal to src/par).
  *
  * Each message travels through the API callbacks as a fixed number of
