@@ -158,13 +158,10 @@ static void info_root(bopen *w, const int32_t *all, int cbf)
     for (int t = 0; all && !v.status && t < x->gsize; t++) {
         par_wire_place e;
         int rc = par_wire_place_unpack(&e, all + (size_t)PAR_WIRE_PLACE_N * t, PAR_WIRE_PLACE_N);
-        if (!rc && e.status)
-            rc = e.status;
-        else if (!rc && e.filenumber >= nf)
+        if (!rc && !e.status && e.filenumber >= nf)
             rc = core_fail(SHEAF_E_FORMAT, "%s: task %d names file %d of %d", x->fname, t, e.filenumber, nf);
-        if (rc) {
-            v.status = rc;
-            v.who = t;
+        if (rc || e.status) { /* a message task 0 refuses fails task 0, with its reason */
+            v = rc ? (par_wire_verdict){par_ctx_take(x, rc), 0} : (par_wire_verdict){e.status, t};
             break;
         }
         sizes[e.filenumber] = e.lsize;
@@ -223,9 +220,10 @@ static int info_step(bopen *w)
     return 0;
 }
 
-/* The writer of a copy member: create it from the members' requests (n of
- * them; self: the sender entries follow the collector entries) and pack
- * every member's layout into lay (status: the failure that stopped it). */
+/* Step "create" (the writer of a copy member): create it from the members'
+ * requests (n of them; self: the sender entries follow the collector
+ * entries) and pack every member's layout into lay (status: the failure
+ * that stopped it). */
 static void master_create(bopen *w, par_buddy *b, const int64_t *reqs, int n, int64_t *lay)
 {
     par_ctx *x = &w->x;
@@ -269,35 +267,42 @@ static void master_create(bopen *w, par_buddy *b, const int64_t *reqs, int n, in
     free(gr);
 }
 
-/* Steps "requests" (group gather of par_wire_bwreq), "create" (the writer)
- * and "layout" (group scatter of par_wire_bwlayout) of one group of a level:
- * g with n members, this task rank `rank` there, a sender or a collector. */
-static void group_open(bopen *w, par_buddy *b, void *g, int n, int rank, int am_sender)
+/* Step "requests" (group gather of par_wire_bwreq) of one group of a level
+ * (x->lcomm, this task x->lrank of x->lsize there, a sender or a
+ * collector): what the member file's writer needs; the writer creates it
+ * (step "create", master_create). Returns the writer's layouts (NULL elsewhere). */
+static int64_t *requests_step(bopen *w, par_buddy *b, int am_sender)
 {
     par_ctx *x = &w->x;
-    x->lcomm = g;
-    x->lrank = rank;
-    x->lsize = n;
+    int n = x->lsize;
     par_ctx_step(x, "requests");
     par_wire_bwreq q = {am_sender ? w->chunk : 0, x->grank, x->rc};
-    int64_t req[PAR_WIRE_BWREQ_N], *all = NULL, *lay = NULL, buf[PAR_WIRE_BWLAYOUT_N], dummy[PAR_WIRE_BWLAYOUT_N];
+    int64_t req[PAR_WIRE_BWREQ_N], *all = NULL, *lay = NULL, dummy[PAR_WIRE_BWREQ_N];
     par_wire_bwreq_pack(&q, req);
-    if (rank == 0 && (!(all = malloc((size_t)n * sizeof req)) || !(lay = calloc((size_t)n, sizeof buf))))
+    if (x->lrank == 0 && (!(all = malloc((size_t)n * sizeof req)) ||
+                          !(lay = calloc((size_t)n * PAR_WIRE_BWLAYOUT_N, sizeof *lay))))
         par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory for buddy copy %d", x->fname, b->level);
     par_ctx_gather(x, 1, req, all ? all : dummy, _SION_INT64, PAR_WIRE_BWREQ_N, 0);
-    if (rank == 0 && lay) {
+    if (x->lrank == 0 && lay) {
         b->master = 1;
         master_create(w, b, all, n, lay);
     }
     free(all);
+    return lay;
+}
+
+/* Step "layout" (group scatter of par_wire_bwlayout): a sender's stream in
+ * the member file. A layout with a status: the file was not made; the task
+ * that failed says why, the next vote or the agreement fails everyone. */
+static void layout_step(bopen *w, par_buddy *b, int64_t *lay, int am_sender)
+{
+    par_ctx *x = &w->x;
     par_ctx_step(x, "layout");
+    int64_t buf[PAR_WIRE_BWLAYOUT_N], dummy[PAR_WIRE_BWLAYOUT_N];
     par_wire_bwlayout mine = {SHEAF_E_IO, 0, 0, 0};
     par_wire_bwlayout_pack(&mine, buf); /* what stays when the scatter delivers nothing */
     par_ctx_scatter(x, 1, lay ? lay : dummy, buf, _SION_INT64, PAR_WIRE_BWLAYOUT_N, 0);
     free(lay);
-    x->lcomm = NULL;
-    /* a layout with a status: this member file was not made; the task that
-     * failed says why, the next vote or the agreement fails everyone */
     if (par_ctx_take(x, par_wire_bwlayout_unpack(&mine, buf, PAR_WIRE_BWLAYOUT_N)) || mine.status || !am_sender)
         return;
     b->start = mine.start;
@@ -308,6 +313,17 @@ static void group_open(bopen *w, par_buddy *b, void *g, int n, int rank, int am_
     b->cap = 8;
     b->nblk = 1;
     b->used = 0;
+}
+
+/* One group of a level: g with n members, this task rank `rank` there. */
+static void group_open(bopen *w, par_buddy *b, void *g, int n, int rank, int am_sender)
+{
+    par_ctx *x = &w->x;
+    x->lcomm = g;
+    x->lrank = rank;
+    x->lsize = n;
+    layout_step(w, b, requests_step(w, b, am_sender), am_sender);
+    x->lcomm = NULL;
 }
 
 static int create_group(bopen *w, void **g, int rank, int size, int color, int ncolors)

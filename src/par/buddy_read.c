@@ -123,8 +123,8 @@ static void readers_root(bropen *w, int64_t *all, int n)
         if (!rc)
             rc = par_wire_array_unpack("buddy readers", "sees member", 0, 1, r + PAR_WIRE_VERDICT_N,
                                        r + PAR_WIRE_VERDICT_N, w->nf);
-        if (rc || e.status)
-            v = (par_wire_verdict){rc ? rc : e.status, t};
+        if (rc || e.status) /* a message task 0 refuses fails task 0, with its reason */
+            v = rc ? (par_wire_verdict){par_ctx_take(x, rc), 0} : (par_wire_verdict){e.status, t};
     }
     for (int k = 0; all && !v.status && k < w->nf; k++) {
         w->reader[k] = -1;
@@ -555,8 +555,10 @@ static int direct_step(bropen *w)
         for (int t = 0; all && t < x->gsize; t++) {
             int rc = par_wire_bsees_unpack(&e, all + (size_t)PAR_WIRE_BSEES_N * t, PAR_WIRE_BSEES_N);
             v.direct = v.direct && !rc && e.sees;
-            if (!v.status && (rc || e.status))
-                v.status = rc ? rc : e.status, v.who = t;
+            if (!v.status && (rc || e.status)) { /* refused by task 0: it fails, with its reason */
+                v.status = rc ? par_ctx_take(x, rc) : e.status;
+                v.who = rc ? 0 : t;
+            }
         }
     }
     free(all);
