@@ -23,6 +23,8 @@
  * through member 0's mapping and reads it itself (open.c calls
  * par_buddy_open_read). */
 #include "par.h"
+#include "ctx.h"
+#include "wire.h"
 #include "../sid/sid.h"
 #include "../core/error.h"
 #include "../core/io.h"
@@ -109,131 +111,235 @@ void par_buddy_free(par_state *p)
     p->buddy_m0 = NULL;
 }
 
-/* The collector group's master: create the copy member from the members'
- * (chunk size, global rank) pairs; lay[] gets (status, start, chunk, gskip)
- * per member rank (self: the sender entries). */
-static int master_create(par_state *p, par_buddy *b, const char *fname, const int64_t *req, int n, int32_t fsb,
-                         int64_t *lay)
+/* ---- open: steps buffers, info, groups, requests / create / layout, agree ---- */
+
+/* One task's open of the copies: the context and what the steps hand on. */
+typedef struct bopen {
+    par_ctx x;
+    par_state *p;
+    int levels;
+    int64_t chunk;          /* the chunk size requested at open */
+    int64_t *info;          /* [2 + nf + levels]: par_wire_verdict, tasks per file, writer of member 0 per level */
+    const int64_t *lsizes;  /* info + 2: tasks per file */
+} bopen;
+
+/* Step "buffers" (G vote): the levels' state and the info buffer on every
+ * task before the exchanges sized by them. Returns non-zero when the open
+ * fails (on every task). */
+static int buffers_step(bopen *w)
 {
-    int ne = b->self ? 2 * n : n, rc = 0;
-    int64_t *cs = malloc((size_t)ne * sizeof *cs), *gr = malloc((size_t)ne * sizeof *gr);
-    if (!cs || !gr || !b->path)
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory for buddy copy %d", fname, b->level);
-    for (int t = 0; !rc && t < n; t++) {
-        int collector = b->self || t < b->coll_first;
-        int e = b->self ? n + t : t;
-        if (collector) { /* SIONlib's collector entry */
-            cs[t] = 0;
-            gr[t] = -(req[2 * t + 1] + 1);
+    par_ctx *x = &w->x;
+    par_state *p = w->p;
+    par_ctx_step(x, "buffers");
+    w->info = calloc((size_t)(2 + p->nfiles + w->levels), sizeof *w->info);
+    int ok = w->info && (p->buddy_m0 = malloc((size_t)w->levels * sizeof *p->buddy_m0));
+    for (int l = 1; l <= w->levels && ok; l++) {
+        if (!(p->blev[l - 1] = calloc(1, sizeof(par_buddy))))
+            ok = 0;
+        else
+            p->blev[p->nbuddy++]->level = l;
+    }
+    if (!ok)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory for the buddy copies", x->fname);
+    return par_ctx_vote(x) != 0; /* 0 with a failure: its own vote callback, it goes on (ctx.h) */
+}
+
+/* Task 0 of step "info": from every task's place (all: gsize packed
+ * par_wire_place), the tasks per file and the writer of each level's
+ * member 0 (local task 0 of file -L mod nf), behind the verdict. */
+static void info_root(bopen *w, const int32_t *all, int cbf)
+{
+    par_ctx *x = &w->x;
+    int nf = w->p->nfiles;
+    int64_t *info = w->info, *sizes = info + 2, *m0 = info + 2 + nf;
+    par_wire_verdict v = {x->rc, x->rc ? 0 : -1};
+    for (int k = 0; k < nf + w->levels; k++)
+        sizes[k] = -1;
+    for (int t = 0; all && !v.status && t < x->gsize; t++) {
+        par_wire_place e;
+        int rc = par_wire_place_unpack(&e, all + (size_t)PAR_WIRE_PLACE_N * t, PAR_WIRE_PLACE_N);
+        if (!rc && !e.status && e.filenumber >= nf)
+            rc = core_fail(SHEAF_E_FORMAT, "%s: task %d names file %d of %d", x->fname, t, e.filenumber, nf);
+        if (rc || e.status) { /* a message task 0 refuses fails task 0, with its reason */
+            v = rc ? (par_wire_verdict){par_ctx_take(x, rc), 0} : (par_wire_verdict){e.status, t};
+            break;
         }
-        if (!collector || b->self) {
-            cs[e] = req[2 * t];
-            gr[e] = req[2 * t + 1];
+        sizes[e.filenumber] = e.lsize;
+        for (int l = 1; l <= w->levels; l++)
+            if (e.filenumber == ((0 - l) % nf + nf) % nf && e.lrank == 0)
+                m0[l - 1] = t;
+    }
+    if (!v.status && (!all || cbf)) {
+        v.status = SHEAF_E_IO;
+        v.who = 0;
+    }
+    par_wire_verdict_pack(&v, info);
+}
+
+/* Step "info" (G gather of par_wire_place + G bcast, carrying the verdict):
+ * every task's file and local rank to task 0; back to all the tasks per file
+ * and the writer of member 0 of each level's copy. Returns non-zero when the
+ * open fails (on every task). */
+static int info_step(bopen *w)
+{
+    par_ctx *x = &w->x;
+    par_state *p = w->p;
+    par_ctx_step(x, "info");
+    int nf = p->nfiles, n = 2 + nf + w->levels;
+    par_wire_place me = {x->rc, p->filenumber, p->lrank, p->lsize};
+    int32_t buf[PAR_WIRE_PLACE_N], dummy[PAR_WIRE_PLACE_N], *all = NULL;
+    par_wire_place_pack(&me, buf);
+    if (x->grank == 0 && !(all = malloc((size_t)x->gsize * sizeof buf)))
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    int cbf = par_ctx_gather(x, 0, buf, all ? all : dummy, _SION_INT32, PAR_WIRE_PLACE_N, 0);
+    if (x->grank == 0)
+        info_root(w, all, cbf);
+    free(all);
+    par_ctx_bcast(x, 0, w->info, _SION_INT64, n, 0);
+    par_wire_verdict v = {SHEAF_E_IO, -1};
+    int rc = par_wire_verdict_unpack(&v, w->info, PAR_WIRE_VERDICT_N);
+    if (!rc && !v.status)
+        rc = par_wire_array_unpack("buddy info", "tasks of a file", 1, x->gsize, w->info + 2, w->info + 2, nf);
+    if (!rc && !v.status)
+        rc = par_wire_array_unpack("buddy info", "writer of member 0", 0, x->gsize - 1, w->info + 2 + nf,
+                                   w->info + 2 + nf, w->levels);
+    if (rc && !v.status) { /* the same bytes everywhere: every task refuses them alike */
+        v.status = rc;
+        v.who = -1;
+        par_ctx_take(x, rc);
+    }
+    if (v.status) {
+        if (v.who >= 0)
+            par_ctx_verdict(x, (int)v.status, "%s: %s failed on task %lld (see its message)", x->fname, x->call,
+                            (long long)v.who);
+        return par_ctx_take(x, (int)v.status);
+    }
+    w->lsizes = w->info + 2;
+    for (int l = 0; l < w->levels; l++)
+        p->buddy_m0[l] = (int)w->info[2 + nf + l];
+    return 0;
+}
+
+/* Step "create" (the writer of a copy member): create it from the members'
+ * requests (n of them; self: the sender entries follow the collector
+ * entries) and pack every member's layout into lay (status: the failure
+ * that stopped it). */
+static void master_create(bopen *w, par_buddy *b, const int64_t *reqs, int n, int64_t *lay)
+{
+    par_ctx *x = &w->x;
+    par_state *p = w->p;
+    int ne = b->self ? 2 * n : n, rc = par_ctx_step(x, "create") ? 0 : x->rc;
+    int64_t *cs = malloc((size_t)ne * sizeof *cs), *gr = malloc((size_t)ne * sizeof *gr);
+    if (!rc && (!cs || !gr || !b->path))
+        rc = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory for buddy copy %d", x->fname, b->level);
+    for (int t = 0; !rc && t < n; t++) {
+        par_wire_bwreq q;
+        rc = par_ctx_take(x, par_wire_bwreq_unpack(&q, reqs + (size_t)PAR_WIRE_BWREQ_N * t, PAR_WIRE_BWREQ_N));
+        if (!rc && q.status) /* that task failed: it says why, the agreement tells all */
+            rc = (int)q.status;
+        int collector = b->self || t < b->coll_first, e = b->self ? n + t : t;
+        if (!rc && collector) { /* SIONlib's collector entry */
+            cs[t] = 0;
+            gr[t] = -(q.grank + 1);
+        }
+        if (!rc && (!collector || b->self)) {
+            cs[e] = q.chunksize;
+            gr[e] = q.grank;
         }
     }
     core_mode m = p->mode; /* the container's, without what copies do not have */
     m.buddy = m.checksum = m.collective = m.cmerge = m.packed = 0;
     m.collsize = -1;
-    if (!rc) /* the set's name in the prefix field, as SIONlib stores it */
-        rc = core_par_create_file_at(b->path, fname, &m, ne, cs, gr, fsb, b->coll_file, b->nf, &b->meta);
-    if (!rc && !(rc = core_file_open_rw(&b->f, b->path, p->mode.posix, 1)))
-        b->fopen = 1;
+    if (!rc) { /* the set's name in the prefix field, as SIONlib stores it */
+        rc = core_par_create_file_at(b->path, x->fname, &m, ne, cs, gr, p->fsblksize, b->coll_file, b->nf, &b->meta);
+        if (!rc && !(rc = core_file_open_rw(&b->f, b->path, p->mode.posix, 1)))
+            b->fopen = 1;
+        rc = par_ctx_take(x, rc);
+    }
     for (int t = 0; t < n; t++) {
         int e = b->self ? n + t : t;
-        int64_t *o = lay + 4 * t;
-        o[0] = rc;
-        o[1] = rc ? 0 : b->meta.starts[e];
-        o[2] = rc ? 0 : b->meta.chunksizes[e];
-        o[3] = rc ? 0 : b->meta.globalskip;
+        par_wire_bwlayout o = {rc, 0, 0, 0};
+        if (!rc)
+            o = (par_wire_bwlayout){0, b->meta.starts[e], b->meta.chunksizes[e], b->meta.globalskip};
+        par_wire_bwlayout_pack(&o, lay + (size_t)PAR_WIRE_BWLAYOUT_N * t);
     }
     free(cs);
     free(gr);
-    return rc;
 }
 
-/* One group of a level: every member sends (chunk, global rank), the master
- * creates the member file and answers with the layout. */
-static int group_open(par_state *p, par_buddy *b, void *g, int n, int am_sender, int rank, int64_t chunk,
-                      const char *fname)
+/* Step "requests" (group gather of par_wire_bwreq) of one group of a level
+ * (x->lcomm, this task x->lrank of x->lsize there, a sender or a
+ * collector): what the member file's writer needs; the writer creates it
+ * (step "create", master_create). Returns the writer's layouts (NULL elsewhere). */
+static int64_t *requests_step(bopen *w, par_buddy *b, int am_sender)
 {
-    int64_t req[2] = {chunk, p->grank}, *all = NULL, *lay = NULL, mine[4] = {SHEAF_E_IO, 0, 0, 0}, dummy[4];
-    int rc = 0, cbfail = 0;
-    if (rank == 0 && (!(all = malloc((size_t)n * sizeof req)) || !(lay = calloc((size_t)n, sizeof mine))))
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory for buddy copy %d", fname, b->level);
-    if (p->api.gather(req, all ? all : dummy, g, _SION_INT64, 2, 0))
-        cbfail = 1;
-    if (rank == 0 && lay) {
+    par_ctx *x = &w->x;
+    int n = x->lsize;
+    par_ctx_step(x, "requests");
+    par_wire_bwreq q = {am_sender ? w->chunk : 0, x->grank, x->rc};
+    int64_t req[PAR_WIRE_BWREQ_N], *all = NULL, *lay = NULL, dummy[PAR_WIRE_BWREQ_N];
+    par_wire_bwreq_pack(&q, req);
+    if (x->lrank == 0 && (!(all = malloc((size_t)n * sizeof req)) ||
+                          !(lay = calloc((size_t)n * PAR_WIRE_BWLAYOUT_N, sizeof *lay))))
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory for buddy copy %d", x->fname, b->level);
+    par_ctx_gather(x, 1, req, all ? all : dummy, _SION_INT64, PAR_WIRE_BWREQ_N, 0);
+    if (x->lrank == 0 && lay) {
         b->master = 1;
-        int mrc = rc || cbfail ? SHEAF_E_IO : master_create(p, b, fname, all, n, p->fsblksize, lay);
-        for (int t = 0; mrc && t < n; t++)
-            lay[4 * t] = mrc;
-        if (!rc)
-            rc = mrc;
+        master_create(w, b, all, n, lay);
     }
-    if (p->api.scatter(lay ? lay : dummy, mine, g, _SION_INT64, 4, 0))
-        cbfail = 1;
     free(all);
+    return lay;
+}
+
+/* Step "layout" (group scatter of par_wire_bwlayout): a sender's stream in
+ * the member file. A layout with a status: the file was not made; the task
+ * that failed says why, the next vote or the agreement fails everyone. */
+static void layout_step(bopen *w, par_buddy *b, int64_t *lay, int am_sender)
+{
+    par_ctx *x = &w->x;
+    par_ctx_step(x, "layout");
+    int64_t buf[PAR_WIRE_BWLAYOUT_N], dummy[PAR_WIRE_BWLAYOUT_N];
+    par_wire_bwlayout mine = {SHEAF_E_IO, 0, 0, 0};
+    par_wire_bwlayout_pack(&mine, buf); /* what stays when the scatter delivers nothing */
+    par_ctx_scatter(x, 1, lay ? lay : dummy, buf, _SION_INT64, PAR_WIRE_BWLAYOUT_N, 0);
     free(lay);
-    if (!rc && cbfail)
-        rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed opening buddy copy %d", fname, b->level);
-    if (!rc && mine[0])
-        rc = core_fail((int)mine[0], "%s: buddy copy %d: its writer could not create it (see its message)", fname,
-                       b->level);
-    if (!rc && am_sender) {
-        b->start = mine[1];
-        b->chunk = mine[2];
-        b->gskip = mine[3];
-        if (!(b->bsize = calloc(8, sizeof *b->bsize))) /* block 0 exists from the start, as in SIONlib */
-            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-        b->cap = 8;
-        b->nblk = 1;
-        b->used = 0;
-    }
-    return rc;
+    if (par_ctx_take(x, par_wire_bwlayout_unpack(&mine, buf, PAR_WIRE_BWLAYOUT_N)) || mine.status || !am_sender)
+        return;
+    b->start = mine.start;
+    b->chunk = mine.chunksize;
+    b->gskip = mine.globalskip;
+    if (!(b->bsize = calloc(8, sizeof *b->bsize))) /* block 0 exists from the start, as in SIONlib */
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    b->cap = 8;
+    b->nblk = 1;
+    b->used = 0;
 }
 
-/* Task 0: the group sizes of all files and, per level, the global rank of the
- * writer of copy member 0 (its mapping); bcast to all as info[nf + levels]. */
-static int set_info(par_state *p, int levels, const char *fname, int64_t *info)
+/* One group of a level: g with n members, this task rank `rank` there. */
+static void group_open(bopen *w, par_buddy *b, void *g, int n, int rank, int am_sender)
 {
-    int nf = p->nfiles, rc = 0, cbfail = 0;
-    int64_t mine[3] = {p->filenumber, p->lrank, p->lsize}, *all = NULL, dummy[3];
-    if (p->grank == 0 && !(all = malloc((size_t)p->gsize * sizeof mine)))
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
-    if (p->api.gather(mine, all ? all : dummy, p->gcomm, _SION_INT64, 3, 0))
-        cbfail = 1;
-    if (p->grank == 0) {
-        for (int k = 0; k < nf + levels; k++)
-            info[k] = -1;
-        for (int t = 0; all && t < p->gsize; t++) {
-            info[all[3 * t]] = all[3 * t + 2];
-            for (int l = 1; l <= levels; l++)
-                if (all[3 * t] == ((0 - l) % nf + nf) % nf && all[3 * t + 1] == 0)
-                    info[nf + l - 1] = t;
-        }
-        if (!all || cbfail)
-            info[0] = -1;
-    }
-    if (p->api.bcast(info, p->gcomm, _SION_INT64, nf + levels, 0))
-        cbfail = 1;
-    if (!rc && (cbfail || info[0] < 0))
-        rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed opening the buddy copies", fname);
-    free(all);
-    return rc;
+    par_ctx *x = &w->x;
+    x->lcomm = g;
+    x->lrank = rank;
+    x->lsize = n;
+    layout_step(w, b, requests_step(w, b, am_sender), am_sender);
+    x->lcomm = NULL;
 }
 
-static int create_group(par_state *p, void **g, int rank, int size, int color, int ncolors)
+static int create_group(bopen *w, void **g, int rank, int size, int color, int ncolors)
 {
+    par_state *p = w->p;
     return p->api.create_lcg(g, p->gcomm, p->grank, p->gsize, rank, size, color, ncolors) ? SHEAF_E_IO : 0;
 }
 
-/* One level: groups, then the member files. Every task takes part in every
- * collective whatever happened before; the caller agrees on the result. */
-static int level_open(par_state *p, par_buddy *b, const int64_t *info, int64_t chunk, const char *fname)
+/* A level's place in the copy layout: partner files, passes, paths. */
+static void level_plan(bopen *w, par_buddy *b)
 {
-    int nf = p->nfiles, fn = p->filenumber, lm = b->level % nf, rc = 0;
+    par_ctx *x = &w->x;
+    par_state *p = w->p;
+    int nf = p->nfiles, fn = p->filenumber, lm = b->level % nf;
     int prev = ((fn - b->level) % nf + nf) % nf, next = (fn + b->level) % nf;
-    int ls = p->lsize, lr = p->lrank, lprev = (int)info[prev], lnext = (int)info[next];
+    int ls = p->lsize, lr = p->lrank, lprev = (int)w->lsizes[prev], lnext = (int)w->lsizes[next];
     b->nf = nf;
     b->self = lm == 0;
     b->coll_file = next;
@@ -244,76 +350,85 @@ static int level_open(par_state *p, par_buddy *b, const int64_t *info, int64_t c
     b->coll_rank = lr;
     b->coll_n = b->self ? ls : ls + lnext;
     b->coll_first = b->self ? 0 : ls;
-    char *bn = par_buddy_name(fname, b->level);
+    char *bn = par_buddy_name(x->fname, b->level);
     b->path = bn ? par_member_path(&p->api, bn, next) : NULL;
     b->send_path = bn ? par_member_path(&p->api, bn, fn) : NULL;
     free(bn);
     if (!b->path || !b->send_path)
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", fname);
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+}
+
+/* Step "groups" (create_local_commgroup per pass, then a G vote that also
+ * carries every failure of the levels before): a group per copy member this
+ * task sends into or collects, in 1 to 3 passes. Returns non-zero when the
+ * open fails (on every task). */
+static int groups_step(bopen *w, par_buddy *b)
+{
+    par_ctx *x = &w->x;
+    par_state *p = w->p;
+    par_ctx_step(x, "groups");
+    level_plan(w, b);
+    int nf = p->nfiles, fn = p->filenumber, ls = p->lsize, lr = p->lrank;
     int ncol = nf + p->gsize; /* colors: member files, then one of its own per idle task */
-    for (int pass = 0; pass < b->npass; pass++) {
+    for (int pass = 0; pass < b->npass; pass++) { /* every task, every pass: the callback is collective */
         int r2;
         if (b->self) {
-            r2 = create_group(p, &b->send_g, lr, ls, fn, ncol);
+            r2 = create_group(w, &b->send_g, lr, ls, fn, ncol);
             b->coll_g = b->send_g;
         } else if (pass == b->send_pass) {
-            r2 = create_group(p, &b->send_g, lprev + lr, lprev + ls, fn, ncol);
+            r2 = create_group(w, &b->send_g, b->send_first + lr, b->send_first + ls, fn, ncol);
         } else if (pass == b->coll_pass) {
-            r2 = create_group(p, &b->coll_g, lr, ls + lnext, next, ncol);
+            r2 = create_group(w, &b->coll_g, lr, b->coll_n, b->coll_file, ncol);
         } else {
             void *idle = NULL;
-            r2 = create_group(p, &idle, 0, 1, nf + p->grank, ncol);
+            r2 = create_group(w, &idle, 0, 1, nf + p->grank, ncol);
             if (idle)
                 p->api.free_lcg(idle);
         }
-        if (r2 && !rc)
-            rc = core_fail(r2, "%s: the create_local_commgroup callback failed for buddy copy %d on task %d", fname,
-                           b->level, p->grank);
+        if (r2)
+            par_ctx_fail(x, r2, "%s: the create_local_commgroup callback failed for buddy copy %d on task %d",
+                         x->fname, b->level, p->grank);
     }
     /* the groups are used only when every task has its own */
-    rc = par_agree(&p->api, p->gcomm, p->grank, p->gsize, rc, fname, "sion_generic_paropen (buddy copies)");
-    if (rc)
-        return rc;
+    return par_ctx_vote(x) != 0;
+}
+
+/* One level: its groups, then its member files pass by pass. */
+static int level_open(bopen *w, par_buddy *b)
+{
+    par_state *p = w->p;
+    if (groups_step(w, b))
+        return 1;
     for (int pass = 0; pass < b->npass; pass++) {
-        int r2 = 0;
         if (b->self)
-            r2 = group_open(p, b, b->send_g, ls, 1, lr, chunk, fname);
+            group_open(w, b, b->send_g, p->lsize, p->lrank, 1);
         else if (pass == b->send_pass)
-            r2 = group_open(p, b, b->send_g, lprev + ls, 1, lprev + lr, chunk, fname);
+            group_open(w, b, b->send_g, b->send_first + p->lsize, b->send_first + p->lrank, 1);
         else if (pass == b->coll_pass)
-            r2 = group_open(p, b, b->coll_g, ls + lnext, 0, lr, 0, fname);
-        if (r2 && !rc)
-            rc = r2;
+            group_open(w, b, b->coll_g, b->coll_n, b->coll_rank, 0);
     }
-    return rc;
+    return 0;
 }
 
 int par_buddy_open_write(par_state *p, int levels, int64_t chunk, const char *fname)
 {
-    const char *call = "sion_generic_paropen (buddy copies)";
     if (!p->api.gather_exec) /* the same API on every task: all fail here, before any collective */
         return core_fail(SHEAF_E_ARG, "%s: buddy copies are written through the partner tasks: the API %s has no "
                          "gather_and_execute callback", fname, p->api.name ? p->api.name : "(unnamed)");
-    int64_t *info = calloc((size_t)(p->nfiles + levels), sizeof *info);
-    int rc = info && (p->buddy_m0 = malloc((size_t)levels * sizeof *p->buddy_m0)) ? 0 : SHEAF_E_NOMEM;
-    for (int l = 1; l <= levels && !rc; l++) {
-        if (!(p->blev[l - 1] = calloc(1, sizeof(par_buddy))))
-            rc = SHEAF_E_NOMEM;
-        else
-            p->blev[p->nbuddy++]->level = l;
-    }
-    if (rc)
-        core_fail(rc, "%s: out of memory for the buddy copies", fname);
-    rc = par_agree(&p->api, p->gcomm, p->grank, p->gsize, rc, fname, call);
-    if (!rc)
-        rc = par_agree(&p->api, p->gcomm, p->grank, p->gsize, set_info(p, levels, fname, info), fname, call);
-    for (int l = 0; l < levels && !rc; l++)
-        p->buddy_m0[l] = (int)info[p->nfiles + l];
-    for (int l = 0; l < p->nbuddy && !rc; l++)
-        rc = par_agree(&p->api, p->gcomm, p->grank, p->gsize, level_open(p, p->blev[l], info, chunk, fname), fname,
-                       call);
-    free(info);
-    return rc;
+    bopen w;
+    memset(&w, 0, sizeof w);
+    w.p = p;
+    w.levels = levels;
+    w.chunk = chunk;
+    par_ctx_init(&w.x, &p->api, fname, "sion_generic_paropen (buddy copies)", p->gcomm, p->grank, p->gsize);
+    int stop = buffers_step(&w) || info_step(&w);
+    for (int l = 0; l < p->nbuddy && !stop; l++)
+        stop = level_open(&w, p->blev[l]);
+    free(w.info);
+    if (stop) /* a verdict every task received */
+        return par_ctx_restore(&w.x);
+    par_ctx_step(&w.x, "agree");
+    return par_ctx_agree(&w.x) ? par_ctx_restore(&w.x) : 0;
 }
 
 /* ---- writes ---------------------------------------------------------------- */
@@ -446,110 +561,167 @@ int par_buddy_flush(core_container *c)
     return 0;
 }
 
-/* ---- close ----------------------------------------------------------------- */
-/* Member 0's mapping: (member, entry) of every global task, at its writer. */
-static int gather_mapping(par_state *p, par_buddy *b, int m0, int32_t **map)
+/* ---- close: per level steps buddy mapping, then per pass buddy counts,
+ * buddy sizes, buddy tail; the close's own steps and agreement follow ---- */
+
+/* Step "buddy mapping" (G gather of par_wire_cmap to the writer of member 0,
+ * multi-file sets only): member and entry of every global task, which that
+ * writer stores as the copy's mapping (returned there, NULL elsewhere). */
+static int32_t *mapping_step(par_ctx *x, par_state *p, par_buddy *b, int m0, int *mfail)
 {
-    int64_t mine[2] = {p->filenumber, b->send_entry}, *all = NULL, dummy[2];
-    int rc = 0;
-    *map = NULL;
-    if (p->grank == m0 && !(all = malloc((size_t)p->gsize * sizeof mine)))
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
-    if (p->api.gather(mine, all ? all : dummy, p->gcomm, _SION_INT64, 2, m0) && !rc)
-        rc = core_fail(SHEAF_E_IO, "%s: the gather callback failed closing the buddy copies", p->fname);
-    if (all && !rc && (*map = malloc((size_t)p->gsize * 2 * sizeof **map)))
-        for (int t = 0; t < 2 * p->gsize; t++)
-            (*map)[t] = (int32_t)all[t];
-    else if (all && !rc)
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
+    par_ctx_step(x, "buddy mapping");
+    par_wire_cmap me = {p->filenumber, b->send_entry};
+    int32_t buf[PAR_WIRE_CMAP_N], dummy[PAR_WIRE_CMAP_N], *map = NULL;
+    par_wire_cmap_pack(&me, buf);
+    if (p->grank == m0 && !(map = malloc((size_t)p->gsize * sizeof buf)))
+        *mfail = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    if (par_ctx_gather(x, 0, buf, map ? map : dummy, _SION_INT32, PAR_WIRE_CMAP_N, m0) && map)
+        *mfail = SHEAF_E_IO;
+    for (int g = 0; map && !*mfail && g < p->gsize; g++) {
+        par_wire_cmap e;
+        if (par_wire_cmap_unpack(&e, map + (size_t)PAR_WIRE_CMAP_N * g, PAR_WIRE_CMAP_N) || e.filenumber >= b->nf)
+            *mfail = par_ctx_fail(x, SHEAF_E_FORMAT, "%s: a bad mapping entry of buddy copy %d", x->fname, b->level);
+    }
+    return map;
+}
+
+/* One group's close, as every member sees it. */
+typedef struct bclose {
+    par_ctx *x;
+    par_state *p;
+    par_buddy *b;
+    int n, send, mfail;     /* members, this task sends, the writer cannot finish the file */
+    int64_t *cnt;           /* the writer: block count of each member */
+    int *counts;            /* the writer: elements each member sends */
+    int64_t total, *flat;   /* the writer: the gathered block sizes */
+} bclose;
+
+/* Step "buddy counts" (group gather of par_wire_ccount): each member's block
+ * count (a collector: none) to the writer. */
+static void bcounts_step(bclose *w)
+{
+    par_ctx *x = w->x;
+    par_ctx_step(x, "buddy counts");
+    par_wire_ccount me = {w->send ? w->b->nblk : 0, x->rc};
+    int64_t buf[PAR_WIRE_CCOUNT_N], dummy[PAR_WIRE_CCOUNT_N], *all = NULL;
+    par_wire_ccount_pack(&me, buf);
+    if (x->lrank == 0 && (!(all = malloc((size_t)w->n * sizeof buf)) ||
+                          !(w->cnt = calloc((size_t)w->n, sizeof *w->cnt)) ||
+                          !(w->counts = calloc((size_t)w->n, sizeof *w->counts))))
+        w->mfail = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    if (par_ctx_gather(x, 1, buf, all ? all : dummy, _SION_INT64, PAR_WIRE_CCOUNT_N, 0) && x->lrank == 0)
+        w->mfail = SHEAF_E_IO;
+    for (int t = 0; all && w->cnt && w->counts && t < w->n; t++) {
+        par_wire_ccount e = {0, 0};
+        /* a member that failed still announced its blocks: the rest of the copy stays readable */
+        if (par_wire_ccount_unpack(&e, all + (size_t)PAR_WIRE_CCOUNT_N * t, PAR_WIRE_CCOUNT_N) && !w->mfail)
+            w->mfail = par_ctx_take(x, SHEAF_E_FORMAT);
+        w->cnt[t] = e.nblocks;
+        w->counts[t] = (int)all[(size_t)PAR_WIRE_CCOUNT_N * t]; /* as the member announced it */
+        w->total += w->counts[t];
+    }
     free(all);
-    return rc;
+    if (x->lrank == 0 && w->counts && !(w->flat = malloc((size_t)(w->total + 1) * sizeof *w->flat))) {
+        w->mfail = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+        memset(w->counts, 0, (size_t)w->n * sizeof *w->counts);
+    }
 }
 
-/* One group: block counts and sizes of the senders to the master, who
- * finishes the member file. */
-static int group_close(par_state *p, par_buddy *b, void *g, int n, int rank, int send, const int32_t *map)
+/* Step "buddy sizes" (group gatherv): the senders' block sizes to the writer. */
+static void bsizes_step(bclose *w)
 {
-    int64_t nb = send ? b->nblk : 0, *cnt = NULL, dummy[1];
-    int *counts = NULL, rc = 0, cbf = 0;
-    if (rank == 0 && (!(cnt = malloc((size_t)n * sizeof *cnt)) || !(counts = malloc((size_t)n * sizeof *counts))))
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
-    if (p->api.gather(&nb, cnt ? cnt : dummy, g, _SION_INT64, 1, 0))
-        cbf = 1;
-    int64_t tot = 0, *flat = NULL;
-    for (int t = 0; cnt && t < n; t++) {
-        counts[t] = (int)cnt[t];
-        tot += cnt[t];
+    par_ctx *x = w->x;
+    par_ctx_step(x, "buddy sizes");
+    int64_t dummy[1];
+    int nb = w->send && w->b->bsize ? (int)w->b->nblk : 0;
+    if (par_ctx_gatherv(x, 1, nb ? w->b->bsize : dummy, w->flat ? w->flat : dummy, _SION_INT64, w->counts, nb, 0) &&
+        x->lrank == 0)
+        w->mfail = SHEAF_E_IO;
+}
+
+/* Step "buddy tail" (the writer): the member file's block table (collectors:
+ * one empty block, as SIONlib) and header, + the mapping on member 0. */
+static void btail_step(bclose *w, const int32_t *map)
+{
+    par_ctx *x = w->x;
+    par_buddy *b = w->b;
+    par_ctx_step(x, "buddy tail");
+    if (x->lrank != 0 || !b->master)
+        return;
+    int ne = b->meta.ntasks, n = w->n, rc = w->mfail ? w->mfail : b->prc;
+    int64_t *bc = malloc((size_t)ne * sizeof *bc), *all = malloc((size_t)(w->total + ne + 1) * sizeof *all);
+    if (!rc && (!bc || !all || !w->flat))
+        rc = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    for (int e = 0, k = 0, off = 0; !rc && e < ne; e++) {
+        int sender = b->self ? e >= n : e >= b->coll_first;
+        int t = b->self ? e - n : e;
+        bc[e] = sender ? w->cnt[t] : 1;
+        if (!sender) {
+            all[k++] = 0;
+            continue;
+        }
+        for (int64_t j = 0; j < w->cnt[t]; j++)
+            all[k++] = w->flat[off + j];
+        off += w->counts[t];
     }
-    if (rank == 0 && !rc && !(flat = malloc((size_t)(tot + 1) * sizeof *flat)))
-        rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
-    if (p->api.gatherv(send && b->bsize ? b->bsize : dummy, flat ? flat : dummy, g, _SION_INT64, counts,
-                       (int)nb, 0))
-        cbf = 1;
-    if (rank == 0 && b->master) {
-        int ne = b->meta.ntasks;
-        int64_t *bc = malloc((size_t)ne * sizeof *bc), *all = malloc((size_t)(tot + ne + 1) * sizeof *all);
-        if (!rc && (!bc || !all || !flat))
-            rc = core_fail(SHEAF_E_NOMEM, "%s: out of memory", p->fname);
-        if (!rc && cbf)
-            rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed closing buddy copy %d", p->fname, b->level);
-        if (!rc && b->prc)
-            rc = b->prc;
-        for (int e = 0, k = 0, off = 0; !rc && e < ne; e++) { /* collectors: one empty block, as SIONlib */
-            int sender = b->self ? e >= n : e >= b->coll_first;
-            int t = b->self ? e - n : e;
-            bc[e] = sender ? cnt[t] : 1;
-            if (!sender) {
-                all[k++] = 0;
-                continue;
-            }
-            for (int64_t j = 0; j < cnt[t]; j++)
-                all[k++] = flat[off + j];
-            off += (int)cnt[t];
-        }
-        if (b->fopen) {
-            int r2 = core_file_close(&b->f);
-            b->fopen = 0;
-            if (!rc)
-                rc = r2;
-        }
+    if (b->fopen) {
+        int r2 = core_file_close(&b->f);
+        b->fopen = 0;
         if (!rc)
-            rc = core_par_write_tail_at(b->path, p->fname, &b->meta, bc, all, b->coll_file == 0 ? map : NULL,
-                                        p->gsize);
-        free(bc);
-        free(all);
-    } else if (!rc && cbf) {
-        rc = core_fail(SHEAF_E_IO, "%s: a collective callback failed closing buddy copy %d", p->fname, b->level);
-    }
-    free(cnt);
-    free(counts);
-    free(flat);
-    return rc;
-}
-
-int par_buddy_close_write(par_state *p)
-{
-    int rc = 0;
-    for (int l = 0; l < p->nbuddy; l++) {
-        par_buddy *b = p->blev[l];
-        int32_t *map = NULL;
-        int r2 = b->nf > 1 ? gather_mapping(p, b, p->buddy_m0[l], &map) : 0;
-        for (int pass = 0; pass < b->npass; pass++) {
-            int r3 = 0;
-            if (b->self)
-                r3 = group_close(p, b, b->send_g, p->lsize, p->lrank, 1, map);
-            else if (pass == b->send_pass)
-                r3 = group_close(p, b, b->send_g, b->send_first + p->lsize, b->send_first + p->lrank, 1, map);
-            else if (pass == b->coll_pass)
-                r3 = group_close(p, b, b->coll_g, b->coll_n, b->coll_rank, 0, map);
-            if (r3 && !r2)
-                r2 = r3;
-        }
-        free(map);
-        if (r2 && !rc)
             rc = r2;
     }
-    return rc;
+    if (!rc) /* also after a failure elsewhere: what the others wrote stays readable */
+        rc = core_par_write_tail_at(b->path, x->fname, &b->meta, bc, all, b->coll_file == 0 ? map : NULL,
+                                    w->p->gsize);
+    par_ctx_take(x, rc);
+    free(bc);
+    free(all);
+}
+
+/* One group of a level: counts, sizes, the writer finishes the member file. */
+static void group_close(par_ctx *x, par_state *p, par_buddy *b, void *g, int n, int rank, int send,
+                        const int32_t *map)
+{
+    bclose w;
+    memset(&w, 0, sizeof w);
+    w.x = x;
+    w.p = p;
+    w.b = b;
+    w.n = n;
+    w.send = send;
+    x->lcomm = g;
+    x->lrank = rank;
+    x->lsize = n;
+    bcounts_step(&w);
+    bsizes_step(&w);
+    btail_step(&w, map);
+    x->lcomm = NULL;
+    free(w.cnt);
+    free(w.counts);
+    free(w.flat);
+}
+
+void par_buddy_close_write(par_ctx *x, par_state *p)
+{
+    for (int l = 0; l < p->nbuddy; l++) {
+        par_buddy *b = p->blev[l];
+        int mfail = 0;
+        int32_t *map = b->nf > 1 ? mapping_step(x, p, b, p->buddy_m0[l], &mfail) : NULL;
+        if (mfail) { /* the writer of member 0 cannot store the mapping: it writes no tail */
+            free(map);
+            map = NULL;
+            b->prc = b->prc ? b->prc : mfail;
+        }
+        for (int pass = 0; pass < b->npass; pass++) {
+            if (b->self)
+                group_close(x, p, b, b->send_g, p->lsize, p->lrank, 1, map);
+            else if (pass == b->send_pass)
+                group_close(x, p, b, b->send_g, b->send_first + p->lsize, b->send_first + p->lrank, 1, map);
+            else if (pass == b->coll_pass)
+                group_close(x, p, b, b->coll_g, b->coll_n, b->coll_rank, 0, map);
+        }
+        free(map);
+    }
 }
 
 void par_buddy_info(par_state *p, int l, const char **send_name, int64_t *send_bytes, const char **coll_name,

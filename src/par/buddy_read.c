@@ -53,8 +53,9 @@ typedef struct bropen {
     const par_open_args *a;
     char *bn;               /* the copy's set name */
     int nf;                 /* its members */
-    int64_t *reader;        /* [1 + k]: the task reading member k */
-    int64_t *loc;           /* [2 * gsize]: member and entry of every task */
+    int64_t *rbuf, *reader; /* step readers: par_wire_verdict, then (reader) the task reading member k */
+    int64_t *vis;           /* step readers, sent: par_wire_verdict, then 0/1 per member (sees it) */
+    int64_t *lbuf, *loc;    /* step mapping: par_wire_verdict, then (loc) member and entry of every task */
     int direct;             /* every task sees its own member */
     core_container *c;
     int64_t chunk;
@@ -86,63 +87,95 @@ static int64_t members_step(bropen *w)
 {
     par_ctx *x = &w->x;
     par_ctx_step(x, "members");
-    int64_t nf = 0, *all = NULL, dummy[1];
-    if (x->grank == 0 && !(all = malloc((size_t)x->gsize * sizeof *all)))
+    int64_t *all = NULL, buf[PAR_WIRE_BSEEN_N], dummy[PAR_WIRE_BSEEN_N];
+    par_wire_bseen v = {0};
+    if (x->grank == 0 && !(all = malloc((size_t)x->gsize * sizeof buf)))
         par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", w->bn);
-    for (int k = 0; nf == 0; k++) { /* rounds: at most up to the first member someone sees */
-        int64_t mine = members_seen(x->api, w->bn, k);
-        int cbf = par_ctx_gather(x, 0, &mine, all ? all : dummy, _SION_INT64, 1, 0);
-        if (x->grank == 0) {
-            for (int t = 0; all && t < x->gsize && nf == 0; t++)
-                if (all[t] > 0)
-                    nf = all[t];
-            if ((nf == 0 && k + 1 >= x->gsize) || !all || cbf)
-                nf = -1; /* no member of the copy is visible anywhere */
-        }
-        if (par_ctx_bcast(x, 0, &nf, _SION_INT64, 1, 0))
-            nf = -1;
+    for (int k = 0; v.members == 0; k++) { /* rounds: at most up to the first member someone sees */
+        par_wire_bseen mine = {members_seen(x->api, w->bn, k)}, e;
+        par_wire_bseen_pack(&mine, buf);
+        int cbf = par_ctx_gather(x, 0, buf, all ? all : dummy, _SION_INT64, PAR_WIRE_BSEEN_N, 0);
+        for (int t = 0; x->grank == 0 && all && t < x->gsize && v.members == 0; t++)
+            if (!par_wire_bseen_unpack(&e, all + (size_t)PAR_WIRE_BSEEN_N * t, PAR_WIRE_BSEEN_N) && e.members > 0)
+                v.members = e.members; /* a header that cannot be one is no member seen */
+        if (x->grank == 0 && ((v.members == 0 && k + 1 >= x->gsize) || !all || cbf))
+            v.members = -1; /* no member of the copy is visible anywhere */
+        par_wire_bseen_pack(&v, buf);
+        if (par_ctx_bcast(x, 0, buf, _SION_INT64, PAR_WIRE_BSEEN_N, 0) ||
+            par_wire_bseen_unpack(&v, buf, PAR_WIRE_BSEEN_N))
+            v.members = -1;
     }
     free(all);
-    return nf < 0 || nf > x->gsize ? 0 : nf;
+    return v.members < 0 || v.members > x->gsize ? 0 : v.members;
 }
 
-/* Step "readers" (G gather of what each task sees + G bcast): a reader per
- * member (the lowest task that sees it); a member no task sees fails the
- * open everywhere. Returns non-zero when it does (the same on every task). */
+/* Task 0 of step "readers": the first failing task, else a reader per
+ * member (the lowest task that sees it; none: SHEAF_E_NOTFOUND), behind the
+ * verdict in rbuf. all: every task's message of n elements. */
+static void readers_root(bropen *w, int64_t *all, int n)
+{
+    par_ctx *x = &w->x;
+    par_wire_verdict v = {x->rc, x->rc ? 0 : -1};
+    for (int t = 0; all && !v.status && t < x->gsize; t++) {
+        par_wire_verdict e;
+        int64_t *r = all + (size_t)t * n;
+        int rc = par_wire_verdict_unpack(&e, r, PAR_WIRE_VERDICT_N);
+        if (!rc)
+            rc = par_wire_array_unpack("buddy readers", "sees member", 0, 1, r + PAR_WIRE_VERDICT_N,
+                                       r + PAR_WIRE_VERDICT_N, w->nf);
+        if (rc || e.status) /* a message task 0 refuses fails task 0, with its reason */
+            v = rc ? (par_wire_verdict){par_ctx_take(x, rc), 0} : (par_wire_verdict){e.status, t};
+    }
+    for (int k = 0; all && !v.status && k < w->nf; k++) {
+        w->reader[k] = -1;
+        for (int t = 0; t < x->gsize && w->reader[k] < 0; t++)
+            if (all[(size_t)t * n + PAR_WIRE_VERDICT_N + k])
+                w->reader[k] = t;
+        if (w->reader[k] < 0)
+            v.status = SHEAF_E_NOTFOUND;
+    }
+    par_wire_verdict_pack(&v, w->rbuf);
+}
+
+/* A verdict that ends a step (rbuf: par_wire_verdict then n elements in
+ * [lo, hi], the same bytes on every task): 0, or the code (every task fails). */
+static int64_t take_verdict(par_ctx *x, const char *label, const int64_t *buf, int64_t *arr, int64_t n, int64_t lo,
+                            int64_t hi)
+{
+    par_wire_verdict v = {SHEAF_E_IO, -1};
+    int rc = par_wire_verdict_unpack(&v, buf, PAR_WIRE_VERDICT_N);
+    if (!rc && !v.status)
+        rc = par_wire_array_unpack(label, "entry", lo, hi, arr, arr, n);
+    if (rc && !v.status) /* every task refuses the same bytes alike */
+        v.status = par_ctx_take(x, rc);
+    return v.status;
+}
+
+/* Step "readers" (G gather of each task's status and the members it sees +
+ * G bcast of the verdict and a reader per member); a member no task sees
+ * fails the open everywhere. Returns non-zero when it does (on every task). */
 static int readers_step(bropen *w)
 {
     par_ctx *x = &w->x;
     par_ctx_step(x, "readers");
-    int nf = w->nf;
-    /* the verdict travels in reader[0]; every task's status in the last element of its gather */
-    int64_t *vis = calloc((size_t)nf + 1, sizeof *vis), *allv = NULL, vdummy[1], *rd = w->reader;
-    if (x->grank == 0 && !(allv = malloc((size_t)x->gsize * (size_t)(nf + 1) * sizeof *allv)))
+    int nf = w->nf, n = PAR_WIRE_VERDICT_N + nf;
+    int64_t *all = NULL, dummy[1];
+    if (x->grank == 0 && !(all = malloc((size_t)x->gsize * (size_t)n * sizeof *all)))
         par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", w->bn);
-    for (int k = 0; vis && k < nf; k++)
-        vis[k] = visible(x->api, w->bn, k);
-    if (vis)
-        vis[nf] = x->rc;
-    par_ctx_gather(x, 0, vis ? vis : vdummy, allv ? allv : vdummy, _SION_INT64, nf + 1, 0);
-    if (x->grank == 0) {
-        rd[0] = x->rc;
-        for (int t = 0; allv && !rd[0] && t < x->gsize; t++)
-            rd[0] = allv[(size_t)t * (nf + 1) + nf];
-        for (int k = 0; allv && !rd[0] && k < nf; k++) {
-            rd[k + 1] = -1;
-            for (int t = 0; t < x->gsize && rd[k + 1] < 0; t++)
-                if (allv[(size_t)t * (nf + 1) + k])
-                    rd[k + 1] = t;
-            if (rd[k + 1] < 0)
-                rd[0] = SHEAF_E_NOTFOUND;
-        }
-    }
-    par_ctx_bcast(x, 0, rd, _SION_INT64, nf + 1, 0);
-    free(vis);
-    free(allv);
-    if (rd[0] < 0)
-        par_ctx_verdict(x, (int)rd[0], "%s: a member of the buddy copy is visible to no task, or a task failed "
+    par_wire_verdict me = {x->rc, x->grank};
+    par_wire_verdict_pack(&me, w->vis);
+    for (int k = 0; k < nf; k++)
+        w->vis[PAR_WIRE_VERDICT_N + k] = visible(x->api, w->bn, k);
+    par_ctx_gather(x, 0, w->vis, all ? all : dummy, _SION_INT64, n, 0);
+    if (x->grank == 0)
+        readers_root(w, all, n);
+    free(all);
+    par_ctx_bcast(x, 0, w->rbuf, _SION_INT64, n, 0);
+    int64_t st = take_verdict(x, "buddy readers", w->rbuf, w->reader, nf, 0, x->gsize - 1);
+    if (st)
+        par_ctx_verdict(x, (int)st, "%s: a member of the buddy copy is visible to no task, or a task failed "
                         "(see its message)", w->bn);
-    return rd[0] != 0;
+    return st != 0;
 }
 
 /* Step 2 on member 0's reader: (member, entry) of every task into loc[2*gsize]. */
@@ -459,7 +492,7 @@ static void via_reader(bropen *w)
     par_wire_bhead head = {SHEAF_E_IO, 0, 0, 0, 0, 0};
     int64_t *bs = NULL;
     for (int f = 0; f < w->nf; f++) /* every task, every member: the readers serve in turn */
-        serve_member(w, f, (int)w->reader[f + 1], &head, &bs, fd >= 0 ? tmp : NULL);
+        serve_member(w, f, (int)w->reader[f], &head, &bs, fd >= 0 ? tmp : NULL);
     core_mode rm = *w->a->md;
     rm.buddy = 0;
     if (par_ctx_ok(x)) {
@@ -478,51 +511,66 @@ static void via_reader(bropen *w)
     free(bs);
 }
 
-/* Step "mapping" (G bcast from member 0's reader): (member, entry) of every
- * task, its status in front. Returns non-zero when it failed (on every task). */
-static int mapping_step(bropen *w, int64_t *buf)
+/* Step "mapping" (G bcast from member 0's reader): the verdict, then
+ * (member, entry) of every task. Returns non-zero when it failed (on every task). */
+static int mapping_step(bropen *w)
 {
     par_ctx *x = &w->x;
     par_ctx_step(x, "mapping");
-    int root = (int)w->reader[1];
-    buf[0] = 0;
-    if (x->grank == root)
-        buf[0] = par_ctx_take(x, locate(x->api, w->bn, x->gsize, w->loc));
-    par_ctx_bcast(x, 0, buf, _SION_INT64, 2 * x->gsize + 1, root);
-    if (buf[0] < 0)
-        par_ctx_verdict(x, (int)buf[0], "%s: the buddy copy's mapping could not be read or sent (task %d read it; "
+    int root = (int)w->reader[0];
+    par_wire_verdict v = {0, -1};
+    if (x->grank == root) {
+        int rc = par_ctx_take(x, locate(x->api, w->bn, x->gsize, w->loc));
+        v = (par_wire_verdict){rc, rc ? root : -1};
+    }
+    par_wire_verdict_pack(&v, w->lbuf);
+    par_ctx_bcast(x, 0, w->lbuf, _SION_INT64, PAR_WIRE_VERDICT_N + 2 * x->gsize, root);
+    int64_t st = take_verdict(x, "buddy mapping", w->lbuf, w->loc, 2 * (int64_t)x->gsize, 0, INT32_MAX);
+    for (int g = 0; !st && g < x->gsize; g++)
+        if (w->loc[2 * g] >= w->nf)
+            st = par_ctx_fail(x, SHEAF_E_FORMAT, "%s: the buddy copy's mapping names member %lld of %d", w->bn,
+                              (long long)w->loc[2 * g], w->nf);
+    if (st)
+        par_ctx_verdict(x, (int)st, "%s: the buddy copy's mapping could not be read or sent (task %d read it; "
                         "see its message)", w->bn, root);
-    return buf[0] != 0;
+    return st != 0;
 }
 
-/* Step "direct" (G gather of (sees its member, status) + G bcast): whether
- * every task reads its own entry itself, and the verdict so far. Returns
- * non-zero when a task failed (on every task). */
+/* Step "direct" (G gather of par_wire_bsees + G bcast of par_wire_bdirect):
+ * whether every task reads its own entry itself, and the verdict so far.
+ * Returns non-zero when a task failed (on every task). */
 static int direct_step(bropen *w)
 {
     par_ctx *x = &w->x;
     par_ctx_step(x, "direct");
-    int64_t mine[2] = {par_ctx_ok(x) && visible(x->api, w->bn, (int)w->loc[2 * x->grank]), x->rc};
-    int64_t *all = NULL, dummy[2], v[3] = {0, SHEAF_E_IO, -1}; /* direct, status, the task */
-    if (x->grank == 0 && !(all = malloc((size_t)x->gsize * sizeof mine)))
+    par_wire_bsees me = {par_ctx_ok(x) && visible(x->api, w->bn, (int)w->loc[2 * x->grank]), x->rc}, e;
+    par_wire_bdirect v = {SHEAF_E_IO, -1, 0};
+    int64_t buf[PAR_WIRE_BSEES_N], *all = NULL, dummy[PAR_WIRE_BSEES_N], vb[PAR_WIRE_BDIRECT_N];
+    par_wire_bsees_pack(&me, buf);
+    if (x->grank == 0 && !(all = malloc((size_t)x->gsize * sizeof buf)))
         par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", w->a->fname);
-    par_ctx_gather(x, 0, mine, all ? all : dummy, _SION_INT64, 2, 0);
+    par_ctx_gather(x, 0, buf, all ? all : dummy, _SION_INT64, PAR_WIRE_BSEES_N, 0);
     if (x->grank == 0) {
-        v[0] = all != NULL;
-        v[1] = all ? 0 : x->rc;
+        v = (par_wire_bdirect){all ? 0 : x->rc, all ? -1 : 0, all != NULL};
         for (int t = 0; all && t < x->gsize; t++) {
-            v[0] = v[0] && all[2 * t];
-            if (!v[1] && all[2 * t + 1])
-                v[1] = all[2 * t + 1], v[2] = t;
+            int rc = par_wire_bsees_unpack(&e, all + (size_t)PAR_WIRE_BSEES_N * t, PAR_WIRE_BSEES_N);
+            v.direct = v.direct && !rc && e.sees;
+            if (!v.status && (rc || e.status)) { /* refused by task 0: it fails, with its reason */
+                v.status = rc ? par_ctx_take(x, rc) : e.status;
+                v.who = rc ? 0 : t;
+            }
         }
     }
     free(all);
-    par_ctx_bcast(x, 0, v, _SION_INT64, 3, 0);
-    w->direct = (int)v[0];
-    if (v[1] < 0)
-        par_ctx_verdict(x, (int)v[1], "%s: %s failed on task %lld (see its message)", w->a->fname, x->call,
-                        (long long)v[2]);
-    return v[1] != 0;
+    par_wire_bdirect_pack(&v, vb);
+    par_ctx_bcast(x, 0, vb, _SION_INT64, PAR_WIRE_BDIRECT_N, 0);
+    if (par_wire_bdirect_unpack(&v, vb, PAR_WIRE_BDIRECT_N))
+        v.status = par_ctx_take(x, SHEAF_E_FORMAT); /* the same bytes everywhere: all refuse them */
+    w->direct = (int)v.direct;
+    if (v.status)
+        par_ctx_verdict(x, (int)v.status, "%s: %s failed on task %lld (see its message)", w->a->fname, x->call,
+                        (long long)v.who);
+    return v.status != 0;
 }
 
 /* Step "state" (local): the task's sid on its copy entry. */
@@ -562,16 +610,7 @@ static int agree_step(bropen *w)
     const par_open_args *a = w->a;
     par_ctx_step(x, "agree");
     if (par_ctx_agree(x)) {
-        if (w->sid >= 0)
-            api_release(w->sid);
-        if (w->named) {
-            free(*a->newfname);
-            *a->newfname = NULL;
-        }
-        if (w->c) {
-            w->c->par = NULL;
-            core_close(w->c);
-        }
+        par_open_undo(w->sid, w->c, 0, w->named ? a->newfname : NULL);
         par_state_free(w->p);
         return par_ctx_restore(x);
     }
@@ -588,25 +627,35 @@ static int agree_step(bropen *w)
 
 /* The steps up to the entry's data (returns non-zero when the open failed
  * on every task before). */
-static int locate_steps(bropen *w, int64_t **locbuf)
+static int locate_steps(bropen *w)
 {
     par_ctx *x = &w->x;
     int64_t nf = members_step(w);
     if (!nf)
         return par_ctx_verdict(x, SHEAF_E_NOTFOUND, "%s: no task can open the buddy copy", w->bn);
     w->nf = (int)nf;
-    w->reader = calloc((size_t)nf + 1, sizeof *w->reader);
-    *locbuf = malloc(((size_t)x->gsize * 2 + 1) * sizeof **locbuf);
-    if (!w->reader || !*locbuf)
+    w->rbuf = calloc((size_t)(PAR_WIRE_VERDICT_N + nf), sizeof *w->rbuf);
+    w->vis = calloc((size_t)(PAR_WIRE_VERDICT_N + nf), sizeof *w->vis);
+    w->lbuf = calloc((size_t)PAR_WIRE_VERDICT_N + 2 * (size_t)x->gsize, sizeof *w->lbuf);
+    if (!w->rbuf || !w->vis || !w->lbuf)
         par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", w->bn);
     /* every task has its buffers before the exchanges sized by nf and gsize, or all fail here */
     par_ctx_step(x, "buffers");
     if (par_ctx_vote(x) || !par_ctx_ok(x))
         return x->rc ? x->rc : SHEAF_E_IO;
-    w->loc = *locbuf + 1;
-    if (readers_step(w) || mapping_step(w, *locbuf))
+    w->reader = w->rbuf + PAR_WIRE_VERDICT_N;
+    w->loc = w->lbuf + PAR_WIRE_VERDICT_N;
+    if (readers_step(w) || mapping_step(w))
         return x->rc;
     return direct_step(w);
+}
+
+static void bropen_free(bropen *w)
+{
+    free(w->rbuf);
+    free(w->vis);
+    free(w->lbuf);
+    free(w->bn);
 }
 
 int par_buddy_open_read(const par_open_args *a, int level)
@@ -618,11 +667,8 @@ int par_buddy_open_read(const par_open_args *a, int level)
     par_ctx_init(&w.x, a->api, a->fname, "sion_generic_paropen (buddy copy)", a->gcomm, a->grank, a->gsize);
     if (!(w.bn = par_buddy_name(a->fname, level))) /* the same name length everywhere: all tasks fail alike */
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory", a->fname);
-    int64_t *locbuf = NULL;
-    if (locate_steps(&w, &locbuf)) {
-        free(locbuf);
-        free(w.reader);
-        free(w.bn);
+    if (locate_steps(&w)) {
+        bropen_free(&w);
         return par_ctx_restore(&w.x);
     }
     par_ctx_step(&w.x, "read");
@@ -636,8 +682,6 @@ int par_buddy_open_read(const par_open_args *a, int level)
     }
     state_step(&w);
     int sid = agree_step(&w);
-    free(locbuf);
-    free(w.reader);
-    free(w.bn);
+    bropen_free(&w);
     return sid;
 }

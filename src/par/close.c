@@ -215,7 +215,7 @@ static void tail_step(wclose *w)
 }
 
 /* The write close of one task (c freed); its status before the agreement. */
-static void write_close(par_ctx *x, par_state *p, core_container *c, int brc)
+static void write_close(par_ctx *x, par_state *p, core_container *c)
 {
     wclose w;
     memset(&w, 0, sizeof w);
@@ -224,7 +224,6 @@ static void write_close(par_ctx *x, par_state *p, core_container *c, int brc)
     x->lcomm = p->lcomm;
     x->lrank = p->lrank;
     x->lsize = p->lsize;
-    par_ctx_take(x, brc);
     w.x = x;
     sync_step(&w, c);
     counts_step(&w);
@@ -249,14 +248,14 @@ int sion_generic_parclose(int sid)
     par_state *p = c->par;
     par_ctx x;
     par_ctx_init(&x, &p->api, p->fname, "sion_generic_parclose", p->gcomm, p->grank, p->gsize);
-    int brc = p->write && p->nbuddy ? par_buddy_close_write(p) : 0; /* the copies first; agreed below */
+    if (p->write && p->nbuddy) /* the copies first; agreed below */
+        par_buddy_close_write(&x, p);
     par_buddy_free(p);
     api_release(sid);
     c->par = NULL;
     if (p->write) {
-        write_close(&x, p, c, brc);
+        write_close(&x, p, c);
     } else {
-        par_ctx_take(&x, brc);
         par_ctx_step(&x, "close");
         par_ctx_take(&x, core_close(c));
     }

@@ -60,6 +60,20 @@ int par_mapped_attach_own(core_container **c, const char *fname, const core_mode
 static const char *const mo_names[MO_N] = {"the file mode (read or write)", "the number of files (numFiles)",
                                            "the file system block size (fsblksize)", "the key-value mode (keyval)"};
 
+int par_mapped_verdict_step(par_ctx *x, const par_wire_msg *msg, void *v, int64_t *status, const char *what)
+{
+    par_ctx_step(x, "verdict");
+    int64_t out[PAR_WIRE_MAX_N];
+    int n = par_wire_msg_count(msg);
+    par_wire_pack(msg, v, out);
+    par_ctx_bcast(x, 0, out, _SION_INT64, n, 0);
+    if (x->grank != 0 && par_wire_unpack(msg, v, out, n))
+        *status = par_ctx_take(x, SHEAF_E_FORMAT);
+    if (*status) /* as delivered: a task whose callback failed still follows the others */
+        par_ctx_verdict(x, (int)*status, "%s: task 0 refused the %s (see its message)", x->fname, what);
+    return !*status;
+}
+
 void par_mapped_counts_free(mapped_counts *mc)
 {
     free(mc->pcount);

@@ -40,6 +40,11 @@ typedef int (*mapped_alloc_fn)(void *actx, int64_t total, int64_t blocks);
 int par_mapped_count_step(par_ctx *x, par_wire_mhead *mine, int with_opts, int64_t limit, mapped_alloc_fn alloc,
                           void *actx, mapped_counts *mc);
 void par_mapped_counts_free(mapped_counts *mc);
+/* Step "verdict" (G bcast from rank 0) of the mapped opens: rank 0's verdict
+ * v (a message of table msg, int64, its status at *status) to every task;
+ * a task that cannot unpack it fails. Returns 1 when it is OK; else the
+ * context takes the verdict ("task 0 refused the <what> (see its message)"). */
+int par_mapped_verdict_step(par_ctx *x, const par_wire_msg *msg, void *v, int64_t *status, const char *what);
 /* counts[g] = per[g] * k on rank 0 when ok, zeros otherwise (NULL off rank 0). */
 int *par_mapped_scaled_counts(const int *per, int gsize, int k, int ok, int grank);
 /* A new mapped state for the sid (NULL with a message: out of memory). */

@@ -5,6 +5,7 @@
  * (G bcast; rank 0 assigns the tasks), share (G scatter), records (G
  * scatterv), blocks (G scatterv), attach, agree. */
 #include "mapped_int.h"
+#include "open_int.h"
 #include "../sid/sid.h"
 #include "../core/error.h"
 #include "sion.h"
@@ -171,15 +172,7 @@ static int wanted_step(mropen *w)
             memset(w->shares, 0, (size_t)x->gsize * PAR_WIRE_MRSHARE_N * sizeof *w->shares);
         w->v = (par_wire_mrverdict){x->rc, w->set->ntasks, w->set->nfiles, w->set->fsblksize, w->set->cksum != 0};
     }
-    par_ctx_step(x, "verdict");
-    int64_t out[PAR_WIRE_MRVERDICT_N];
-    par_wire_mrverdict_pack(&w->v, out);
-    par_ctx_bcast(x, 0, out, _SION_INT64, PAR_WIRE_MRVERDICT_N, 0);
-    if (x->grank != 0 && par_wire_mrverdict_unpack(&w->v, out, PAR_WIRE_MRVERDICT_N))
-        w->v.status = par_ctx_take(x, SHEAF_E_FORMAT);
-    if (w->v.status) /* as delivered: a task whose callback failed still follows the others */
-        par_ctx_verdict(x, (int)w->v.status, "%s: task 0 refused the mapped read (see its message)", x->fname);
-    return !w->v.status;
+    return par_mapped_verdict_step(x, &par_wire_mrverdict_msg, &w->v, &w->v.status, "mapped read");
 }
 
 /* Step "share" (G scatter): how many tasks and block entries this process gets. */
@@ -306,12 +299,7 @@ static int agree_step(mropen *w)
     const mapped_args *a = w->a;
     par_ctx_step(x, "agree");
     if (par_ctx_agree(x)) {
-        if (w->sid >= 0)
-            api_release(w->sid);
-        if (w->c) {
-            w->c->par = NULL;
-            core_close(w->c);
-        }
+        par_open_undo(w->sid, w->c, 0, NULL);
         par_state_free(w->p);
         free(w->og); free(w->of); free(w->ol); free(w->oc);
         return par_ctx_restore(x);

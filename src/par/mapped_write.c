@@ -9,6 +9,7 @@
  *          in one head), block counts (G gatherv), block sizes (G gatherv;
  *          rank 0 writes every file's tail), agree (mapped.c) */
 #include "mapped_int.h"
+#include "open_int.h"
 #include "../sid/sid.h"
 #include "../core/error.h"
 #include "sion.h"
@@ -213,16 +214,7 @@ static int64_t *records_step(mwopen *w)
 /* Step "verdict" (G bcast): rank 0's verdict on the set. Returns 1 when it is OK. */
 static int verdict_step(mwopen *w)
 {
-    par_ctx *x = &w->x;
-    par_ctx_step(x, "verdict");
-    int64_t out[PAR_WIRE_MWVERDICT_N];
-    par_wire_mwverdict_pack(&w->v, out);
-    par_ctx_bcast(x, 0, out, _SION_INT64, PAR_WIRE_MWVERDICT_N, 0);
-    if (x->grank != 0 && par_wire_mwverdict_unpack(&w->v, out, PAR_WIRE_MWVERDICT_N))
-        w->v.status = par_ctx_take(x, SHEAF_E_FORMAT);
-    if (w->v.status) /* as delivered: a task whose callback failed still follows the others */
-        par_ctx_verdict(x, (int)w->v.status, "%s: task 0 refused the mapped open (see its message)", x->fname);
-    return !w->v.status;
+    return par_mapped_verdict_step(&w->x, &par_wire_mwverdict_msg, &w->v, &w->v.status, "mapped open");
 }
 
 /* Step "layout" (G scatterv): each logical task's place in its file. */
@@ -291,12 +283,7 @@ static int agree_step(mwopen *w)
     par_ctx_step(x, "agree");
     free(w->lay);
     if (par_ctx_agree(x)) {
-        if (w->sid >= 0)
-            api_release(w->sid);
-        if (w->c) {
-            w->c->par = NULL;
-            core_close(w->c);
-        }
+        par_open_undo(w->sid, w->c, 0, NULL);
         if (w->p)
             w->p->root = NULL;
         par_state_free(w->p);

@@ -18,6 +18,7 @@
  * a failure never leaves another task waiting; G agree turns it into a
  * failure of the call on all tasks. */
 #include "open_int.h"
+#include "ctx.h"
 #include "../sid/sid.h"
 #include "../core/endian.h"
 #include "../core/error.h"
@@ -119,6 +120,49 @@ void par_open_pack_wlayouts(const par_state *p, int mrc, const par_coll_roles *r
         e.checksum = checksum;
         par_wire_wlayout_pack(&e, lay + PAR_WIRE_WLAYOUT_N * t);
     }
+}
+
+int par_open_local_group(par_open_task *o)
+{
+    par_ctx *x = &o->x;
+    const par_open_args *a = o->a;
+    par_ctx_step(x, "local group");
+    par_state *p = o->p = par_open_state_new(a->api, a->fname, a->gcomm, a->grank, a->gsize);
+    if (p) {
+        p->lrank = x->lrank; p->lsize = x->lsize; p->filenumber = o->fn; p->nfiles = o->nf;
+        p->fsblksize = o->fsb;
+        p->mode = *a->md;
+    } else {
+        par_ctx_take(x, SHEAF_E_NOMEM); /* still take part in the collectives below */
+    }
+    if (a->api->create_lcg(&x->lcomm, a->gcomm, a->grank, a->gsize, x->lrank, x->lsize, o->fn, o->nf)) {
+        par_open_state_drop(p);
+        o->p = NULL;
+        return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", a->fname,
+                         a->grank);
+    }
+    if (p)
+        p->lcomm = x->lcomm;
+    if (!(o->path = par_member_path(a->api, a->fname, o->fn)))
+        par_ctx_take(x, SHEAF_E_NOMEM);
+    return 0;
+}
+
+void par_open_undo(int sid, core_container *c, int detach, char **newfname)
+{
+    if (sid >= 0)
+        api_release(sid);
+    if (newfname) {
+        free(*newfname);
+        *newfname = NULL;
+    }
+    if (!c)
+        return;
+    c->par = NULL;
+    if (detach)
+        core_detach_task(c, NULL, NULL);
+    else
+        core_close(c);
 }
 
 /* ---- buddy copies (buddy.c has the rest) ---------------------------------- */

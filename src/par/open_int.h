@@ -5,6 +5,7 @@
 #define PAR_OPEN_INT_H
 #include "openargs.h"
 #include "wire.h"
+#include "ctx.h"
 
 #define LOCAL_LAYOUT (5 + PAR_COLL_FIELDS) /* status, start, chunk size, global skip, coalescing roles, checksums */
 #define READ_LAYOUT (9 + PAR_COLL_FIELDS)  /* status, start, chunk size, global skip, global rank, nblocks,
@@ -26,6 +27,10 @@ int par_open_master_create(par_state *p, const char *path, const core_mode *md, 
  * p->meta and the coalescing roles) packed into lay (ls records). */
 void par_open_pack_wlayouts(const par_state *p, int mrc, const par_coll_roles *roles, int cmerge, int checksum,
                             int ls, int64_t *lay);
+/* Undo an open on this task after the agreed failure: release its sid (if
+ * registered), free *newfname (newfname non-NULL: handed out), and detach
+ * from (detach: a write's file stays for the others) or close the container. */
+void par_open_undo(int sid, core_container *c, int detach, char **newfname);
 /* Look up a parallel sid (mapped or not); NULL with a message otherwise. */
 core_container *par_open_lookup(int sid, const char *call, int mapped);
 /* The arguments of one sion_generic_paropen, as the caller gave them
@@ -43,6 +48,23 @@ typedef struct par_open_args {
     FILE **fileptr;
     char **newfname;
 } par_open_args;
+
+/* What one task's write or read open holds from step to step, whichever
+ * the direction (open_write.c's wopen and open_read.c's ropen start with it). */
+typedef struct par_open_task {
+    par_ctx x;
+    const par_open_args *a;
+    par_state *p;
+    int fn, nf;             /* its file, the set's files */
+    int32_t fsb;
+    char *path;             /* its file's path */
+} par_open_task;
+
+/* Step "local group" of the write and read opens: the task's state (o->p,
+ * NULL when out of memory: recorded in o->x, the task still takes part), the
+ * local group of its file (o->x.lrank, o->x.lsize) and the file's path.
+ * Returns non-zero when the callback failed (the task cannot go on). */
+int par_open_local_group(par_open_task *o);
 
 /* The write and read opens (the sid, or a negative code agreed on every
  * task). *agreed (read): the options agreed on every task, so a buddy read

@@ -193,12 +193,7 @@ static int attach_task(core_container **c, const char *path, const core_mode *md
 
 /* One task's read open: the context and what the steps hand on. */
 typedef struct ropen {
-    par_ctx x;
-    const par_open_args *a;
-    par_state *p;
-    int fn, nf;
-    int32_t fsb;
-    char *path;
+    par_open_task o;        /* first: what every open holds */
     par_wire_rlayout my;
     int64_t nb, *mine_b;    /* this task's block table (sizes, then checksums when my.checksum) */
     int with_ck;
@@ -211,31 +206,31 @@ typedef struct ropen {
  * verdict. Returns non-zero when the open fails (the same on every task). */
 static int options_step(ropen *w, par_open_verdict *v, core_meta *m0, int *agreed)
 {
-    const par_open_args *a = w->a;
-    par_ctx_step(&w->x, "options");
+    const par_open_args *a = w->o.a;
+    par_ctx_step(&w->o.x, "options");
     read_root_ctx rctx = {a->api, a->fname, m0};
     par_open_req req;
-    par_open_req_init(&req, w->x.rc, 0, a->md, NULL, NULL, NULL, NULL, NULL);
+    par_open_req_init(&req, w->o.x.rc, 0, a->md, NULL, NULL, NULL, NULL, NULL);
     int xcb = 0, xrc = par_open_exchange(a->api, a->fname, a->gcomm, a->grank, a->gsize, &req, read_root, &rctx, v,
                                          &xcb);
     /* the same on every task: the options agreed (a buddy read may try the copies) */
     *agreed = !v->cbfail && (v->reason == SPLIT_OK || v->reason == SPLIT_ROOT);
     if (xcb) /* go on with what it delivered (see open_write) */
-        par_ctx_fail(&w->x, SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d",
+        par_ctx_fail(&w->o.x, SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d",
                      a->fname, a->grank);
-    if (xrc && w->x.rc) /* its own first message, the agreed code */
-        return w->x.rc = xrc;
+    if (xrc && w->o.x.rc) /* its own first message, the agreed code */
+        return w->o.x.rc = xrc;
     if (xrc)
-        return par_ctx_take(&w->x, xrc);
+        return par_ctx_take(&w->o.x, xrc);
     if (v->ntasks != a->gsize) { /* from the verdict: the same on every task */
         int rc = core_fail(SHEAF_E_ARG, "%s: the container holds %lld tasks but is opened by %d; to read it with a "
                            "different number of tasks use a mapped open (sion_paropen_mapped_mpi / "
                            "sion_generic_paropen_mapped)", a->fname, (long long)v->ntasks, a->gsize);
-        w->x.rc = 0;
-        return par_ctx_take(&w->x, rc);
+        w->o.x.rc = 0;
+        return par_ctx_take(&w->o.x, rc);
     }
-    w->nf = (int)v->nfiles;
-    w->fsb = (int32_t)v->fsblksize;
+    w->o.nf = (int)v->nfiles;
+    w->o.fsb = (int32_t)v->fsblksize;
     return 0;
 }
 
@@ -245,10 +240,10 @@ static int options_step(ropen *w, par_open_verdict *v, core_meta *m0, int *agree
  * Returns non-zero when the mapping is inconsistent (the same on every task). */
 static int place_step(ropen *w, const core_meta *m0)
 {
-    par_ctx *x = &w->x;
+    par_ctx *x = &w->o.x;
     par_ctx_step(x, "place");
-    if (w->nf == 1) {
-        w->fn = 0;
+    if (w->o.nf == 1) {
+        w->o.fn = 0;
         x->lrank = x->grank;
         x->lsize = x->gsize;
         return 0;
@@ -257,7 +252,7 @@ static int place_step(ropen *w, const core_meta *m0)
     par_wire_place mine = {0, 0, x->grank, x->gsize};
     par_wire_place_pack(&mine, buf);
     if (x->grank == 0)
-        map = place_table(m0, w->nf, x->gsize);
+        map = place_table(m0, w->o.nf, x->gsize);
     par_ctx_scatter(x, 0, map ? map : dummy, buf, _SION_INT32, PAR_WIRE_PLACE_N, 0);
     free(map);
     par_ctx_take(x, par_wire_place_unpack(&mine, buf, PAR_WIRE_PLACE_N)); /* refused: the initial values stay */
@@ -265,7 +260,7 @@ static int place_step(ropen *w, const core_meta *m0)
         x->rc = 0;
         return par_ctx_fail(x, SHEAF_E_FORMAT, "%s: the task mapping in the first file is inconsistent", x->fname);
     }
-    w->fn = mine.filenumber;
+    w->o.fn = mine.filenumber;
     x->lrank = mine.lrank;
     x->lsize = mine.lsize;
     return 0;
@@ -275,28 +270,7 @@ static int place_step(ropen *w, const core_meta *m0)
  * Returns non-zero when the callback failed (the task cannot go on). */
 static int local_group_step(ropen *w)
 {
-    const par_open_args *a = w->a;
-    par_ctx *x = &w->x;
-    par_ctx_step(x, "local group");
-    par_state *p = w->p = par_open_state_new(a->api, a->fname, a->gcomm, a->grank, a->gsize);
-    if (p) {
-        p->lrank = x->lrank; p->lsize = x->lsize; p->filenumber = w->fn; p->nfiles = w->nf;
-        p->fsblksize = w->fsb;
-        p->mode = *a->md;
-    } else {
-        par_ctx_take(x, SHEAF_E_NOMEM);
-    }
-    if (a->api->create_lcg(&x->lcomm, a->gcomm, a->grank, a->gsize, x->lrank, x->lsize, w->fn, w->nf)) {
-        par_open_state_drop(p);
-        w->p = NULL;
-        return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", a->fname,
-                         a->grank);
-    }
-    if (p)
-        p->lcomm = x->lcomm;
-    if (!(w->path = par_member_path(a->api, a->fname, w->fn)))
-        par_ctx_take(x, SHEAF_E_NOMEM);
-    return 0;
+    return par_open_local_group(&w->o);
 }
 
 /* Step "layout" (L scatter): the master reads its file ("master reads its
@@ -304,14 +278,14 @@ static int local_group_step(ropen *w)
  * on the master for the next step. */
 static void layout_step(ropen *w, int64_t **flat, int **counts)
 {
-    par_ctx *x = &w->x;
+    par_ctx *x = &w->o.x;
     par_ctx_step(x, "layout");
     int64_t *lay = NULL, buf[PAR_WIRE_RLAYOUT_N], dummy[PAR_WIRE_RLAYOUT_N];
     par_wire_rlayout_init(&w->my);
     par_wire_rlayout_pack(&w->my, buf); /* what stays when the scatter delivers nothing */
     if (x->lrank == 0) {
         par_ctx_step(x, "read");
-        int mrc = master_read_step(x->api, w->a->md, x->fname, w->path, w->fn, w->nf, x->lsize, x->grank, &lay,
+        int mrc = master_read_step(x->api, w->o.a->md, x->fname, w->o.path, w->o.fn, w->o.nf, x->lsize, x->grank, &lay,
                                    flat, counts);
         par_ctx_take(x, mrc);
         for (int t = 0; mrc && t < x->lsize && *counts; t++) /* the tasks know from the status they receive */
@@ -322,14 +296,14 @@ static void layout_step(ropen *w, int64_t **flat, int **counts)
     par_ctx_take(x, par_wire_rlayout_unpack(&w->my, buf, PAR_WIRE_RLAYOUT_N)); /* refused: status SHEAF_E_IO stays */
     if (w->my.status)
         par_ctx_fail(x, (int)w->my.status, "%s: the master of file %d could not read it (see its message)", x->fname,
-                     w->fn);
+                     w->o.fn);
 }
 
 /* Step "blocks" (L scatterv): each task's block table, as the master
  * announced it in the layout (callback failure or not). */
 static void blocks_step(ropen *w, int64_t *flat, int *counts)
 {
-    par_ctx *x = &w->x;
+    par_ctx *x = &w->o.x;
     par_ctx_step(x, "blocks");
     w->nb = !w->my.status ? w->my.nblocks : 0;
     w->with_ck = !w->my.status && w->my.checksum;
@@ -345,25 +319,25 @@ static void blocks_step(ropen *w, int64_t *flat, int *counts)
 /* Step "attach" (local): the key-value mode asked for, the task's chunk, its sid. */
 static void attach_step(ropen *w)
 {
-    par_ctx *x = &w->x;
+    par_ctx *x = &w->o.x;
     par_ctx_step(x, "attach");
-    const core_mode *md = w->a->md;
+    const core_mode *md = w->o.a->md;
     if (par_ctx_ok(x) && md->keyval != SION_KEYVAL_NOTSET && md->keyval != SION_KEYVAL_UNKNOWN &&
         md->keyval != w->my.keyval)
         par_ctx_fail(x, SHEAF_E_ARG, "%s: mode asks for key-value mode %s but the file has %s", x->fname,
                      sion_keyval_type_to_str(md->keyval), sion_keyval_type_to_str((int)w->my.keyval));
     if (par_ctx_ok(x)) {
-        par_coll_set(w->p, w->my.coll);
-        par_ctx_take(x, attach_task(&w->c, w->path, md, &w->my, w->nb, w->with_ck, w->mine_b, x->fname));
+        par_coll_set(w->o.p, w->my.coll);
+        par_ctx_take(x, attach_task(&w->c, w->o.path, md, &w->my, w->nb, w->with_ck, w->mine_b, x->fname));
     }
     free(w->mine_b);
     w->mine_b = NULL;
     if (par_ctx_ok(x)) {
         w->c->keyval = (int)w->my.keyval;
         w->c->data_big = (int)w->my.data_big;
-        w->c->fsblksize = w->fsb;
-        par_label_task(w->c, 0, w->fn, x->lrank, w->nf);
-        par_ctx_take(x, par_open_register(w->c, w->p, w->path, w->a->fileptr, w->a->newfname, &w->sid));
+        w->c->fsblksize = w->o.fsb;
+        par_label_task(w->c, 0, w->o.fn, x->lrank, w->o.nf);
+        par_ctx_take(x, par_open_register(w->c, w->o.p, w->o.path, w->o.a->fileptr, w->o.a->newfname, &w->sid));
     }
 }
 
@@ -371,27 +345,20 @@ static void attach_step(ropen *w)
  * every task, or the agreed failure (everything this open made released). */
 static int agree_step(ropen *w)
 {
-    par_ctx *x = &w->x;
-    const par_open_args *a = w->a;
+    par_ctx *x = &w->o.x;
+    const par_open_args *a = w->o.a;
     par_ctx_step(x, "agree");
     if (par_ctx_agree(x)) {
-        if (w->sid >= 0) {
-            api_release(w->sid);
-            if (a->newfname) { free(*a->newfname); *a->newfname = NULL; }
-        }
-        if (w->c) {
-            w->c->par = NULL;
-            core_close(w->c);
-        }
-        par_open_state_drop(w->p);
-        free(w->path);
+        par_open_undo(w->sid, w->c, 0, w->sid >= 0 ? a->newfname : NULL);
+        par_open_state_drop(w->o.p);
+        free(w->o.path);
         return par_ctx_restore(x);
     }
-    free(w->path);
+    free(w->o.path);
     if (a->chunksize) *a->chunksize = w->my.chunksize;
-    if (a->fsblksize) *a->fsblksize = w->fsb;
-    if (a->filenumber) *a->filenumber = w->fn;
-    if (a->numfiles) *a->numfiles = w->nf;
+    if (a->fsblksize) *a->fsblksize = w->o.fsb;
+    if (a->filenumber) *a->filenumber = w->o.fn;
+    if (a->numfiles) *a->numfiles = w->o.nf;
     if (a->lrank) *a->lrank = x->lrank;
     if (a->lsize) *a->lsize = x->lsize;
     return w->sid;
@@ -401,10 +368,10 @@ int par_open_read(const par_open_args *a, int *agreed)
 {
     ropen w;
     memset(&w, 0, sizeof w);
-    w.a = a;
+    w.o.a = a;
     w.sid = -1;
-    par_ctx_init(&w.x, a->api, a->fname, "sion_generic_paropen", a->gcomm, a->grank, a->gsize);
-    par_ctx_take(&w.x, a->mode_rc);
+    par_ctx_init(&w.o.x, a->api, a->fname, "sion_generic_paropen", a->gcomm, a->grank, a->gsize);
+    par_ctx_take(&w.o.x, a->mode_rc);
     core_meta m0;
     memset(&m0, 0, sizeof m0);
     m0.mapping_size = -1;
@@ -414,7 +381,7 @@ int par_open_read(const par_open_args *a, int *agreed)
         rc = place_step(&w, &m0);
     core_meta_free(&m0);
     if (rc)
-        return par_ctx_restore(&w.x);
+        return par_ctx_restore(&w.o.x);
     if (local_group_step(&w))
         return SHEAF_E_IO;
     int64_t *flat = NULL;

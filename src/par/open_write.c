@@ -77,12 +77,7 @@ static int master_create_step(par_state *p, const char *path, const core_mode *m
 
 /* One task's write open: the context and what the steps hand on. */
 typedef struct wopen {
-    par_ctx x;
-    const par_open_args *a;
-    par_state *p;
-    int fn, nf;
-    int32_t fsb;
-    char *path;
+    par_open_task o;        /* first: what every open holds */
     par_wire_wlayout mine;
     core_container *c;
     int sid;
@@ -91,8 +86,8 @@ typedef struct wopen {
 /* Step "check" (local): this task's own arguments. */
 static void check_step(wopen *w)
 {
-    const par_open_args *a = w->a;
-    par_ctx *x = &w->x;
+    const par_open_args *a = w->o.a;
+    par_ctx *x = &w->o.x;
     par_ctx_take(x, a->mode_rc);
     par_ctx_step(x, "check");
     if (!par_ctx_ok(x))
@@ -121,22 +116,22 @@ static void check_step(wopen *w)
  * Returns non-zero when the verdict fails the open (the same on every task). */
 static int options_step(wopen *w, par_open_verdict *v)
 {
-    const par_open_args *a = w->a;
-    par_ctx_step(&w->x, "options");
+    const par_open_args *a = w->o.a;
+    par_ctx_step(&w->o.x, "options");
     par_open_req req;
-    par_open_req_init(&req, w->x.rc, 1, a->md, a->numfiles, a->fsblksize, a->filenumber, a->lrank, a->lsize);
+    par_open_req_init(&req, w->o.x.rc, 1, a->md, a->numfiles, a->fsblksize, a->filenumber, a->lrank, a->lsize);
     write_root_ctx wctx = {a->api, a->fname};
     int xcb = 0, xrc = par_open_exchange(a->api, a->fname, a->gcomm, a->grank, a->gsize, &req, write_root, &wctx, v,
                                          &xcb);
     /* a callback that reports failure but delivered its data: go on with the
      * data, so that no task waits for one that left early */
     if (xcb)
-        par_ctx_fail(&w->x, SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d",
+        par_ctx_fail(&w->o.x, SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d",
                      a->fname, a->grank);
-    if (xrc && w->x.rc) /* its own first message, the agreed code */
-        w->x.rc = xrc;
+    if (xrc && w->o.x.rc) /* its own first message, the agreed code */
+        w->o.x.rc = xrc;
     else if (xrc)
-        par_ctx_take(&w->x, xrc);
+        par_ctx_take(&w->o.x, xrc);
     return xrc;
 }
 
@@ -144,34 +139,18 @@ static int options_step(wopen *w, par_open_verdict *v)
  * Returns non-zero when the callback failed (the task cannot go on). */
 static int local_group_step(wopen *w, const par_open_verdict *v)
 {
-    const par_open_args *a = w->a;
-    par_ctx *x = &w->x;
-    par_ctx_step(x, "local group");
-    w->fn = *a->filenumber;
-    w->nf = *a->numfiles;
-    w->fsb = (int32_t)v->fsblksize;
-    x->lrank = *a->lrank;
-    x->lsize = *a->lsize;
-    par_state *p = w->p = par_open_state_new(a->api, a->fname, a->gcomm, a->grank, a->gsize);
-    if (p) {
-        p->write = 1;
-        p->lrank = x->lrank; p->lsize = x->lsize; p->filenumber = w->fn; p->nfiles = w->nf;
-        p->file0master = (int)v->file0master;
-        p->fsblksize = w->fsb;
-        p->mode = *a->md;
-    } else {
-        par_ctx_take(x, SHEAF_E_NOMEM); /* still take part in the collectives below */
+    const par_open_args *a = w->o.a;
+    w->o.fn = *a->filenumber;
+    w->o.nf = *a->numfiles;
+    w->o.fsb = (int32_t)v->fsblksize;
+    w->o.x.lrank = *a->lrank;
+    w->o.x.lsize = *a->lsize;
+    if (par_open_local_group(&w->o))
+        return 1;
+    if (w->o.p) {
+        w->o.p->write = 1;
+        w->o.p->file0master = (int)v->file0master;
     }
-    if (a->api->create_lcg(&x->lcomm, a->gcomm, a->grank, a->gsize, x->lrank, x->lsize, w->fn, w->nf)) {
-        par_open_state_drop(p);
-        w->p = NULL;
-        return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", a->fname,
-                         a->grank);
-    }
-    if (p)
-        p->lcomm = x->lcomm;
-    if (!(w->path = par_member_path(a->api, a->fname, w->fn)))
-        par_ctx_take(x, SHEAF_E_NOMEM);
     return 0;
 }
 
@@ -180,10 +159,10 @@ static int local_group_step(wopen *w, const par_open_verdict *v)
  * ("master creates the file"). Returns the master's layouts (NULL elsewhere). */
 static int64_t *requests_step(wopen *w)
 {
-    par_ctx *x = &w->x;
+    par_ctx *x = &w->o.x;
     par_ctx_step(x, "requests");
     int ls = x->lsize;
-    par_wire_wreq wq = {par_ctx_ok(x) ? *w->a->chunksize : 0, x->grank, par_coll_capability(x->api, x->lcomm)};
+    par_wire_wreq wq = {par_ctx_ok(x) ? *w->o.a->chunksize : 0, x->grank, par_coll_capability(x->api, x->lcomm)};
     int64_t req[PAR_WIRE_WREQ_N], dummy[PAR_WIRE_WREQ_N], *reqs = NULL, *lay = NULL;
     par_wire_wreq_pack(&wq, req);
     int mrc = 0;
@@ -191,12 +170,12 @@ static int64_t *requests_step(wopen *w)
         reqs = malloc((size_t)ls * sizeof req);
         lay = malloc((size_t)ls * PAR_WIRE_WLAYOUT_N * sizeof *lay);
         if (!reqs || !lay)
-            mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", x->fname, w->fn);
+            mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", x->fname, w->o.fn);
     }
     par_ctx_gather(x, 1, req, reqs ? reqs : dummy, _SION_INT64, PAR_WIRE_WREQ_N, 0);
     if (x->lrank == 0 && lay) {
         par_ctx_step(x, "create");
-        mrc = master_create_step(w->p, w->path, w->a->md, ls, reqs, x->rc, w->fsb, lay); /* its code goes out */
+        mrc = master_create_step(w->o.p, w->o.path, w->o.a->md, ls, reqs, x->rc, w->o.fsb, lay); /* its code goes out */
         par_ctx_take(x, mrc);
     } else {
         par_ctx_take(x, mrc);
@@ -209,7 +188,7 @@ static int64_t *requests_step(wopen *w)
  * this arrives). */
 static void layout_step(wopen *w, int64_t *lay)
 {
-    par_ctx *x = &w->x;
+    par_ctx *x = &w->o.x;
     par_ctx_step(x, "layout");
     int64_t buf[PAR_WIRE_WLAYOUT_N], dummy[PAR_WIRE_WLAYOUT_N];
     par_wire_wlayout_init(&w->mine);
@@ -219,26 +198,26 @@ static void layout_step(wopen *w, int64_t *lay)
     par_ctx_take(x, par_wire_wlayout_unpack(&w->mine, buf, PAR_WIRE_WLAYOUT_N));
     if (w->mine.status)
         par_ctx_fail(x, (int)w->mine.status, "%s: the master of file %d could not create it (see its message)",
-                     x->fname, w->fn);
+                     x->fname, w->o.fn);
 }
 
 /* Step "attach" (local): the task's chunk, its sid. */
 static void attach_step(wopen *w)
 {
-    par_ctx *x = &w->x;
+    par_ctx *x = &w->o.x;
     par_ctx_step(x, "attach");
     if (!par_ctx_ok(x))
         return;
-    core_mode wmd = *w->a->md;
+    core_mode wmd = *w->o.a->md;
     wmd.checksum = (int)w->mine.checksum; /* the master decides, so the close's exchange matches */
-    par_coll_set(w->p, w->mine.coll);
-    w->p->mode.checksum = wmd.checksum;
-    int rc = core_attach_task(&w->c, w->path, &wmd, 1, w->mine.start, w->mine.chunksize, w->mine.globalskip,
+    par_coll_set(w->o.p, w->mine.coll);
+    w->o.p->mode.checksum = wmd.checksum;
+    int rc = core_attach_task(&w->c, w->o.path, &wmd, 1, w->mine.start, w->mine.chunksize, w->mine.globalskip,
                               x->grank, 0, NULL);
     if (!rc) {
-        w->c->fsblksize = w->fsb;
-        par_label_task(w->c, 0, w->fn, x->lrank, w->nf);
-        rc = par_open_register(w->c, w->p, w->path, w->a->fileptr, w->a->newfname, &w->sid);
+        w->c->fsblksize = w->o.fsb;
+        par_label_task(w->c, 0, w->o.fn, x->lrank, w->o.nf);
+        rc = par_open_register(w->c, w->o.p, w->o.path, w->o.a->fileptr, w->o.a->newfname, &w->sid);
     }
     par_ctx_take(x, rc);
 }
@@ -247,26 +226,19 @@ static void attach_step(wopen *w)
  * failure (everything this open made released). */
 static int agree_step(wopen *w)
 {
-    par_ctx *x = &w->x;
+    par_ctx *x = &w->o.x;
     par_ctx_step(x, "agree");
     int arc = par_ctx_agree(x);
     if (arc) {
-        if (w->sid >= 0) {
-            api_release(w->sid);
-            if (w->a->newfname) { free(*w->a->newfname); *w->a->newfname = NULL; }
-        }
-        if (w->c) {
-            w->c->par = NULL;
-            core_detach_task(w->c, NULL, NULL);
-        }
-        par_open_state_drop(w->p);
-        free(w->path);
+        par_open_undo(w->sid, w->c, 1, w->sid >= 0 ? w->o.a->newfname : NULL);
+        par_open_state_drop(w->o.p);
+        free(w->o.path);
         return par_ctx_restore(x);
     }
-    free(w->path);
+    free(w->o.path);
     /* *chunksize stays as given: SIONlib 1.7.6 does not write the aligned size back (checked) */
-    if (w->a->fsblksize)
-        *w->a->fsblksize = w->fsb;
+    if (w->o.a->fsblksize)
+        *w->o.a->fsblksize = w->o.fsb;
     return w->sid;
 }
 
@@ -274,13 +246,13 @@ int par_open_write(const par_open_args *a)
 {
     wopen w;
     memset(&w, 0, sizeof w);
-    w.a = a;
+    w.o.a = a;
     w.sid = -1;
-    par_ctx_init(&w.x, a->api, a->fname, "sion_generic_paropen", a->gcomm, a->grank, a->gsize);
+    par_ctx_init(&w.o.x, a->api, a->fname, "sion_generic_paropen", a->gcomm, a->grank, a->gsize);
     check_step(&w);
     par_open_verdict v;
     if (options_step(&w, &v))
-        return par_ctx_restore(&w.x);
+        return par_ctx_restore(&w.o.x);
     if (local_group_step(&w, &v))
         return SHEAF_E_IO;
     layout_step(&w, requests_step(&w));

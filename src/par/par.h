@@ -78,9 +78,11 @@ int par_buddy_open_write(par_state *p, int levels, int64_t chunk, const char *fn
 int par_buddy_coll_write(core_container *c, int sid, const void *data, int64_t n, int rc_in);
 /* sion_flush (through the hooks of sidops.c): the copy members this task writes become durable. */
 int par_buddy_flush(core_container *c);
-/* Close: the copy members get their metadata; collective; not agreed (the
- * container's close agrees on it). */
-int par_buddy_close_write(par_state *p);
+/* Close: the copy members get their metadata; collective, on the close's
+ * context x (ctx.h: its steps "buddy mapping", "buddy counts", "buddy sizes",
+ * "buddy tail"); not agreed (the container's close agrees on it). */
+struct par_ctx;
+void par_buddy_close_write(struct par_ctx *x, par_state *p);
 /* Release the levels (groups, files) without writing anything. */
 void par_buddy_free(par_state *p);
 /* Read open of a copy level: par_buddy_open_read in open_int.h. */
@@ -128,15 +130,4 @@ void *par_global_group(int sid);
  * the set's file count) in c, for the information getters. */
 void par_label_task(core_container *c, int i, int filenumber, int lrank, int nfiles);
 
-/* Agree on a status over the global group: every task passes its own rc
- * (0 = ok); returns 0 on all tasks when all passed 0, else a non-zero code
- * on all (costs 1 gather + 1 bcast). When the callbacks themselves fail the
- * result is SHEAF_E_IO. The message of the first failing task is kept on
- * that task; others get "another task failed" naming the call. */
-/* The vote under par_agree: returns the group's verdict as delivered, and
- * sets *cbfail when this task's own gather/bcast callback reported failure
- * (the caller can then go on with the protocol and fail at its end). */
-int par_vote(const par_api *api, void *group, int grank, int gsize, int rc, const char *fname, const char *call,
-             int *cbfail);
-int par_agree(const par_api *api, void *group, int grank, int gsize, int rc, const char *fname, const char *call);
 #endif

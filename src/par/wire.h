@@ -1,4 +1,4 @@
-/* wire.h - the messages of the non-mapped parallel protocol, as typed structs
+/* wire.h - the messages of the parallel protocol (plain, mapped, buddy), as typed structs
  * (internal to src/par).
  *
  * Each message travels through the API callbacks as a fixed number of
@@ -138,6 +138,84 @@ typedef struct par_wire_bhead {
 } par_wire_bhead;
 #define PAR_WIRE_BHEAD_N 6
 
+/* Step "members", task -> 0 (G gather) and back (G bcast): the number of
+ * copy members a task sees in a member's header (-1: none), then the
+ * agreed number (-1: no member visible anywhere). */
+typedef struct par_wire_bseen {
+    int64_t members;
+} par_wire_bseen;
+#define PAR_WIRE_BSEEN_N 1
+
+/* Step "direct", task -> 0 (G gather): whether it sees its own member, its status. */
+typedef struct par_wire_bsees {
+    int64_t sees, status;
+} par_wire_bsees;
+#define PAR_WIRE_BSEES_N 2
+
+/* Its verdict, 0 -> every task (G bcast). */
+typedef struct par_wire_bdirect {
+    int64_t status;         /* 0, or the code of the lowest failing task */
+    int64_t who;            /* that task (-1: none) */
+    int64_t direct;         /* 1: every task reads its own entry itself */
+} par_wire_bdirect;
+#define PAR_WIRE_BDIRECT_N 3
+
+/* Steps "readers" and "mapping" send a par_wire_verdict (below) in front of
+ * their arrays: readers, task -> 0: its status, then a 0/1 per member (sees
+ * it); 0 -> every task: the verdict, then the reader of each member;
+ * mapping, the reader of member 0 -> every task: the verdict, then (member,
+ * entry) of every task. */
+
+/* ---- writing buddy copies (buddy.c; all int64) ---- */
+
+/* A verdict that ends a step, root -> every task (G bcast), in front of the
+ * step's data: 0 or the agreed code, and the lowest failing task (-1: none).
+ * The copies' open sends it with the set's information (tasks per file,
+ * then per level the writer of copy member 0's mapping). */
+typedef struct par_wire_verdict {
+    int64_t status, who;
+} par_wire_verdict;
+#define PAR_WIRE_VERDICT_N 2
+
+/* A copy member's group, member -> its writer (group gather): what the
+ * writer needs to create the member file. */
+typedef struct par_wire_bwreq {
+    int64_t chunksize;      /* the chunk size requested at open */
+    int64_t grank;          /* global rank */
+    int64_t status;         /* this task's failure so far (the writer then creates nothing) */
+} par_wire_bwreq;
+#define PAR_WIRE_BWREQ_N 3
+
+/* Its answer, writer -> member (group scatter): the member's stream in the copy. */
+typedef struct par_wire_bwlayout {
+    int64_t status;         /* 0, or why the member file was not created */
+    int64_t start, chunksize, globalskip;
+} par_wire_bwlayout;
+#define PAR_WIRE_BWLAYOUT_N 4
+
+/* The close of the copies reuses par_wire_cmap (task -> writer of member 0:
+ * member and entry) and par_wire_ccount (member -> writer: block count, status). */
+
+/* n elements of an array that follows a message, each in [lo, hi], copied to
+ * out (int64) when all are; else SHEAF_E_FORMAT naming the message and field. */
+int par_wire_array_unpack(const char *msg, const char *field, int64_t lo, int64_t hi, int64_t *out, const int64_t *in,
+                          int64_t n);
+
+/* Every message's table (wire.c), for code that handles several messages
+ * alike: its element count, and pack/unpack through it (elements of the
+ * message's type, as its own pack/unpack). */
+struct wire_msg;
+typedef struct wire_msg par_wire_msg;
+extern const par_wire_msg par_wire_wreq_msg, par_wire_rreq_msg, par_wire_wlayout_msg, par_wire_rlayout_msg,
+    par_wire_place_msg, par_wire_ccount_msg, par_wire_cmap_msg, par_wire_mhead_msg, par_wire_mverdict_msg,
+    par_wire_mwrec_msg, par_wire_mwverdict_msg, par_wire_mwlayout_msg, par_wire_mrverdict_msg, par_wire_mrshare_msg,
+    par_wire_mrrec_msg, par_wire_bhead_msg, par_wire_verdict_msg, par_wire_bwreq_msg, par_wire_bwlayout_msg,
+    par_wire_bseen_msg, par_wire_bsees_msg, par_wire_bdirect_msg;
+#define PAR_WIRE_MAX_N 16   /* elements of the longest message */
+int par_wire_msg_count(const par_wire_msg *w);
+void par_wire_pack(const par_wire_msg *w, const void *m, void *out);
+int par_wire_unpack(const par_wire_msg *w, void *m, const void *in, int64_t n);
+
 /* Initial values: the ones a task keeps when the message never arrives
  * (a failed callback): status SHEAF_E_IO, coalescing off. */
 void par_wire_wlayout_init(par_wire_wlayout *m);
@@ -175,4 +253,16 @@ void par_wire_bhead_pack(const par_wire_bhead *m, int64_t *out);
 int par_wire_bhead_unpack(par_wire_bhead *m, const int64_t *in, int64_t n);
 void par_wire_mrrec_pack(const par_wire_mrrec *m, int64_t *out);
 int par_wire_mrrec_unpack(par_wire_mrrec *m, const int64_t *in, int64_t n);
+void par_wire_verdict_pack(const par_wire_verdict *m, int64_t *out);
+int par_wire_verdict_unpack(par_wire_verdict *m, const int64_t *in, int64_t n);
+void par_wire_bwreq_pack(const par_wire_bwreq *m, int64_t *out);
+int par_wire_bwreq_unpack(par_wire_bwreq *m, const int64_t *in, int64_t n);
+void par_wire_bwlayout_pack(const par_wire_bwlayout *m, int64_t *out);
+int par_wire_bwlayout_unpack(par_wire_bwlayout *m, const int64_t *in, int64_t n);
+void par_wire_bseen_pack(const par_wire_bseen *m, int64_t *out);
+int par_wire_bseen_unpack(par_wire_bseen *m, const int64_t *in, int64_t n);
+void par_wire_bsees_pack(const par_wire_bsees *m, int64_t *out);
+int par_wire_bsees_unpack(par_wire_bsees *m, const int64_t *in, int64_t n);
+void par_wire_bdirect_pack(const par_wire_bdirect *m, int64_t *out);
+int par_wire_bdirect_unpack(par_wire_bdirect *m, const int64_t *in, int64_t n);
 #endif

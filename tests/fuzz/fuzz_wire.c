@@ -4,7 +4,9 @@
  * count given to unpack is the input's real length, so short and long
  * buffers are both exercised. Checked beyond "no crash": an accepted
  * message packs back to exactly the elements it was unpacked from (unpack
- * reads exactly N elements and keeps every value). */
+ * reads exactly N elements and keeps every value). Selectors 0-14: the plain
+ * and mapped messages; 15-21: the buddy messages (bhead, verdict, bwreq,
+ * bwlayout, bseen, bsees, bdirect). */
 #include "wire.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +36,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
     if (size < 1)
         return 0;
-    unsigned sel = data[0] % 15;
+    unsigned sel = data[0] % 22;
     data++, size--;
     switch (sel) {
     case 0: ROUND(par_wire_wreq, PAR_WIRE_WREQ_N, par_wire_wreq_unpack, par_wire_wreq_pack, int64_t); break;
@@ -58,7 +60,17 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         break;
     case 13: ROUND(par_wire_mrshare, PAR_WIRE_MRSHARE_N, par_wire_mrshare_unpack, par_wire_mrshare_pack, int64_t);
         break;
-    default: ROUND(par_wire_mrrec, PAR_WIRE_MRREC_N, par_wire_mrrec_unpack, par_wire_mrrec_pack, int64_t); break;
+    case 14: ROUND(par_wire_mrrec, PAR_WIRE_MRREC_N, par_wire_mrrec_unpack, par_wire_mrrec_pack, int64_t); break;
+    case 15: ROUND(par_wire_bhead, PAR_WIRE_BHEAD_N, par_wire_bhead_unpack, par_wire_bhead_pack, int64_t); break;
+    case 16: ROUND(par_wire_verdict, PAR_WIRE_VERDICT_N, par_wire_verdict_unpack, par_wire_verdict_pack, int64_t);
+        break;
+    case 17: ROUND(par_wire_bwreq, PAR_WIRE_BWREQ_N, par_wire_bwreq_unpack, par_wire_bwreq_pack, int64_t); break;
+    case 18: ROUND(par_wire_bwlayout, PAR_WIRE_BWLAYOUT_N, par_wire_bwlayout_unpack, par_wire_bwlayout_pack, int64_t);
+        break;
+    case 19: ROUND(par_wire_bseen, PAR_WIRE_BSEEN_N, par_wire_bseen_unpack, par_wire_bseen_pack, int64_t); break;
+    case 20: ROUND(par_wire_bsees, PAR_WIRE_BSEES_N, par_wire_bsees_unpack, par_wire_bsees_pack, int64_t); break;
+    default: ROUND(par_wire_bdirect, PAR_WIRE_BDIRECT_N, par_wire_bdirect_unpack, par_wire_bdirect_pack, int64_t);
+        break;
     }
     return 0;
 }

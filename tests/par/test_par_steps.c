@@ -16,7 +16,12 @@
  * copy ("br,buddy" after the container's file 0 is lost): every step of
  * "sion_generic_paropen (buddy copy)" failed on one or two tasks makes the
  * open fail on every task with the same code (the open then reports that no
- * copy could be read), no hang, no leaked group. */
+ * copy could be read), no hang, no leaked group. A third does it for the
+ * write of buddy copies ("bw,buddy=2", 2 files, sion_coll_fwrite, close):
+ * every step of "sion_generic_paropen (buddy copies)" and every "buddy ..."
+ * step of the close, failed on one and on two tasks, fails that open or
+ * that close on every task with the first failing task's code, each failing
+ * task with its own message, the others "... (see its message)". */
 #include "partest.h"
 #include <pthread.h>
 
@@ -268,25 +273,41 @@ static void test_each_step(void)
 typedef struct {
     int aid;
     char fname[4200];
-    int sid[P], code[P];
+    const char *mode;       /* of the write: "bw,buddy", "bw,buddy=2" */
+    int record;             /* the write records its failure (else: any failure is one of the test) */
+    int sid[P], code[P], fail_ph[P];
     char msg[P][600];
 } bctx;
 
+/* The write of a set with buddy copies: open (phase 10), sion_coll_fwrite,
+ * close (phase 11). */
 static void bwrite_task(tc_task *t)
 {
     bctx *c = t->arg;
     int g = t->grank, nf = 2, fnum = g % 2, lrank = g / 2, lsize = 2;
     pt_rank = g;
+    t_rank = g;
+    t_nseen = 0;
+    c->fail_ph[g] = -1;
     sion_int64 chunk = 3000;
     sion_int32 fsblk = 4096;
     unsigned char b[1500];
     pt_fill(b, 9, g, 0, sizeof b);
-    int sid = sion_generic_paropen(c->aid, c->fname, "bw,buddy", &chunk, &fsblk, t->world, g, P, &fnum, &nf, &lrank,
+    t_ph = 10;
+    int sid = sion_generic_paropen(c->aid, c->fname, c->mode, &chunk, &fsblk, t->world, g, P, &fnum, &nf, &lrank,
                                    &lsize, NULL, NULL);
-    if (!CHECK(sid >= 0, "buddy write open: %s", sheaf_last_error()))
-        return;
-    CHECK(sion_coll_fwrite(b, 1, sizeof b, sid) == sizeof b, "coll write: %s", sheaf_last_error());
-    CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "buddy close: %s", sheaf_last_error());
+    int ph = 10, ok = sid >= 0;
+    if (ok) {
+        CHECK(sion_coll_fwrite(b, 1, sizeof b, sid) == sizeof b, "coll write: %s", sheaf_last_error());
+        t_ph = ph = 11;
+        ok = sion_generic_parclose(sid) == SION_SUCCESS;
+    }
+    if (!ok) {
+        c->fail_ph[g] = ph;
+        c->code[g] = sheaf_last_error_code();
+        snprintf(c->msg[g], sizeof c->msg[0], "%s", sheaf_last_error());
+    }
+    CHECK(ok || c->record, "buddy write (%s) failed in phase %d: %s", c->mode, ph, c->msg[g]);
 }
 
 static void bread_task(tc_task *t)
@@ -314,20 +335,49 @@ static void bread_task(tc_task *t)
     }
 }
 
-static void test_buddy_steps(void)
+/* A set for the buddy tests: its API (with the coalescing callbacks) and name. */
+static bctx *buddy_set(const char *dir, const char *api, const char *name, const char *mode)
 {
-    const char *dir = pt_mkdtemp();
     bctx *c = calloc(1, sizeof *c);
-    c->aid = tc_create_api("threadcomm-steps-buddy");
+    c->aid = tc_create_api(api);
     CHECK(c->aid >= 0 && tc_register_coll(c->aid) == 0, "create api");
-    snprintf(c->fname, sizeof c->fname, "%s/b.sion", dir);
-    tc_run(P, bwrite_task, c);
-    CHECK(unlink(c->fname) == 0, "cannot delete %s", c->fname); /* file 0 lost: its copy is read */
+    snprintf(c->fname, sizeof c->fname, "%s/%s", dir, name);
+    c->mode = mode;
+    return c;
+}
+
+/* A clean run of fn that records the steps each task passes. */
+static void record_steps(void (*fn)(tc_task *), bctx *c)
+{
     par_set_fault_hook(hook);
     nsteps = 0;
     recording = 1;
-    tc_run(P, bread_task, c);
+    tc_run(P, fn, c);
     recording = 0;
+}
+
+/* Fail the first (two: the first two) of the target's visitors: E_IO on the
+ * first, E_ARG on the second. Returns the first, or -1 when two are wanted
+ * and there are fewer. */
+static int inject_first(int two)
+{
+    memset(inject_code, 0, sizeof inject_code);
+    int n = 0, low = -1;
+    for (int g = 0; g < P && n < 1 + two; g++)
+        if (target.visitors & (1u << g)) {
+            inject_code[g] = n++ ? SHEAF_E_ARG : SHEAF_E_IO;
+            low = low < 0 ? g : low;
+        }
+    return two && n < 2 ? -1 : low;
+}
+
+static void test_buddy_steps(void)
+{
+    const char *dir = pt_mkdtemp();
+    bctx *c = buddy_set(dir, "threadcomm-steps-buddy", "b.sion", "bw,buddy");
+    tc_run(P, bwrite_task, c);
+    CHECK(unlink(c->fname) == 0, "cannot delete %s", c->fname); /* file 0 lost: its copy is read */
+    record_steps(bread_task, c);
     for (int g = 0; g < P; g++)
         CHECK(c->sid[g] >= 0, "clean buddy read failed on task %d: %s", g, c->msg[g]);
     int cases = 0;
@@ -336,14 +386,7 @@ static void test_buddy_steps(void)
             continue;
         target = steps[k];
         printf("    %-36s %-10s #%d: mask 0x%x\n", target.call, target.step, target.occ, target.visitors);
-        for (int two = 0; two < 2; two++) {
-            memset(inject_code, 0, sizeof inject_code);
-            int n = 0;
-            for (int g = 0; g < P && n < 1 + two; g++)
-                if (target.visitors & (1u << g))
-                    inject_code[g] = n++ ? SHEAF_E_ARG : SHEAF_E_IO;
-            if (two && n < 2)
-                break;
+        for (int two = 0; two < 2 && inject_first(two) >= 0; two++) {
             tc_run(P, bread_task, c);
             cases++;
             for (int g = 0; g < P; g++) {
@@ -363,8 +406,63 @@ static void test_buddy_steps(void)
     pt_rmtree(dir);
 }
 
+/* ---- buddy copy write: the copies' open and their part of the close ---- */
+/* Whether a recorded step belongs to the copies (their open, their part of the close). */
+static int buddy_write_step(const step_id *s)
+{
+    return !strcmp(s->call, "sion_generic_paropen (buddy copies)") ||
+           (!strcmp(s->call, "sion_generic_parclose") && !strncmp(s->step, "buddy ", 6));
+}
+
+static void test_buddy_write_steps(void)
+{
+    const char *dir = pt_mkdtemp();
+    bctx *c = buddy_set(dir, "threadcomm-steps-bwrite", "w.sion", "bw,buddy=2");
+    c->record = 1;
+    record_steps(bwrite_task, c);
+    for (int g = 0; g < P; g++)
+        CHECK(c->fail_ph[g] < 0, "clean buddy write failed on task %d: %s", g, c->msg[g]);
+    int cases = 0, open_steps = 0, close_steps = 0;
+    for (int k = 0; k < nsteps; k++) {
+        if (!buddy_write_step(&steps[k]))
+            continue;
+        target = steps[k];
+        open_steps += target.ph == 10;
+        close_steps += target.ph == 11;
+        printf("    %-36s %-14s #%d: mask 0x%x\n", target.call, target.step, target.occ, target.visitors);
+        int low;
+        for (int two = 0; two < 2 && (low = inject_first(two)) >= 0; two++) {
+            tc_run(P, bwrite_task, c);
+            cases++;
+            for (int g = 0; g < P; g++) {
+                CHECK(c->fail_ph[g] == target.ph, "buddy write %s / %s #%d: task %d failed in phase %d, expected %d: "
+                      "%s", target.call, target.step, target.occ, g, c->fail_ph[g], target.ph, c->msg[g]);
+                CHECK(c->code[g] == inject_code[low], "buddy write %s #%d: task %d: code %d, the first failing task's "
+                      "%d: %s", target.step, target.occ, g, c->code[g], inject_code[low], c->msg[g]);
+                char want[300];
+                snprintf(want, sizeof want, "injected failure at %s / %s on task %d", target.call, target.step, g);
+                if (inject_code[g])
+                    CHECK(strstr(c->msg[g], want) != NULL, "buddy write %s #%d: failing task %d lost its first "
+                          "message: %s", target.step, target.occ, g, c->msg[g]);
+                else
+                    CHECK(strstr(c->msg[g], "see its message") != NULL, "buddy write %s #%d: task %d: message does "
+                          "not point at the failing task: %s", target.step, target.occ, g, c->msg[g]);
+            }
+        }
+    }
+    par_set_fault_hook(NULL);
+    printf("  %d buddy write cases (%d open steps, %d close steps)\n", cases, open_steps, close_steps);
+    CHECK(open_steps >= 6 && close_steps >= 4, "only %d open and %d close steps of the copies", open_steps,
+          close_steps);
+    sion_generic_free_api(c->aid);
+    free(c);
+    pt_rmtree(dir);
+}
+
 int main(int argc, char **argv)
 {
-    static const pt_test tests[] = {{"failure_at_each_step", test_each_step}, {"buddy_read_steps", test_buddy_steps}};
-    return pt_main(tests, 2, argc, argv);
+    static const pt_test tests[] = {{"failure_at_each_step", test_each_step},
+                                    {"buddy_read_steps", test_buddy_steps},
+                                    {"buddy_write_steps", test_buddy_write_steps}};
+    return pt_main(tests, 3, argc, argv);
 }

@@ -169,6 +169,34 @@ static void mapped_messages(void)
     BAD(mrrec, PAR_WIRE_MRREC_N, 8, 2, "data order 2");
 }
 
+/* the buddy copies' messages (write and read) and the array check */
+static void buddy_messages(void)
+{
+    int64_t b[32];
+    RT(bhead, PAR_WIRE_BHEAD_N, {0, 3, 4096, 4096, SION_KEYVAL_NONE, 0});
+    BAD(bhead, PAR_WIRE_BHEAD_N, 5, 2, "data order 2");
+    RT(verdict, PAR_WIRE_VERDICT_N, {SHEAF_E_IO, 3});
+    BAD(verdict, PAR_WIRE_VERDICT_N, 0, 1, "positive status");
+    BAD(verdict, PAR_WIRE_VERDICT_N, 1, -2, "task -2");
+    RT(bwreq, PAR_WIRE_BWREQ_N, {3000, 5, 0});
+    BAD(bwreq, PAR_WIRE_BWREQ_N, 0, -1, "negative chunk size");
+    BAD(bwreq, PAR_WIRE_BWREQ_N, 1, (int64_t)INT32_MAX + 1, "global rank beyond int");
+    RT(bwlayout, PAR_WIRE_BWLAYOUT_N, {0, 8192, 3072, 16384});
+    BAD(bwlayout, PAR_WIRE_BWLAYOUT_N, 2, -1, "negative chunk size");
+    RT(bseen, PAR_WIRE_BSEEN_N, {2});
+    BAD(bseen, PAR_WIRE_BSEEN_N, 0, -2, "members -2");
+    RT(bsees, PAR_WIRE_BSEES_N, {1, SHEAF_E_NOMEM});
+    BAD(bsees, PAR_WIRE_BSEES_N, 0, 2, "sees 2");
+    RT(bdirect, PAR_WIRE_BDIRECT_N, {SHEAF_E_ARG, 2, 0});
+    BAD(bdirect, PAR_WIRE_BDIRECT_N, 2, -1, "direct -1");
+    int64_t arr[3] = {0, 4, 9}, out[3] = {7, 7, 7};
+    CHECK(par_wire_array_unpack("t", "e", 0, 9, out, arr, 3) == 0 && out[2] == 9, "array in range copied");
+    arr[1] = 10;
+    out[0] = 7;
+    CHECK(failed_fmt(par_wire_array_unpack("t", "e", 0, 9, out, arr, 3)) && out[0] == 7, "array out of range refused, "
+          "untouched");
+}
+
 /* random buffers: accepted ones have every field in range */
 static void random_buffers(void)
 {
@@ -202,6 +230,7 @@ int main(void)
     roundtrips();
     hostile();
     mapped_messages();
+    buddy_messages();
     random_buffers();
     printf("wire: ok\n");
     return atomic_load(&pt_failures) ? 1 : 0;
