@@ -215,14 +215,10 @@ int pmpi_ended(entry *e, MPI_Status *st) {
  * independent ones through DACHe on a dache file, else the real handle (they
  * would break the single owner of a realm: the written bytes drop every cache
  * at the next collective call) */
-PMPI_BOTH(XFER_PTR, read_all, sheaf_file_read_all, PMPI_NOCONST, 0, ALL, 0, ST)
-PMPI_BOTH(XFER_PTR, write_all, sheaf_file_write_all, const, 1, ALL, 0, ST)
-PMPI_BOTH(XFER_AT, read_at_all, sheaf_file_read_at_all, PMPI_NOCONST, 0, ALL, ST)
-PMPI_BOTH(XFER_AT, write_at_all, sheaf_file_write_at_all, const, 1, ALL, ST)
-PMPI_BOTH(XFER_PTR, read, sheaf_file_read, PMPI_NOCONST, 0, DACHE, 1, ST)
-PMPI_BOTH(XFER_PTR, write, sheaf_file_write, const, 1, DACHE, 1, ST)
-PMPI_BOTH(XFER_AT, read_at, sheaf_file_read_at, PMPI_NOCONST, 0, DACHE, ST)
-PMPI_BOTH(XFER_AT, write_at, sheaf_file_write_at, const, 1, DACHE, ST)
+PMPI_RW_PTR(, _all, _all, ALL, 0, ST)
+PMPI_RW_AT(, _at_all, _at_all, ALL, ST)
+PMPI_RW_PTR(, , , DACHE, 1, ST)
+PMPI_RW_AT(, _at, _at, DACHE, ST)
 
 int MPI_File_seek(MPI_File fh, MPI_Offset off, int whence) {
   entry *e = find(fh);

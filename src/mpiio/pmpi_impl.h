@@ -102,4 +102,12 @@ PMPI_HIDDEN void pmpi_wrote(pmpi_entry *e);
     }                                                                                                \
     PMPI_FALLBACK(0, W, PMPI_File_##NAME##SFX(fh, off, buf, count, t PMPI_ARG_##KIND))               \
   }
+/* the read and the write of one family: MPI_File_<P>read<S> and
+ * MPI_File_<P>write<S> served by sheaf_file_read<FS> / sheaf_file_write<FS> */
+#define PMPI_RW_PTR(P, S, FS, WHO, CARRY, KIND)                                                       \
+  PMPI_BOTH(XFER_PTR, P##read##S, sheaf_file_read##FS, PMPI_NOCONST, 0, WHO, CARRY, KIND)            \
+  PMPI_BOTH(XFER_PTR, P##write##S, sheaf_file_write##FS, const, 1, WHO, CARRY, KIND)
+#define PMPI_RW_AT(P, S, FS, WHO, KIND)                                                               \
+  PMPI_BOTH(XFER_AT, P##read##S, sheaf_file_read##FS, PMPI_NOCONST, 0, WHO, KIND)                    \
+  PMPI_BOTH(XFER_AT, P##write##S, sheaf_file_write##FS, const, 1, WHO, KIND)
 #endif

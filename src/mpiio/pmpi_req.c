@@ -57,31 +57,21 @@ int pmpi_done_req(pmpi_entry *e, int rc, MPI_Datatype t, MPI_Count count, MPI_Re
 }
 
 /* nonblocking: individual pointer, explicit offset, collective or not */
-PMPI_BOTH(XFER_PTR, iread, sheaf_file_read, PMPI_NOCONST, 0, DACHE, 1, REQ)
-PMPI_BOTH(XFER_PTR, iwrite, sheaf_file_write, const, 1, DACHE, 1, REQ)
-PMPI_BOTH(XFER_PTR, iread_all, sheaf_file_read_all, PMPI_NOCONST, 0, DACHE, 1, REQ)
-PMPI_BOTH(XFER_PTR, iwrite_all, sheaf_file_write_all, const, 1, DACHE, 1, REQ)
-PMPI_BOTH(XFER_AT, iread_at, sheaf_file_read_at, PMPI_NOCONST, 0, DACHE, REQ)
-PMPI_BOTH(XFER_AT, iwrite_at, sheaf_file_write_at, const, 1, DACHE, REQ)
-PMPI_BOTH(XFER_AT, iread_at_all, sheaf_file_read_at_all, PMPI_NOCONST, 0, DACHE, REQ)
-PMPI_BOTH(XFER_AT, iwrite_at_all, sheaf_file_write_at_all, const, 1, DACHE, REQ)
+PMPI_RW_PTR(i, , , DACHE, 1, REQ)
+PMPI_RW_PTR(i, _all, _all, DACHE, 1, REQ)
+PMPI_RW_AT(i, _at, _at, DACHE, REQ)
+PMPI_RW_AT(i, _at_all, _at_all, DACHE, REQ)
 
 /* shared and ordered pointers: sheaf's own on a dache file, the real
  * handle's otherwise (the pointer is not carried over: it is shared) */
-PMPI_BOTH(XFER_PTR, read_shared, sheaf_file_read_shared, PMPI_NOCONST, 0, DACHE, 0, ST)
-PMPI_BOTH(XFER_PTR, write_shared, sheaf_file_write_shared, const, 1, DACHE, 0, ST)
-PMPI_BOTH(XFER_PTR, iread_shared, sheaf_file_read_shared, PMPI_NOCONST, 0, DACHE, 0, REQ)
-PMPI_BOTH(XFER_PTR, iwrite_shared, sheaf_file_write_shared, const, 1, DACHE, 0, REQ)
-PMPI_BOTH(XFER_PTR, read_ordered, sheaf_file_read_ordered, PMPI_NOCONST, 0, DACHE, 0, ST)
-PMPI_BOTH(XFER_PTR, write_ordered, sheaf_file_write_ordered, const, 1, DACHE, 0, ST)
+PMPI_RW_PTR(, _shared, _shared, DACHE, 0, ST)
+PMPI_RW_PTR(i, _shared, _shared, DACHE, 0, REQ)
+PMPI_RW_PTR(, _ordered, _ordered, DACHE, 0, ST)
 
 /* split collectives: done at _begin, the status kept for _end */
-PMPI_BOTH(XFER_PTR, read_all_begin, sheaf_file_read_all, PMPI_NOCONST, 0, DACHE, 1, BEGIN)
-PMPI_BOTH(XFER_PTR, write_all_begin, sheaf_file_write_all, const, 1, DACHE, 1, BEGIN)
-PMPI_BOTH(XFER_AT, read_at_all_begin, sheaf_file_read_at_all, PMPI_NOCONST, 0, DACHE, BEGIN)
-PMPI_BOTH(XFER_AT, write_at_all_begin, sheaf_file_write_at_all, const, 1, DACHE, BEGIN)
-PMPI_BOTH(XFER_PTR, read_ordered_begin, sheaf_file_read_ordered, PMPI_NOCONST, 0, DACHE, 0, BEGIN)
-PMPI_BOTH(XFER_PTR, write_ordered_begin, sheaf_file_write_ordered, const, 1, DACHE, 0, BEGIN)
+PMPI_RW_PTR(, _all_begin, _all, DACHE, 1, BEGIN)
+PMPI_RW_AT(, _at_all_begin, _at_all, DACHE, BEGIN)
+PMPI_RW_PTR(, _ordered_begin, _ordered, DACHE, 0, BEGIN)
 
 #define SPLIT_END(NAME, CONST)                                                                        \
   int MPI_File_##NAME##_end(MPI_File fh, CONST void *buf, MPI_Status *st) {                          \
@@ -90,12 +80,10 @@ PMPI_BOTH(XFER_PTR, write_ordered_begin, sheaf_file_write_ordered, const, 1, DAC
     e->served++;                                                                                     \
     return pmpi_ended(e, st);                                                                        \
   }
-SPLIT_END(read_all, PMPI_NOCONST)
-SPLIT_END(write_all, const)
-SPLIT_END(read_at_all, PMPI_NOCONST)
-SPLIT_END(write_at_all, const)
-SPLIT_END(read_ordered, PMPI_NOCONST)
-SPLIT_END(write_ordered, const)
+#define SPLIT_END_RW(S) SPLIT_END(read##S, PMPI_NOCONST) SPLIT_END(write##S, const)
+SPLIT_END_RW(_all)
+SPLIT_END_RW(_at_all)
+SPLIT_END_RW(_ordered)
 
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset off, int whence) {
   int serve;

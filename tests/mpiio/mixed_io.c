@@ -364,12 +364,13 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
-  if (argc < 3 || np > 16) {
+  const char *mode = argc > 2 ? argv[1] : "", *path = argc > 2 ? argv[2] : "";
+  int known = !strcmp(mode, "mixed") || !strcmp(mode, "coherence") || !strcmp(mode, "errors");
+  if (!known || np > 16) {
     if (rank == 0) fprintf(stderr, "usage: mixed_io mixed|coherence|errors PATH [key=value...] (<= 16 ranks)\n");
     MPI_Finalize();
     return 2;
   }
-  const char *mode = argv[1], *path = argv[2];
   MPI_Info info;
   MPI_Info_create(&info);
   for (int i = 3; i < argc; i++) {
