@@ -188,7 +188,7 @@ static MPI_Count bytes_of(MPI_Datatype t, MPI_Count count) {
   return (MPI_Count)size * count;
 }
 int pmpi_count(entry *e, MPI_Count count, int begin) {
-  return count > INT_MAX || (begin && e->split) ? -1 : (int)count;
+  return count > INT_MAX || count < 0 || (begin && e->split) ? -1 : (int)count;
 }
 int pmpi_done(entry *e, int rc, MPI_Datatype t, MPI_Count count, MPI_Status *st) {
   if (count > INT_MAX) return MPI_ERR_COUNT;
