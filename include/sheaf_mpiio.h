@@ -94,6 +94,18 @@ SHEAF_API int sheaf_file_read_all(sheaf_file fh, void *buf, int count, MPI_Datat
 SHEAF_API int sheaf_file_write_all(sheaf_file fh, const void *buf, int count, MPI_Datatype type);
 SHEAF_API int sheaf_file_seek(sheaf_file fh, MPI_Offset off, int whence);
 SHEAF_API int sheaf_file_get_position(sheaf_file fh, MPI_Offset *off);
+/* shared file pointer (one per open, in etypes of the current view, reset to
+ * 0 by set_view; hint sheaf_shared_fp = auto (default: shared memory on one
+ * node) | rma). _shared calls are independent; seek_shared is collective (the
+ * same offset and whence on every rank; MPI_SEEK_SET/CUR/END): a position that
+ * is negative or whose byte offset would not fit is SHEAF_MPIIO_EARG on every
+ * rank. _ordered calls are collective, in rank order from the shared pointer. */
+SHEAF_API int sheaf_file_read_shared(sheaf_file fh, void *buf, int count, MPI_Datatype type);
+SHEAF_API int sheaf_file_write_shared(sheaf_file fh, const void *buf, int count, MPI_Datatype type);
+SHEAF_API int sheaf_file_seek_shared(sheaf_file fh, MPI_Offset off, int whence);
+SHEAF_API int sheaf_file_read_ordered(sheaf_file fh, void *buf, int count, MPI_Datatype type);
+SHEAF_API int sheaf_file_write_ordered(sheaf_file fh, const void *buf, int count, MPI_Datatype type);
+SHEAF_API int sheaf_file_get_position_shared(sheaf_file fh, MPI_Offset *off);
 
 /* collective: write back every rank's cached data and the backend's */
 SHEAF_API int sheaf_file_sync(sheaf_file fh);

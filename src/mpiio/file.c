@@ -33,6 +33,7 @@ const char *sheaf_mpiio_open_errmsg(void) { return open_err; }
 static void free_handle(sheaf_file fh) {
   if (!fh) return;
   if (fh->have_cache) fh->cache.ops->destroy(&fh->cache);
+  mio_shared_free(fh);
   if (fh->be.ops) fh->be.ops->close(&fh->be);
   if (fh->be.audit_fd >= 0) close(fh->be.audit_fd);
   mio_flat_free(&fh->ftype);
@@ -92,6 +93,7 @@ int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, s
   char audit[MPI_MAX_INFO_VAL + 1];
   if (fh) {
     fh->comm = MPI_COMM_NULL;
+    fh->sh_win = MPI_WIN_NULL;
     fh->be.fd = -1;
     fh->be.audit_fd = -1;
     fh->path = strdup(path);
@@ -136,6 +138,7 @@ int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, s
     if (fh->be.audit_fd < 0) rc = mio_set_err(fh, SHEAF_MPIIO_EIO, "%s: cannot open the audit log %s", path, p);
   }
   if (!rc) rc = set_default_view(fh);
+  rc = mio_shared_create(fh, comm, info, rc);
   rc = open_dache(fh, comm, info, path, rc);
   int all = rc;
   MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm);
@@ -257,6 +260,7 @@ int sheaf_file_set_view(sheaf_file fh, MPI_Offset disp, MPI_Datatype etype, MPI_
   rc = mio_agree(fh, rc);
   if (!rc) rc = mio_agree(fh, install_view(fh, disp, esize, &ft));
   if (rc) mio_flat_free(&ft);
+  else rc = mio_shared_reset(fh);  /* MPI: set_view resets the shared pointer too */
   return rc;
 }
 

@@ -121,6 +121,8 @@ struct sheaf_file_s {
   int delete_on_close;
   int write_through;              /* flush dirty realm pages after every collective write */
   int external_write;             /* note_external_write since the last collective call */
+  /* shared file pointer (shared.c): an int64 of etypes on rank 0 */
+  MPI_Win sh_win; int64_t *sh_ptr; int sh_shm, sh_locked;
   sheaf_mpiio_stats stats;
   char err[512];
 };
@@ -137,4 +139,10 @@ int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, c
 /* agree on a result over the communicator: the lowest code wins, a rank that
  * did not fail itself gets SHEAF_MPIIO_EREMOTE */
 int mio_agree(sheaf_file fh, int rc);
+/* the shared file pointer (shared.c): created at the collective open (rc:
+ * this rank's state so far; nothing is created unless every rank is fine),
+ * freed with the handle (collective), reset to 0 by set_view (collective) */
+int mio_shared_create(sheaf_file fh, MPI_Comm comm, MPI_Info info, int rc);
+void mio_shared_free(sheaf_file fh);
+int mio_shared_reset(sheaf_file fh);
 #endif

@@ -2,57 +2,63 @@
  * MPI-IO programs, through the MPI profiling interface.
  *
  * MPI_File_open takes a file over when its info has sheaf_cache=pfr (or
- * nocache/none/dache) or the environment has SHEAF_MPIIO=pfr or dache. On a
- * dache file the blocking independent reads and writes (read, write, read_at,
- * write_at, and their MPI-4 _c forms up to INT_MAX items) go through sheaf as
- * well (DACHe is coherent for them); the other fallbacks below stay on the
- * real handle. The real MPI-IO
- * handle is opened too, with the same view kept on it, and is the handle
- * the program sees: the calls sheaf implements (open/close, set_view, read/
- * write _all and _at_all, seek, get_position, sync, get_size, set_size,
- * preallocate) go to the sheaf file; every other data call (independent
- * ones included: they would break a realm's single owner) falls back to the
- * real handle. For that to be right, taken-over files write through (dirty
- * realm pages reach the file at the end of every collective write; pages stay
- * cached for reads), the individual pointer is copied to the real handle
- * before a fallback and back after it, and a fallback that writes tells the
- * layer (sheaf_file_note_external_write: every cache is dropped at the next
- * collective call). set_view with a data representation other than "native"
- * and set_atomicity(true) hand the file back to the real handle for good
- * (collectively, after a sync). Uses the public API of libsheaf_mpiio only.
- * SHEAF_MPIIO_REPORT=1: rank 0 reports each taken-over file at close. */
+ * nocache/none/dache) or the environment has SHEAF_MPIIO=pfr or dache. The
+ * real MPI-IO handle is opened too, with the same view kept on it, and is the
+ * handle the program sees. Who answers which call (doc/mpiio.md section 6):
+ *  - every taken-over file: open/close, set_view, seek, get_position, sync,
+ *    get_size, set_size, preallocate and the blocking collective reads and
+ *    writes (_all, _at_all, and their _c forms) go to the sheaf file;
+ *  - a dache file (DACHe is coherent for every access): every data call goes
+ *    to the sheaf file too - independent, nonblocking (done at the call, a
+ *    completed generalized request handed back), split collectives (done at
+ *    _begin, the status kept for _end), shared and ordered pointers (sheaf's
+ *    own shared pointer: shared.c), so nothing reaches the file behind the
+ *    cache (pmpi_req.c);
+ *  - the other modes: independent, nonblocking, split and shared-pointer
+ *    calls fall back to the real handle (independent ones would break a
+ *    realm's single owner). For that to be right, such files write through
+ *    (dirty realm pages reach the file at the end of every collective write;
+ *    pages stay cached for reads), the individual pointer is copied to the
+ *    real handle before a fallback and back after it, and a fallback that
+ *    writes tells the layer (sheaf_file_note_external_write: every cache is
+ *    dropped at the next collective call).
+ * Counts beyond INT_MAX in a call sheaf serves are MPI_ERR_COUNT (on every
+ * rank of a collective call). set_view with a data representation other than
+ * "native" and set_atomicity(true) hand the file back to the real handle for
+ * good (collectively, after a sync). Uses the public API of libsheaf_mpiio
+ * only. SHEAF_MPIIO_REPORT=1: rank 0 reports each taken-over file at close. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <mpi.h>
-#include "sheaf_mpiio.h"
+#include "pmpi_impl.h"
 
 #define MAXF 256
-/* served: MPI_File_* calls sheaf answered; fellback: calls passed to the real
- * handle of a taken-over file (SHEAF_MPIIO_REPORT prints rank 0's) */
-typedef struct entry { MPI_File real; sheaf_file sf; int rank, dache; char name[256]; unsigned long served, fellback; } entry;
+typedef pmpi_entry entry;
 static entry table[MAXF];
 
-static entry *lookup(MPI_File f) {
+entry *pmpi_lookup(MPI_File f) {
   if (f == MPI_FILE_NULL) return NULL;
   for (int i = 0; i < MAXF; i++)
     if (table[i].sf && table[i].real == f) return &table[i];
   return NULL;
 }
-/* find: a call sheaf serves when the file is taken over; find_fb: one that falls back */
+/* find: a call sheaf serves when the file is taken over */
 static entry *find(MPI_File f) {
-  entry *e = lookup(f);
+  entry *e = pmpi_lookup(f);
   if (e) e->served++;
   return e;
 }
-static entry *find_fb(MPI_File f) {
-  entry *e = lookup(f);
-  if (e) e->fellback++;
+entry *pmpi_route(MPI_File f, int who, int *serve) {
+  entry *e = pmpi_lookup(f);
+  *serve = e && (who == PMPI_ALL || e->dache);
+  if (e && *serve) e->served++;
+  else if (e) e->fellback++;
   return e;
 }
 
-static int to_mpi(entry *e, int rc) {
+int pmpi_to_mpi(entry *e, int rc) {
   if (rc == 0) return MPI_SUCCESS;
   if (getenv("SHEAF_MPIIO_VERBOSE")) fprintf(stderr, "sheaf-mpiio: %s\n", sheaf_file_errmsg(e ? e->sf : NULL));
   switch (rc) {
@@ -116,7 +122,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
   table[slot].sf = sf;
   table[slot].dache = dache;
   MPI_Comm_rank(comm, &table[slot].rank);
-  table[slot].served = 1, table[slot].fellback = 0;
+  table[slot].served = 1, table[slot].fellback = 0, table[slot].split = 0;
   snprintf(table[slot].name, sizeof table[slot].name, "%s", filename);
   return MPI_SUCCESS;
 }
@@ -160,7 +166,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
     return rc;
   }
   int src = sheaf_file_set_view(e->sf, disp, etype, filetype);
-  return rc != MPI_SUCCESS ? rc : to_mpi(e, src);
+  return rc != MPI_SUCCESS ? rc : pmpi_to_mpi(e, src);
 }
 
 int MPI_File_set_atomicity(MPI_File fh, int flag) {
@@ -169,254 +175,92 @@ int MPI_File_set_atomicity(MPI_File fh, int flag) {
   return PMPI_File_set_atomicity(fh, flag);
 }
 
-/* both MPICH and Open MPI keep a byte count in the status: count items of t */
-static void set_status(MPI_Status *st, MPI_Datatype t, int count) {
-  int size = 0;
+/* both MPICH and Open MPI keep a byte count in the status */
+void pmpi_set_status(MPI_Status *st, MPI_Count bytes) {
   if (st == MPI_STATUS_IGNORE) return;
-  MPI_Type_size(t, &size);
   st->MPI_ERROR = MPI_SUCCESS;
   MPI_Status_set_cancelled(st, 0);
-  MPI_Status_set_elements_x(st, MPI_BYTE, (MPI_Count)size * count);
+  MPI_Status_set_elements_x(st, MPI_BYTE, bytes);
+}
+static MPI_Count bytes_of(MPI_Datatype t, MPI_Count count) {
+  int size = 0;
+  if (t != MPI_DATATYPE_NULL) MPI_Type_size(t, &size);
+  return (MPI_Count)size * count;
+}
+int pmpi_count(entry *e, MPI_Count count, int begin) {
+  return count > INT_MAX || count < 0 || (begin && e->split) ? -1 : (int)count;
+}
+int pmpi_done(entry *e, int rc, MPI_Datatype t, MPI_Count count, MPI_Status *st) {
+  if (count > INT_MAX) return MPI_ERR_COUNT;
+  if (rc == 0) pmpi_set_status(st, bytes_of(t, count));
+  return pmpi_to_mpi(e, rc);
+}
+int pmpi_begun(entry *e, int rc, MPI_Datatype t, MPI_Count count) {
+  if (count > INT_MAX) return MPI_ERR_COUNT;
+  if (e->split) return MPI_ERR_OTHER;  /* MPI: one split collective at a time per handle */
+  if (rc == 0) {
+    e->split = 1;
+    e->split_bytes = bytes_of(t, count);
+  }
+  return pmpi_to_mpi(e, rc);
+}
+int pmpi_ended(entry *e, MPI_Status *st) {
+  if (!e->split) return MPI_ERR_OTHER;  /* no _begin (or it failed) */
+  e->split = 0;
+  pmpi_set_status(st, e->split_bytes);
+  return MPI_SUCCESS;
 }
 
-#define DATA_CALL(NAME, SHEAF, CONST, ...)                                                            \
-  int MPI_File_##NAME(MPI_File fh, CONST void *buf, int count, MPI_Datatype t, MPI_Status *st) {     \
-    entry *e = find(fh);                                                                             \
-    if (!e) return PMPI_File_##NAME(fh, buf, count, t, st);                                          \
-    int rc = SHEAF(e->sf, buf, count, t);                                                            \
-    if (rc == 0) set_status(st, t, count);                                                           \
-    return to_mpi(e, rc);                                                                            \
-  }
-#define DATA_CALL_AT(NAME, SHEAF, CONST)                                                              \
-  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, int count, MPI_Datatype t,       \
-                      MPI_Status *st) {                                                              \
-    entry *e = find(fh);                                                                             \
-    if (!e) return PMPI_File_##NAME(fh, off, buf, count, t, st);                                     \
-    int rc = SHEAF(e->sf, off, buf, count, t);                                                       \
-    if (rc == 0) set_status(st, t, count);                                                           \
-    return to_mpi(e, rc);                                                                            \
-  }
-#define NOCONST
-DATA_CALL(read_all, sheaf_file_read_all, NOCONST)
-DATA_CALL(write_all, sheaf_file_write_all, const)
-DATA_CALL_AT(read_at_all, sheaf_file_read_at_all, NOCONST)
-DATA_CALL_AT(write_at_all, sheaf_file_write_at_all, const)
+/* blocking calls: collective ones through sheaf on every taken-over file;
+ * independent ones through DACHe on a dache file, else the real handle (they
+ * would break the single owner of a realm: the written bytes drop every cache
+ * at the next collective call) */
+PMPI_RW_PTR(, _all, _all, ALL, 0, ST)
+PMPI_RW_AT(, _at_all, _at_all, ALL, ST)
+PMPI_RW_PTR(, , , DACHE, 1, ST)
+PMPI_RW_AT(, _at, _at, DACHE, ST)
 
 int MPI_File_seek(MPI_File fh, MPI_Offset off, int whence) {
   entry *e = find(fh);
   if (!e) return PMPI_File_seek(fh, off, whence);
-  return to_mpi(e, sheaf_file_seek(e->sf, off, whence));
+  return pmpi_to_mpi(e, sheaf_file_seek(e->sf, off, whence));
 }
 int MPI_File_get_position(MPI_File fh, MPI_Offset *off) {
   entry *e = find(fh);
   if (!e) return PMPI_File_get_position(fh, off);
-  return to_mpi(e, sheaf_file_get_position(e->sf, off));
+  return pmpi_to_mpi(e, sheaf_file_get_position(e->sf, off));
 }
 int MPI_File_sync(MPI_File fh) {
   entry *e = find(fh);
-  int rc = e ? to_mpi(e, sheaf_file_sync(e->sf)) : MPI_SUCCESS;
+  int rc = e ? pmpi_to_mpi(e, sheaf_file_sync(e->sf)) : MPI_SUCCESS;
   int r2 = PMPI_File_sync(fh);
   return rc ? rc : r2;
 }
 int MPI_File_get_size(MPI_File fh, MPI_Offset *size) {
   entry *e = find(fh);
   if (!e) return PMPI_File_get_size(fh, size);
-  return to_mpi(e, sheaf_file_get_size(e->sf, size));
+  return pmpi_to_mpi(e, sheaf_file_get_size(e->sf, size));
 }
 int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
   entry *e = find(fh);
   if (!e) return PMPI_File_set_size(fh, size);
-  return to_mpi(e, sheaf_file_set_size(e->sf, size));
+  return pmpi_to_mpi(e, sheaf_file_set_size(e->sf, size));
 }
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size) {
   entry *e = find(fh);
   if (!e) return PMPI_File_preallocate(fh, size);
-  return to_mpi(e, sheaf_file_preallocate(e->sf, size));
+  return pmpi_to_mpi(e, sheaf_file_preallocate(e->sf, size));
 }
 
 /* ---- fallbacks: the real handle, with the individual pointer carried over ---- */
-static void ptr_to_real(entry *e, MPI_File fh) {
+void pmpi_ptr_to_real(entry *e, MPI_File fh) {
   MPI_Offset p;
   if (e && sheaf_file_get_position(e->sf, &p) == 0) PMPI_File_seek(fh, p, MPI_SEEK_SET);
 }
-static void ptr_from_real(entry *e, MPI_File fh) {
+void pmpi_ptr_from_real(entry *e, MPI_File fh) {
   MPI_Offset p;
   if (e && PMPI_File_get_position(fh, &p) == MPI_SUCCESS) sheaf_file_seek(e->sf, p, MPI_SEEK_SET);
 }
-static void wrote(entry *e) {
+void pmpi_wrote(entry *e) {
   if (e) sheaf_file_note_external_write(e->sf);
 }
-
-#define FB_PTR_N(NAME, CONST, W, COUNT_T, REQ_T, REQ)                                                 \
-  int MPI_File_##NAME(MPI_File fh, CONST void *buf, COUNT_T count, MPI_Datatype t, REQ_T REQ) {       \
-    entry *e = find_fb(fh);                                                                          \
-    ptr_to_real(e, fh);                                                                              \
-    int rc = PMPI_File_##NAME(fh, buf, count, t, REQ);                                               \
-    ptr_from_real(e, fh);                                                                            \
-    if (W) wrote(e);                                                                                 \
-    return rc;                                                                                       \
-  }
-#define FB_AT_N(NAME, CONST, W, COUNT_T, REQ_T, REQ)                                                  \
-  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, COUNT_T count, MPI_Datatype t,   \
-                      REQ_T REQ) {                                                                   \
-    entry *e = find_fb(fh);                                                                          \
-    int rc = PMPI_File_##NAME(fh, off, buf, count, t, REQ);                                          \
-    if (W) wrote(e);                                                                                 \
-    return rc;                                                                                       \
-  }
-#define FB_PTR(NAME, CONST, W, REQ_T, REQ) FB_PTR_N(NAME, CONST, W, int, REQ_T, REQ)
-#define FB_AT(NAME, CONST, W, REQ_T, REQ) FB_AT_N(NAME, CONST, W, int, REQ_T, REQ)
-/* blocking independent I/O: through DACHe on a dache file; otherwise it would
- * break the single owner of a realm: the real handle does it (the written
- * bytes drop every cache at the next collective call) */
-#define IND_PTR_N(NAME, SHEAF, CONST, W, COUNT_T)                                                     \
-  int MPI_File_##NAME(MPI_File fh, CONST void *buf, COUNT_T count, MPI_Datatype t, MPI_Status *st) { \
-    entry *e = lookup(fh);                                                                           \
-    if (e) e->dache && count <= INT_MAX ? e->served++ : e->fellback++;                               \
-    if (e && e->dache && count <= INT_MAX) {                                                         \
-      int rc = SHEAF(e->sf, buf, (int)count, t);                                                     \
-      if (rc == 0) set_status(st, t, (int)count);                                                    \
-      return to_mpi(e, rc);                                                                          \
-    }                                                                                                \
-    ptr_to_real(e, fh);                                                                              \
-    int rc = PMPI_File_##NAME(fh, buf, count, t, st);                                                \
-    ptr_from_real(e, fh);                                                                            \
-    if (W) wrote(e);                                                                                 \
-    return rc;                                                                                       \
-  }
-#define IND_AT_N(NAME, SHEAF, CONST, W, COUNT_T)                                                      \
-  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, COUNT_T count, MPI_Datatype t,   \
-                      MPI_Status *st) {                                                              \
-    entry *e = lookup(fh);                                                                           \
-    if (e) e->dache && count <= INT_MAX ? e->served++ : e->fellback++;                               \
-    if (e && e->dache && count <= INT_MAX) {                                                         \
-      int rc = SHEAF(e->sf, off, buf, (int)count, t);                                                \
-      if (rc == 0) set_status(st, t, (int)count);                                                    \
-      return to_mpi(e, rc);                                                                          \
-    }                                                                                                \
-    int rc = PMPI_File_##NAME(fh, off, buf, count, t, st);                                           \
-    if (W) wrote(e);                                                                                 \
-    return rc;                                                                                       \
-  }
-#define IND_PTR(NAME, SHEAF, CONST, W) IND_PTR_N(NAME, SHEAF, CONST, W, int)
-#define IND_AT(NAME, SHEAF, CONST, W) IND_AT_N(NAME, SHEAF, CONST, W, int)
-IND_PTR(read, sheaf_file_read, NOCONST, 0)
-IND_PTR(write, sheaf_file_write, const, 1)
-IND_AT(read_at, sheaf_file_read_at, NOCONST, 0)
-IND_AT(write_at, sheaf_file_write_at, const, 1)
-FB_PTR(iread, NOCONST, 0, MPI_Request *, req)
-FB_PTR(iwrite, const, 1, MPI_Request *, req)
-FB_PTR(iread_all, NOCONST, 0, MPI_Request *, req)
-FB_PTR(iwrite_all, const, 1, MPI_Request *, req)
-FB_AT(iread_at, NOCONST, 0, MPI_Request *, req)
-FB_AT(iwrite_at, const, 1, MPI_Request *, req)
-FB_AT(iread_at_all, NOCONST, 0, MPI_Request *, req)
-FB_AT(iwrite_at_all, const, 1, MPI_Request *, req)
-
-/* shared and ordered pointers: sheaf has none, the real handle keeps them */
-int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype t, MPI_Status *st) {
-  int rc = PMPI_File_write_shared(fh, buf, count, t, st);
-  wrote(find_fb(fh));
-  return rc;
-}
-int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype t, MPI_Status *st) {
-  int rc = PMPI_File_write_ordered(fh, buf, count, t, st);
-  wrote(find_fb(fh));
-  return rc;
-}
-int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype t, MPI_Request *req) {
-  int rc = PMPI_File_iwrite_shared(fh, buf, count, t, req);
-  wrote(find_fb(fh));
-  return rc;
-}
-int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype t) {
-  entry *e = find_fb(fh);
-  ptr_to_real(e, fh);
-  int rc = PMPI_File_write_all_begin(fh, buf, count, t);
-  ptr_from_real(e, fh);
-  wrote(e);
-  return rc;
-}
-int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype t) {
-  entry *e = find_fb(fh);
-  ptr_to_real(e, fh);
-  int rc = PMPI_File_read_all_begin(fh, buf, count, t);
-  ptr_from_real(e, fh);
-  return rc;
-}
-int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset off, const void *buf, int count, MPI_Datatype t) {
-  int rc = PMPI_File_write_at_all_begin(fh, off, buf, count, t);
-  wrote(find_fb(fh));
-  return rc;
-}
-int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype t) {
-  int rc = PMPI_File_write_ordered_begin(fh, buf, count, t);
-  wrote(find_fb(fh));
-  return rc;
-}
-
-/* ---- MPI-4 large-count variants (_c): the real handle, as the calls above ----
- * sheaf implements none of them; without these wrappers they would reach the
- * real handle with no pointer hand-over and, for writes, without dropping the
- * caches of a taken-over file: a later collective read could return cached
- * bytes older than the file's. Open MPI 4.1 (MPI 3.1) has no _c calls. */
-#if MPI_VERSION >= 4
-#define FB_PTR_C(NAME, CONST, W, REQ_T, REQ) FB_PTR_N(NAME, CONST, W, MPI_Count, REQ_T, REQ)
-#define FB_AT_C(NAME, CONST, W, REQ_T, REQ) FB_AT_N(NAME, CONST, W, MPI_Count, REQ_T, REQ)
-#define FB_BEGIN_PTR_C(NAME, CONST, W)                                                                \
-  int MPI_File_##NAME(MPI_File fh, CONST void *buf, MPI_Count count, MPI_Datatype t) {               \
-    entry *e = find_fb(fh);                                                                          \
-    ptr_to_real(e, fh);                                                                              \
-    int rc = PMPI_File_##NAME(fh, buf, count, t);                                                    \
-    ptr_from_real(e, fh);                                                                            \
-    if (W) wrote(e);                                                                                 \
-    return rc;                                                                                       \
-  }
-#define FB_BEGIN_AT_C(NAME, CONST, W)                                                                 \
-  int MPI_File_##NAME(MPI_File fh, MPI_Offset off, CONST void *buf, MPI_Count count, MPI_Datatype t) { \
-    entry *e = find_fb(fh);                                                                          \
-    int rc = PMPI_File_##NAME(fh, off, buf, count, t);                                               \
-    if (W) wrote(e);                                                                                 \
-    return rc;                                                                                       \
-  }
-IND_PTR_N(read_c, sheaf_file_read, NOCONST, 0, MPI_Count)
-IND_PTR_N(write_c, sheaf_file_write, const, 1, MPI_Count)
-FB_PTR_C(read_all_c, NOCONST, 0, MPI_Status *, st)
-FB_PTR_C(write_all_c, const, 1, MPI_Status *, st)
-IND_AT_N(read_at_c, sheaf_file_read_at, NOCONST, 0, MPI_Count)
-IND_AT_N(write_at_c, sheaf_file_write_at, const, 1, MPI_Count)
-FB_AT_C(read_at_all_c, NOCONST, 0, MPI_Status *, st)
-FB_AT_C(write_at_all_c, const, 1, MPI_Status *, st)
-FB_PTR_C(iread_c, NOCONST, 0, MPI_Request *, req)
-FB_PTR_C(iwrite_c, const, 1, MPI_Request *, req)
-FB_PTR_C(iread_all_c, NOCONST, 0, MPI_Request *, req)
-FB_PTR_C(iwrite_all_c, const, 1, MPI_Request *, req)
-FB_AT_C(iread_at_c, NOCONST, 0, MPI_Request *, req)
-FB_AT_C(iwrite_at_c, const, 1, MPI_Request *, req)
-FB_AT_C(iread_at_all_c, NOCONST, 0, MPI_Request *, req)
-FB_AT_C(iwrite_at_all_c, const, 1, MPI_Request *, req)
-FB_BEGIN_PTR_C(read_all_begin_c, NOCONST, 0)
-FB_BEGIN_PTR_C(write_all_begin_c, const, 1)
-FB_BEGIN_AT_C(write_at_all_begin_c, const, 1)
-/* shared and ordered pointers: the real handle keeps them; writes drop the caches */
-int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Status *st) {
-  int rc = PMPI_File_write_shared_c(fh, buf, count, t, st);
-  wrote(find_fb(fh));
-  return rc;
-}
-int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Status *st) {
-  int rc = PMPI_File_write_ordered_c(fh, buf, count, t, st);
-  wrote(find_fb(fh));
-  return rc;
-}
-int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype t, MPI_Request *req) {
-  int rc = PMPI_File_iwrite_shared_c(fh, buf, count, t, req);
-  wrote(find_fb(fh));
-  return rc;
-}
-int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype t) {
-  int rc = PMPI_File_write_ordered_begin_c(fh, buf, count, t);
-  wrote(find_fb(fh));
-  return rc;
-}
-#endif
