@@ -96,7 +96,9 @@ SHEAF_API int sheaf_file_seek(sheaf_file fh, MPI_Offset off, int whence);
 SHEAF_API int sheaf_file_get_position(sheaf_file fh, MPI_Offset *off);
 /* shared file pointer (one per open, in etypes of the current view, reset to
  * 0 by set_view; hint sheaf_shared_fp = auto (default: shared memory on one
- * node) | rma). _shared calls are independent; seek_shared is collective (the
+ * node) | rma; a handle has one when it is a dache handle or was opened with
+ * that hint, else these calls return SHEAF_MPIIO_EMPI "no shared file
+ * pointer"). _shared calls are independent; seek_shared is collective (the
  * same offset and whence on every rank; MPI_SEEK_SET/CUR/END): a position that
  * is negative or whose byte offset would not fit is SHEAF_MPIIO_EARG on every
  * rank. _ordered calls are collective, in rank order from the shared pointer. */

@@ -38,18 +38,24 @@ static int node_local(MPI_Comm comm, int nprocs) {
   return all;
 }
 
+/* Only a handle that can use it gets the window (its creation is a few
+ * collectives on every open): a dache handle (the interposition library sends
+ * every shared/ordered call of a dache file here) or one opened with the
+ * hint sheaf_shared_fp. One MPI_Allreduce (MIN) agrees on every rank's
+ * success, whether any rank wants it and whether any forces rma. */
 int mio_shared_create(sheaf_file fh, MPI_Comm comm, MPI_Info info, int rc) {
   char v[MPI_MAX_INFO_VAL + 1];
-  int force_rma = 0;
+  int force_rma = 0, want = fh && fh->cache_mode == MIO_CACHE_DACHE;
   if (!rc && mio_hint_get(info, "sheaf_shared_fp", v, sizeof v)) {
+    want = 1;
     if (strcmp(v, "rma") == 0) force_rma = 1;
     else if (strcmp(v, "auto") != 0)
       rc = mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: hint sheaf_shared_fp: invalid value '%s' (auto, rma)", fh->path, v);
   }
-  int ok = !rc, all = 0, rma = force_rma;
-  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm);
-  if (!all) return rc;
-  MPI_Allreduce(&force_rma, &rma, 1, MPI_INT, MPI_MAX, fh->comm);
+  int mine[3] = {!rc, -force_rma, -want}, all[3] = {0, 0, 0};
+  MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, comm);
+  if (!all[0] || !all[2]) return rc;
+  int rma = -all[1];
   fh->sh_shm = !rma && node_local(fh->comm, fh->nprocs);
   MPI_Aint sz = fh->rank == 0 ? (MPI_Aint)sizeof(int64_t) : 0;
   void *base = NULL;
@@ -84,7 +90,7 @@ void mio_shared_free(sheaf_file fh) {
 
 /* old value into *old, then counter += add (add 0: a plain atomic read) */
 static int sh_fetch_add(sheaf_file fh, int64_t add, int64_t *old) {
-  if (fh->sh_win == MPI_WIN_NULL) return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: no shared file pointer", fh->path);
+  if (fh->sh_win == MPI_WIN_NULL) return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: no shared file pointer (open with sheaf_cache=dache or the hint sheaf_shared_fp=auto|rma)", fh->path);
   if (fh->sh_shm) {
     *old = __atomic_fetch_add(fh->sh_ptr, add, __ATOMIC_SEQ_CST);
     return 0;
@@ -96,7 +102,7 @@ static int sh_fetch_add(sheaf_file fh, int64_t add, int64_t *old) {
 
 /* rank 0 only; callers make it collective (an agreement after it) */
 static int sh_store(sheaf_file fh, int64_t val) {
-  if (fh->sh_win == MPI_WIN_NULL) return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: no shared file pointer", fh->path);
+  if (fh->sh_win == MPI_WIN_NULL) return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: no shared file pointer (open with sheaf_cache=dache or the hint sheaf_shared_fp=auto|rma)", fh->path);
   if (fh->sh_shm) {
     __atomic_store_n(fh->sh_ptr, val, __ATOMIC_SEQ_CST);
     return 0;
@@ -108,6 +114,7 @@ static int sh_store(sheaf_file fh, int64_t val) {
 }
 
 int mio_shared_reset(sheaf_file fh) {
+  if (fh->sh_win == MPI_WIN_NULL) return 0; /* the same on every rank: decided together at open */
   int rc = fh->rank == 0 ? sh_store(fh, 0) : 0;
   return mio_agree(fh, rc);
 }
