@@ -53,6 +53,8 @@ static int cb_create_lcg(void **local_group, void *global_group, int grank, int 
     cc_entry *lease = NULL;
     int rc = cc_split_comm(gcomm, how, &key, filenumber >= 0 ? filenumber : MPI_UNDEFINED, lrank, &g->spare, &comm,
                            &lease);
+    cc_unreserve(g->spare); /* not needed: a hit, or not cached */
+    g->spare = NULL;
     if (rc != MPI_SUCCESS || !l) {
         if (rc == MPI_SUCCESS)
             cc_release(lease, comm);

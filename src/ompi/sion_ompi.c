@@ -310,6 +310,8 @@ static int cb_create_lcg(void **local_group, void *global_group, int grank, int 
         int how = gg->cc_how;
         gg->cc_how = CC_OFF; /* only the first local group of an open is cached */
         gg->mpirc = cc_split_comm(gg->comm, how, &key, color, lrank, &gg->spare, &lc, &lease);
+        cc_unreserve(gg->spare); /* not needed: a hit, or not cached */
+        gg->spare = NULL;
     }
     int failed = finish(gg);
     hy_group *l = group_make(lc, gg->team, 1, lease);
