@@ -33,7 +33,9 @@
  *      key on one rank implies the whole split, and these entries live in
  *      their own list whose every change happens at the same collective call
  *      on every rank, so the lists are the same on every rank and a lookup
- *      gives the same answer everywhere.
+ *      gives the same answer everywhere. A one-file split is made with
+ *      MPI_Comm_create of the user communicator's group (taken when the
+ *      cache is made): the same communicator, cheaper than a split.
  *      CC_AGREE otherwise (a multi-file read's split comes from the file, a
  *      write with lComm from the caller): one MPI_Allreduce of the local
  *      verdict and of the entry's stamp (the cache's count of splits when
