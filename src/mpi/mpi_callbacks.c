@@ -28,9 +28,13 @@ static MPI_Datatype mpi_type(int datatype)
  * (gComm, file split) pair was opened before (commcache.h). How the ranks
  * agree on a cache hit is the global group's cc_how, set by the open: CC_SAME
  * for a write with numFiles > 0 (the split is a function of gComm and
- * numFiles), CC_AGREE otherwise, CC_OFF with buddy (its extra groups are
- * split off the same gComm in the same open). Only the first local group of
- * an open is cached. */
+ * numFiles), CC_READ for a read (CC_SAME for a one-file set, CC_AGREE
+ * otherwise), CC_AGREE for a write with lComm, CC_OFF with buddy (its extra
+ * groups are split off the same gComm in the same open). Only the first
+ * local group of an open is cached; it takes the cache entry and the group
+ * object the open reserved before its agreement (sion_mpi.c, open_reserve),
+ * so the split is the only thing here that can fail, and it fails on every
+ * rank or none. */
 static int cb_create_lcg(void **local_group, void *global_group, int grank, int gsize, int lrank, int lsize,
                          int filenumber, int numfiles)
 {
@@ -40,14 +44,18 @@ static int cb_create_lcg(void **local_group, void *global_group, int grank, int 
     MPI_Comm gcomm = mpi_group_comm(g);
     if (!local_group || gcomm == MPI_COMM_NULL)
         return 1;
-    mpi_group *l = calloc(1, sizeof *l);
+    mpi_group *l = g->lspare ? g->lspare : calloc(1, sizeof *l);
+    g->lspare = NULL;
     /* still take part in the split when out of memory, so no rank waits */
     cc_split key = {numfiles, filenumber, lrank, lsize};
     int how = g->cc_how;
     g->cc_how = CC_OFF;
     MPI_Comm comm = MPI_COMM_NULL;
     cc_entry *lease = NULL;
-    int rc = cc_split_comm(gcomm, how, &key, filenumber >= 0 ? filenumber : MPI_UNDEFINED, lrank, &comm, &lease);
+    int rc = cc_split_comm(gcomm, how, &key, filenumber >= 0 ? filenumber : MPI_UNDEFINED, lrank, &g->spare, &comm,
+                           &lease);
+    cc_unreserve(g->spare); /* not needed: a hit, or not cached */
+    g->spare = NULL;
     if (rc != MPI_SUCCESS || !l) {
         if (rc == MPI_SUCCESS)
             cc_release(lease, comm);

@@ -62,6 +62,8 @@ void mpi_group_free(mpi_group *g)
         return;
     if (g->owned)
         cc_release(g->lease, g->comm);
+    cc_unreserve(g->spare);
+    free(g->lspare);
     free(g);
 }
 

@@ -23,6 +23,8 @@ typedef struct mpi_group {
     int owned;       /* 1: comm is released (cc_release) with the group */
     cc_entry *lease; /* local group: its cache entry (NULL: not cached) */
     int cc_how;      /* global group: CC_* for the next local group split off it */
+    cc_entry *spare; /* global group: the cache entry reserved for its local group (cc_reserve) */
+    struct mpi_group *lspare; /* global group: its local group object, allocated before the agreement */
     int sid;
     struct mpi_group *next;
 } mpi_group;

@@ -188,13 +188,40 @@ static int open_number_files(open_args *a)
     return lrc;
 }
 
+/* How the ranks agree on reusing a cached local communicator (commcache.h). */
+static int cache_how(const open_args *a)
+{
+    if (a->buddy)
+        return CC_OFF; /* buddy splits more groups off gComm in the same open */
+    if (!a->write)
+        return CC_READ; /* one file: CC_SAME, else CC_AGREE (decided with the set's file count) */
+    return a->bycount ? CC_SAME : CC_AGREE;
+}
+
+/* What the local group of this open needs, allocated before the agreement:
+ * the communicator cache's entry (commcache.h) and the local group object.
+ * An allocation failure is then a failure of the open on every rank, found
+ * in the agreement the binding makes anyway, never a cache entry missing on
+ * one rank after the split, nor a rank that leaves the open after it. */
+static int open_reserve(const open_args *a, mpi_group *g)
+{
+    if (cache_how(a) != CC_OFF && cc_reserve(a->comm, &g->spare) != MPI_SUCCESS)
+        return mpi_fail(a->call, a->shown, SHEAF_E_NOMEM, "out of memory (an entry of the communicator cache)",
+                        MPI_SUCCESS);
+    if (!(g->lspare = calloc(1, sizeof *g->lspare)))
+        return mpi_fail(a->call, a->shown, SHEAF_E_NOMEM, "out of memory (the local group)", MPI_SUCCESS);
+    return 0;
+}
+
 /* Everything before the generic layer: 0 on every rank, or a failure on
  * every rank (message recorded). */
-static int open_prepare(open_args *a, const char *fname, const char *file_mode, int *numFiles, const MPI_Comm *lComm,
-                        int aid, int lrc)
+static int open_prepare(open_args *a, mpi_group *g, const char *fname, const char *file_mode, int *numFiles,
+                        const MPI_Comm *lComm, int aid, int lrc)
 {
     if (!lrc)
         lrc = open_local_checks(a, fname, file_mode, numFiles, lComm, aid);
+    if (!lrc)
+        lrc = open_reserve(a, g);
     lrc = open_agree_mode(a, numFiles, lrc);
     if (lrc == 0 && a->files_auto)
         lrc = open_auto(a);
@@ -205,14 +232,6 @@ static int open_prepare(open_args *a, const char *fname, const char *file_mode, 
         lrc = open_number_files(a);
     }
     return lrc;
-}
-
-/* How the ranks agree on reusing a cached local communicator (commcache.h). */
-static int cache_how(const open_args *a)
-{
-    if (a->buddy)
-        return CC_OFF; /* buddy splits more groups off gComm in the same open */
-    return a->write && a->bycount ? CC_SAME : CC_AGREE;
 }
 
 int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
@@ -236,7 +255,7 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
     if (globalrank)
         *globalrank = a.rank;
     mpi_group *g = mpi_group_new(a.call, a.shown, a.comm);
-    int lrc = open_prepare(&a, fname, file_mode, numFiles, lComm, mpi_api_id(), g ? 0 : SHEAF_E_NOMEM);
+    int lrc = open_prepare(&a, g, fname, file_mode, numFiles, lComm, mpi_api_id(), g ? 0 : SHEAF_E_NOMEM);
     if (lrc) {
         free(a.automode);
         if (a.autolc != MPI_COMM_NULL)

@@ -33,6 +33,7 @@ typedef struct hy_group {
     int owned;            /* local group: comm goes back to the cache (cc_release) with the group */
     cc_entry *lease;      /* its cache entry (NULL: not cached) */
     int cc_how;           /* global group: CC_* for the local group split off it (commcache.h) */
+    cc_entry *spare;      /* global group: the cache entry reserved before the agreement (cc_reserve) */
     int nprocs, prank, nthreads;
     team_group *team;     /* this process's threads */
     char *buf;            /* master's staging buffer */
@@ -308,7 +309,9 @@ static int cb_create_lcg(void **local_group, void *global_group, int grank, int 
         cc_split key = {consistent ? numfiles : -1, color, lrank, lsize};
         int how = gg->cc_how;
         gg->cc_how = CC_OFF; /* only the first local group of an open is cached */
-        gg->mpirc = cc_split_comm(gg->comm, how, &key, color, lrank, &lc, &lease);
+        gg->mpirc = cc_split_comm(gg->comm, how, &key, color, lrank, &gg->spare, &lc, &lease);
+        cc_unreserve(gg->spare); /* not needed: a hit, or not cached */
+        gg->spare = NULL;
     }
     int failed = finish(gg);
     hy_group *l = group_make(lc, gg->team, 1, lease);
@@ -325,6 +328,7 @@ static void group_drop(hy_group *g)
         if (g) {
             if (g->owned)
                 cc_release(g->lease, g->comm);
+            cc_unreserve(g->spare);
             free(g->buf);
             free(g->pc);
             free(g->pd);
@@ -518,6 +522,7 @@ typedef struct prep {
     char msg[512];
     MPI_Comm comm;   /* gComm itself: no duplicate (as in sion_mpi.c, whose top comment says why) */
     int rank, size, write, buddy, bycount, nfiles, filenumber, lprank, lpsize;
+    cc_entry *spare; /* the communicator cache's entry, reserved before the agreement (commcache.h) */
 } prep;
 static prep g_prep;
 
@@ -543,7 +548,8 @@ static int thread_level_refused(int *level)
 }
 
 /* This rank's own checks: 0 or a reason number for the agreement (1: mode
- * or numFiles, 2: lComm, 3: numFiles too large); *why: the mode parser's
+ * or numFiles, 2: lComm, 3: numFiles too large; 5, set by prepare: the
+ * communicator cache's entry could not be reserved); *why: the mode parser's
  * message. lrank/lsize: the rank in lComm. */
 static int prep_local(prep *pr, const char *file_mode, const int *numFiles, const MPI_Comm *lComm, int *lrank,
                       int *lsize, char *why, size_t whylen)
@@ -573,7 +579,10 @@ static void prep_agree(prep *pr, const char *fname, int bad, int nthreads, int m
         prep_fail(pr, SHEAF_E_IO, "%s: sion_paropen_ompi: %s", fname, "MPI_Allreduce failed");
         return;
     }
-    if (r[0])
+    if (r[0] == 5)
+        prep_fail(pr, SHEAF_E_NOMEM, "%s: sion_paropen_ompi: %s", fname,
+                  "out of memory (an entry of the communicator cache, on some rank)");
+    else if (r[0])
         prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
                   r[0] == 4   ? "MPI runs below MPI_THREAD_FUNNELED and the OpenMP master thread is not the thread "
                                 "that initialized MPI (use MPI_Init_thread with MPI_THREAD_FUNNELED)"
@@ -656,10 +665,18 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
     int bad = prep_local(pr, file_mode, numFiles, lComm, &lrank, &lsize, why, sizeof why);
     if (notmain)
         bad = 4;
+    /* the cache entry before the agreement, so that a failure to allocate
+     * it fails the open on every rank (commcache.h) */
+    if (!bad && !pr->buddy && cc_reserve(gComm, &pr->spare) != MPI_SUCCESS)
+        bad = 5;
     int mf = !pr->write ? -1 : pr->bycount ? *numFiles : 0;
     prep_agree(pr, fname, bad, nthreads, mf, level < MPI_THREAD_FUNNELED, why);
     if (!pr->rc && pr->write)
         prep_split(pr, fname, numFiles, lComm, lrank, lsize);
+    if (pr->rc) {
+        cc_unreserve(pr->spare);
+        pr->spare = NULL;
+    }
 }
 
 int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
@@ -694,11 +711,15 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
     hy_group *g = group_make(pr.comm, team, 0, NULL);
     /* how the ranks agree on reusing a cached local communicator
      * (commcache.h); buddy splits more groups off gComm in the same open */
-    int how = pr.buddy ? CC_OFF : pr.write && pr.bycount ? CC_SAME : CC_AGREE;
+    int how = pr.buddy ? CC_OFF : !pr.write ? CC_READ : pr.bycount ? CC_SAME : CC_AGREE;
 #pragma omp master
     {
-        if (g)
+        if (g) {
             g->cc_how = how;
+            g->spare = pr.spare;
+        } else {
+            cc_unreserve(pr.spare);
+        }
     }
     int grank = pr.rank * nt + t, gsize = pr.size * nt;
     if (globalrank)

@@ -4,13 +4,17 @@
  * 1 KiB per rank and reads it back, counting on every rank the MPI calls made
  * between the start of sion_paropen_mpi and the end of sion_parclose_mpi:
  * communicator creations (MPI_Comm_split/dup/create) and collective calls
- * (creations and frees included). Four scenarios on one user communicator (a
- * duplicate of MPI_COMM_WORLD): w1/r1 (one physical file), w2/r2
- * (numFiles=2), each opened `rounds` times; the bytes read are checked, and
- * the physical files written by the first and the last round are compared
- * byte for byte. The communicator cache (src/mpi/commcache.h) is checked:
+ * (creations and frees included). Four scenarios: w1/r1 (one physical
+ * file), w2/r2 (numFiles=2), each opened `rounds` times, the writes on one
+ * user communicator (a duplicate of MPI_COMM_WORLD), the reads on another
+ * (so that a read's first open is a new split too); the bytes read are
+ * checked, and the physical files written by the first and the last round
+ * are compared byte for byte. The communicator cache (src/mpi/commcache.h)
+ * is checked:
  *  - the first open of each scenario (a new file split) creates exactly one
  *    communicator, every later open of the same pair none;
+ *  - a read of the one-file set on the writes' communicator creates none
+ *    (its split, every rank in order, is the one-file write's: CC_READ);
  *  - two files open at once on the same pair: the second open creates a
  *    fresh communicator (the cached one is busy), bytes still right;
  *  - freeing the user communicator frees every cached communicator (as many
@@ -273,28 +277,45 @@ int main(int argc, char **argv)
     PMPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
     if (!dir[0])
         MPI_Abort(MPI_COMM_WORLD, 2);
-    MPI_Comm user;
+    MPI_Comm user, ruser;
     PMPI_Comm_dup(MPI_COMM_WORLD, &user);
+    PMPI_Comm_dup(MPI_COMM_WORLD, &ruser);
     static const struct { const char *name; int write, nf; } sc[] = {
         {"w1", 1, 1}, {"r1", 0, 1}, {"w2", 1, 2}, {"r2", 0, 2},
     };
     for (size_t s = 0; s < sizeof sc / sizeof sc[0]; s++)
-        scenario(dir, sc[s].name, sc[s].write, sc[s].nf, user, &o);
+        scenario(dir, sc[s].name, sc[s].write, sc[s].nf, sc[s].write ? user : ruser, &o);
     two_at_once(dir, user, &o);
 
-    /* freeing the user communicator frees its cache: one entry per distinct
-     * (kind, split) pair (w1, r1, w2, r2; at P=1 w2 is w1 and r2 is r1), plus
-     * the fresh communicator of the second of the two open files */
-    pc_reset();
-    PMPI_Comm_free(&user);
-    long c[PC_N];
-    pc_snapshot(c);
-    long want = o.cache ? (g_size > 1 ? 4 : 2) + 1 : 0;
-    CHECK(c[PC_COMM_FREE] == want, "MPI_Comm_free(user) freed %ld cached communicators, expected %ld",
-          c[PC_COMM_FREE], want);
-    if (g_rank == 0)
-        printf("P=%d MPI_Comm_free of the user communicator freed %ld cached communicators\n", g_size,
-               c[PC_COMM_FREE]);
+    /* a one-file read on the writes' communicator: w1's split */
+    long c[PC_N], mx[PC_N];
+    char f1[4200];
+    snprintf(f1, sizeof f1, "%s/c1.sion", dir);
+    one_round(f1, 0, 1, user, c);
+    PMPI_Allreduce(c, mx, PC_N, MPI_LONG, MPI_MAX, user);
+    report("r1-on-w1", 1, 0, mx);
+    CHECK(pc_created(mx) == (o.cache ? 0 : 1), "a one-file read after a one-file write on one communicator: %ld "
+          "communicators created, expected %d", pc_created(mx), o.cache ? 0 : 1);
+    long want1 = expected(o.expect, "r1", 1);
+    CHECK(want1 < 0 || pc_collectives(mx) == want1, "r1-on-w1: %ld collective calls, expected %ld",
+          pc_collectives(mx), want1);
+
+    /* freeing a user communicator frees its cache: one entry per distinct
+     * split (writes: w1, w2, at P=1 w2 is w1, plus the fresh communicator of
+     * the second of the two open files; reads: r1, r2, at P=1 r2 is r1) */
+    static const char *const what[2] = {"writes'", "reads'"};
+    for (int k = 0; k < 2; k++) {
+        pc_reset();
+        PMPI_Comm_free(k ? &ruser : &user);
+        pc_snapshot(c);
+        long want = !o.cache ? 0 : k ? (g_size > 1 ? 2 : 1) : (g_size > 1 ? 2 : 1) + 1;
+        CHECK(c[PC_COMM_FREE] == want, "MPI_Comm_free(%s user communicator) freed %ld cached communicators, "
+              "expected %ld", what[k], c[PC_COMM_FREE], want);
+        if (g_rank == 0)
+            printf("P=%d MPI_Comm_free of the %s user communicator freed %ld cached communicators\n", g_size,
+                   what[k], c[PC_COMM_FREE]);
+    }
+    long want;
 
     /* one open + close on MPI_COMM_WORLD: its communicator stays cached
      * until MPI_Finalize */
