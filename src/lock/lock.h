@@ -2,6 +2,8 @@
  *
  * Window layout (identical on every rank, displacement unit 1 byte):
  *   LK_OFF_GRANT               int grant        MCS: the lock id a predecessor handed me, -1 while waiting
+ *   LK_OFF_SLEEP               int sleep        shared memory: off+1 of the own word this rank sleeps
+ *                                               on (futex), 0 = awake (not a protocol word: uncounted)
  *   LK_OFF_NEXT                int next[nlocks] MCS: my successor in the queue of each lock, -1 = none
  *   S->off_word                int word[nslots] per lock homed here: MCS tail rank (-1 free), POLL
  *                                               lock word (0 free, holder+1), FLAGS (shared memory
@@ -15,6 +17,7 @@
 
 #define LK_MAX_LOCKS (1 << 22)   /* bounds the window: 4 B next + ~2 B per lock and rank */
 #define LK_OFF_GRANT 0
+#define LK_OFF_SLEEP 4
 #define LK_OFF_NEXT 8
 #define LK_NIL (-1)
 #define LK_TAG_WAKE 0x5f1a       /* hand-off message of the flag array (on the set's own communicator) */
@@ -26,6 +29,7 @@ struct sheaf_lock_set {
     sheaf_lock_kind kind;
     sheaf_lock_progress_mode progress; /* SHARED, LIBRARY or ASYNC (never AUTO) */
     int shm;                     /* 1: processor atomics on MPI_Win_allocate_shared memory */
+    int futex;                   /* 1: shm waiters sleep on a futex after LK_SPIN steps (Linux; SHEAF_LOCK_NOFUTEX unset) */
     int lock_all;                /* 1: a lock_all epoch is open for the set's lifetime (MCS, POLL over RMA) */
     int nlocks, nslots;
     MPI_Aint off_word, off_flags, winsize;
@@ -90,6 +94,15 @@ int lk_write_own(struct sheaf_lock_set *S, MPI_Aint off, int val);
  * step lets MPI progress and yields. */
 #define LK_SPIN 128
 void lk_relax(struct sheaf_lock_set *S, unsigned *spins);
+/* wait until the own word at off is != LK_NIL (until_not) or == until_eq;
+ * its spin re-reads counted in spin_reads. Shared memory on Linux: after
+ * LK_SPIN pause steps the rank announces itself in its sleep word and
+ * sleeps on a futex on the word (LK_FUTEX_US bounded, then MPI progress and
+ * sleep again); lk_write wakes it. Elsewhere: lk_relax steps. */
+#define LK_FUTEX_US 500
+int lk_wait_own(struct sheaf_lock_set *S, MPI_Aint off, int until_not, int until_eq, int *val);
+/* 1 if this build and kernel can sleep on shared-memory words (set.c) */
+int lk_futex_supported(void);
 
 /* the algorithms (flags.c, mcs.c, poll.c): called with a valid, not-held (acquire)
  * or held (release) id; they do not touch S->held */

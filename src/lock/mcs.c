@@ -27,15 +27,7 @@
 
 static int wait_own(struct sheaf_lock_set *S, MPI_Aint off, int until_not, int until_eq, int *val)
 {
-    unsigned spins = 0;
-    for (;;) {
-        int rc = lk_read(S, S->rank, off, val, 1);
-        if (rc)
-            return rc;
-        if (until_not ? *val != LK_NIL : *val == until_eq)
-            return SHEAF_LOCK_OK;
-        lk_relax(S, &spins);
-    }
+    return lk_wait_own(S, off, until_not, until_eq, val);
 }
 
 int lk_mcs_acquire(struct sheaf_lock_set *S, int id)

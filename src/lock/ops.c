@@ -1,12 +1,64 @@
 /* ops.c - the one-sided primitives every algorithm is written in, over MPI
  * RMA (library/asynchronous progress) or over processor atomics on a
  * shared-memory window (truly passive on one node), and their counts. */
+#define _GNU_SOURCE /* syscall() */
 #include "lock.h"
 #include <sched.h>
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#endif
 
 static int *shm_int(struct sheaf_lock_set *S, int rank, MPI_Aint off)
 {
     return (int *)(void *)(S->peer[rank] + off);
+}
+
+/* Sleeping waiters (shared memory, Linux). The window is a MAP_SHARED
+ * mapping, so process-shared (non-private) futexes work across the ranks.
+ * A waiter stores off+1 in its sleep word, re-reads its word and sleeps only
+ * if the value is unchanged (FUTEX_WAIT re-checks it atomically); a writer
+ * stores the new value, then reads the target's sleep word and wakes only
+ * if it names this word. Both pairs are seq_cst (store, then load), so at
+ * least one side sees the other: either the waiter sees the new value or
+ * the writer sees the announcement. The uncontended path makes no system
+ * call; the wait is bounded (LK_FUTEX_US), so even a lost wake cannot hang. */
+int lk_futex_supported(void)
+{
+#if defined(__linux__) && defined(SYS_futex)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+static void lk_futex_wake(struct sheaf_lock_set *S, int rank, MPI_Aint off, int *w)
+{
+#if defined(__linux__) && defined(SYS_futex)
+    if (S->futex && rank != S->rank &&
+        __atomic_load_n(shm_int(S, rank, LK_OFF_SLEEP), __ATOMIC_SEQ_CST) == (int)off + 1)
+        syscall(SYS_futex, w, FUTEX_WAKE, 1, NULL, NULL, 0);
+#else
+    (void)S, (void)rank, (void)off, (void)w;
+#endif
+}
+
+/* sleep on the own word at off while it still holds `seen` (at most LK_FUTEX_US) */
+static void lk_futex_sleep(struct sheaf_lock_set *S, MPI_Aint off, int seen)
+{
+#if defined(__linux__) && defined(SYS_futex)
+    int *w = shm_int(S, S->rank, off), *sl = shm_int(S, S->rank, LK_OFF_SLEEP);
+    __atomic_store_n(sl, (int)off + 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(w, __ATOMIC_SEQ_CST) == seen) {
+        struct timespec ts = {0, LK_FUTEX_US * 1000L};
+        syscall(SYS_futex, w, FUTEX_WAIT, seen, &ts, NULL, 0); /* woken, timed out, EAGAIN or EINTR: re-check */
+    }
+    __atomic_store_n(sl, 0, __ATOMIC_SEQ_CST);
+#else
+    (void)S, (void)off, (void)seen;
+#endif
 }
 
 /* complete the operations to `rank` of the lock_all epoch */
@@ -39,7 +91,9 @@ int lk_write(struct sheaf_lock_set *S, int rank, MPI_Aint off, int val)
     S->st.atomics++;
     S->st.rma_ops++;
     if (S->shm) {
-        __atomic_store_n(shm_int(S, rank, off), val, __ATOMIC_SEQ_CST);
+        int *w = shm_int(S, rank, off);
+        __atomic_store_n(w, val, __ATOMIC_SEQ_CST);
+        lk_futex_wake(S, rank, off, w);
         return SHEAF_LOCK_OK;
     }
     int rc = MPI_Accumulate(&val, 1, MPI_INT, rank, off, 1, MPI_INT, MPI_REPLACE, S->win);
@@ -168,4 +222,25 @@ void lk_relax(struct sheaf_lock_set *S, unsigned *spins)
     int flag = 0;
     MPI_Iprobe(MPI_ANY_SOURCE, LK_TAG_WAKE + 1, S->comm, &flag, MPI_STATUS_IGNORE);
     sched_yield();
+}
+
+int lk_wait_own(struct sheaf_lock_set *S, MPI_Aint off, int until_not, int until_eq, int *val)
+{
+    unsigned spins = 0;
+    for (;;) {
+        int rc = lk_read(S, S->rank, off, val, 1);
+        if (rc)
+            return rc;
+        if (until_not ? *val != LK_NIL : *val == until_eq)
+            return SHEAF_LOCK_OK;
+        if (S->futex && spins >= LK_SPIN) {
+            lk_futex_sleep(S, off, *val);
+            /* between sleeps let MPI progress (data of the lock's holder may
+             * be in an RMA window at this rank) */
+            int flag = 0;
+            MPI_Iprobe(MPI_ANY_SOURCE, LK_TAG_WAKE + 1, S->comm, &flag, MPI_STATUS_IGNORE);
+            continue;
+        }
+        lk_relax(S, &spins);
+    }
 }

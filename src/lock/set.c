@@ -89,6 +89,8 @@ static int choose_progress(struct sheaf_lock_set *S, sheaf_lock_progress_mode wa
     S->progress = want == SHEAF_LOCK_PROGRESS_AUTO ? (one_node ? SHEAF_LOCK_PROGRESS_SHARED
                                                               : SHEAF_LOCK_PROGRESS_LIBRARY) : want;
     S->shm = S->progress == SHEAF_LOCK_PROGRESS_SHARED;
+    /* SHEAF_LOCK_NOFUTEX (any value): spin and yield instead (for comparison, bench/RESULTS.md) */
+    S->futex = S->shm && lk_futex_supported() && !getenv("SHEAF_LOCK_NOFUTEX");
     return SHEAF_LOCK_OK;
 }
 
