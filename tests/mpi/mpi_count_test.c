@@ -42,17 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int g_rank, g_size, g_fail;
-
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "rank %d: %s:%d: ", g_rank, __FILE__, __LINE__);              \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            g_fail = 1;                                                                    \
-        }                                                                                  \
-    } while (0)
+#include "mpicheck.h" /* tests/helpers: g_rank, g_size, g_fail, CHECK */
 
 enum { BYTES = 1024 };
 
