@@ -365,6 +365,29 @@ static void rec_file_free(rec_file *rf)
     core_journal_state_free(&rf->js);
 }
 
+/* How far past a file's real end its header's alignment may put the data
+ * start (and so the metadata) in a recovery: the largest file-system block
+ * sizes in use are a few MiB. */
+#define RECOVER_MAX_ALIGN_GROWTH ((int64_t)64 << 20)
+
+/* A block row that starts at or past the file's real end holds no byte of
+ * any task (row b starts at data_start + b x globalskip): its blocks are
+ * dropped (the journal's or the header's word cannot put bytes there), so
+ * the metadata never go past the input's end because of them. Block 0 stays.
+ * *total loses the bytes such blocks claimed. */
+static void drop_rows_past_end(rec_file *rf, int64_t *total)
+{
+    const core_meta *m = rf->m;
+    if (m->globalskip <= 0)
+        return;
+    int64_t rows = rf->fsize > m->data_start ? (rf->fsize - m->data_start - 1) / m->globalskip + 1 : 1;
+    for (int32_t t = 0; t < rf->n; t++)
+        while (rf->count[t] > rows && rf->count[t] > 1) {
+            rf->count[t]--;
+            *total -= rf->bs[t][rf->count[t]];
+        }
+}
+
 /* Rebuild the block table of one unclosed physical file and close it. */
 static int recover_file(rec_ctx *r, const char *path, const char *name, core_meta *m, int salvage, int dry_run,
                         const int32_t *mapping, int32_t mapping_size, int set_journaled)
@@ -376,6 +399,13 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
     if (rc)
         return rc;
     rc = core_file_size(&rf.f, &rf.fsize);
+    /* the metadata go at or past the data start: a header whose file-system
+     * block size puts it far past the file's end would make a huge sparse
+     * file of what holds no data at all */
+    if (!rc && m->data_start > rf.fsize + RECOVER_MAX_ALIGN_GROWTH)
+        rc = core_fail(SHEAF_E_FORMAT, "%s: the data start %lld (file-system block size %d) lies past the file's "
+                       "end (%lld bytes): the header is damaged or nothing was written; not recovered", path,
+                       (long long)m->data_start, (int)m->fsblksize, (long long)rf.fsize);
     rf.count = calloc((size_t)rf.n, sizeof *rf.count);
     rf.bs = calloc((size_t)rf.n, sizeof *rf.bs);
     if (!rc && (!rf.count || !rf.bs))
@@ -387,8 +417,11 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
         int64_t bytes = 0;
         rc = rebuild_task(&rf, t, &bytes);
         total += bytes;
-        flat_n += rf.count[t];
     }
+    if (!rc)
+        drop_rows_past_end(&rf, &total);
+    for (int32_t t = 0; t < rf.n && !rc; t++)
+        flat_n += rf.count[t];
     if (!rc)
         rc = check_table_size(&rf);
     r->sum->bytes += total;
