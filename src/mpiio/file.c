@@ -94,6 +94,7 @@ int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, s
   if (fh) {
     fh->comm = MPI_COMM_NULL;
     fh->sh_win = MPI_WIN_NULL;
+    fh->tc_type = MPI_DATATYPE_NULL;
     fh->be.fd = -1;
     fh->be.audit_fd = -1;
     fh->path = strdup(path);

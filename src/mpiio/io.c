@@ -13,28 +13,53 @@ typedef struct req {
   int64_t bytes;
   mio_seg *segs;
   size_t nseg;
+  mio_seg one;       /* segs points here for a contiguous view (nothing allocated) */
 } req;
 
-static int mem_contiguous(MPI_Datatype t, int count, MPI_Aint *lb) {
-  int size;
+/* the memory type's size, lower bound and whether `count` of it are one
+ * contiguous run of bytes in order. A predefined (named) type is, and its
+ * handle is never freed: its size is kept in the handle (fh->tc_*), so the
+ * common call (MPI_BYTE, MPI_INT, ...) makes no MPI call here. */
+static int mem_type(sheaf_file fh, MPI_Datatype t, int count, int *size, MPI_Aint *lb, int *contig) {
+  *lb = 0;
+  *contig = 1;
+  if (t == fh->tc_type) return *size = fh->tc_size, 0;
+  if (MPI_Type_size(t, size) != MPI_SUCCESS || *size < 0) return -1;
+  int ni, na, nd, comb;
+  if (MPI_Type_get_envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb == MPI_COMBINER_NAMED) {
+    fh->tc_type = t;
+    fh->tc_size = *size;
+    return 0;
+  }
   MPI_Aint tlb, text, elb, eext;
-  MPI_Type_size(t, &size);
   MPI_Type_get_true_extent(t, &tlb, &text);
   MPI_Type_get_extent(t, &elb, &eext);
   *lb = tlb;
-  if ((MPI_Aint)size != text || (count > 1 && eext != text)) return 0;
+  if ((MPI_Aint)*size != text || (count > 1 && eext != text)) return *contig = 0, 0;
   /* size == true extent also holds for a permutation of the bytes (HDF5's
    * memory types for chunked collective I/O are): in order only if the
    * flattened type's segments follow each other */
-  int ni, na, nd, comb;
-  if (MPI_Type_get_envelope(t, &ni, &na, &nd, &comb) == MPI_SUCCESS && comb == MPI_COMBINER_NAMED) return 1;
   mio_flat f;
   memset(&f, 0, sizeof f);
   char e[128];
-  int inorder = mio_flatten(t, &f, e, sizeof e) == 0;
-  for (size_t i = 1; inorder && i < f.n; i++) inorder = f.seg[i].off == f.seg[i - 1].off + f.seg[i - 1].len;
+  *contig = mio_flatten(t, &f, e, sizeof e) == 0;
+  for (size_t i = 1; *contig && i < f.n; i++) *contig = f.seg[i].off == f.seg[i - 1].off + f.seg[i - 1].len;
   mio_flat_free(&f);
-  return inorder;
+  return 0;
+}
+
+/* view bytes [vpos, vpos+n) in the file: one segment without allocating
+ * when the filetype is one contiguous run (the default view) */
+static int map_view(sheaf_file fh, int64_t vpos, int64_t n, req *r) {
+  const mio_flat *ft = &fh->ftype;
+  if (ft->n == 1 && ft->seg[0].off == 0 && ft->seg[0].len == ft->extent) {
+    r->one.off = fh->disp + vpos;
+    r->one.len = n;
+    r->segs = &r->one;
+    r->nseg = 1;
+    return 0;
+  }
+  return mio_view_segments(fh, vpos, n, &r->segs, &r->nseg);
 }
 
 /* validate, stage and map one request; on error the message is in fh->err */
@@ -48,8 +73,9 @@ static int prepare(sheaf_file fh, int64_t off_etypes, const void *buf, int count
     return mio_set_err(fh, SHEAF_MPIIO_EMODE, "%s: write on a read-only handle", fh->path);
   if (!is_write && (fh->amode & MPI_MODE_WRONLY))
     return mio_set_err(fh, SHEAF_MPIIO_EMODE, "%s: read on a write-only handle", fh->path);
-  int tsize;
-  if (MPI_Type_size(t, &tsize) != MPI_SUCCESS || tsize < 0)
+  int tsize, contig;
+  MPI_Aint lb;
+  if (mem_type(fh, t, count, &tsize, &lb, &contig))
     return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: invalid datatype", fh->path);
   r->bytes = (int64_t)tsize * count;
   if (r->bytes % fh->etype_size)
@@ -57,8 +83,7 @@ static int prepare(sheaf_file fh, int64_t off_etypes, const void *buf, int count
                        fh->path, (long long)r->bytes, (long long)fh->etype_size);
   if (r->bytes == 0) return 0;
   if (!buf) return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: null buffer", fh->path);
-  MPI_Aint lb;
-  if (mem_contiguous(t, count, &lb)) {
+  if (contig) {
     r->data = (char *)buf + lb;
   } else {
     r->staging = malloc((size_t)r->bytes);
@@ -70,7 +95,7 @@ static int prepare(sheaf_file fh, int64_t off_etypes, const void *buf, int count
         return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: packing the memory datatype failed", fh->path);
     }
   }
-  return mio_view_segments(fh, off_etypes * fh->etype_size, r->bytes, &r->segs, &r->nseg);
+  return map_view(fh, off_etypes * fh->etype_size, r->bytes, r);
 }
 
 static int finish(sheaf_file fh, req *r, void *buf, int count, MPI_Datatype t, int is_write, int rc) {
@@ -80,7 +105,7 @@ static int finish(sheaf_file fh, req *r, void *buf, int count, MPI_Datatype t, i
       rc = mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: unpacking into the memory datatype failed", fh->path);
   }
   free(r->staging);
-  free(r->segs);
+  if (r->segs != &r->one) free(r->segs);
   return rc;
 }
 
@@ -128,8 +153,7 @@ static int indep_io(sheaf_file fh, int64_t off, void *buf, int count, MPI_Dataty
  * independent one (doc/mpiio.md: no two-phase under dache); bytes written
  * behind the layer drop every cached page first */
 static int dache_coll(sheaf_file fh, int is_write, req *r, int rc) {
-  int ext = fh->external_write, any = 0;
-  MPI_Allreduce(&ext, &any, 1, MPI_INT, MPI_MAX, fh->comm);
+  int any = (int)mio_allreduce(fh, fh->external_write, 1);
   fh->external_write = 0;
   if (any) {
     int r2 = fh->cache.ops->flush(&fh->cache, &fh->be);

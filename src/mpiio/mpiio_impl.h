@@ -121,6 +121,7 @@ struct sheaf_file_s {
   int delete_on_close;
   int write_through;              /* flush dirty realm pages after every collective write */
   int external_write;             /* note_external_write since the last collective call */
+  MPI_Datatype tc_type; int tc_size;  /* last predefined memory type seen and its size (io.c) */
   /* shared file pointer (shared.c): an int64 of etypes on rank 0 */
   MPI_Win sh_win; int64_t *sh_ptr; int sh_shm, sh_locked;
   sheaf_mpiio_stats stats;
