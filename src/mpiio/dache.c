@@ -364,6 +364,7 @@ static int c_write(mio_cache *c, mio_backend *b, const void *buf, int64_t len, i
   return mio_dache_io(d->fh, 1, &s, 1, (char *)buf);
 }
 static int c_flush(mio_cache *c, mio_backend *b) { (void)b; return d_flush(c->priv); }
+static int c_sync(mio_cache *c, mio_backend *b) { (void)b; return d_flush_sync(c->priv); }
 static void c_invalidate(mio_cache *c) { d_invalidate(c->priv); }
 static void c_destroy(mio_cache *c) {
   dache *d = c->priv;
@@ -376,7 +377,14 @@ static void c_destroy(mio_cache *c) {
   free(d);
   c->priv = NULL;
 }
-static const mio_cache_ops dache_ops = {"dache", c_read, c_write, c_flush, c_invalidate, c_destroy};
+static int c_allreduce(mio_cache *c, int64_t *v, int is_max) {
+  dache *d = c->priv;
+  if (!d->coll) return -1;
+  *v = d_allreduce(d, *v, is_max ? DC_MAX : DC_MIN);
+  return 0;
+}
+static const mio_cache_ops dache_ops = {"dache", c_read, c_write, c_flush, c_invalidate, c_destroy, c_allreduce,
+                                         c_sync};
 
 static int setup(dache *d, const mio_dache_cfg *cfg) {
   size_t ns = (size_t)d->nslots, nh = 1;

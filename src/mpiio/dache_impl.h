@@ -30,6 +30,7 @@ typedef struct dache {
   int *head, *next, hmask;      /* local page -> slot map (chained hash over the slots) */
   uint64_t *freebits;           /* per local slot: 1 = free (slot window; claimed by atomic bit clear) */
   int nwords;                   /* words of freebits */
+  void *coll;                   /* shm: the node collectives' area (rank 0's slot window), else NULL */
   mio_dache_stats st;
 } dache;
 
@@ -75,8 +76,17 @@ int d_unlock(dache *d, int64_t pg, int rc);
  * through the backend's client cache */
 int d_writeback(dache *d, int64_t pg, int s, int64_t lo, int64_t hi);
 
+/* dache_coll.c: DACHe's collectives - in shared memory with sleeping
+ * waiters when d->coll is set, else over MPI on d->comm */
+enum { DC_MIN = 0, DC_MAX = 1 };
+size_t dc_bytes(int P);   /* the area's size for P ranks (a multiple of 64) */
+void dc_init(void *area);
+int64_t d_allreduce(dache *d, int64_t v, int op);
+void d_barrier(dache *d);
+
 /* dache_sync.c */
 int d_flush(dache *d);       /* collective */
+int d_flush_sync(dache *d);  /* collective: flush, sync the backend, the same result on every rank */
 int d_invalidate(dache *d);  /* collective, after d_flush */
 int d_size0(dache *d);       /* collective: d->size0 = the largest file size any rank sees */
 #endif

@@ -91,20 +91,21 @@ static int page_dirty(dache *d, int64_t pg, int32_t *m, int32_t *lo, int32_t *hi
   return *hi > *lo;
 }
 
-/* Shared memory: every rank reads every entry, every rank's own dirty
- * ranges (kept in its slot window) and every slot, so nothing is exchanged.
- * After the quiescent barrier every rank scans the entries of pages
- * [0, highest page cached anywhere), cuts the dirty bytes in file order into
- * P shares of about equal size and writes share `rank` (piece i goes to the
- * rank whose share holds its first byte): one write per rank when the dirty
- * bytes are contiguous, one per contiguous run of the share otherwise. Then
- * one allreduce (every share written and every scan over, errors agreed),
- * after which every rank counts the flush generation up (every entry's
- * range is old, so empty: no entry is written, and a rank that returns first
- * and writes a page again starts a new range), owners clear their own
- * ranges, and each writer sets wb of the pages it wrote, under the page's
- * lock. 2 collectives (the barrier and the allreduce). */
-static int flush_shm(dache *d, int rc) {
+/* quiescent (between the flush's barrier and its allreduce, nobody takes a
+ * page lock): the pages this rank wrote are in the file now - no zero-fill
+ * for them any more (entry wb); only this rank writes these entries' wb */
+static void mark_written(dache *d, const dirty *w, size_t k) {
+  for (size_t i = 0; i < k; i++) {
+    if (w[i].m[DM_WB]) continue;
+    int32_t m[DM_INTS];
+    dm_get(d, w[i].pg, m);
+    m[DM_WB] = 1;
+    dm_put(d, w[i].pg, m);
+  }
+}
+
+/* this rank's share of the dirty bytes (see flush_shm) into w[0..*k) */
+static int my_share(dache *d, dirty **pw, size_t *pk) {
   int64_t hi = 0, bytes = 0, cum = 0, cnt = 0;
   for (int r = 0; r < d->P; r++) {
     int64_t h = __atomic_load_n(ds_hipg(d, r), __ATOMIC_RELAXED);
@@ -114,55 +115,71 @@ static int flush_shm(dache *d, int rc) {
   int32_t m[DM_INTS], lo32, hi32;
   for (int64_t pg = 0; pg < hi; pg++)
     if (page_dirty(d, pg, m, &lo32, &hi32)) bytes += hi32 - lo32, cnt++;
-  dirty *w = malloc(sizeof(dirty) * (size_t)(cnt + 1));
-  size_t k = 0;
-  if (!w && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
-  for (int64_t pg = 0; w && pg < hi; pg++) {
+  dirty *w = *pw = malloc(sizeof(dirty) * (size_t)(cnt + 1));
+  *pk = 0;
+  if (!w) return mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
+  for (int64_t pg = 0; pg < hi; pg++) {
     if (!page_dirty(d, pg, m, &lo32, &hi32)) continue;
     if ((int)((cum * d->P) / bytes) == d->rank) {
-      dirty *e = &w[k++];
+      dirty *e = &w[(*pk)++];
       e->pg = pg, e->owner = m[DM_OWNER], e->slot = m[DM_SLOT];
       e->off = pg * d->page + lo32, e->len = hi32 - lo32;
       memcpy(e->m, m, sizeof m);
     }
     cum += hi32 - lo32;
   }
+  return 0;
+}
+
+/* Shared memory: every rank reads every entry, every rank's own dirty
+ * ranges (kept in its slot window) and every slot, so nothing is exchanged.
+ * After the quiescent barrier every rank scans the entries of pages
+ * [0, highest page cached anywhere), cuts the dirty bytes in file order into
+ * P shares of about equal size and writes share `rank` (piece i goes to the
+ * rank whose share holds its first byte): one write per rank when the dirty
+ * bytes are contiguous, one per contiguous run of the share otherwise; it
+ * marks those pages written (wb) and, when `durable` (sync, close), syncs
+ * the backend. Then one allreduce agrees on the lowest result code (every
+ * share written, every scan over); on success every rank counts the flush
+ * generation up (every entry's range is old, so empty: no entry is written,
+ * and a rank that returns first and writes a page again starts a new range)
+ * and owners clear their own ranges. 2 collectives (the barrier and the
+ * allreduce), both DACHe's own in shared memory (dache_coll.c). The result
+ * is the same on every rank. */
+static int flush_shm(dache *d, int rc, int durable) {
+  dirty *w = NULL;
+  size_t k = 0;
+  int r2 = my_share(d, &w, &k);
+  if (!rc) rc = r2;
   if (!rc && k) rc = write_runs(d, w, k);
-  int bad = rc != 0, any = 0;
-  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);  /* every share written */
-  if (!any) {
+  if (!rc) mark_written(d, w, k);
+  if (!rc && durable) rc = d->fh->be.ops->sync(&d->fh->be);
+  free(w);
+  int all = (int)d_allreduce(d, rc, DC_MIN);
+  if (!all) {
     d->gen++;
     memset(d->ldlo, 0, sizeof(int32_t) * 2 * (size_t)d->nslots);  /* only this rank writes its own ranges */
-    for (size_t i = 0; !rc && i < k; i++) {
-      if (w[i].m[DM_WB]) continue;
-      int64_t pg = w[i].pg;
-      if ((rc = d_lock(d, pg)) != 0) break;
-      rc = dm_get(d, pg, m);
-      if (!rc && !m[DM_WB]) {
-        m[DM_WB] = 1;
-        rc = dm_put(d, pg, m);
-      }
-      rc = d_unlock(d, pg, rc);
-    }
   }
-  free(w);
-  if (any && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe flush failed on another rank", d->fh->path);
+  if (all && !rc)
+    rc = mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe flush failed on another rank (code %d)", d->fh->path, all);
   return rc;
 }
 
-int d_flush(dache *d) {
+/* the quiescent barrier, then the audit (hint) */
+static int flush_begin(dache *d) {
   ds_sync(d);
-  MPI_Barrier(d->comm);  /* quiescent: no rank is inside an access (no pins, no locks) */
-  int rc = 0;
-  if (d->audit) {
-    int64_t bad = mio_dache_audit(d->fh);
-    if (bad < 0) rc = (int)bad;
-    else if (bad > 0)
-      rc = mio_set_err(d->fh, SHEAF_MPIIO_EIO, "%s: DACHe audit: %lld violations of the single-copy invariant",
+  d_barrier(d);  /* quiescent: no rank is inside an access (no pins, no locks) */
+  if (!d->audit) return 0;
+  int64_t bad = mio_dache_audit(d->fh);
+  if (bad < 0) return (int)bad;
+  if (bad > 0)
+    return mio_set_err(d->fh, SHEAF_MPIIO_EIO, "%s: DACHe audit: %lld violations of the single-copy invariant",
                        d->fh->path, (long long)bad);
-  }
-  if (d->shm) return flush_shm(d, rc);
-  /* over MPI RMA: each rank writes the pages it owns, sorted */
+  return 0;
+}
+
+/* over MPI RMA: each rank writes the pages it owns, sorted */
+static int flush_rma(dache *d, int rc) {
   dirty *v = malloc(sizeof(dirty) * (size_t)d->nslots);
   size_t n = 0;
   if (!v && !rc) rc = mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe flush: out of memory", d->fh->path);
@@ -179,12 +196,25 @@ int d_flush(dache *d) {
   }
   free(v);
   ds_sync(d);
-  MPI_Barrier(d->comm);  /* the clean entries are in place before anyone locks again */
+  d_barrier(d);  /* the clean entries are in place before anyone locks again */
   return rc;
 }
 
+int d_flush(dache *d) {
+  int rc = flush_begin(d);
+  return d->shm ? flush_shm(d, rc, 0) : flush_rma(d, rc);
+}
+
+int d_flush_sync(dache *d) {
+  int rc = flush_begin(d);
+  if (d->shm) return flush_shm(d, rc, 1);
+  rc = flush_rma(d, rc);
+  int r2 = d->fh->be.ops->sync(&d->fh->be);
+  return mio_agree(d->fh, rc ? rc : r2);
+}
+
 int d_invalidate(dache *d) {
-  MPI_Barrier(d->comm);
+  d_barrier(d);
   int rc = 0;
   for (int s = 0; s < d->nslots; s++) {
     if (d->tag[s] < 0) continue;
@@ -197,17 +227,16 @@ int d_invalidate(dache *d) {
     d_drop_slot(d, s);
   }
   ds_sync(d);
-  MPI_Barrier(d->comm);
+  d_barrier(d);
   int r = d_size0(d);  /* external writes agreed on by now are in the file size */
   return rc ? rc : r;
 }
 
 int d_size0(dache *d) {
-  int64_t sz = 0, mx = 0;
+  int64_t sz = 0;
   int rc = d->fh->be.ops->get_size(&d->fh->be, &sz);
   if (rc) sz = INT64_MAX;  /* unknown here: no zero-fill anywhere */
-  MPI_Allreduce(&sz, &mx, 1, MPI_INT64_T, MPI_MAX, d->comm);
-  d->size0 = mx;
+  d->size0 = d_allreduce(d, sz, DC_MAX);
   return rc;
 }
 

@@ -85,12 +85,14 @@ int32_t *ds_ranges(dache *d, int r) {
 int64_t *ds_hipg(dache *d, int r) {
   return (int64_t *)(void *)((r == d->rank ? d->slot_base : d->slot_peer[r]) + hipg_off(d));
 }
-/* then int64 tag[nslots], uint64 freebits[nwords] */
+/* then int64 tag[nslots], uint64 freebits[nwords], then (64-aligned) the
+ * collectives' area (only rank 0's is used) */
 static int64_t tags_off(const dache *d) { return hipg_off(d) + 8; }
 static int64_t free_off(const dache *d) { return tags_off(d) + 8 * (int64_t)d->nslots; }
 int64_t *ds_tags(dache *d, int r) {
   return (int64_t *)(void *)((r == d->rank ? d->slot_base : d->slot_peer[r]) + tags_off(d));
 }
+static int64_t coll_off(const dache *d) { return (free_off(d) + 8 * (int64_t)d->nwords + 63) & ~(int64_t)63; }
 uint64_t *ds_free(dache *d, int r) {
   return (uint64_t *)(void *)((r == d->rank ? d->slot_base : d->slot_peer[r]) + free_off(d));
 }
@@ -177,7 +179,7 @@ int dwin_create(dache *d) {
   /* 64-byte multiples: MPICH 4.0.2 misplaces atomics in windows of other sizes (doc/lock.md) */
   MPI_Aint mbytes = (MPI_Aint)(((d->nmeta * DM_INTS * 4) + 63) & ~(int64_t)63);
   d->nwords = (d->nslots + 63) / 64;
-  MPI_Aint sbytes = (MPI_Aint)((free_off(d) + 8 * (int64_t)d->nwords + 63) & ~(int64_t)63);
+  MPI_Aint sbytes = (MPI_Aint)(coll_off(d) + (int64_t)dc_bytes(d->P));
   char *mb = NULL, **mpeer = NULL;
   int rc = alloc_win(d, mbytes, &mb, &d->meta_win, &mpeer);
   if (!rc) rc = alloc_win(d, sbytes, &d->slot_base, &d->slot_win, &d->slot_peer);
@@ -205,6 +207,10 @@ int dwin_create(dache *d) {
     e[DM_SLOT] = DM_NONE;
   }
   MPI_Win_unlock(d->rank, d->meta_win);
+  if (d->shm) {
+    d->coll = d->slot_peer[0] + coll_off(d);
+    if (d->rank == 0) dc_init(d->coll);
+  }
   MPI_Barrier(d->comm);
   if (!d->shm) {
     MPI_Win_lock_all(MPI_MODE_NOCHECK, d->meta_win);
@@ -224,6 +230,7 @@ void dwin_free(dache *d) {
   if (d->slot_win != MPI_WIN_NULL) MPI_Win_free(&d->slot_win);
   free(d->meta_peer);
   free(d->slot_peer);
+  d->coll = NULL;
   d->meta_peer = NULL;
   d->slot_peer = NULL;
 }

@@ -18,9 +18,15 @@ int mio_set_err(sheaf_file fh, int code, const char *fmt, ...) {
   return code;
 }
 
+int64_t mio_allreduce(sheaf_file fh, int64_t v, int is_max) {
+  if (fh->have_cache && fh->cache.ops->allreduce && fh->cache.ops->allreduce(&fh->cache, &v, is_max) == 0) return v;
+  int64_t r = v;
+  MPI_Allreduce(&v, &r, 1, MPI_INT64_T, is_max ? MPI_MAX : MPI_MIN, fh->comm);
+  return r;
+}
+
 int mio_agree(sheaf_file fh, int rc) {
-  int all = rc;
-  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, fh->comm);
+  int all = (int)mio_allreduce(fh, rc, 0);
   if (all < 0 && rc == 0)
     return mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: another rank failed this collective call (code %d)",
                        fh->path, all);
@@ -163,17 +169,23 @@ static int flush_all(sheaf_file fh) {
   return rc ? rc : r2;
 }
 
+/* collective: every byte written reaches the file, the same result everywhere */
+static int sync_agreed(sheaf_file fh) {
+  if (fh->have_cache && fh->cache.ops->sync) return fh->cache.ops->sync(&fh->cache, &fh->be);
+  return mio_agree(fh, flush_all(fh));
+}
+
 int sheaf_file_sync(sheaf_file fh) {
   if (!fh) return SHEAF_MPIIO_EARG;
   fh->err[0] = 0;
-  return mio_agree(fh, flush_all(fh));
+  return sync_agreed(fh);
 }
 
 int sheaf_file_close(sheaf_file *pfh) {
   if (!pfh || !*pfh) return SHEAF_MPIIO_EARG;
   sheaf_file fh = *pfh;
   fh->err[0] = 0;
-  int rc = mio_agree(fh, flush_all(fh));
+  int rc = sync_agreed(fh);
   if (fh->delete_on_close) {
     /* every rank has written back (the agreement above); the file is gone
      * before close returns anywhere */

@@ -89,6 +89,14 @@ typedef struct mio_cache_ops {
   int (*flush)(mio_cache *c, mio_backend *b);        /* write back dirty pages */
   void (*invalidate)(mio_cache *c);                  /* drop every page (after flush) */
   void (*destroy)(mio_cache *c);
+  /* optional: the handle's collectives in the cache's own transport (DACHe
+   * in shared memory); *v = the MIN (is_max 0) or MAX over the ranks.
+   * Nonzero: not available, use MPI. The same answer on every rank. */
+  int (*allreduce)(mio_cache *c, int64_t *v, int is_max);
+  /* optional, collective: flush, sync the backend and agree on the result
+   * (what sheaf_file_sync and close need; without it: flush, the backend's
+   * sync, mio_agree) */
+  int (*sync)(mio_cache *c, mio_backend *b);
 } mio_cache_ops;
 struct mio_cache {
   const mio_cache_ops *ops;
@@ -140,6 +148,8 @@ int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, c
 /* agree on a result over the communicator: the lowest code wins, a rank that
  * did not fail itself gets SHEAF_MPIIO_EREMOTE */
 int mio_agree(sheaf_file fh, int rc);
+/* MIN (is_max 0) or MAX of v over the handle's ranks (the cache's transport when it has one) */
+int64_t mio_allreduce(sheaf_file fh, int64_t v, int is_max);
 /* the shared file pointer (shared.c): created at the collective open (rc:
  * this rank's state so far; nothing is created unless every rank is fine),
  * freed with the handle (collective), reset to 0 by set_view (collective) */
