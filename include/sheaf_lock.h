@@ -100,6 +100,7 @@ typedef struct sheaf_lock_stats {
     uint64_t handoffs;        /* releases that passed the lock to a waiter */
     uint64_t release_races;   /* MCS: release found the tail moved but no successor linked */
     uint64_t repairs;         /* MCS_SWAP: detached queues re-submitted on behalf of their tail */
+    uint64_t sleeps;          /* shared memory (Linux): futex sleeps of a waiter on its own word */
 } sheaf_lock_stats;
 
 typedef struct sheaf_lock_set sheaf_lock_set;

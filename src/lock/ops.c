@@ -53,6 +53,7 @@ static void lk_futex_sleep(struct sheaf_lock_set *S, MPI_Aint off, int seen)
     __atomic_store_n(sl, (int)off + 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(w, __ATOMIC_SEQ_CST) == seen) {
         struct timespec ts = {0, LK_FUTEX_US * 1000L};
+        S->st.sleeps++;
         syscall(SYS_futex, w, FUTEX_WAIT, seen, &ts, NULL, 0); /* woken, timed out, EAGAIN or EINTR: re-check */
     }
     __atomic_store_n(sl, 0, __ATOMIC_SEQ_CST);

@@ -116,6 +116,31 @@ static long peek(counters *c, int rank, int idx)
 }
 
 /* ---- count ---- */
+/* shared memory on Linux: a contended MCS waiter sleeps on a futex (doc/lock.md);
+ * SHEAF_LOCK_NOFUTEX=1 (the comparison setting) spins and yields: no sleep */
+static void check_sleeps(sheaf_lock_set *s, sheaf_lock_kind kind, const sheaf_lock_stats *st)
+{
+    unsigned long long mine = st->sleeps, all = 0, contended = st->contended, call = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&contended, &call, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (sheaf_lock_progress_used(s) != SHEAF_LOCK_PROGRESS_SHARED) {
+        CHECK(all == 0, "%s: %llu futex sleeps over MPI RMA", sheaf_lock_kind_name(kind), all);
+        return;
+    }
+    const char *nf = getenv("SHEAF_LOCK_NOFUTEX");
+    int futex = !(nf && *nf);
+#if !defined(__linux__)
+    futex = 0;
+#endif
+    if (!futex)
+        CHECK(all == 0, "%s: %llu futex sleeps with SHEAF_LOCK_NOFUTEX set", sheaf_lock_kind_name(kind), all);
+    else if (kind == SHEAF_LOCK_MCS && np > 2)
+        CHECK(all > 0, "%s: %llu contended acquires but no waiter slept", sheaf_lock_kind_name(kind), call);
+    if (me == 0)
+        printf("count %-8s: %llu contended acquires, %llu futex sleeps (futex %s)\n", sheaf_lock_kind_name(kind), call,
+               all, futex ? "on" : "off");
+}
+
 static void run_count(sheaf_lock_kind kind, int K)
 {
     int nl = 2 * np + 1;
@@ -159,6 +184,7 @@ static void run_count(sheaf_lock_kind kind, int K)
     must(sheaf_lock_stats_get(s, &st), "stats");
     CHECK(st.acquires == (uint64_t)2 * K && st.releases == (uint64_t)2 * K, "acquires %llu releases %llu",
           (unsigned long long)st.acquires, (unsigned long long)st.releases);
+    check_sleeps(s, kind, &st);
     counters_close(&c);
     must(sheaf_lock_free(&s), "free");
 }
