@@ -46,17 +46,11 @@
 
 enum { BYTES = 1024 };
 
-static void fill(char *b, int rank)
-{
-    for (int i = 0; i < BYTES; i++)
-        b[i] = (char)(rank * 131 + i * 7);
-}
-
 /* Open (counting from here), and write or read and check BYTES. -1 on failure. */
 static int open_io(const char *fname, int write, int nf_req, MPI_Comm comm)
 {
     char buf[BYTES], want[BYTES];
-    fill(want, g_rank);
+    fill(want, BYTES, g_rank, 131, 7);
     int nf = nf_req, grank = -1;
     sion_int64 chunk = BYTES;
     sion_int32 fsblk = -1;
