@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include "../par/binding.h"
 #include "../mpi/commcache.h"
+#include "ompi_test_hook.h"
 #include <limits.h>
 #include <omp.h>
 #include <pthread.h>
@@ -34,6 +35,7 @@ typedef struct hy_group {
     cc_entry *lease;      /* its cache entry (NULL: not cached) */
     int cc_how;           /* global group: CC_* for the local group split off it (commcache.h) */
     cc_entry *spare;      /* global group: the cache entry reserved before the agreement (cc_reserve) */
+    struct hy_group *lspare; /* global group: the local group object, allocated before the agreement */
     int nprocs, prank, nthreads;
     team_group *team;     /* this process's threads */
     char *buf;            /* master's staging buffer */
@@ -250,18 +252,23 @@ static int cb_scatterv(void *in, void *out, void *group, int datatype, int *coun
 /* ---- groups ------------------------------------------------------------- */
 
 static hy_group *g_hand; /* master -> team hand-over of a new group */
+#ifdef SHEAF_OMPI_TEST_HOOK
+int ompi_test_fail;
+#endif
 
 /* Collective over the threads of this process: the master wraps its comm
- * (the others' arguments are ignored) into a group all threads share; owned:
- * comm and lease are released with the group. NULL on all threads when out
- * of memory (the master then releases an owned comm). */
-static hy_group *group_make(MPI_Comm comm, team_group *team, int owned, cc_entry *lease)
+ * (the others' arguments are ignored) into a group all threads share, in
+ * `spare` (a zeroed object the open allocated before its agreement, so that
+ * this cannot fail on one process only) or, without one, a new object;
+ * owned: comm and lease are released with the group. NULL on all threads
+ * when out of memory (the master then releases an owned comm). */
+static hy_group *group_make(hy_group *spare, MPI_Comm comm, team_group *team, int owned, cc_entry *lease)
 {
     hy_group *g = NULL;
 #pragma omp barrier
 #pragma omp master
     {
-        g = calloc(1, sizeof *g);
+        g = spare ? spare : calloc(1, sizeof *g);
         if (g) {
             g->comm = comm;
             g->owned = owned;
@@ -299,6 +306,7 @@ static int cb_create_lcg(void **local_group, void *global_group, int grank, int 
 #pragma omp barrier
     MPI_Comm lc = MPI_COMM_NULL;
     cc_entry *lease = NULL;
+    hy_group *spare = NULL;
 #pragma omp master
     {
         /* a process whose threads straddle files becomes a group of its own,
@@ -312,9 +320,11 @@ static int cb_create_lcg(void **local_group, void *global_group, int grank, int 
         gg->mpirc = cc_split_comm(gg->comm, how, &key, color, lrank, &gg->spare, &lc, &lease);
         cc_unreserve(gg->spare); /* not needed: a hit, or not cached */
         gg->spare = NULL;
+        spare = gg->lspare; /* the first local group of an open: cannot fail here (buddy's later ones can) */
+        gg->lspare = NULL;
     }
     int failed = finish(gg);
-    hy_group *l = group_make(lc, gg->team, 1, lease);
+    hy_group *l = group_make(spare, lc, gg->team, 1, lease);
     *local_group = l;
     return !l || failed || !consistent;
 }
@@ -329,6 +339,7 @@ static void group_drop(hy_group *g)
             if (g->owned)
                 cc_release(g->lease, g->comm);
             cc_unreserve(g->spare);
+            free(g->lspare);
             free(g->buf);
             free(g->pc);
             free(g->pd);
@@ -523,6 +534,7 @@ typedef struct prep {
     MPI_Comm comm;   /* gComm itself: no duplicate (as in sion_mpi.c, whose top comment says why) */
     int rank, size, write, buddy, bycount, nfiles, filenumber, lprank, lpsize;
     cc_entry *spare; /* the communicator cache's entry, reserved before the agreement (commcache.h) */
+    hy_group *gg, *lg; /* the global and the first local group object, allocated before the agreement */
 } prep;
 static prep g_prep;
 
@@ -548,8 +560,9 @@ static int thread_level_refused(int *level)
 }
 
 /* This rank's own checks: 0 or a reason number for the agreement (1: mode
- * or numFiles, 2: lComm, 3: numFiles too large; 5, set by prepare: the
- * communicator cache's entry could not be reserved); *why: the mode parser's
+ * or numFiles, 2: lComm, 3: numFiles too large; set by prepare: 4 thread
+ * level, 5 the communicator cache's entry could not be reserved, 6 out of
+ * memory for the thread team or a group object); *why: the mode parser's
  * message. lrank/lsize: the rank in lComm. */
 static int prep_local(prep *pr, const char *file_mode, const int *numFiles, const MPI_Comm *lComm, int *lrank,
                       int *lsize, char *why, size_t whylen)
@@ -579,9 +592,10 @@ static void prep_agree(prep *pr, const char *fname, int bad, int nthreads, int m
         prep_fail(pr, SHEAF_E_IO, "%s: sion_paropen_ompi: %s", fname, "MPI_Allreduce failed");
         return;
     }
-    if (r[0] == 5)
+    if (r[0] >= 5)
         prep_fail(pr, SHEAF_E_NOMEM, "%s: sion_paropen_ompi: %s", fname,
-                  "out of memory (an entry of the communicator cache, on some rank)");
+                  r[0] == 5 ? "out of memory (an entry of the communicator cache, on some rank)"
+                            : "out of memory (the thread team or a group object of the hybrid binding, on some rank)");
     else if (r[0])
         prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
                   r[0] == 4   ? "MPI runs below MPI_THREAD_FUNNELED and the OpenMP master thread is not the thread "
@@ -640,9 +654,23 @@ static void prep_split(prep *pr, const char *fname, const int *numFiles, const M
     pr->lpsize = lsize;
 }
 
-/* Master thread: MPI checks and the file split, all agreed over gComm. */
+/* What a miss of the communicator cache and the groups of the open need,
+ * before the agreement: a failure here fails the open on every rank there.
+ * 0, or the reason number (prep_local). */
+static int prep_reserve(prep *pr, MPI_Comm gComm)
+{
+    if (!pr->buddy && cc_reserve(gComm, &pr->spare) != MPI_SUCCESS)
+        return 5;
+    pr->gg = OMPI_HOOK_FAILS(OMPI_FAIL_GROUP) ? NULL : calloc(1, sizeof *pr->gg);
+    pr->lg = OMPI_HOOK_FAILS(OMPI_FAIL_LGROUP) ? NULL : calloc(1, sizeof *pr->lg);
+    return pr->gg && pr->lg ? 0 : 6;
+}
+
+/* Master thread: MPI checks and the file split, all agreed over gComm.
+ * nomem: this process could not make its thread team (or API id); it still
+ * takes part in the agreement, which fails the open on every rank. */
 static void prepare(prep *pr, const char *fname, const char *file_mode, const int *numFiles, MPI_Comm gComm,
-                    const MPI_Comm *lComm, int nthreads)
+                    const MPI_Comm *lComm, int nthreads, int nomem)
 {
     memset(pr, 0, sizeof *pr);
     pr->comm = MPI_COMM_NULL;
@@ -665,17 +693,20 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
     int bad = prep_local(pr, file_mode, numFiles, lComm, &lrank, &lsize, why, sizeof why);
     if (notmain)
         bad = 4;
-    /* the cache entry before the agreement, so that a failure to allocate
-     * it fails the open on every rank (commcache.h) */
-    if (!bad && !pr->buddy && cc_reserve(gComm, &pr->spare) != MPI_SUCCESS)
-        bad = 5;
+    /* the cache entry and the group objects before the agreement, so that a
+     * failure to allocate them fails the open on every rank (commcache.h) */
+    if (!bad)
+        bad = nomem ? 6 : prep_reserve(pr, gComm);
     int mf = !pr->write ? -1 : pr->bycount ? *numFiles : 0;
     prep_agree(pr, fname, bad, nthreads, mf, level < MPI_THREAD_FUNNELED, why);
     if (!pr->rc && pr->write)
         prep_split(pr, fname, numFiles, lComm, lrank, lsize);
     if (pr->rc) {
         cc_unreserve(pr->spare);
+        free(pr->gg);
+        free(pr->lg);
         pr->spare = NULL;
+        pr->gg = pr->lg = NULL;
     }
 }
 
@@ -688,16 +719,12 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
     const char *shown = fname ? fname : "(null)";
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
     team_group *team = team_new();
-#pragma omp master
-    {
-        if (aid < 0 || !team) {
-            memset(&g_prep, 0, sizeof g_prep);
-            g_prep.comm = MPI_COMM_NULL;
-            prep_fail(&g_prep, SHEAF_E_NOMEM, "%s: sion_paropen_ompi: %s", shown, "out of memory");
-        } else {
-            prepare(&g_prep, shown, file_mode, numFiles, gComm, lComm, nt);
-        }
+    if (OMPI_HOOK_FAILS(OMPI_FAIL_TEAM)) {
+        team_free(team);
+        team = NULL;
     }
+#pragma omp master
+    prepare(&g_prep, shown, file_mode, numFiles, gComm, lComm, nt, aid < 0 || !team);
 #pragma omp barrier
     prep pr = g_prep;
 #pragma omp barrier
@@ -708,30 +735,28 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
             team_free(team);
         return SION_ID_UNDEF;
     }
-    hy_group *g = group_make(pr.comm, team, 0, NULL);
+    /* from here every process goes through sion_generic_paropen: the group
+     * objects exist (allocated before the agreement), group_make cannot fail */
+    hy_group *g = group_make(pr.gg, pr.comm, team, 0, NULL);
     /* how the ranks agree on reusing a cached local communicator
      * (commcache.h); buddy splits more groups off gComm in the same open */
     int how = pr.buddy ? CC_OFF : !pr.write ? CC_READ : pr.bycount ? CC_SAME : CC_AGREE;
 #pragma omp master
     {
-        if (g) {
-            g->cc_how = how;
-            g->spare = pr.spare;
-        } else {
-            cc_unreserve(pr.spare);
-        }
+        g->cc_how = how;
+        g->spare = pr.spare;
+        g->lspare = pr.lg;
     }
     int grank = pr.rank * nt + t, gsize = pr.size * nt;
     if (globalrank)
         *globalrank = grank;
     int fn = pr.filenumber, nf = pr.nfiles, lr = pr.lprank * nt + t, ls = pr.lpsize * nt;
-    int sid = g ? sion_generic_paropen(aid, fname, file_mode, chunksize, fsblksize, g, grank, gsize, &fn, &nf, &lr,
-                                       &ls, fileptr, newfname)
-                : SION_ID_UNDEF;
+    int sid = sion_generic_paropen(aid, fname, file_mode, chunksize, fsblksize, g, grank, gsize, &fn, &nf, &lr, &ls,
+                                   fileptr, newfname);
     if (sid < 0) {
 #pragma omp master
         {
-            if (g && how != CC_OFF)
+            if (how != CC_OFF)
                 cc_purge(pr.comm); /* the failure is on every rank: the caches stay alike */
         }
         group_drop(g);
