@@ -20,7 +20,12 @@
  * rank, a cached one none, and MPI_Comm_free of the user communicator frees
  * the same number of cached communicators on every rank (one per split).
  *
- * usage: ompi_fail_test DIR NTHREADS cc|alloc. Exit 0 = all checks hold. */
+ * A third mode, straddle (4 ranks x 2 threads; see straddle()): a read whose
+ * file mapping puts one process's threads in two files fails on every task,
+ * without a hang.
+ *
+ * usage: ompi_fail_test DIR NTHREADS cc|alloc|straddle. Exit 0 = all checks
+ * hold. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -198,8 +203,68 @@ static void pass(const char *dir, int nt, int bad, int hook)
     free_user(&user, fresh2 ? 3 : 1);
 }
 
+/* A 4-task set written with sion_paropen_mpi by the 4 ranks, one physical
+ * file per lComm color. */
+static void mpi_write(const char *fname, int color)
+{
+    MPI_Comm lc;
+    PMPI_Comm_split(MPI_COMM_WORLD, color, g_rank, &lc);
+    int nf = 0, grank = -1;
+    sion_int64 chunk = BYTES;
+    sion_int32 fsb = -1;
+    FILE *fp = NULL;
+    char want[BYTES];
+    fill(want, BYTES, g_rank, 37, 11);
+    int sid = sion_paropen_mpi(fname, "bw", &nf, MPI_COMM_WORLD, &lc, &chunk, &fsb, &grank, &fp, NULL);
+    CHECK(sid >= 0, "sion_paropen_mpi(%s) with lComm color %d", fname, color);
+    if (sid >= 0) {
+        CHECK(sion_fwrite(want, 1, BYTES, sid) == BYTES, "sion_fwrite of %d bytes", BYTES);
+        CHECK(sion_parclose_mpi(sid) == SION_SUCCESS, "sion_parclose_mpi");
+    }
+    PMPI_Comm_free(&lc);
+}
+
+/* Mode straddle (4 ranks, 2 threads): the set's files are {task 0}, {1},
+ * {2, 3}; ranks 0 and 1 read it with 2 threads each, so process 0's threads
+ * are in two files (it cannot be a group of the hybrid binding), process
+ * 1's are the third file: both fail with the same code, no hang (process 1
+ * used to wait in the open's agreement for process 0, which had left); then
+ * a set with files {0, 1}, {2, 3} reads back. */
+static void straddle(const char *dir, int nt)
+{
+    char f[4200];
+    snprintf(f, sizeof f, "%s/straddle.sion", dir);
+    MPI_Comm two;
+    PMPI_Comm_split(MPI_COMM_WORLD, g_rank < 2 ? 0 : MPI_UNDEFINED, g_rank, &two);
+    scenario s = {"read of a set that puts process 0's threads in two files", f, 0, 0};
+    mpi_write(f, g_rank < 2 ? g_rank : 2);
+    if (two != MPI_COMM_NULL) {
+        long c[PC_N], mn, mx;
+        const char *cause = g_rank == 0 ? "different physical files" : "failed on task 0";
+        outcome o = round_trip(f, 0, 0, two, nt, 0, 0, cause, c);
+        CHECK(o.opened == 0 && o.failed == nt, "%s: %d of %d threads opened", s.what, o.opened, nt);
+        minmax(o.codemin, two, &mn, &mx);
+        CHECK(mn == mx && mx < 0, "%s: codes from %ld to %ld, expected one failure code", s.what, mn, mx);
+        CHECK(o.unnamed == 0, "%s: %d threads' messages do not name the file and \"%s\": %s", s.what, o.unnamed,
+              cause, o.msg);
+        if (g_rank <= 1)
+            printf("P=%d x %d, rank %d, %s: failed on every task with code %d (message: %s)\n", g_size, nt, g_rank,
+                   s.what, o.codemin, o.msg);
+    }
+    mpi_write(f, g_rank / 2);
+    if (two != MPI_COMM_NULL) {
+        s.what = "read of a set with files {0, 1}, {2, 3}";
+        good_open(&s, two, nt, 1);
+        PMPI_Comm_free(&two);
+    }
+}
+
 static void run(const char *dir, int nt, const char *mode)
 {
+    if (!strcmp(mode, "straddle")) {
+        straddle(dir, nt);
+        return;
+    }
     static const int hooks[] = {OMPI_FAIL_TEAM, OMPI_FAIL_GROUP, OMPI_FAIL_LGROUP};
     for (int b = 0; b < (g_size > 1 ? 2 : 1); b++) {
         int bad = b ? g_size - 1 : 0;
@@ -227,7 +292,9 @@ int main(int argc, char **argv)
         }
     }
     PMPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (!dir[0] || nt < 1 || (strcmp(mode, "cc") && strcmp(mode, "alloc")))
+    int straddling = !strcmp(mode, "straddle");
+    if (!dir[0] || nt < 1 || (strcmp(mode, "cc") && strcmp(mode, "alloc") && !straddling) ||
+        (straddling && (g_size != 4 || nt != 2)))
         MPI_Abort(MPI_COMM_WORLD, 2);
     run(dir, nt, mode);
     int bad = g_fail, anybad = 0;
