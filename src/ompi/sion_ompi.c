@@ -18,29 +18,15 @@
  * one communicator, and a repeated open none. */
 #include "sion.h"
 #include "sion_ompi.h"
-#include "../omp/teamcomm.h"
+#include "ompi_int.h"
 #include <stdio.h>
-#include "../par/binding.h"
-#include "../mpi/commcache.h"
+#include "ompi_test_hook.h"
 #include <limits.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct hy_group {
-    MPI_Comm comm;        /* processes of the group */
-    int owned;            /* local group: comm goes back to the cache (cc_release) with the group */
-    cc_entry *lease;      /* its cache entry (NULL: not cached) */
-    int cc_how;           /* global group: CC_* for the local group split off it (commcache.h) */
-    cc_entry *spare;      /* global group: the cache entry reserved before the agreement (cc_reserve) */
-    int nprocs, prank, nthreads;
-    team_group *team;     /* this process's threads */
-    char *buf;            /* master's staging buffer */
-    size_t cap;
-    int *pc, *pd;         /* per-process counts/displacements (bytes), master of the root process */
-    int mpirc;            /* result of the master's MPI call, read by all threads */
-} hy_group;
 
 static int grow(hy_group *g, size_t n)
 {
@@ -54,7 +40,9 @@ static int grow(hy_group *g, size_t n)
     return 0;
 }
 
-/* A collective's end: every thread learns the master's result. */
+/* A collective's end: every thread learns the master's result. Every
+ * collective on a `broken` group fails at once, on every thread, moving no
+ * data (no other process is in it: cb_create_lcg). */
 static int finish(hy_group *g)
 {
 #pragma omp barrier
@@ -66,6 +54,8 @@ static int finish(hy_group *g)
 static int cb_barrier(void *group)
 {
     hy_group *g = group;
+    if (g->broken)
+        return 1;
 #pragma omp barrier
 #pragma omp master
     g->mpirc = MPI_Barrier(g->comm);
@@ -75,6 +65,8 @@ static int cb_barrier(void *group)
 static int cb_bcast(void *data, void *group, int datatype, int nelem, int root)
 {
     hy_group *g = group;
+    if (g->broken)
+        return 1;
     size_t n = team_type_size(datatype) * (size_t)(nelem > 0 ? nelem : 0);
     int t = omp_get_thread_num(), rp = root / g->nthreads, rt = root % g->nthreads;
     if (g->prank == rp && t == rt)
@@ -97,6 +89,8 @@ static int cb_bcast(void *data, void *group, int datatype, int nelem, int root)
 static int cb_gather(void *in, void *out, void *group, int datatype, int nelem, int root)
 {
     hy_group *g = group;
+    if (g->broken)
+        return 1;
     size_t e = team_type_size(datatype) * (size_t)(nelem > 0 ? nelem : 0), mine = e * (size_t)g->nthreads;
     int t = omp_get_thread_num(), rp = root / g->nthreads, rt = root % g->nthreads;
     g->team->ptr[t] = in;
@@ -123,6 +117,8 @@ static int cb_gather(void *in, void *out, void *group, int datatype, int nelem, 
 static int cb_scatter(void *in, void *out, void *group, int datatype, int nelem, int root)
 {
     hy_group *g = group;
+    if (g->broken)
+        return 1;
     size_t e = team_type_size(datatype) * (size_t)(nelem > 0 ? nelem : 0), mine = e * (size_t)g->nthreads;
     int t = omp_get_thread_num(), rp = root / g->nthreads, rt = root % g->nthreads;
     if (g->prank == rp && t == rt)
@@ -169,6 +165,8 @@ static int process_counts(hy_group *g, const int *counts, size_t es)
 static int cb_gatherv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
 {
     hy_group *g = group;
+    if (g->broken)
+        return 1;
     size_t es = team_type_size(datatype);
     int t = omp_get_thread_num(), rp = root / g->nthreads, rt = root % g->nthreads;
     g->team->ptr[t] = in;
@@ -217,6 +215,8 @@ static int cb_gatherv(void *in, void *out, void *group, int datatype, int *count
 static int cb_scatterv(void *in, void *out, void *group, int datatype, int *counts, int nelem, int root)
 {
     hy_group *g = group;
+    if (g->broken)
+        return 1;
     size_t es = team_type_size(datatype);
     int t = omp_get_thread_num(), rp = root / g->nthreads, rt = root % g->nthreads;
     g->team->count[t] = nelem > 0 ? nelem : 0;
@@ -250,18 +250,23 @@ static int cb_scatterv(void *in, void *out, void *group, int datatype, int *coun
 /* ---- groups ------------------------------------------------------------- */
 
 static hy_group *g_hand; /* master -> team hand-over of a new group */
+#ifdef SHEAF_OMPI_TEST_HOOK
+int ompi_test_fail;
+#endif
 
 /* Collective over the threads of this process: the master wraps its comm
- * (the others' arguments are ignored) into a group all threads share; owned:
- * comm and lease are released with the group. NULL on all threads when out
- * of memory (the master then releases an owned comm). */
-static hy_group *group_make(MPI_Comm comm, team_group *team, int owned, cc_entry *lease)
+ * (the others' arguments are ignored) into a group all threads share, in
+ * `spare` (a zeroed object the open allocated before its agreement, so that
+ * this cannot fail on one process only) or, without one, a new object;
+ * owned: comm and lease are released with the group. NULL on all threads
+ * when out of memory (the master then releases an owned comm). */
+static hy_group *group_make(hy_group *spare, MPI_Comm comm, team_group *team, int owned, cc_entry *lease)
 {
     hy_group *g = NULL;
 #pragma omp barrier
 #pragma omp master
     {
-        g = calloc(1, sizeof *g);
+        g = spare ? spare : calloc(1, sizeof *g);
         if (g) {
             g->comm = comm;
             g->owned = owned;
@@ -296,14 +301,20 @@ static int cb_create_lcg(void **local_group, void *global_group, int grank, int 
     int consistent = gg->team->displ[0] % gg->nthreads == 0; /* the same verdict on every thread */
     for (int i = 0; i < gg->nthreads; i++)
         consistent &= gg->team->count[i] == gg->team->count[0] && gg->team->displ[i] == gg->team->displ[0];
+    int first = gg->lspare != NULL; /* the open's own local group (read before the master takes the spare) */
 #pragma omp barrier
     MPI_Comm lc = MPI_COMM_NULL;
     cc_entry *lease = NULL;
+    hy_group *spare = NULL;
 #pragma omp master
     {
-        /* a process whose threads straddle files becomes a group of its own,
-         * so no process waits for it; the open fails in its agreement. The
-         * communicator comes from the cache when this (gComm, split) pair
+        /* a process whose threads straddle files (a read of a set written
+         * with another task layout) becomes a group of its own, so no process
+         * waits for it. As the open's own local group it is made `broken`
+         * rather than refused: its callbacks fail, so the open goes on to its
+         * global agreement and fails there on every task (a refusal would
+         * make this process leave before it while the others wait in it).
+         * The communicator comes from the cache when this (gComm, split) pair
          * was opened before (not for a straddling process: numfiles -1). */
         int color = consistent ? gg->team->count[0] : numfiles + gg->prank;
         cc_split key = {consistent ? numfiles : -1, color, lrank, lsize};
@@ -312,11 +323,15 @@ static int cb_create_lcg(void **local_group, void *global_group, int grank, int 
         gg->mpirc = cc_split_comm(gg->comm, how, &key, color, lrank, &gg->spare, &lc, &lease);
         cc_unreserve(gg->spare); /* not needed: a hit, or not cached */
         gg->spare = NULL;
+        spare = gg->lspare; /* the first local group of an open: cannot fail here (buddy's later ones can) */
+        gg->lspare = NULL;
+        if (spare)
+            spare->broken = gg->straddled = !consistent;
     }
     int failed = finish(gg);
-    hy_group *l = group_make(lc, gg->team, 1, lease);
+    hy_group *l = group_make(spare, lc, gg->team, 1, lease);
     *local_group = l;
-    return !l || failed || !consistent;
+    return !l || failed || (!consistent && !first);
 }
 
 /* Collective over the threads of this process: free a group (not its team). */
@@ -329,6 +344,7 @@ static void group_drop(hy_group *g)
             if (g->owned)
                 cc_release(g->lease, g->comm);
             cc_unreserve(g->spare);
+            free(g->lspare);
             free(g->buf);
             free(g->pc);
             free(g->pd);
@@ -344,177 +360,13 @@ static int cb_free_lcg(void *local_group)
     return 0;
 }
 
-/* ---- coalescing I/O (gather_and_execute / execute_and_scatter) ------------
- * Each thread publishes its buffer and a hy_coll record; the master thread
- * then does the whole process's part: (1) for its senders whose collector
- * lives in another process, non-blocking sends of spec and data pieces
- * (reads: receives) and a receive of the verdict; (2) for its collectors,
- * the senders in order: a sender in this process is served straight from
- * its buffer, a remote one through blocking receives (reads: sends) of
- * pieces of at most one block into one buffer; then the verdict to every
- * sender; (3) wait for (1). Every blocking call of (2) is matched by a
- * non-blocking one posted in (1) by the other process, so no order of
- * processes can deadlock. Tags: 100 + kind * nthreads + sender thread. */
-typedef struct hy_coll {
-    sion_int64 *spec;
-    int collector, first, last, sid, verdict;
-} hy_coll;
-
-enum { HK_SPEC = 0, HK_DATA = 1, HK_VERDICT = 2 };
-
-static int hy_tag(const hy_group *g, int kind, int thread) { return 100 + kind * g->nthreads + thread; }
-
-typedef struct { MPI_Request *r; int n, cap; } reqlist;
-
-static int req_add(reqlist *l, MPI_Request **out)
-{
-    if (!l->r)
-        return 1;
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 16;
-        MPI_Request *r = realloc(l->r, (size_t)cap * sizeof *r);
-        if (!r)
-            return 1;
-        l->r = r;
-        l->cap = cap;
-    }
-    *out = &l->r[l->n++];
-    return 0;
-}
-
-/* (1): this process's senders with a collector elsewhere */
-static int hy_post_senders(hy_group *g, int write, int64_t piece, reqlist *rl)
-{
-    int nt = g->nthreads, base = g->prank * nt, err = 0;
-    for (int t = 0; t < nt; t++) {
-        hy_coll *c = g->team->aux[t];
-        int L = base + t, cp = c->collector / nt;
-        if (c->collector < 0 || c->collector == L || L < c->first || L > c->last || cp == g->prank)
-            continue;
-        MPI_Request *r;
-        err |= req_add(rl, &r) || MPI_Isend(c->spec, 2, MPI_INT64_T, cp, hy_tag(g, HK_SPEC, t), g->comm, r);
-        char *d = g->team->ptr[t];
-        for (int64_t done = 0; !err && c->spec[1] > 0 && done < c->spec[1]; done += piece) {
-            int n = (int)(c->spec[1] - done < piece ? c->spec[1] - done : piece);
-            err |= req_add(rl, &r) ||
-                   (write ? MPI_Isend(d + done, n, MPI_BYTE, cp, hy_tag(g, HK_DATA, t), g->comm, r)
-                          : MPI_Irecv(d + done, n, MPI_BYTE, cp, hy_tag(g, HK_DATA, t), g->comm, r));
-        }
-        c->verdict = 1;
-        err |= req_add(rl, &r) || MPI_Irecv(&c->verdict, 1, MPI_INT, cp, hy_tag(g, HK_VERDICT, t), g->comm, r);
-    }
-    return err;
-}
-
-/* (2): one collector of this process serves its group */
-static int hy_serve(hy_group *g, hy_coll *c, int write, int64_t piece, char *buf, int (*pw)(const void *, sion_int64 *, int),
-                    int (*pr)(void *, sion_int64 *, int))
-{
-    int nt = g->nthreads, bad = 0, err = 0;
-    for (int s = c->first; s <= c->last; s++) {
-        int sp_proc = s / nt, st = s % nt;
-        int local = sp_proc == g->prank;
-        sion_int64 rspec[2] = {-1, 0}, *sp = local ? ((hy_coll *)g->team->aux[st])->spec : rspec;
-        if (!local && MPI_Recv(rspec, 2, MPI_INT64_T, sp_proc, hy_tag(g, HK_SPEC, st), g->comm, MPI_STATUS_IGNORE))
-            err = 1;
-        char *d = g->team->ptr[st];
-        for (int64_t done = 0; sp[1] > 0 && done < sp[1]; done += piece) {
-            sion_int64 part[2] = {sp[0] + done, sp[1] - done < piece ? sp[1] - done : piece};
-            /* without a buffer (out of memory) the messages still flow, empty: nobody waits */
-            char dummy = 0, *b = local ? d + done : buf ? buf : &dummy;
-            int n = local || buf ? (int)part[1] : 0;
-            if (!local && write && MPI_Recv(b, n, MPI_BYTE, sp_proc, hy_tag(g, HK_DATA, st), g->comm, MPI_STATUS_IGNORE))
-                err = 1;
-            if (!local && !buf)
-                bad = 1;
-            else if (!bad && (write ? pw(b, part, c->sid) : pr(b, part, c->sid)))
-                bad = 1;
-            if (!local && !write && MPI_Send(b, n, MPI_BYTE, sp_proc, hy_tag(g, HK_DATA, st), g->comm))
-                err = 1;
-        }
-    }
-    sion_int64 end[2] = {-1, 0}; /* end of the group: what the collector combined goes out now */
-    if (write && pw(NULL, end, c->sid))
-        bad = 1;
-    bad |= err;
-    for (int s = c->first; s <= c->last; s++) {
-        if (s / nt == g->prank)
-            ((hy_coll *)g->team->aux[s % nt])->verdict = bad;
-        else if (MPI_Send(&bad, 1, MPI_INT, s / nt, hy_tag(g, HK_VERDICT, s % nt), g->comm))
-            err = 1;
-    }
-    c->verdict = bad;
-    return err;
-}
-
-static int hy_coll_master(hy_group *g, int write, sion_int64 fsblksize, int (*pw)(const void *, sion_int64 *, int),
-                          int (*pr)(void *, sion_int64 *, int))
-{
-    int64_t piece = binding_coll_piece(fsblksize);
-    int nt = g->nthreads, base = g->prank * nt;
-    reqlist rl = {malloc(16 * sizeof(MPI_Request)), 0, 16};
-    char *buf = malloc((size_t)piece);
-    int err = hy_post_senders(g, write, piece, &rl); /* always: remote collectors wait for these */
-    err |= !buf;
-    for (int t = 0; t < nt; t++) {
-        hy_coll *c = g->team->aux[t];
-        if (c->collector == base + t && c->first <= c->last)
-            err |= hy_serve(g, c, write, piece, buf, pw, pr);
-    }
-    for (int i = 0; i < rl.n; i++) /* MPI_Wait each: MPICH's MPI_Waitall prototype trips gcc's -Wstringop-overflow */
-        if (MPI_Wait(&rl.r[i], MPI_STATUS_IGNORE))
-            err = 1;
-    free(rl.r);
-    free(buf);
-    return err ? MPI_ERR_OTHER : MPI_SUCCESS;
-}
-
-static int hy_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsblksize, void *group, int collector,
-                   int first, int last, int sid, int (*pw)(const void *, sion_int64 *, int),
-                   int (*pr)(void *, sion_int64 *, int))
-{
-    hy_group *g = group;
-    int t = omp_get_thread_num();
-    hy_coll me = {spec, collector, first, last, sid, 0};
-    g->team->ptr[t] = data;
-    g->team->aux[t] = &me;
-#pragma omp barrier
-#pragma omp master
-    g->mpirc = hy_coll_master(g, write, fsblksize, pw, pr);
-#pragma omp barrier
-    int rc = me.verdict || g->mpirc != MPI_SUCCESS;
-#pragma omp barrier
-    return rc;
-}
-
-static int cb_gather_exec(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
-                          int collector, int first, int last, int sid, int process(const void *, sion_int64 *, int))
-{
-    if (spec_len < 2) /* still take part: the others wait in the barriers */
-        spec = NULL;
-    sion_int64 none[2] = {-1, 0};
-    int rc = hy_exchange(1, (void *)indata, spec ? spec : none, fsblksize, group, collector, first, last, sid, process,
-                     NULL);
-    return rc || !spec;
-}
-
-static int cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
-                           int collector, int first, int last, int sid, int process(void *, sion_int64 *, int))
-{
-    if (spec_len < 2)
-        spec = NULL;
-    sion_int64 none[2] = {-1, 0};
-    int rc = hy_exchange(0, outdata, spec ? spec : none, fsblksize, group, collector, first, last, sid, NULL, process);
-    return rc || !spec;
-}
-
 /* ---- the API object -------------------------------------------------------- */
 static team_api g_api = TEAM_API_INIT;
 
 static const binding_callbacks g_callbacks = {
     .create_lcg = cb_create_lcg, .free_lcg = cb_free_lcg, .barrier = cb_barrier, .bcast = cb_bcast,
     .gather = cb_gather, .gatherv = cb_gatherv, .scatter = cb_scatter, .scatterv = cb_scatterv,
-    .gather_exec = cb_gather_exec, .exec_scatter = cb_exec_scatter, .capability = team_capability};
+    .gather_exec = hy_gather_exec, .exec_scatter = hy_exec_scatter, .capability = team_capability};
 
 /* What the master thread works out before the generic open. */
 typedef struct prep {
@@ -523,6 +375,7 @@ typedef struct prep {
     MPI_Comm comm;   /* gComm itself: no duplicate (as in sion_mpi.c, whose top comment says why) */
     int rank, size, write, buddy, bycount, nfiles, filenumber, lprank, lpsize;
     cc_entry *spare; /* the communicator cache's entry, reserved before the agreement (commcache.h) */
+    hy_group *gg, *lg; /* the global and the first local group object, allocated before the agreement */
 } prep;
 static prep g_prep;
 
@@ -548,8 +401,9 @@ static int thread_level_refused(int *level)
 }
 
 /* This rank's own checks: 0 or a reason number for the agreement (1: mode
- * or numFiles, 2: lComm, 3: numFiles too large; 5, set by prepare: the
- * communicator cache's entry could not be reserved); *why: the mode parser's
+ * or numFiles, 2: lComm, 3: numFiles too large; set by prepare: 4 thread
+ * level, 5 the communicator cache's entry could not be reserved, 6 out of
+ * memory for the thread team or a group object); *why: the mode parser's
  * message. lrank/lsize: the rank in lComm. */
 static int prep_local(prep *pr, const char *file_mode, const int *numFiles, const MPI_Comm *lComm, int *lrank,
                       int *lsize, char *why, size_t whylen)
@@ -579,9 +433,10 @@ static void prep_agree(prep *pr, const char *fname, int bad, int nthreads, int m
         prep_fail(pr, SHEAF_E_IO, "%s: sion_paropen_ompi: %s", fname, "MPI_Allreduce failed");
         return;
     }
-    if (r[0] == 5)
+    if (r[0] >= 5)
         prep_fail(pr, SHEAF_E_NOMEM, "%s: sion_paropen_ompi: %s", fname,
-                  "out of memory (an entry of the communicator cache, on some rank)");
+                  r[0] == 5 ? "out of memory (an entry of the communicator cache, on some rank)"
+                            : "out of memory (the thread team or a group object of the hybrid binding, on some rank)");
     else if (r[0])
         prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
                   r[0] == 4   ? "MPI runs below MPI_THREAD_FUNNELED and the OpenMP master thread is not the thread "
@@ -640,9 +495,23 @@ static void prep_split(prep *pr, const char *fname, const int *numFiles, const M
     pr->lpsize = lsize;
 }
 
-/* Master thread: MPI checks and the file split, all agreed over gComm. */
+/* What a miss of the communicator cache and the groups of the open need,
+ * before the agreement: a failure here fails the open on every rank there.
+ * 0, or the reason number (prep_local). */
+static int prep_reserve(prep *pr, MPI_Comm gComm)
+{
+    if (!pr->buddy && cc_reserve(gComm, &pr->spare) != MPI_SUCCESS)
+        return 5;
+    pr->gg = OMPI_HOOK_FAILS(OMPI_FAIL_GROUP) ? NULL : calloc(1, sizeof *pr->gg);
+    pr->lg = OMPI_HOOK_FAILS(OMPI_FAIL_LGROUP) ? NULL : calloc(1, sizeof *pr->lg);
+    return pr->gg && pr->lg ? 0 : 6;
+}
+
+/* Master thread: MPI checks and the file split, all agreed over gComm.
+ * nomem: this process could not make its thread team (or API id); it still
+ * takes part in the agreement, which fails the open on every rank. */
 static void prepare(prep *pr, const char *fname, const char *file_mode, const int *numFiles, MPI_Comm gComm,
-                    const MPI_Comm *lComm, int nthreads)
+                    const MPI_Comm *lComm, int nthreads, int nomem)
 {
     memset(pr, 0, sizeof *pr);
     pr->comm = MPI_COMM_NULL;
@@ -665,17 +534,20 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
     int bad = prep_local(pr, file_mode, numFiles, lComm, &lrank, &lsize, why, sizeof why);
     if (notmain)
         bad = 4;
-    /* the cache entry before the agreement, so that a failure to allocate
-     * it fails the open on every rank (commcache.h) */
-    if (!bad && !pr->buddy && cc_reserve(gComm, &pr->spare) != MPI_SUCCESS)
-        bad = 5;
+    /* the cache entry and the group objects before the agreement, so that a
+     * failure to allocate them fails the open on every rank (commcache.h) */
+    if (!bad)
+        bad = nomem ? 6 : prep_reserve(pr, gComm);
     int mf = !pr->write ? -1 : pr->bycount ? *numFiles : 0;
     prep_agree(pr, fname, bad, nthreads, mf, level < MPI_THREAD_FUNNELED, why);
     if (!pr->rc && pr->write)
         prep_split(pr, fname, numFiles, lComm, lrank, lsize);
     if (pr->rc) {
         cc_unreserve(pr->spare);
+        free(pr->gg);
+        free(pr->lg);
         pr->spare = NULL;
+        pr->gg = pr->lg = NULL;
     }
 }
 
@@ -688,16 +560,12 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
     const char *shown = fname ? fname : "(null)";
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
     team_group *team = team_new();
-#pragma omp master
-    {
-        if (aid < 0 || !team) {
-            memset(&g_prep, 0, sizeof g_prep);
-            g_prep.comm = MPI_COMM_NULL;
-            prep_fail(&g_prep, SHEAF_E_NOMEM, "%s: sion_paropen_ompi: %s", shown, "out of memory");
-        } else {
-            prepare(&g_prep, shown, file_mode, numFiles, gComm, lComm, nt);
-        }
+    if (OMPI_HOOK_FAILS(OMPI_FAIL_TEAM)) {
+        team_free(team);
+        team = NULL;
     }
+#pragma omp master
+    prepare(&g_prep, shown, file_mode, numFiles, gComm, lComm, nt, aid < 0 || !team);
 #pragma omp barrier
     prep pr = g_prep;
 #pragma omp barrier
@@ -708,30 +576,33 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
             team_free(team);
         return SION_ID_UNDEF;
     }
-    hy_group *g = group_make(pr.comm, team, 0, NULL);
+    /* from here every process goes through sion_generic_paropen: the group
+     * objects exist (allocated before the agreement), group_make cannot fail */
+    hy_group *g = group_make(pr.gg, pr.comm, team, 0, NULL);
     /* how the ranks agree on reusing a cached local communicator
      * (commcache.h); buddy splits more groups off gComm in the same open */
     int how = pr.buddy ? CC_OFF : !pr.write ? CC_READ : pr.bycount ? CC_SAME : CC_AGREE;
 #pragma omp master
     {
-        if (g) {
-            g->cc_how = how;
-            g->spare = pr.spare;
-        } else {
-            cc_unreserve(pr.spare);
-        }
+        g->cc_how = how;
+        g->spare = pr.spare;
+        g->lspare = pr.lg;
     }
     int grank = pr.rank * nt + t, gsize = pr.size * nt;
     if (globalrank)
         *globalrank = grank;
     int fn = pr.filenumber, nf = pr.nfiles, lr = pr.lprank * nt + t, ls = pr.lpsize * nt;
-    int sid = g ? sion_generic_paropen(aid, fname, file_mode, chunksize, fsblksize, g, grank, gsize, &fn, &nf, &lr,
-                                       &ls, fileptr, newfname)
-                : SION_ID_UNDEF;
+    int sid = sion_generic_paropen(aid, fname, file_mode, chunksize, fsblksize, g, grank, gsize, &fn, &nf, &lr, &ls,
+                                   fileptr, newfname);
     if (sid < 0) {
+        if (g->straddled) /* the cause, in place of "a callback of the local group failed"; the agreed code */
+            binding_fail(sheaf_last_error_code(), "%s: sion_paropen_ompi: the file's task mapping puts the threads "
+                         "of MPI process %d in different physical files or out of thread order (the hybrid binding "
+                         "reads a multi-file set only when each process's threads are consecutive tasks of one "
+                         "file)", shown, pr.rank);
 #pragma omp master
         {
-            if (g && how != CC_OFF)
+            if (how != CC_OFF)
                 cc_purge(pr.comm); /* the failure is on every rank: the caches stay alike */
         }
         group_drop(g);

@@ -1,7 +1,9 @@
 /* mpicheck.h - the CHECK of the MPI test programs (header-only). A failed
  * check prints "[rank r] FAIL file:line: check: detail (last error: ...)"
- * to stderr and counts in g_fail; g_checks counts every check. The program
- * sets g_rank and g_size after MPI_Init and sums g_fail over the ranks. */
+ * to stderr and counts in g_fail; g_checks counts every check (CHECK is for
+ * one thread: a threaded test checks after its parallel region). The program
+ * sets g_rank and g_size after MPI_Init and sums g_fail over the ranks.
+ * fill: a task's test pattern. */
 #ifndef SHEAF_MPICHECK_H
 #define SHEAF_MPICHECK_H
 #include <stdarg.h>
@@ -29,5 +31,12 @@ static void fail_at(const char *file, int line, const char *cond, const char *fm
         if (!(cond))                                                                                               \
             fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__);                                                       \
     } while (0)
+
+/* n bytes of task `task`'s pattern: byte i is task * a + i * c (mod 256). */
+static inline void fill(char *b, int n, int task, int a, int c)
+{
+    for (int i = 0; i < n; i++)
+        b[i] = (char)(task * a + i * c);
+}
 
 #endif

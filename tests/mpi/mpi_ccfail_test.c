@@ -38,12 +38,6 @@
 
 enum { BYTES = 700 };
 
-static void fill(char *b, int rank)
-{
-    for (int i = 0; i < BYTES; i++)
-        b[i] = (char)(rank * 37 + i * 11);
-}
-
 /* One open (+ write or read and check) + close on comm; counts of the
  * open..close span in c. Returns the open's result (sid or -1) and in *code
  * sheaf_last_error_code() after a failed open (0 after a good one). */
@@ -51,7 +45,7 @@ static int round_trip(const char *fname, int write, int nf, MPI_Comm comm, long 
                       size_t msglen)
 {
     char buf[BYTES], want[BYTES];
-    fill(want, g_rank);
+    fill(want, BYTES, g_rank, 37, 11);
     sion_int64 chunk = BYTES;
     sion_int32 fsblk = -1;
     int grank = -1;

@@ -46,17 +46,11 @@
 
 enum { BYTES = 1024 };
 
-static void fill(char *b, int rank)
-{
-    for (int i = 0; i < BYTES; i++)
-        b[i] = (char)(rank * 131 + i * 7);
-}
-
 /* Open (counting from here), and write or read and check BYTES. -1 on failure. */
 static int open_io(const char *fname, int write, int nf_req, MPI_Comm comm)
 {
     char buf[BYTES], want[BYTES];
-    fill(want, g_rank);
+    fill(want, BYTES, g_rank, 131, 7);
     int nf = nf_req, grank = -1;
     sion_int64 chunk = BYTES;
     sion_int32 fsblk = -1;
@@ -87,20 +81,6 @@ static int one_round(const char *fname, int write, int nf_req, MPI_Comm comm, lo
         CHECK(sion_parclose_mpi(sid) == SION_SUCCESS, "sion_parclose_mpi(%d)", sid);
     pc_snapshot(c);
     return sid < 0;
-}
-
-static long expected(const char *spec, const char *name, int later)
-{
-    if (!spec)
-        return -1;
-    const char *p = strstr(spec, name);
-    if (!p || p[strlen(name)] != ':')
-        return -1;
-    char *end;
-    long first = strtol(p + strlen(name) + 1, &end, 10);
-    if (!later)
-        return first;
-    return *end == '/' ? atol(end + 1) : first;
 }
 
 /* The bytes of the physical files of fname (nf files), on rank 0: malloc'd,
@@ -174,7 +154,7 @@ static void scenario(const char *dir, const char *name, int write, int nf_req, M
         long coll = pc_collectives(mx), made = pc_created(mx), mn[PC_N];
         PMPI_Allreduce(c, mn, PC_N, MPI_LONG, MPI_MIN, comm);
         report(name, nf, round, mx);
-        long want = expected(o->expect, name, round > 0);
+        long want = pc_expected(o->expect, name, round > 0);
         CHECK(want < 0 || coll == want, "%s open#%d: %ld collective calls, expected %ld", name, round + 1, coll, want);
         CHECK(o->maxcreate < 0 || made <= o->maxcreate, "%s open#%d: %ld communicators created, at most %ld allowed",
               name, round + 1, made, o->maxcreate);
@@ -286,7 +266,7 @@ int main(int argc, char **argv)
     report("r1-on-w1", 1, 0, mx);
     CHECK(pc_created(mx) == (o.cache ? 0 : 1), "a one-file read after a one-file write on one communicator: %ld "
           "communicators created, expected %d", pc_created(mx), o.cache ? 0 : 1);
-    long want1 = expected(o.expect, "r1", 1);
+    long want1 = pc_expected(o.expect, "r1", 1);
     CHECK(want1 < 0 || pc_collectives(mx) == want1, "r1-on-w1: %ld collective calls, expected %ld",
           pc_collectives(mx), want1);
 

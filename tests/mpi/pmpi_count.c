@@ -4,6 +4,8 @@
 #include "pmpi_count.h"
 #include <mpi.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 const char *const pc_names[PC_N] = {
     "Comm_split", "Comm_dup", "Comm_create", "Comm_free",
@@ -37,6 +39,20 @@ long pc_collectives(const long c[PC_N])
     for (int i = PC_COMM_SPLIT; i <= PC_ALLTOALL; i++)
         n += c[i];
     return n;
+}
+
+long pc_expected(const char *spec, const char *name, int later)
+{
+    if (!spec)
+        return -1;
+    const char *p = strstr(spec, name);
+    if (!p || p[strlen(name)] != ':')
+        return -1;
+    char *end;
+    long first = strtol(p + strlen(name) + 1, &end, 10);
+    if (!later)
+        return first;
+    return *end == '/' ? atol(end + 1) : first;
 }
 
 #define HIT(k) atomic_fetch_add(&counts[k], 1)

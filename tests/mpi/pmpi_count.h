@@ -22,5 +22,9 @@ long pc_created(const long c[PC_N]);
 /* collective calls, communicator creation and free included (each is a
  * collective over its communicator) */
 long pc_collectives(const long c[PC_N]);
+/* Expected collective calls of scenario `name` in spec ("w1:C/R,r1:C/R,...",
+ * C for the first open, R for every later one; "name:C" both): -1 when spec
+ * is NULL or does not name it. */
+long pc_expected(const char *spec, const char *name, int later);
 
 #endif

@@ -11,9 +11,14 @@
  * cache), and a read of a one-file set none at all (its split, every rank in
  * order, is the one-file write's: src/mpi/commcache.h, CC_READ); the bytes
  * read are the bytes written; MPI_Comm_free of the user communicator frees
- * the cached communicators (one per distinct pair).
+ * the cached communicators (one per distinct pair); with expect=, the MPI
+ * collective calls of each open + close (so that a collective added to the
+ * open's success path is seen).
  *
- * usage: ompi_count_test DIR NTHREADS. Exit 0 = all checks hold. */
+ * usage: ompi_count_test DIR NTHREADS [expect=w1:C/R,r1:C/R,w2:C/R,r2:C/R]
+ *   (wN/rN: write/read with numFiles=N; C: the first open's collective
+ *   calls, R: every later one's, maximum over the ranks). Exit 0 = all
+ *   checks hold. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -85,6 +90,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     const char *dir = argc > 1 ? argv[1] : ".";
     int nt = argc > 2 ? atoi(argv[2]) : 2;
+    const char *expect = argc > 3 && !strncmp(argv[3], "expect=", 7) ? argv[3] + 7 : NULL;
     if (nt < 1)
         nt = 1;
     MPI_Comm user;
@@ -109,6 +115,11 @@ int main(int argc, char **argv)
                       mx[PC_COMM_DUP]);
                 CHECK(made == want, "%s nf=%d open#%d: %ld communicators created, expected %ld",
                       write ? "write" : "read", nf, round + 1, made, want);
+                char name[8];
+                snprintf(name, sizeof name, "%c%d", write ? 'w' : 'r', nf);
+                long coll = pc_expected(expect, name, round > 0);
+                CHECK(coll < 0 || pc_collectives(mx) == coll, "%s open#%d: %ld MPI collective calls, expected %ld",
+                      name, round + 1, pc_collectives(mx), coll);
             }
         }
         if (g_rank == 0)
