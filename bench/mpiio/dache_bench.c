@@ -19,7 +19,9 @@
  *   starts at a different element and wraps, so that ranks do not walk the
  *   same page at the same time), then the file is closed (DACHe: flushed).
  *   Direct MPI-IO writes once per element; DACHe once per contiguous run of
- *   dirty pages (plus write-backs of evicted pages).
+ *   dirty pages (plus write-backs of evicted pages). DACHe's cache: 1024
+ *   slots per rank, or 32 * STEPS (twice a rank's share of the file) when
+ *   that is more - a cache sized for the working set, as a user would.
  * One line per run: workload, mode, ranks, io_s (the accesses and a
  * collective sync: the data is in the file; MPI_File_sync / sheaf_file_sync:
  * DACHe's flush, and an fsync on both sides) = acc_s (the accesses, to a
@@ -61,7 +63,9 @@ static void b_open(const char *path, const char *progress) {
   } else {
     MPI_Info_set(info, "sheaf_cache", "dache");
     MPI_Info_set(info, "sheaf_dache_page_size", "4096");
-    MPI_Info_set(info, "sheaf_dache_slots", "1024");
+    char slots[32];  /* 1024 (4 MiB per rank), or twice a rank's share of the strided file */
+    snprintf(slots, sizeof slots, "%d", STEPS * 32 > 1024 ? STEPS * 32 : 1024);
+    MPI_Info_set(info, "sheaf_dache_slots", slots);
     char maxs[32];  /* 16 MiB, or what STEPS needs */
     int64_t need = (int64_t)STEPS * NEL * np * ESZ;
     snprintf(maxs, sizeof maxs, "%lld", (long long)(need > ((int64_t)16 << 20) ? need : (int64_t)16 << 20));

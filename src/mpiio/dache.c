@@ -205,6 +205,21 @@ static int insert(dache *d, int64_t pg, const int32_t *old, int h, int s, int64_
   return rc;
 }
 
+/* shared memory, this rank's slots full: a free slot at the page's home
+ * rank, else at the next rank after it that has one (the ranks' caches are
+ * one pool: a rank that ran ahead and filled its own slots does not evict
+ * while others have room); -1 when every rank is full */
+static int claim_elsewhere(dache *d, int64_t pg, int *h) {
+  for (int i = 0; i < d->P; i++) {
+    int r = (int)((pg + i) % d->P);
+    if (r == d->rank) continue;
+    int sl = d_claim(d, r);
+    if (sl >= 0) return *h = r, sl;
+  }
+  *h = d->rank;
+  return -1;
+}
+
 /* bytes [a, a+n) of page pg: the six steps of Coloma §5.2 plus pinning. A
  * page this rank caches is found in its own slot map without the lock (only
  * this rank inserts into or evicts from its slots, and every other rank finds
@@ -225,7 +240,7 @@ static int access_page(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, in
     if (!rc && d->broken) m[DM_OWNER] = DM_NONE;
     if (rc || m[DM_OWNER] != DM_NONE) break;
     int h = d->rank, sl = d_claim(d, h);
-    if (sl < 0 && d->shm && !d->broken && (h = (int)(pg % d->P)) != d->rank) sl = d_claim(d, h);
+    if (sl < 0 && d->shm && !d->broken) sl = claim_elsewhere(d, pg, &h);
     if (sl >= 0) return d_unlock(d, pg, insert(d, pg, m, h, sl, a, n, buf, is_write));
     /* a miss with every slot taken (here and at the page's home): evict holding no lock, then look again */
     if ((rc = d_unlock(d, pg, 0)) != 0 || (rc = make_free(d)) != 0) return rc;

@@ -40,7 +40,8 @@ typedef struct mio_dache_stats {
   uint64_t local_hits, remote_hits, misses, evictions, writebacks, pin_waits, direct;
   uint64_t zero_fills;  /* misses loaded without a read (zero-fill rule) */
   uint64_t flush_writes; /* file-system write calls of the flushes (one per contiguous run) */
-  uint64_t home_inserts; /* misses inserted at the page's home rank (this rank's slots full) */
+  uint64_t home_inserts; /* misses inserted at another rank (the page's home or the next with room;
+                          * this rank's slots full; shared memory) */
   uint64_t adopted;      /* pages another rank inserted into this rank's slots, found by this rank */
 } mio_dache_stats;
 
