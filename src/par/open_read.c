@@ -267,7 +267,7 @@ static int place_step(ropen *w, const core_meta *m0)
 }
 
 /* Step "local group": the task's state and the local group of its file.
- * Returns non-zero when the callback failed (the task cannot go on). */
+ * Returns the agreed code when the open ends here (on every task). */
 static int local_group_step(ropen *w)
 {
     return par_open_local_group(&w->o);
@@ -382,8 +382,8 @@ int par_open_read(const par_open_args *a, int *agreed)
     core_meta_free(&m0);
     if (rc)
         return par_ctx_restore(&w.o.x);
-    if (local_group_step(&w))
-        return SHEAF_E_IO;
+    if ((rc = local_group_step(&w)) != 0)
+        return rc;
     int64_t *flat = NULL;
     int *counts = NULL;
     layout_step(&w, &flat, &counts);

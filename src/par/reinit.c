@@ -77,17 +77,18 @@ static int64_t *requests_step(par_ctx *x, par_state *p, sion_int64 chunksize)
 {
     par_ctx_step(x, "requests");
     par_wire_rreq rq = {par_ctx_ok(x) ? chunksize : 0, p->grank, x->rc, par_coll_capability(x->api, p->lcomm)};
-    int64_t req[PAR_WIRE_RREQ_N], dummy[PAR_WIRE_RREQ_N], *reqs = NULL, *lay = NULL;
+    int64_t req[PAR_WIRE_RREQ_N], *reqs = NULL, *lay = NULL;
     par_wire_rreq_pack(&rq, req);
     int mrc = 0;
     if (p->lrank == 0) {
-        reqs = malloc((size_t)p->lsize * sizeof req);
+        reqs = par_root_malloc((size_t)p->lsize * sizeof req, "requests");
         lay = malloc((size_t)p->lsize * PAR_WIRE_WLAYOUT_N * sizeof *lay);
         if (!reqs || !lay)
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", p->fname, p->filenumber);
+        par_ctx_take(x, mrc); /* still takes part: par_ctx_gather with no buffer (rootbuf.c) */
     }
-    int cbfail = par_ctx_gather(x, 1, req, reqs ? reqs : dummy, _SION_INT64, PAR_WIRE_RREQ_N, 0);
-    if (p->lrank == 0 && lay) {
+    int cbfail = par_ctx_gather(x, 1, req, reqs, _SION_INT64, PAR_WIRE_RREQ_N, 0);
+    if (p->lrank == 0 && lay) { /* no reqs: x->rc is set, it packs the failure */
         par_ctx_step(x, "rewrite");
         mrc = master_rewrite_step(p, reqs, x->rc, cbfail, lay); /* its code goes out */
     }
