@@ -280,7 +280,7 @@ static int64_t *requests_step(bopen *w, par_buddy *b, int am_sender)
     int64_t req[PAR_WIRE_BWREQ_N], *all = NULL, *lay = NULL;
     par_wire_bwreq_pack(&q, req);
     if (x->lrank == 0 && (!(all = par_root_malloc((size_t)n * sizeof req, "requests")) ||
-                          !(lay = calloc((size_t)n * PAR_WIRE_BWLAYOUT_N, sizeof *lay))))
+                          !(lay = par_root_malloc((size_t)n * PAR_WIRE_BWLAYOUT_N * sizeof *lay, "layout"))))
         par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory for buddy copy %d", x->fname, b->level);
     par_ctx_gather(x, 1, req, all, _SION_INT64, PAR_WIRE_BWREQ_N, 0);
     if (x->lrank == 0 && lay) {
@@ -298,10 +298,10 @@ static void layout_step(bopen *w, par_buddy *b, int64_t *lay, int am_sender)
 {
     par_ctx *x = &w->x;
     par_ctx_step(x, "layout");
-    int64_t buf[PAR_WIRE_BWLAYOUT_N], dummy[PAR_WIRE_BWLAYOUT_N];
+    int64_t buf[PAR_WIRE_BWLAYOUT_N];
     par_wire_bwlayout mine = {SHEAF_E_IO, 0, 0, 0};
     par_wire_bwlayout_pack(&mine, buf); /* what stays when the scatter delivers nothing */
-    par_ctx_scatter(x, 1, lay ? lay : dummy, buf, _SION_INT64, PAR_WIRE_BWLAYOUT_N, 0);
+    par_ctx_scatter(x, 1, lay, buf, _SION_INT64, PAR_WIRE_BWLAYOUT_N, 0);
     free(lay);
     if (par_ctx_take(x, par_wire_bwlayout_unpack(&mine, buf, PAR_WIRE_BWLAYOUT_N)) || mine.status || !am_sender)
         return;

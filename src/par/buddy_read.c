@@ -280,7 +280,8 @@ static int64_t *reader_heads(member_xfer *mx)
     if (!rc && !(rc = core_file_open(&mx->in, path, 0, 0)))
         mx->in_open = 1;
     free(path);
-    mx->heads = calloc((size_t)n * PAR_WIRE_BHEAD_N, sizeof *mx->heads);
+    if ((mx->heads = par_root_malloc((size_t)n * PAR_WIRE_BHEAD_N * sizeof *mx->heads, "heads")))
+        memset(mx->heads, 0, (size_t)n * PAR_WIRE_BHEAD_N * sizeof *mx->heads);
     mx->counts = calloc((size_t)n, sizeof *mx->counts);
     mx->ttotal = calloc((size_t)n, sizeof *mx->ttotal);
     mx->tdone = calloc((size_t)n, sizeof *mx->tdone);
@@ -322,7 +323,7 @@ static void tables_step(member_xfer *mx, int64_t *flat)
 {
     par_ctx *x = &mx->w->x;
     int64_t buf[PAR_WIRE_BHEAD_N] = {SHEAF_E_IO, 0, 0, 0, 0, 0}, dummy[PAR_WIRE_BHEAD_N] = {0};
-    par_ctx_scatter(x, 0, mx->heads ? mx->heads : dummy, buf, _SION_INT64, PAR_WIRE_BHEAD_N, mx->root);
+    par_ctx_scatter(x, 0, mx->heads, buf, _SION_INT64, PAR_WIRE_BHEAD_N, mx->root);
     mx->got = (par_wire_bhead){SHEAF_E_IO, 0, 0, 0, 0, 0};
     if (par_wire_bhead_unpack(&mx->got, buf, PAR_WIRE_BHEAD_N) && mx->mine)
         par_ctx_take(x, SHEAF_E_FORMAT);

@@ -113,7 +113,13 @@ int par_ctx_gatherv(par_ctx *x, int local, void *in, void *out, int type, int *c
 
 int par_ctx_scatter(par_ctx *x, int local, void *in, void *out, int type, int n, int root)
 {
-    return cb_result(x, x->api->scatter(in, out, local ? x->lcomm : x->gcomm, type, n, root) != 0, local);
+    int am_root = (local ? x->lrank : x->grank) == root, skipped = 0;
+    if (am_root && !in)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: %s: out of memory for the send buffer of step %s on task %d", x->fname,
+                     x->call, x->step, x->grank);
+    int rc = par_scatter_root_safe(x->api, local ? x->lcomm : x->gcomm, in, out, type, n, root, am_root,
+                                   local ? x->lsize : x->gsize, &skipped);
+    return skipped ? 1 : cb_result(x, rc, local);
 }
 
 int par_ctx_scatterv(par_ctx *x, int local, void *in, void *out, int type, int *counts, int n, int root)

@@ -75,7 +75,9 @@ int par_ctx_restore(const par_ctx *x);
  * par_ctx_gather: out may be NULL on any task; on the root that means its
  * receive buffer could not be allocated (par_root_malloc; the context fails
  * with SHEAF_E_NOMEM if nothing failed before): it receives into the reserve
- * below and drops the data. */
+ * below and drops the data. par_ctx_scatter: in may be NULL in the same
+ * way (the root's records could not be made): the others receive records
+ * whose status (first field) says SHEAF_E_NOMEM, the other fields 0. */
 int par_ctx_gather(par_ctx *x, int local, void *in, void *out, int type, int n, int root);
 int par_ctx_gatherv(par_ctx *x, int local, void *in, void *out, int type, int *counts, int n, int root);
 int par_ctx_scatter(par_ctx *x, int local, void *in, void *out, int type, int n, int root);
@@ -103,6 +105,10 @@ int par_ctx_vote(par_ctx *x);
  * 1 when the callback failed or was skipped. */
 int par_gather_root_safe(const par_api *api, void *group, void *in, void *out, int type, int n, int root, int am_root,
                          int members, int *skipped);
+/* The same for a scatter whose root has no send buffer (in NULL): it sends
+ * records of status SHEAF_E_NOMEM (first field), the other fields 0. */
+int par_scatter_root_safe(const par_api *api, void *group, void *in, void *out, int type, int n, int root, int am_root,
+                          int members, int *skipped);
 /* The allocation of a gather root's receive buffer (malloc, or NULL when the
  * test hook says so). `what` names the buffer (the step). */
 void *par_root_malloc(size_t bytes, const char *what);

@@ -135,8 +135,7 @@ static par_state *local_state(const par_open_task *o)
     return p;
 }
 
-/* Step "local group" failed on every task: free what it made. */
-static int local_group_undo(par_open_task *o)
+int par_open_task_undo(par_open_task *o)
 {
     if (o->p)
         par_open_state_drop(o->p); /* frees its local group */
@@ -172,7 +171,7 @@ int par_open_local_group(par_open_task *o)
      * fails on every task or none, every task learns of it here (G gather +
      * G bcast; the first failing task's code on every task) */
     if (a->api->lcg_agreed ? cbfail : par_ctx_vote(x) != 0)
-        return local_group_undo(o);
+        return par_open_task_undo(o);
     return 0;
 }
 

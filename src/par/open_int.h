@@ -67,6 +67,10 @@ typedef struct par_open_task {
  * Returns 0, or the agreed code (< 0, the same on every task; what the step
  * made is freed) when the open must end here. */
 int par_open_local_group(par_open_task *o);
+/* An open that failed on every task: free o's state and its local group
+ * (also one made while the state could not be allocated) and its path;
+ * returns the context's code (its message made current again). */
+int par_open_task_undo(par_open_task *o);
 
 /* The write and read opens (the sid, or a negative code agreed on every
  * task). *agreed (read): the options agreed on every task, so a buddy read

@@ -169,7 +169,7 @@ static int64_t *requests_step(wopen *w)
     int mrc = 0;
     if (x->lrank == 0) {
         reqs = par_root_malloc((size_t)ls * sizeof req, "requests");
-        lay = malloc((size_t)ls * PAR_WIRE_WLAYOUT_N * sizeof *lay);
+        lay = par_root_malloc((size_t)ls * PAR_WIRE_WLAYOUT_N * sizeof *lay, "layout");
         if (!reqs || !lay)
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", x->fname, w->o.fn);
         par_ctx_take(x, mrc); /* still takes part: par_ctx_gather with no buffer (rootbuf.c) */
@@ -192,10 +192,10 @@ static void layout_step(wopen *w, int64_t *lay)
 {
     par_ctx *x = &w->o.x;
     par_ctx_step(x, "layout");
-    int64_t buf[PAR_WIRE_WLAYOUT_N], dummy[PAR_WIRE_WLAYOUT_N];
+    int64_t buf[PAR_WIRE_WLAYOUT_N];
     par_wire_wlayout_init(&w->mine);
     par_wire_wlayout_pack(&w->mine, buf); /* what stays when the scatter delivers nothing */
-    par_ctx_scatter(x, 1, lay ? lay : dummy, buf, _SION_INT64, PAR_WIRE_WLAYOUT_N, 0);
+    par_ctx_scatter(x, 1, lay, buf, _SION_INT64, PAR_WIRE_WLAYOUT_N, 0);
     free(lay);
     par_ctx_take(x, par_wire_wlayout_unpack(&w->mine, buf, PAR_WIRE_WLAYOUT_N));
     if (w->mine.status)
@@ -233,9 +233,7 @@ static int agree_step(wopen *w)
     int arc = par_ctx_agree(x);
     if (arc) {
         par_open_undo(w->sid, w->c, 1, w->sid >= 0 ? w->o.a->newfname : NULL);
-        par_open_state_drop(w->o.p);
-        free(w->o.path);
-        return par_ctx_restore(x);
+        return par_open_task_undo(&w->o); /* state, local group, path */
     }
     free(w->o.path);
     /* *chunksize stays as given: SIONlib 1.7.6 does not write the aligned size back (checked) */

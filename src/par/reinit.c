@@ -82,7 +82,7 @@ static int64_t *requests_step(par_ctx *x, par_state *p, sion_int64 chunksize)
     int mrc = 0;
     if (p->lrank == 0) {
         reqs = par_root_malloc((size_t)p->lsize * sizeof req, "requests");
-        lay = malloc((size_t)p->lsize * PAR_WIRE_WLAYOUT_N * sizeof *lay);
+        lay = par_root_malloc((size_t)p->lsize * PAR_WIRE_WLAYOUT_N * sizeof *lay, "layout");
         if (!reqs || !lay)
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", p->fname, p->filenumber);
         par_ctx_take(x, mrc); /* still takes part: par_ctx_gather with no buffer (rootbuf.c) */
@@ -102,11 +102,11 @@ static int64_t *requests_step(par_ctx *x, par_state *p, sion_int64 chunksize)
 static void layout_step(par_ctx *x, par_state *p, core_container *c, int64_t *lay)
 {
     par_ctx_step(x, "layout");
-    int64_t buf[PAR_WIRE_WLAYOUT_N], dummy[PAR_WIRE_WLAYOUT_N];
+    int64_t buf[PAR_WIRE_WLAYOUT_N];
     par_wire_wlayout mine;
     par_wire_wlayout_init(&mine);
     par_wire_wlayout_pack(&mine, buf);
-    par_ctx_scatter(x, 1, lay ? lay : dummy, buf, _SION_INT64, PAR_WIRE_WLAYOUT_N, 0);
+    par_ctx_scatter(x, 1, lay, buf, _SION_INT64, PAR_WIRE_WLAYOUT_N, 0);
     free(lay);
     par_ctx_take(x, par_wire_wlayout_unpack(&mine, buf, PAR_WIRE_WLAYOUT_N));
     if (mine.status)

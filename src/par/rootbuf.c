@@ -1,5 +1,9 @@
 /* rootbuf.c - the receive buffer of a gather's root that could not allocate
- * its own (ctx.h, "Gathers whose root is out of memory").
+ * its own, and the send buffer of a scatter's root (ctx.h, "Gathers whose
+ * root is out of memory"). A scatter's root without its records sends
+ * records whose first field (the status of every typed message that has
+ * one, wire.h) is SHEAF_E_NOMEM and the others 0; the root's own failure
+ * then fails the call on every task in its agreement.
  *
  * A gather callback writes (group size) x n elements into the root's
  * receive buffer; the generic API has no way to take part in a gather
@@ -123,6 +127,31 @@ int par_gather_root_safe(const par_api *api, void *group, void *in, void *out, i
         return 1;
     }
     int rc = api->gather(in, g_reserve[s], group, type, n, root) != 0;
+    atomic_store(&g_busy[s], 0);
+    return rc;
+}
+
+int par_scatter_root_safe(const par_api *api, void *group, void *in, void *out, int type, int n, int root, int am_root,
+                          int members, int *skipped)
+{
+    unsigned char dummy[64]; /* a non-root's send buffer: not used by the callback */
+    *skipped = 0;
+    if (!am_root || in)
+        return api->scatter(in ? in : dummy, out, group, type, n, root) != 0;
+    size_t per = type_size(type), count = (size_t)(members > 0 ? members : 1) * (size_t)(n > 0 ? n : 0);
+    int s = slot_take(count * per);
+    if (s < 0) { /* cannot take part without a buffer (see the top) */
+        *skipped = 1;
+        return 1;
+    }
+    unsigned char *b = slot_mem(s); /* each record: status SHEAF_E_NOMEM (its first field), the rest 0 */
+    memset(b, 0, count * per);
+    for (size_t r = 0; n > 0 && per >= 4 && r < count / (size_t)n; r++) {
+        int64_t v64 = SHEAF_E_NOMEM;
+        int32_t v32 = SHEAF_E_NOMEM;
+        memcpy(b + r * (size_t)n * per, per == 8 ? (const void *)&v64 : (const void *)&v32, per);
+    }
+    int rc = api->scatter(b, out, group, type, n, root) != 0;
     atomic_store(&g_busy[s], 0);
     return rc;
 }
