@@ -173,9 +173,9 @@ int mpi_auto_split_write(const char *call, const char *fname, MPI_Comm comm, int
  * rank; file -1: nothing to check) and return the verdict: are the tasks of
  * each physical file in one storage group now? */
 static int judge_placement(const char *call, const char *fname, int size, const auto_desc *d, const int *grp,
-                           const sheaf__binding_v1_set *mp, int *fl, int lrc)
+                           const sheaf__binding_v2_set *mp, int *fl, int lrc)
 {
-    const sheaf__binding_v1_set m = *mp;
+    const sheaf__binding_v2_set m = *mp;
     int nf = m.nfiles > 1 ? m.nfiles : 1;
     /* tasks of the set: file 0's own for a single file, else the
      * mapping's; a set of another size, or a broken mapping, is left to
@@ -248,7 +248,7 @@ int mpi_auto_read_check(const char *call, const char *fname, MPI_Comm comm, int 
                            const auto_desc *d, MPI_Comm *lc)
 {
     int *grp = NULL, *fl = NULL, mine[3] = {0, -1, -1}, lrc = 0;
-    sheaf__binding_v1_set m;
+    sheaf__binding_v2_set m;
     memset(&m, 0, sizeof m);
     m.mapping_size = -1;
     *lc = MPI_COMM_NULL;

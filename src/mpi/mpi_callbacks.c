@@ -202,7 +202,8 @@ static int cb_capability(void *group) { return SION_CAPABILITY_FULL; }
 static const binding_callbacks g_callbacks = {
     .create_lcg = cb_create_lcg, .free_lcg = cb_free_lcg, .barrier = cb_barrier, .bcast = cb_bcast,
     .gather = cb_gather, .gatherv = cb_gatherv, .scatter = cb_scatter, .scatterv = cb_scatterv,
-    .gather_exec = mpi_cb_gather_exec, .exec_scatter = mpi_cb_exec_scatter, .capability = cb_capability};
+    .gather_exec = mpi_cb_gather_exec, .exec_scatter = mpi_cb_exec_scatter, .capability = cb_capability,
+    .lcg_agreed = 1 /* the split fails on every rank or none (cb_create_lcg) */};
 
 static void init_api(void) { g_aid = binding_create_api("sheaf_mpi", &g_callbacks); }
 

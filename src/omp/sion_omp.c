@@ -62,7 +62,8 @@ static team_api g_api = TEAM_API_INIT;
 static const binding_callbacks g_callbacks = {
     .create_lcg = cb_create_lcg, .free_lcg = cb_free_lcg, .barrier = cb_barrier, .bcast = cb_bcast,
     .gather = cb_gather, .gatherv = cb_gatherv, .scatter = cb_scatter, .scatterv = cb_scatterv,
-    .gather_exec = cb_gather_exec, .exec_scatter = cb_exec_scatter, .capability = team_capability};
+    .gather_exec = cb_gather_exec, .exec_scatter = cb_exec_scatter, .capability = team_capability,
+    .lcg_agreed = 1 /* never fails: the team is the group */};
 
 /* ---- sid -> team group ---------------------------------------------------- */
 typedef struct open_team {

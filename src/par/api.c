@@ -101,6 +101,16 @@ int sion_generic_register_execute_and_scatter_cb(int aid, sion_generic_execute_s
 int sion_generic_register_get_capability_cb(int aid, sion_generic_capability_cb cb)
 { REGISTER(capability, "sion_generic_register_get_capability_cb"); }
 
+int par_api_set_lcg_agreed(int aid)
+{
+    pthread_mutex_lock(&g_lock);
+    par_api *a = api_lookup_kind(aid, API_KIND_GENERIC_API, "par_api_set_lcg_agreed");
+    if (a)
+        a->lcg_agreed = 1;
+    pthread_mutex_unlock(&g_lock);
+    return a ? 0 : SHEAF_E_ARG;
+}
+
 int par_api_get(int aid, par_api *out, const char *fname)
 {
     int found = 0;

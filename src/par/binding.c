@@ -1,6 +1,6 @@
 /* binding.c - the table of binding.h: libsheaf's internal interface to its
  * own parallel bindings (libsheaf_mpi, _omp, _ompi), exported as
- * sheaf__binding_v1. Each entry forwards to the core or the parallel layer,
+ * sheaf__binding_v2. Each entry forwards to the core or the parallel layer,
  * so the last error, its printing and the sid table stay single. */
 #include "binding.h"
 #include "par.h"
@@ -37,7 +37,7 @@ static int b_mode_parse(const char *file_mode, int *write, int *buddy)
 
 static char *b_member_name(const char *fname, int k) { return core_member_name(fname, k); }
 
-static int b_set_read(const char *path, sheaf__binding_v1_set *out)
+static int b_set_read(const char *path, sheaf__binding_v2_set *out)
 {
     core_meta m;
     memset(&m, 0, sizeof m);
@@ -63,7 +63,7 @@ static int b_set_read(const char *path, sheaf__binding_v1_set *out)
     return rc;
 }
 
-static const sheaf__binding_v1_table g_table = {
+static const sheaf__binding_v2_table g_table = {
     .vfail = b_vfail,
     .clear_error = core_clear_error,
     .report_error = core_report_error,
@@ -72,6 +72,7 @@ static const sheaf__binding_v1_table g_table = {
     .member_name = b_member_name,
     .set_read = b_set_read,
     .global_group = par_global_group,
+    .set_lcg_agreed = par_api_set_lcg_agreed,
 };
 
-const sheaf__binding_v1_table *sheaf__binding_v1(void) { return &g_table; }
+const sheaf__binding_v2_table *sheaf__binding_v2(void) { return &g_table; }

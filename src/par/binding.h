@@ -16,14 +16,17 @@
  *     the layout stored in its first file (tasks, files, mapping), read
  *     through the core's bounds-checked decoder;
  *   - the global group a parallel sid was opened with (from the one sid
- *     table), so that a binding can release its group after the close.
+ *     table), so that a binding can release its group after the close;
+ *   - the promise that the binding's create_local_commgroup fails on every
+ *     task or on none (set_lcg_agreed), which spares the open the vote it
+ *     makes after that callback for any other binding (doc/parallel.md).
  * They are reached through one table of function pointers returned by one
- * exported function, sheaf__binding_v1: the only exported name of libsheaf
+ * exported function, sheaf__binding_v2: the only exported name of libsheaf
  * outside the public headers (the exports test allows SHEAF_API names in this
  * header, and only names starting with "sheaf__"). One versioned entry point
  * instead of several internal exports: the interface between two libraries
  * that are built and installed together is named in one place, and a change
- * of the table gets a new name (sheaf__binding_v2), so a binding built
+ * of the table gets a new name (v1 -> v2: set_lcg_agreed), so a binding built
  * against another libsheaf fails to load instead of misbehaving.
  *
  * Thread-safety: all functions may be called from any thread. */
@@ -37,14 +40,14 @@
 
 /* What the first physical file of a set says about the set (plain values:
  * no core structure crosses the libraries). */
-typedef struct sheaf__binding_v1_set {
+typedef struct sheaf__binding_v2_set {
     int nfiles;             /* physical files of the set */
     int ntasks;             /* tasks stored in this file */
     int mapping_size;       /* tasks of the set in the mapping; -1: no mapping */
     int32_t *mapping;       /* [2*mapping_size]: file, local task; malloc'd (free()), NULL without one */
-} sheaf__binding_v1_set;
+} sheaf__binding_v2_set;
 
-typedef struct sheaf__binding_v1_table {
+typedef struct sheaf__binding_v2_table {
     /* Record the thread's last error (printf-style message) and return code (< 0). */
     int (*vfail)(int code, const char *fmt, va_list ap);
     /* Clear the thread's last error. */
@@ -62,14 +65,19 @@ typedef struct sheaf__binding_v1_table {
     char *(*member_name)(const char *fname, int k);
     /* Read the metadata of physical file `path` into *out: 0, or a negative
      * SHEAF_E_* code with the message recorded (*out empty, mapping NULL). */
-    int (*set_read)(const char *path, sheaf__binding_v1_set *out);
+    int (*set_read)(const char *path, sheaf__binding_v2_set *out);
     /* The global group object parallel sid was opened with (NULL when sid is
      * not an open parallel sid, or a dup). */
     void *(*global_group)(int sid);
-} sheaf__binding_v1_table;
+    /* Promise that API aid's create_local_commgroup callback fails on every
+     * task or on none: the parallel opens then make no vote after it (an
+     * MPI communicator split fails on every rank or none). 0, or a negative
+     * SHEAF_E_* code (aid unknown). */
+    int (*set_lcg_agreed)(int aid);
+} sheaf__binding_v2_table;
 
 /* The table (static, never NULL). Internal: for libsheaf_mpi, _omp, _ompi only. */
-SHEAF_API const sheaf__binding_v1_table *sheaf__binding_v1(void);
+SHEAF_API const sheaf__binding_v2_table *sheaf__binding_v2(void);
 
 /* ---- the bindings' side: short calls through the table ---- */
 #if defined(__GNUC__)
@@ -83,7 +91,7 @@ static inline int binding_fail(int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = sheaf__binding_v1()->vfail(code, fmt, ap);
+    int rc = sheaf__binding_v2()->vfail(code, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -93,22 +101,22 @@ static inline void binding_warn(int rank, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    sheaf__binding_v1()->vwarn(rank, fmt, ap);
+    sheaf__binding_v2()->vwarn(rank, fmt, ap);
     va_end(ap);
 }
 
-static inline void binding_clear_error(void) { sheaf__binding_v1()->clear_error(); }
-static inline void binding_report_error(int rank) { sheaf__binding_v1()->report_error(rank); }
+static inline void binding_clear_error(void) { sheaf__binding_v2()->clear_error(); }
+static inline void binding_report_error(int rank) { sheaf__binding_v2()->report_error(rank); }
 static inline int binding_mode_parse(const char *file_mode, int *write, int *buddy)
 {
-    return sheaf__binding_v1()->mode_parse(file_mode, write, buddy);
+    return sheaf__binding_v2()->mode_parse(file_mode, write, buddy);
 }
-static inline char *binding_member_name(const char *fname, int k) { return sheaf__binding_v1()->member_name(fname, k); }
-static inline int binding_set_read(const char *path, sheaf__binding_v1_set *out)
+static inline char *binding_member_name(const char *fname, int k) { return sheaf__binding_v2()->member_name(fname, k); }
+static inline int binding_set_read(const char *path, sheaf__binding_v2_set *out)
 {
-    return sheaf__binding_v1()->set_read(path, out);
+    return sheaf__binding_v2()->set_read(path, out);
 }
-static inline void *binding_global_group(int sid) { return sheaf__binding_v1()->global_group(sid); }
+static inline void *binding_global_group(int sid) { return sheaf__binding_v2()->global_group(sid); }
 
 /* Piece size of the bindings' gather_and_execute / execute_and_scatter
  * callbacks: one file-system block (64 KiB if unknown), at most 4 MiB. */
@@ -130,6 +138,7 @@ typedef struct binding_callbacks {
     sion_generic_gather_execute_cb gather_exec;
     sion_generic_execute_scatter_cb exec_scatter;
     sion_generic_capability_cb capability;
+    int lcg_agreed; /* 1: create_lcg fails on every task or none (set_lcg_agreed) */
 } binding_callbacks;
 
 /* A generic API named `name` with every callback of cb registered: its id,
@@ -149,7 +158,8 @@ static inline int binding_create_api(const char *name, const binding_callbacks *
              sion_generic_register_scattervr_cb(aid, cb->scatterv) == SION_SUCCESS &&
              sion_generic_register_gather_and_execute_cb(aid, cb->gather_exec) == SION_SUCCESS &&
              sion_generic_register_execute_and_scatter_cb(aid, cb->exec_scatter) == SION_SUCCESS &&
-             sion_generic_register_get_capability_cb(aid, cb->capability) == SION_SUCCESS;
+             sion_generic_register_get_capability_cb(aid, cb->capability) == SION_SUCCESS &&
+             (!cb->lcg_agreed || sheaf__binding_v2()->set_lcg_agreed(aid) == 0);
     if (!ok) {
         sion_generic_free_api(aid);
         return -1;

@@ -187,11 +187,11 @@ static int info_step(bopen *w)
     par_ctx_step(x, "info");
     int nf = p->nfiles, n = 2 + nf + w->levels;
     par_wire_place me = {x->rc, p->filenumber, p->lrank, p->lsize};
-    int32_t buf[PAR_WIRE_PLACE_N], dummy[PAR_WIRE_PLACE_N], *all = NULL;
+    int32_t buf[PAR_WIRE_PLACE_N], *all = NULL;
     par_wire_place_pack(&me, buf);
-    if (x->grank == 0 && !(all = malloc((size_t)x->gsize * sizeof buf)))
+    if (x->grank == 0 && !(all = par_root_malloc((size_t)x->gsize * sizeof buf, "info")))
         par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
-    int cbf = par_ctx_gather(x, 0, buf, all ? all : dummy, _SION_INT32, PAR_WIRE_PLACE_N, 0);
+    int cbf = par_ctx_gather(x, 0, buf, all, _SION_INT32, PAR_WIRE_PLACE_N, 0);
     if (x->grank == 0)
         info_root(w, all, cbf);
     free(all);
@@ -277,12 +277,12 @@ static int64_t *requests_step(bopen *w, par_buddy *b, int am_sender)
     int n = x->lsize;
     par_ctx_step(x, "requests");
     par_wire_bwreq q = {am_sender ? w->chunk : 0, x->grank, x->rc};
-    int64_t req[PAR_WIRE_BWREQ_N], *all = NULL, *lay = NULL, dummy[PAR_WIRE_BWREQ_N];
+    int64_t req[PAR_WIRE_BWREQ_N], *all = NULL, *lay = NULL;
     par_wire_bwreq_pack(&q, req);
-    if (x->lrank == 0 && (!(all = malloc((size_t)n * sizeof req)) ||
-                          !(lay = calloc((size_t)n * PAR_WIRE_BWLAYOUT_N, sizeof *lay))))
+    if (x->lrank == 0 && (!(all = par_root_malloc((size_t)n * sizeof req, "requests")) ||
+                          !(lay = par_root_malloc((size_t)n * PAR_WIRE_BWLAYOUT_N * sizeof *lay, "layout"))))
         par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory for buddy copy %d", x->fname, b->level);
-    par_ctx_gather(x, 1, req, all ? all : dummy, _SION_INT64, PAR_WIRE_BWREQ_N, 0);
+    par_ctx_gather(x, 1, req, all, _SION_INT64, PAR_WIRE_BWREQ_N, 0);
     if (x->lrank == 0 && lay) {
         b->master = 1;
         master_create(w, b, all, n, lay);
@@ -298,10 +298,10 @@ static void layout_step(bopen *w, par_buddy *b, int64_t *lay, int am_sender)
 {
     par_ctx *x = &w->x;
     par_ctx_step(x, "layout");
-    int64_t buf[PAR_WIRE_BWLAYOUT_N], dummy[PAR_WIRE_BWLAYOUT_N];
+    int64_t buf[PAR_WIRE_BWLAYOUT_N];
     par_wire_bwlayout mine = {SHEAF_E_IO, 0, 0, 0};
     par_wire_bwlayout_pack(&mine, buf); /* what stays when the scatter delivers nothing */
-    par_ctx_scatter(x, 1, lay ? lay : dummy, buf, _SION_INT64, PAR_WIRE_BWLAYOUT_N, 0);
+    par_ctx_scatter(x, 1, lay, buf, _SION_INT64, PAR_WIRE_BWLAYOUT_N, 0);
     free(lay);
     if (par_ctx_take(x, par_wire_bwlayout_unpack(&mine, buf, PAR_WIRE_BWLAYOUT_N)) || mine.status || !am_sender)
         return;
@@ -571,11 +571,11 @@ static int32_t *mapping_step(par_ctx *x, par_state *p, par_buddy *b, int m0, int
 {
     par_ctx_step(x, "buddy mapping");
     par_wire_cmap me = {p->filenumber, b->send_entry};
-    int32_t buf[PAR_WIRE_CMAP_N], dummy[PAR_WIRE_CMAP_N], *map = NULL;
+    int32_t buf[PAR_WIRE_CMAP_N], *map = NULL;
     par_wire_cmap_pack(&me, buf);
-    if (p->grank == m0 && !(map = malloc((size_t)p->gsize * sizeof buf)))
+    if (p->grank == m0 && !(map = par_root_malloc((size_t)p->gsize * sizeof buf, "buddy mapping")))
         *mfail = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
-    if (par_ctx_gather(x, 0, buf, map ? map : dummy, _SION_INT32, PAR_WIRE_CMAP_N, m0) && map)
+    if (par_ctx_gather(x, 0, buf, map, _SION_INT32, PAR_WIRE_CMAP_N, m0) && map)
         *mfail = SHEAF_E_IO;
     for (int g = 0; map && !*mfail && g < p->gsize; g++) {
         par_wire_cmap e;
@@ -594,6 +594,7 @@ typedef struct bclose {
     int64_t *cnt;           /* the writer: block count of each member */
     int *counts;            /* the writer: elements each member sends */
     int64_t total, *flat;   /* the writer: the gathered block sizes */
+    par_rootmem rm;         /* the writer's cnt, counts, flat (rootbuf.c) */
 } bclose;
 
 /* Step "buddy counts" (group gather of par_wire_ccount): each member's block
@@ -603,13 +604,16 @@ static void bcounts_step(bclose *w)
     par_ctx *x = w->x;
     par_ctx_step(x, "buddy counts");
     par_wire_ccount me = {w->send ? w->b->nblk : 0, x->rc};
-    int64_t buf[PAR_WIRE_CCOUNT_N], dummy[PAR_WIRE_CCOUNT_N], *all = NULL;
+    int64_t buf[PAR_WIRE_CCOUNT_N], *all = NULL;
     par_wire_ccount_pack(&me, buf);
-    if (x->lrank == 0 && (!(all = malloc((size_t)w->n * sizeof buf)) ||
-                          !(w->cnt = calloc((size_t)w->n, sizeof *w->cnt)) ||
-                          !(w->counts = calloc((size_t)w->n, sizeof *w->counts))))
-        w->mfail = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
-    if (par_ctx_gather(x, 1, buf, all ? all : dummy, _SION_INT64, PAR_WIRE_CCOUNT_N, 0) && x->lrank == 0)
+    if (x->lrank == 0) { /* out of memory: the close fails, but the gatherv below gets the announced counts */
+        all = par_rootmem_alloc(&w->rm, (size_t)w->n * sizeof buf, "buddy counts");
+        w->cnt = par_rootmem_alloc(&w->rm, (size_t)w->n * sizeof *w->cnt, "buddy counts: blocks");
+        w->counts = par_rootmem_alloc(&w->rm, (size_t)w->n * sizeof *w->counts, "buddy counts: elements");
+        if (!all || !w->cnt || !w->counts || w->rm.short_of_memory)
+            w->mfail = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    }
+    if (par_ctx_gather(x, 1, buf, all, _SION_INT64, PAR_WIRE_CCOUNT_N, 0) && x->lrank == 0)
         w->mfail = SHEAF_E_IO;
     for (int t = 0; all && w->cnt && w->counts && t < w->n; t++) {
         par_wire_ccount e = {0, 0};
@@ -620,11 +624,14 @@ static void bcounts_step(bclose *w)
         w->counts[t] = (int)all[(size_t)PAR_WIRE_CCOUNT_N * t]; /* as the member announced it */
         w->total += w->counts[t];
     }
-    free(all);
-    if (x->lrank == 0 && w->counts && !(w->flat = malloc((size_t)(w->total + 1) * sizeof *w->flat))) {
-        w->mfail = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
+    par_rootmem_free(&w->rm, all);
+    if (x->lrank == 0 && w->counts &&
+        !(w->flat = par_rootmem_alloc(&w->rm, (size_t)(w->total + 1) * sizeof *w->flat, "buddy sizes"))) {
+        w->mfail = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname); /* counts disagree: "Limits" */
         memset(w->counts, 0, (size_t)w->n * sizeof *w->counts);
     }
+    if (w->rm.short_of_memory && !w->mfail)
+        w->mfail = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", x->fname);
 }
 
 /* Step "buddy sizes" (group gatherv): the senders' block sizes to the writer. */
@@ -684,6 +691,7 @@ static void group_close(par_ctx *x, par_state *p, par_buddy *b, void *g, int n, 
 {
     bclose w;
     memset(&w, 0, sizeof w);
+    par_rootmem_init(&w.rm);
     w.x = x;
     w.p = p;
     w.b = b;
@@ -696,9 +704,10 @@ static void group_close(par_ctx *x, par_state *p, par_buddy *b, void *g, int n, 
     bsizes_step(&w);
     btail_step(&w, map);
     x->lcomm = NULL;
-    free(w.cnt);
-    free(w.counts);
-    free(w.flat);
+    par_rootmem_free(&w.rm, w.cnt);
+    par_rootmem_free(&w.rm, w.counts);
+    par_rootmem_free(&w.rm, w.flat);
+    par_rootmem_end(&w.rm);
 }
 
 void par_buddy_close_write(par_ctx *x, par_state *p)

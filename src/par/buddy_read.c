@@ -87,14 +87,14 @@ static int64_t members_step(bropen *w)
 {
     par_ctx *x = &w->x;
     par_ctx_step(x, "members");
-    int64_t *all = NULL, buf[PAR_WIRE_BSEEN_N], dummy[PAR_WIRE_BSEEN_N];
+    int64_t *all = NULL, buf[PAR_WIRE_BSEEN_N];
     par_wire_bseen v = {0};
-    if (x->grank == 0 && !(all = malloc((size_t)x->gsize * sizeof buf)))
+    if (x->grank == 0 && !(all = par_root_malloc((size_t)x->gsize * sizeof buf, "members")))
         par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", w->bn);
     for (int k = 0; v.members == 0; k++) { /* rounds: at most up to the first member someone sees */
         par_wire_bseen mine = {members_seen(x->api, w->bn, k)}, e;
         par_wire_bseen_pack(&mine, buf);
-        int cbf = par_ctx_gather(x, 0, buf, all ? all : dummy, _SION_INT64, PAR_WIRE_BSEEN_N, 0);
+        int cbf = par_ctx_gather(x, 0, buf, all, _SION_INT64, PAR_WIRE_BSEEN_N, 0);
         for (int t = 0; x->grank == 0 && all && t < x->gsize && v.members == 0; t++)
             if (!par_wire_bseen_unpack(&e, all + (size_t)PAR_WIRE_BSEEN_N * t, PAR_WIRE_BSEEN_N) && e.members > 0)
                 v.members = e.members; /* a header that cannot be one is no member seen */
@@ -159,14 +159,14 @@ static int readers_step(bropen *w)
     par_ctx *x = &w->x;
     par_ctx_step(x, "readers");
     int nf = w->nf, n = PAR_WIRE_VERDICT_N + nf;
-    int64_t *all = NULL, dummy[1];
-    if (x->grank == 0 && !(all = malloc((size_t)x->gsize * (size_t)n * sizeof *all)))
+    int64_t *all = NULL;
+    if (x->grank == 0 && !(all = par_root_malloc((size_t)x->gsize * (size_t)n * sizeof *all, "readers")))
         par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", w->bn);
     par_wire_verdict me = {x->rc, x->grank};
     par_wire_verdict_pack(&me, w->vis);
     for (int k = 0; k < nf; k++)
         w->vis[PAR_WIRE_VERDICT_N + k] = visible(x->api, w->bn, k);
-    par_ctx_gather(x, 0, w->vis, all ? all : dummy, _SION_INT64, n, 0);
+    par_ctx_gather(x, 0, w->vis, all, _SION_INT64, n, 0);
     if (x->grank == 0)
         readers_root(w, all, n);
     free(all);
@@ -280,7 +280,8 @@ static int64_t *reader_heads(member_xfer *mx)
     if (!rc && !(rc = core_file_open(&mx->in, path, 0, 0)))
         mx->in_open = 1;
     free(path);
-    mx->heads = calloc((size_t)n * PAR_WIRE_BHEAD_N, sizeof *mx->heads);
+    if ((mx->heads = par_root_malloc((size_t)n * PAR_WIRE_BHEAD_N * sizeof *mx->heads, "heads")))
+        memset(mx->heads, 0, (size_t)n * PAR_WIRE_BHEAD_N * sizeof *mx->heads);
     mx->counts = calloc((size_t)n, sizeof *mx->counts);
     mx->ttotal = calloc((size_t)n, sizeof *mx->ttotal);
     mx->tdone = calloc((size_t)n, sizeof *mx->tdone);
@@ -322,7 +323,7 @@ static void tables_step(member_xfer *mx, int64_t *flat)
 {
     par_ctx *x = &mx->w->x;
     int64_t buf[PAR_WIRE_BHEAD_N] = {SHEAF_E_IO, 0, 0, 0, 0, 0}, dummy[PAR_WIRE_BHEAD_N] = {0};
-    par_ctx_scatter(x, 0, mx->heads ? mx->heads : dummy, buf, _SION_INT64, PAR_WIRE_BHEAD_N, mx->root);
+    par_ctx_scatter(x, 0, mx->heads, buf, _SION_INT64, PAR_WIRE_BHEAD_N, mx->root);
     mx->got = (par_wire_bhead){SHEAF_E_IO, 0, 0, 0, 0, 0};
     if (par_wire_bhead_unpack(&mx->got, buf, PAR_WIRE_BHEAD_N) && mx->mine)
         par_ctx_take(x, SHEAF_E_FORMAT);
@@ -545,11 +546,11 @@ static int direct_step(bropen *w)
     par_ctx_step(x, "direct");
     par_wire_bsees me = {par_ctx_ok(x) && visible(x->api, w->bn, (int)w->loc[2 * x->grank]), x->rc}, e;
     par_wire_bdirect v = {SHEAF_E_IO, -1, 0};
-    int64_t buf[PAR_WIRE_BSEES_N], *all = NULL, dummy[PAR_WIRE_BSEES_N], vb[PAR_WIRE_BDIRECT_N];
+    int64_t buf[PAR_WIRE_BSEES_N], *all = NULL, vb[PAR_WIRE_BDIRECT_N];
     par_wire_bsees_pack(&me, buf);
-    if (x->grank == 0 && !(all = malloc((size_t)x->gsize * sizeof buf)))
+    if (x->grank == 0 && !(all = par_root_malloc((size_t)x->gsize * sizeof buf, "direct")))
         par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory", w->a->fname);
-    par_ctx_gather(x, 0, buf, all ? all : dummy, _SION_INT64, PAR_WIRE_BSEES_N, 0);
+    par_ctx_gather(x, 0, buf, all, _SION_INT64, PAR_WIRE_BSEES_N, 0);
     if (x->grank == 0) {
         v = (par_wire_bdirect){all ? 0 : x->rc, all ? -1 : 0, all != NULL};
         for (int t = 0; all && t < x->gsize; t++) {

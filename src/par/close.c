@@ -77,6 +77,7 @@ typedef struct wclose {
     int *counts;            /* [lsize] elements each task sends in the gatherv */
     int64_t *flat;          /* the gathered block tables */
     int32_t *map;           /* file 0's master of a multi-file set: the task mapping */
+    par_rootmem rm;         /* the master's bcount, counts, flat (rootbuf.c) */
 } wclose;
 
 static void master_fail(wclose *w, int code, const char *what)
@@ -121,16 +122,16 @@ static void counts_step(wclose *w)
     par_ctx_step(x, "counts");
     int ls = x->lsize;
     par_wire_ccount me = {w->nb, x->rc};
-    int64_t buf[PAR_WIRE_CCOUNT_N], dummy[PAR_WIRE_CCOUNT_N], *all = NULL;
+    int64_t buf[PAR_WIRE_CCOUNT_N], *all = NULL;
     par_wire_ccount_pack(&me, buf);
-    if (x->lrank == 0) {
-        all = malloc((size_t)ls * sizeof buf);
-        w->counts = calloc((size_t)ls, sizeof *w->counts);
-        w->bcount = calloc((size_t)ls, sizeof *w->bcount);
-        if (!all || !w->counts || !w->bcount)
+    if (x->lrank == 0) { /* out of memory: the call fails, but the gatherv below gets the announced counts */
+        all = par_rootmem_alloc(&w->rm, (size_t)ls * sizeof buf, "counts");
+        w->counts = par_rootmem_alloc(&w->rm, (size_t)ls * sizeof *w->counts, "counts: elements");
+        w->bcount = par_rootmem_alloc(&w->rm, (size_t)ls * sizeof *w->bcount, "counts: blocks");
+        if (!all || !w->counts || !w->bcount || w->rm.short_of_memory)
             master_fail(w, SHEAF_E_NOMEM, "out of memory");
     }
-    if (par_ctx_gather(x, 1, buf, all ? all : dummy, _SION_INT64, PAR_WIRE_CCOUNT_N, 0) && x->lrank == 0)
+    if (par_ctx_gather(x, 1, buf, all, _SION_INT64, PAR_WIRE_CCOUNT_N, 0) && x->lrank == 0)
         w->mfail = 1;
     int64_t total = 0;
     for (int t = 0; x->lrank == 0 && all && w->counts && w->bcount && t < ls; t++) {
@@ -144,11 +145,14 @@ static void counts_step(wclose *w)
             par_ctx_fail(x, (int)e.status, "%s: local task %d of file %d failed writing its data (see its message)",
                          x->fname, t, w->p->filenumber);
     }
-    free(all);
-    if (x->lrank == 0 && w->counts && !(w->flat = malloc((size_t)(total > 0 ? total : 1) * sizeof *w->flat))) {
-        master_fail(w, SHEAF_E_NOMEM, "out of memory");
+    par_rootmem_free(&w->rm, all);
+    if (x->lrank == 0 && w->counts &&
+        !(w->flat = par_rootmem_alloc(&w->rm, (size_t)(total > 0 ? total : 1) * sizeof *w->flat, "sizes"))) {
+        master_fail(w, SHEAF_E_NOMEM, "out of memory"); /* the gatherv's counts disagree (doc/parallel.md, "Limits") */
         memset(w->counts, 0, (size_t)ls * sizeof *w->counts);
     }
+    if (w->rm.short_of_memory)
+        master_fail(w, SHEAF_E_NOMEM, "out of memory");
 }
 
 /* Step "sizes" (L gatherv): the block tables (sizes, then checksums) to the master. */
@@ -181,12 +185,12 @@ static void mapping_step(wclose *w)
     if (p->nfiles <= 1)
         return;
     par_wire_cmap me = {p->filenumber, p->lrank};
-    int32_t buf[PAR_WIRE_CMAP_N], dummy[PAR_WIRE_CMAP_N];
+    int32_t buf[PAR_WIRE_CMAP_N];
     par_wire_cmap_pack(&me, buf);
     int root = p->grank == p->file0master;
-    if (root && !(w->map = malloc((size_t)p->gsize * sizeof buf)))
+    if (root && !(w->map = par_root_malloc((size_t)p->gsize * sizeof buf, "mapping")))
         master_fail(w, SHEAF_E_NOMEM, "out of memory for the task mapping");
-    if (par_ctx_gather(x, 0, buf, w->map ? w->map : dummy, _SION_INT32, PAR_WIRE_CMAP_N, p->file0master) && root)
+    if (par_ctx_gather(x, 0, buf, w->map, _SION_INT32, PAR_WIRE_CMAP_N, p->file0master) && root)
         w->mfail = 1;
     for (int g = 0; w->map && g < p->gsize; g++) {
         par_wire_cmap e;
@@ -219,6 +223,7 @@ static void write_close(par_ctx *x, par_state *p, core_container *c)
 {
     wclose w;
     memset(&w, 0, sizeof w);
+    par_rootmem_init(&w.rm);
     w.p = p;
     w.ck = p->mode.checksum; /* decided by the master at open: every task sends sizes + checksums */
     x->lcomm = p->lcomm;
@@ -231,9 +236,10 @@ static void write_close(par_ctx *x, par_state *p, core_container *c)
     mapping_step(&w);
     tail_step(&w);
     free(w.bs);
-    free(w.bcount);
-    free(w.counts);
-    free(w.flat);
+    par_rootmem_free(&w.rm, w.bcount);
+    par_rootmem_free(&w.rm, w.counts);
+    par_rootmem_free(&w.rm, w.flat);
+    par_rootmem_end(&w.rm);
     free(w.map);
 }
 

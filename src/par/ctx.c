@@ -97,7 +97,13 @@ static int cb_result(par_ctx *x, int failed, int local)
 
 int par_ctx_gather(par_ctx *x, int local, void *in, void *out, int type, int n, int root)
 {
-    return cb_result(x, x->api->gather(in, out, local ? x->lcomm : x->gcomm, type, n, root) != 0, local);
+    int am_root = (local ? x->lrank : x->grank) == root, skipped = 0;
+    if (am_root && !out)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: %s: out of memory for the receive buffer of step %s on task %d", x->fname,
+                     x->call, x->step, x->grank);
+    int rc = par_gather_root_safe(x->api, local ? x->lcomm : x->gcomm, in, out, type, n, root, am_root,
+                                  local ? x->lsize : x->gsize, &skipped);
+    return skipped ? 1 : cb_result(x, rc, local);
 }
 
 int par_ctx_gatherv(par_ctx *x, int local, void *in, void *out, int type, int *counts, int n, int root)
@@ -107,7 +113,13 @@ int par_ctx_gatherv(par_ctx *x, int local, void *in, void *out, int type, int *c
 
 int par_ctx_scatter(par_ctx *x, int local, void *in, void *out, int type, int n, int root)
 {
-    return cb_result(x, x->api->scatter(in, out, local ? x->lcomm : x->gcomm, type, n, root) != 0, local);
+    int am_root = (local ? x->lrank : x->grank) == root, skipped = 0;
+    if (am_root && !in)
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: %s: out of memory for the send buffer of step %s on task %d", x->fname,
+                     x->call, x->step, x->grank);
+    int rc = par_scatter_root_safe(x->api, local ? x->lcomm : x->gcomm, in, out, type, n, root, am_root,
+                                   local ? x->lsize : x->gsize, &skipped);
+    return skipped ? 1 : cb_result(x, rc, local);
 }
 
 int par_ctx_scatterv(par_ctx *x, int local, void *in, void *out, int type, int *counts, int n, int root)
@@ -122,13 +134,15 @@ int par_ctx_bcast(par_ctx *x, int local, void *data, int type, int n, int root)
 
 int par_ctx_vote(par_ctx *x)
 {
-    int64_t mine = x->rc, res[2] = {0, -1}, dummy[1], *all = NULL;
-    int rootfail = 0;
-    if (x->grank == 0 && !(all = malloc((size_t)(x->gsize > 0 ? x->gsize : 1) * sizeof *all)))
-        rootfail = 1; /* still take part; the verdict fails */
+    int64_t mine = x->rc, res[2] = {0, -1}, *all = NULL;
+    int rootfail = 0, skipped = 0;
+    if (x->grank == 0 && !(all = par_root_malloc((size_t)(x->gsize > 0 ? x->gsize : 1) * sizeof *all, "vote")))
+        par_ctx_fail(x, SHEAF_E_NOMEM, "%s: %s: out of memory for the receive buffer of the vote on task 0", x->fname,
+                     x->call); /* still takes part (rootbuf.c); the verdict is its failure */
     /* this task's vote left with the gather: a failure of its own callback
      * can no longer reach the others (doc/parallel.md, "Limits") */
-    int cbfail = x->api->gather(&mine, all ? all : dummy, x->gcomm, _SION_INT64, 1, 0) != 0;
+    int cbfail = par_gather_root_safe(x->api, x->gcomm, &mine, all, _SION_INT64, 1, 0, x->grank == 0, x->gsize,
+                                      &skipped);
     if (cbfail && x->grank == 0)
         rootfail = 1;
     for (int i = 0; x->grank == 0 && all && !rootfail && i < x->gsize; i++)
@@ -137,7 +151,10 @@ int par_ctx_vote(par_ctx *x)
             res[1] = i;
             break;
         }
-    if (x->grank == 0 && rootfail) {
+    if (x->grank == 0 && !all) { /* task 0's own failure (out of memory or before) */
+        res[0] = x->rc;
+        res[1] = 0;
+    } else if (x->grank == 0 && rootfail) {
         res[0] = SHEAF_E_IO;
         res[1] = -1;
     }

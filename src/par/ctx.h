@@ -71,7 +71,13 @@ int par_ctx_restore(const par_ctx *x);
 
 /* The exchange calls. local != 0: over the local group, else the global one.
  * Always called; a callback that reports failure fails the context (the
- * data it delivered are used all the same). Return 0 or 1 (callback failed). */
+ * data it delivered are used all the same). Return 0 or 1 (callback failed).
+ * par_ctx_gather: out may be NULL on any task; on the root that means its
+ * receive buffer could not be allocated (par_root_malloc; the context fails
+ * with SHEAF_E_NOMEM if nothing failed before): it receives into the reserve
+ * below and drops the data. par_ctx_scatter: in may be NULL in the same
+ * way (the root's records could not be made): the others receive records
+ * whose status (first field) says SHEAF_E_NOMEM, the other fields 0. */
 int par_ctx_gather(par_ctx *x, int local, void *in, void *out, int type, int n, int root);
 int par_ctx_gatherv(par_ctx *x, int local, void *in, void *out, int type, int *counts, int n, int root);
 int par_ctx_scatter(par_ctx *x, int local, void *in, void *out, int type, int n, int root);
@@ -87,6 +93,42 @@ int par_ctx_agree(par_ctx *x);
  * on every task); a failure of this task's own callback that the others
  * cannot know of is recorded in the context and the call goes on (0). */
 int par_ctx_vote(par_ctx *x);
+
+/* Gathers whose root is out of memory (rootbuf.c). A root whose receive
+ * buffer cannot be allocated still takes part: it receives into a slot of a
+ * reserve in static storage (4 slots of 2 MiB, taken without waiting) and
+ * fails the call. Only when the receive is larger than a slot or every slot
+ * is in use by another root of the process at that moment does it skip the
+ * callback (*skipped = 1, returns 1): the others then wait for it, where the
+ * callback would otherwise write past a buffer (doc/parallel.md, "Limits").
+ * am_root: this task is the root; members: tasks of the group. Returns 0, or
+ * 1 when the callback failed or was skipped. */
+int par_gather_root_safe(const par_api *api, void *group, void *in, void *out, int type, int n, int root, int am_root,
+                         int members, int *skipped);
+/* The same for a scatter whose root has no send buffer (in NULL): it sends
+ * records of status SHEAF_E_NOMEM (first field), the other fields 0. */
+int par_scatter_root_safe(const par_api *api, void *group, void *in, void *out, int type, int n, int root, int am_root,
+                          int members, int *skipped);
+/* The allocation of a gather root's receive buffer (malloc, or NULL when the
+ * test hook says so). `what` names the buffer (the step). */
+void *par_root_malloc(size_t bytes, const char *what);
+/* A root's buffers that the steps after a gather need (rootbuf.c): each
+ * from the heap (par_root_malloc), else carved from one reserve slot held
+ * by m; short_of_memory is set then (the call must fail, the exchanges can
+ * still be made with the right sizes). NULL when neither has room. */
+typedef struct par_rootmem {
+    int slot;               /* the reserve slot held (-1: none) */
+    size_t used;            /* bytes of it handed out */
+    int short_of_memory;    /* an allocation did not come from the heap */
+} par_rootmem;
+void par_rootmem_init(par_rootmem *m);
+void *par_rootmem_alloc(par_rootmem *m, size_t bytes, const char *what); /* zeroed */
+void par_rootmem_free(par_rootmem *m, void *p);
+void par_rootmem_end(par_rootmem *m); /* gives the slot back (after the last use) */
+/* Test hook: return non-zero to make par_root_malloc(bytes, what) fail on the
+ * calling thread. NULL: none. */
+typedef int (*par_alloc_fault_fn)(const char *what);
+void par_set_alloc_fault_hook(par_alloc_fault_fn fn);
 
 /* Test hook: return 0 to go on, or a code (< 0) and a message (msg, len
  * bytes) to fail task grank at `step` of `call`. NULL: none. */

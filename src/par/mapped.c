@@ -145,20 +145,20 @@ int par_mapped_count_step(par_ctx *x, par_wire_mhead *mine, int with_opts, int64
                           void *actx, mapped_counts *mc)
 {
     par_ctx_step(x, "counts");
-    int64_t head[PAR_WIRE_MHEAD_N], out[PAR_WIRE_MVERDICT_N], dummy[PAR_WIRE_MHEAD_N], *heads = NULL;
+    int64_t head[PAR_WIRE_MHEAD_N], out[PAR_WIRE_MVERDICT_N], *heads = NULL;
     par_wire_mverdict v = {0, 0, 0, -1, -1, 0, 0};
     mine->status = x->rc;
     if (!with_opts || x->rc)
         memset(mine->opt, 0, sizeof mine->opt);
     par_wire_mhead_pack(mine, head);
     if (x->grank == 0) {
-        heads = malloc((size_t)x->gsize * sizeof head);
+        heads = par_root_malloc((size_t)x->gsize * sizeof head, "counts");
         mc->pcount = malloc((size_t)x->gsize * sizeof *mc->pcount);
         mc->pblocks = malloc((size_t)x->gsize * sizeof *mc->pblocks);
         if (!heads || !mc->pcount || !mc->pblocks)
             v.status = par_ctx_fail(x, SHEAF_E_NOMEM, "%s: out of memory on task 0", x->fname);
     }
-    int cbfail = par_ctx_gather(x, 0, head, heads ? heads : dummy, _SION_INT64, PAR_WIRE_MHEAD_N, 0);
+    int cbfail = par_ctx_gather(x, 0, head, heads, _SION_INT64, PAR_WIRE_MHEAD_N, 0);
     if (x->grank == 0 && !v.status)
         v.status = cbfail ? x->rc : 0;
     if (x->grank == 0 && !v.status)

@@ -180,8 +180,8 @@ static void share_step(mropen *w, int ok)
 {
     par_ctx *x = &w->x;
     par_ctx_step(x, "share");
-    int64_t buf[PAR_WIRE_MRSHARE_N] = {0, 0}, dummy[PAR_WIRE_MRSHARE_N];
-    par_ctx_scatter(x, 0, w->shares ? w->shares : dummy, buf, _SION_INT64, PAR_WIRE_MRSHARE_N, 0);
+    int64_t buf[PAR_WIRE_MRSHARE_N] = {0, 0};
+    par_ctx_scatter(x, 0, w->shares, buf, _SION_INT64, PAR_WIRE_MRSHARE_N, 0);
     memset(&w->share, 0, sizeof w->share);
     if (ok && par_wire_mrshare_unpack(&w->share, buf, PAR_WIRE_MRSHARE_N))
         par_ctx_take(x, SHEAF_E_FORMAT);

@@ -122,29 +122,56 @@ void par_open_pack_wlayouts(const par_state *p, int mrc, const par_coll_roles *r
     }
 }
 
+/* The task's state for step "local group" (NULL when out of memory). */
+static par_state *local_state(const par_open_task *o)
+{
+    const par_open_args *a = o->a;
+    par_state *p = par_open_state_new(a->api, a->fname, a->gcomm, a->grank, a->gsize);
+    if (p) {
+        p->lrank = o->x.lrank; p->lsize = o->x.lsize; p->filenumber = o->fn; p->nfiles = o->nf;
+        p->fsblksize = o->fsb;
+        p->mode = *a->md;
+    }
+    return p;
+}
+
+int par_open_task_undo(par_open_task *o)
+{
+    if (o->p)
+        par_open_state_drop(o->p); /* frees its local group */
+    else if (o->x.lcomm)
+        o->a->api->free_lcg(o->x.lcomm);
+    o->p = NULL;
+    o->x.lcomm = NULL;
+    free(o->path);
+    o->path = NULL;
+    return par_ctx_restore(&o->x);
+}
+
 int par_open_local_group(par_open_task *o)
 {
     par_ctx *x = &o->x;
     const par_open_args *a = o->a;
     par_ctx_step(x, "local group");
-    par_state *p = o->p = par_open_state_new(a->api, a->fname, a->gcomm, a->grank, a->gsize);
-    if (p) {
-        p->lrank = x->lrank; p->lsize = x->lsize; p->filenumber = o->fn; p->nfiles = o->nf;
-        p->fsblksize = o->fsb;
-        p->mode = *a->md;
-    } else {
+    par_state *p = o->p = local_state(o);
+    if (!p)
         par_ctx_take(x, SHEAF_E_NOMEM); /* still take part in the collectives below */
-    }
-    if (a->api->create_lcg(&x->lcomm, a->gcomm, a->grank, a->gsize, x->lrank, x->lsize, o->fn, o->nf)) {
-        par_open_state_drop(p);
-        o->p = NULL;
-        return core_fail(SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", a->fname,
-                         a->grank);
+    int cbfail = a->api->create_lcg(&x->lcomm, a->gcomm, a->grank, a->gsize, x->lrank, x->lsize, o->fn, o->nf) != 0;
+    if (cbfail) {
+        x->lcomm = NULL;
+        par_ctx_fail(x, SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", a->fname,
+                     a->grank);
     }
     if (p)
         p->lcomm = x->lcomm;
     if (!(o->path = par_member_path(a->api, a->fname, o->fn)))
         par_ctx_take(x, SHEAF_E_NOMEM);
+    /* a task without its local group cannot take part in the local
+     * exchanges that follow: unless the binding promises that the callback
+     * fails on every task or none, every task learns of it here (G gather +
+     * G bcast; the first failing task's code on every task) */
+    if (a->api->lcg_agreed ? cbfail : par_ctx_vote(x) != 0)
+        return par_open_task_undo(o);
     return 0;
 }
 

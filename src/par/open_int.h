@@ -62,9 +62,15 @@ typedef struct par_open_task {
 
 /* Step "local group" of the write and read opens: the task's state (o->p,
  * NULL when out of memory: recorded in o->x, the task still takes part), the
- * local group of its file (o->x.lrank, o->x.lsize) and the file's path.
- * Returns non-zero when the callback failed (the task cannot go on). */
+ * local group of its file (o->x.lrank, o->x.lsize) and the file's path; then
+ * (a binding whose create_lcg is not agreed) a vote (G gather + G bcast).
+ * Returns 0, or the agreed code (< 0, the same on every task; what the step
+ * made is freed) when the open must end here. */
 int par_open_local_group(par_open_task *o);
+/* An open that failed on every task: free o's state and its local group
+ * (also one made while the state could not be allocated) and its path;
+ * returns the context's code (its message made current again). */
+int par_open_task_undo(par_open_task *o);
 
 /* The write and read opens (the sid, or a negative code agreed on every
  * task). *agreed (read): the options agreed on every task, so a buddy read

@@ -53,12 +53,13 @@ static void read_root(void *ctx, const int64_t *all, int gsize, par_open_verdict
 /* Task 0, the data of step "place" (G scatter (file, lrank, lsize)): each task's
  * place from file 0's mapping (m0; nf files), checked: each (file, lrank)
  * exactly once. Packed placements (status SHEAF_E_FORMAT for all when the
- * mapping is inconsistent); NULL when out of memory. */
+ * mapping is inconsistent, SHEAF_E_NOMEM when out of memory for the check);
+ * NULL when out of memory. */
 static int32_t *place_table(const core_meta *m0, int nf, int gsize)
 {
-    int32_t *map = malloc((size_t)gsize * PAR_WIRE_PLACE_N * sizeof *map);
+    int32_t *map = par_root_malloc((size_t)gsize * PAR_WIRE_PLACE_N * sizeof *map, "place");
     int32_t *lsz = nf > 1 ? calloc((size_t)nf, sizeof *lsz) : NULL;
-    int bad = !map || (nf > 1 && !lsz);
+    int bad = !map || (nf > 1 && !lsz), nomem = bad;
     for (int g = 0; g < gsize && !bad && nf > 1; g++) {
         int32_t f = m0->mapping[2 * g], l = m0->mapping[2 * g + 1];
         if (f < 0 || f >= nf || l < 0 || l >= gsize)
@@ -69,7 +70,7 @@ static int32_t *place_table(const core_meta *m0, int nf, int gsize)
     if (!bad && nf > 1) { /* each (file, lrank) exactly once: lrank < tasks of that file, no repeats */
         int64_t *base = calloc((size_t)nf + 1, sizeof *base);
         unsigned char *seen = calloc((size_t)gsize, 1);
-        bad = !base || !seen;
+        bad = nomem = !base || !seen;
         for (int k = 0; k < nf && !bad; k++)
             base[k + 1] = base[k] + lsz[k];
         for (int g = 0; g < gsize && !bad; g++) {
@@ -84,7 +85,7 @@ static int32_t *place_table(const core_meta *m0, int nf, int gsize)
     }
     for (int g = 0; g < gsize && map; g++) {
         par_wire_place e;
-        e.status = bad ? SHEAF_E_FORMAT : 0;
+        e.status = bad ? (nomem ? SHEAF_E_NOMEM : SHEAF_E_FORMAT) : 0;
         e.filenumber = bad || nf == 1 ? 0 : m0->mapping[2 * g];
         e.lrank = bad || nf == 1 ? g : m0->mapping[2 * g + 1];
         e.lsize = bad ? 1 : nf == 1 ? gsize : lsz[e.filenumber];
@@ -107,7 +108,7 @@ static int master_read_step(const par_api *api, const core_mode *md, const char 
     core_meta m;
     memset(&m, 0, sizeof m);
     m.mapping_size = -1;
-    lay = malloc((size_t)ls * PAR_WIRE_RLAYOUT_N * sizeof *lay);
+    lay = par_root_malloc((size_t)ls * PAR_WIRE_RLAYOUT_N * sizeof *lay, "layout");
     counts = calloc((size_t)ls, sizeof *counts);
     if (!lay || !counts)
         mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", fname, fn);
@@ -248,18 +249,23 @@ static int place_step(ropen *w, const core_meta *m0)
         x->lsize = x->gsize;
         return 0;
     }
-    int32_t *map = NULL, dummy[PAR_WIRE_PLACE_N], buf[PAR_WIRE_PLACE_N];
+    int32_t *map = NULL, buf[PAR_WIRE_PLACE_N];
     par_wire_place mine = {0, 0, x->grank, x->gsize};
     par_wire_place_pack(&mine, buf);
     if (x->grank == 0)
         map = place_table(m0, w->o.nf, x->gsize);
-    par_ctx_scatter(x, 0, map ? map : dummy, buf, _SION_INT32, PAR_WIRE_PLACE_N, 0);
+    par_ctx_scatter(x, 0, map, buf, _SION_INT32, PAR_WIRE_PLACE_N, 0);
     free(map);
     par_ctx_take(x, par_wire_place_unpack(&mine, buf, PAR_WIRE_PLACE_N)); /* refused: the initial values stay */
-    if (mine.status) { /* the same verdict on every task */
+    if (mine.status == SHEAF_E_FORMAT) { /* the same verdict on every task */
         x->rc = 0;
         return par_ctx_fail(x, SHEAF_E_FORMAT, "%s: the task mapping in the first file is inconsistent", x->fname);
     }
+    if (mine.status && x->grank == 0) /* out of memory: task 0's own failure */
+        return par_ctx_fail(x, (int)mine.status, "%s: out of memory placing the tasks on task 0", x->fname);
+    if (mine.status)
+        return par_ctx_verdict(x, (int)mine.status, "%s: %s: task 0 could not place the tasks (see its message)",
+                               x->fname, x->call);
     w->o.fn = mine.filenumber;
     x->lrank = mine.lrank;
     x->lsize = mine.lsize;
@@ -267,7 +273,7 @@ static int place_step(ropen *w, const core_meta *m0)
 }
 
 /* Step "local group": the task's state and the local group of its file.
- * Returns non-zero when the callback failed (the task cannot go on). */
+ * Returns the agreed code when the open ends here (on every task). */
 static int local_group_step(ropen *w)
 {
     return par_open_local_group(&w->o);
@@ -280,7 +286,7 @@ static void layout_step(ropen *w, int64_t **flat, int **counts)
 {
     par_ctx *x = &w->o.x;
     par_ctx_step(x, "layout");
-    int64_t *lay = NULL, buf[PAR_WIRE_RLAYOUT_N], dummy[PAR_WIRE_RLAYOUT_N];
+    int64_t *lay = NULL, buf[PAR_WIRE_RLAYOUT_N];
     par_wire_rlayout_init(&w->my);
     par_wire_rlayout_pack(&w->my, buf); /* what stays when the scatter delivers nothing */
     if (x->lrank == 0) {
@@ -291,7 +297,7 @@ static void layout_step(ropen *w, int64_t **flat, int **counts)
         for (int t = 0; mrc && t < x->lsize && *counts; t++) /* the tasks know from the status they receive */
             (*counts)[t] = 0;
     }
-    par_ctx_scatter(x, 1, lay ? lay : dummy, buf, _SION_INT64, PAR_WIRE_RLAYOUT_N, 0);
+    par_ctx_scatter(x, 1, lay, buf, _SION_INT64, PAR_WIRE_RLAYOUT_N, 0);
     free(lay);
     par_ctx_take(x, par_wire_rlayout_unpack(&w->my, buf, PAR_WIRE_RLAYOUT_N)); /* refused: status SHEAF_E_IO stays */
     if (w->my.status)
@@ -350,9 +356,7 @@ static int agree_step(ropen *w)
     par_ctx_step(x, "agree");
     if (par_ctx_agree(x)) {
         par_open_undo(w->sid, w->c, 0, w->sid >= 0 ? a->newfname : NULL);
-        par_open_state_drop(w->o.p);
-        free(w->o.path);
-        return par_ctx_restore(x);
+        return par_open_task_undo(&w->o); /* state, local group, path */
     }
     free(w->o.path);
     if (a->chunksize) *a->chunksize = w->my.chunksize;
@@ -382,8 +386,8 @@ int par_open_read(const par_open_args *a, int *agreed)
     core_meta_free(&m0);
     if (rc)
         return par_ctx_restore(&w.o.x);
-    if (local_group_step(&w))
-        return SHEAF_E_IO;
+    if ((rc = local_group_step(&w)) != 0)
+        return rc;
     int64_t *flat = NULL;
     int *counts = NULL;
     layout_step(&w, &flat, &counts);

@@ -136,7 +136,7 @@ static int options_step(wopen *w, par_open_verdict *v)
 }
 
 /* Step "local group": the task's state and the local group of its file.
- * Returns non-zero when the callback failed (the task cannot go on). */
+ * Returns the agreed code when the open ends here (on every task). */
 static int local_group_step(wopen *w, const par_open_verdict *v)
 {
     const par_open_args *a = w->o.a;
@@ -145,8 +145,9 @@ static int local_group_step(wopen *w, const par_open_verdict *v)
     w->o.fsb = (int32_t)v->fsblksize;
     w->o.x.lrank = *a->lrank;
     w->o.x.lsize = *a->lsize;
-    if (par_open_local_group(&w->o))
-        return 1;
+    int rc = par_open_local_group(&w->o);
+    if (rc)
+        return rc;
     if (w->o.p) {
         w->o.p->write = 1;
         w->o.p->file0master = (int)v->file0master;
@@ -163,17 +164,18 @@ static int64_t *requests_step(wopen *w)
     par_ctx_step(x, "requests");
     int ls = x->lsize;
     par_wire_wreq wq = {par_ctx_ok(x) ? *w->o.a->chunksize : 0, x->grank, par_coll_capability(x->api, x->lcomm)};
-    int64_t req[PAR_WIRE_WREQ_N], dummy[PAR_WIRE_WREQ_N], *reqs = NULL, *lay = NULL;
+    int64_t req[PAR_WIRE_WREQ_N], *reqs = NULL, *lay = NULL;
     par_wire_wreq_pack(&wq, req);
     int mrc = 0;
     if (x->lrank == 0) {
-        reqs = malloc((size_t)ls * sizeof req);
-        lay = malloc((size_t)ls * PAR_WIRE_WLAYOUT_N * sizeof *lay);
+        reqs = par_root_malloc((size_t)ls * sizeof req, "requests");
+        lay = par_root_malloc((size_t)ls * PAR_WIRE_WLAYOUT_N * sizeof *lay, "layout");
         if (!reqs || !lay)
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", x->fname, w->o.fn);
+        par_ctx_take(x, mrc); /* still takes part: par_ctx_gather with no buffer (rootbuf.c) */
     }
-    par_ctx_gather(x, 1, req, reqs ? reqs : dummy, _SION_INT64, PAR_WIRE_WREQ_N, 0);
-    if (x->lrank == 0 && lay) {
+    par_ctx_gather(x, 1, req, reqs, _SION_INT64, PAR_WIRE_WREQ_N, 0);
+    if (x->lrank == 0 && lay) { /* no reqs: x->rc is set, it packs the failure */
         par_ctx_step(x, "create");
         mrc = master_create_step(w->o.p, w->o.path, w->o.a->md, ls, reqs, x->rc, w->o.fsb, lay); /* its code goes out */
         par_ctx_take(x, mrc);
@@ -190,10 +192,10 @@ static void layout_step(wopen *w, int64_t *lay)
 {
     par_ctx *x = &w->o.x;
     par_ctx_step(x, "layout");
-    int64_t buf[PAR_WIRE_WLAYOUT_N], dummy[PAR_WIRE_WLAYOUT_N];
+    int64_t buf[PAR_WIRE_WLAYOUT_N];
     par_wire_wlayout_init(&w->mine);
     par_wire_wlayout_pack(&w->mine, buf); /* what stays when the scatter delivers nothing */
-    par_ctx_scatter(x, 1, lay ? lay : dummy, buf, _SION_INT64, PAR_WIRE_WLAYOUT_N, 0);
+    par_ctx_scatter(x, 1, lay, buf, _SION_INT64, PAR_WIRE_WLAYOUT_N, 0);
     free(lay);
     par_ctx_take(x, par_wire_wlayout_unpack(&w->mine, buf, PAR_WIRE_WLAYOUT_N));
     if (w->mine.status)
@@ -231,9 +233,7 @@ static int agree_step(wopen *w)
     int arc = par_ctx_agree(x);
     if (arc) {
         par_open_undo(w->sid, w->c, 1, w->sid >= 0 ? w->o.a->newfname : NULL);
-        par_open_state_drop(w->o.p);
-        free(w->o.path);
-        return par_ctx_restore(x);
+        return par_open_task_undo(&w->o); /* state, local group, path */
     }
     free(w->o.path);
     /* *chunksize stays as given: SIONlib 1.7.6 does not write the aligned size back (checked) */
@@ -253,8 +253,9 @@ int par_open_write(const par_open_args *a)
     par_open_verdict v;
     if (options_step(&w, &v))
         return par_ctx_restore(&w.o.x);
-    if (local_group_step(&w, &v))
-        return SHEAF_E_IO;
+    int rc = local_group_step(&w, &v);
+    if (rc)
+        return rc;
     layout_step(&w, requests_step(&w));
     attach_step(&w);
     return agree_step(&w);

@@ -1,6 +1,7 @@
 /* openargs.c - the first exchange of a parallel open: every task's arguments
  * and options to task 0, compared there, one verdict back (openargs.h). */
 #include "openargs.h"
+#include "ctx.h"
 #include "../core/error.h"
 #include "sion.h"
 #include <stdio.h>
@@ -161,13 +162,14 @@ out:
 int par_open_exchange(const par_api *api, const char *fname, void *gcomm, int grank, int gsize,
                       const par_open_req *mine, par_open_root_fn root, void *ctx, par_open_verdict *v, int *cbfail)
 {
-    int64_t me[REQ_N], dummy[REQ_N], *all = NULL, out[VERDICT_N];
+    int64_t me[REQ_N], *all = NULL, out[VERDICT_N];
     par_open_verdict w = {SPLIT_OK, 0, -1, 0, 0, 0, -1, -1, 0, 0, 0};
     req_pack(mine, me);
     *cbfail = 0;
-    if (grank == 0 && !(all = malloc((size_t)gsize * sizeof me)))
-        w.reason = SPLIT_NOMEM;
-    if (api->gather(me, all ? all : dummy, gcomm, _SION_INT64, REQ_N, 0)) {
+    int skipped = 0;
+    if (grank == 0 && !(all = par_root_malloc((size_t)gsize * sizeof me, "options")))
+        w.reason = SPLIT_NOMEM; /* still takes part (rootbuf.c) */
+    if (par_gather_root_safe(api, gcomm, me, all, _SION_INT64, REQ_N, 0, grank == 0, gsize, &skipped)) {
         if (grank == 0)
             w.cbfail = 1;
         else

@@ -21,6 +21,9 @@ typedef struct par_api {
     sion_generic_gather_execute_cb gather_exec;
     sion_generic_execute_scatter_cb exec_scatter;
     sion_generic_capability_cb capability;
+    /* 1: the binding promises that create_lcg fails on every task or on none
+     * (sheaf's MPI and OpenMP bindings); else the open votes after it. */
+    int lcg_agreed;
 } par_api;
 
 /* Install the hooks through which src/api reaches a parallel sid's state
@@ -30,6 +33,9 @@ void par_install_sid_ops(void);
 /* Copy of API object aid (callbacks); fails with a message naming `fname`
  * when aid is unknown or the STD level is not registered. */
 int par_api_get(int aid, par_api *out, const char *fname);
+/* Mark API aid's create_lcg as agreed (par_api.lcg_agreed; binding.h):
+ * 0, or a negative code when aid is unknown. */
+int par_api_set_lcg_agreed(int aid);
 
 /* State of one task's parallel open, hung on core_container.par. */
 typedef struct par_state {

@@ -77,17 +77,18 @@ static int64_t *requests_step(par_ctx *x, par_state *p, sion_int64 chunksize)
 {
     par_ctx_step(x, "requests");
     par_wire_rreq rq = {par_ctx_ok(x) ? chunksize : 0, p->grank, x->rc, par_coll_capability(x->api, p->lcomm)};
-    int64_t req[PAR_WIRE_RREQ_N], dummy[PAR_WIRE_RREQ_N], *reqs = NULL, *lay = NULL;
+    int64_t req[PAR_WIRE_RREQ_N], *reqs = NULL, *lay = NULL;
     par_wire_rreq_pack(&rq, req);
     int mrc = 0;
     if (p->lrank == 0) {
-        reqs = malloc((size_t)p->lsize * sizeof req);
-        lay = malloc((size_t)p->lsize * PAR_WIRE_WLAYOUT_N * sizeof *lay);
+        reqs = par_root_malloc((size_t)p->lsize * sizeof req, "requests");
+        lay = par_root_malloc((size_t)p->lsize * PAR_WIRE_WLAYOUT_N * sizeof *lay, "layout");
         if (!reqs || !lay)
             mrc = core_fail(SHEAF_E_NOMEM, "%s: out of memory on the master of file %d", p->fname, p->filenumber);
+        par_ctx_take(x, mrc); /* still takes part: par_ctx_gather with no buffer (rootbuf.c) */
     }
-    int cbfail = par_ctx_gather(x, 1, req, reqs ? reqs : dummy, _SION_INT64, PAR_WIRE_RREQ_N, 0);
-    if (p->lrank == 0 && lay) {
+    int cbfail = par_ctx_gather(x, 1, req, reqs, _SION_INT64, PAR_WIRE_RREQ_N, 0);
+    if (p->lrank == 0 && lay) { /* no reqs: x->rc is set, it packs the failure */
         par_ctx_step(x, "rewrite");
         mrc = master_rewrite_step(p, reqs, x->rc, cbfail, lay); /* its code goes out */
     }
@@ -101,11 +102,11 @@ static int64_t *requests_step(par_ctx *x, par_state *p, sion_int64 chunksize)
 static void layout_step(par_ctx *x, par_state *p, core_container *c, int64_t *lay)
 {
     par_ctx_step(x, "layout");
-    int64_t buf[PAR_WIRE_WLAYOUT_N], dummy[PAR_WIRE_WLAYOUT_N];
+    int64_t buf[PAR_WIRE_WLAYOUT_N];
     par_wire_wlayout mine;
     par_wire_wlayout_init(&mine);
     par_wire_wlayout_pack(&mine, buf);
-    par_ctx_scatter(x, 1, lay ? lay : dummy, buf, _SION_INT64, PAR_WIRE_WLAYOUT_N, 0);
+    par_ctx_scatter(x, 1, lay, buf, _SION_INT64, PAR_WIRE_WLAYOUT_N, 0);
     free(lay);
     par_ctx_take(x, par_wire_wlayout_unpack(&mine, buf, PAR_WIRE_WLAYOUT_N));
     if (mine.status)

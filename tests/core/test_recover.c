@@ -6,7 +6,10 @@
  * stale journal goes), an open for writing removes a stale journal, no
  * journal without --salvage is a clear error, the salvage of SIONlib's
  * unclosed4 gives the manifest's bytes, and files are created with the
- * caller's umask. */
+ * caller's umask. Headers made hostile on purpose: a huge chunk size, a
+ * file-system block size that puts the data start more than 64 MiB past the
+ * file's end (refused, SHEAF_E_FORMAT, the input untouched), and block rows
+ * that start past the file's end (dropped, the valid rows' bytes kept). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -331,6 +334,152 @@ static void test_umask(void **st)
     assert_int_equal(b.st_mode & 0777, 0640);
 }
 
+/* ---- headers whose layout lies past the file's end (recover.c, drop_rows_past_end and the 64 MiB rule) ---- */
+#define HDR_CHUNKS (52 + 1024 + 8L * NT) /* the chunk sizes in META1 (little-endian on this host) */
+
+/* A crashed container's layout from its header: data start, global skip. */
+static void read_layout(const char *fn, int64_t *data_start, int64_t *globalskip, int32_t *fsb)
+{
+    size_t n = 0;
+    unsigned char *d = tu_read_file(fn, &n);
+    assert_non_null(d);
+    assert_true(n > (size_t)HDR_CHUNKS + 8 * NT);
+    assert_int_equal(d[4], 0); /* little-endian metadata (this host) */
+    *fsb = (int32_t)core_get_le32(d + 20);
+    int64_t hs = 1088 + 16 * NT;
+    *data_start = (hs + *fsb - 1) / *fsb * *fsb;
+    *globalskip = 0;
+    for (int t = 0; t < NT; t++)
+        *globalskip += (int64_t)core_get_le64(d + HDR_CHUNKS + 8 * t);
+    free(d);
+}
+
+static void patch_fsblksize(const char *fn, uint32_t fsb)
+{
+    FILE *f = fopen(fn, "r+b");
+    assert_non_null(f);
+    unsigned char b[4];
+    core_put_le32(b, fsb);
+    assert_int_equal(fseek(f, 20, SEEK_SET), 0);
+    assert_int_equal(fwrite(b, 1, 4, f), 4);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The header's file-system block size puts the data start (and so the
+ * metadata) more than 64 MiB past the file's end: refused with
+ * SHEAF_E_FORMAT and a message naming the data start, the block size and the
+ * file size; the input neither grows nor changes, no other file appears,
+ * the journal stays (dry run and real run alike). */
+static void test_huge_fsblksize(void **st)
+{
+    (void)st;
+    static const uint32_t sizes[] = {(uint32_t)1 << 27, (uint32_t)1 << 30}; /* data start 128 MiB, 1 GiB */
+    for (int k = 0; k < 2; k++) {
+        char fn[4200], j[4300], want[256];
+        snprintf(fn, sizeof fn, "%s/hugefsb%d.sion", g_dir, k);
+        crash_writer(fn, 1, 1);
+        patch_fsblksize(fn, sizes[k]);
+        jpath(j, sizeof j, fn);
+        size_t n0 = 0, jn0 = 0;
+        unsigned char *before = tu_read_file(fn, &n0), *jbefore = tu_read_file(j, &jn0);
+        assert_non_null(before);
+        assert_non_null(jbefore);
+        for (int dry = 1; dry >= 0; dry--) {
+            sheaf_recover_summary s;
+            assert_int_equal(sheaf_recover(fn, dry ? SHEAF_RECOVER_DRY_RUN : 0, NULL, NULL, &s), SHEAF_E_FORMAT);
+            const char *m = sheaf_last_error();
+            snprintf(want, sizeof want, "the data start %lld (file-system block size %u) lies past the file's end "
+                     "(%zu bytes)", (long long)sizes[k], sizes[k], n0);
+            if (!strstr(m, want) || !strstr(m, fn))
+                fail_msg("message \"%s\" lacks \"%s\" or the file's name", m, want);
+            size_t n1 = 0, jn1 = 0;
+            unsigned char *after = tu_read_file(fn, &n1), *jafter = tu_read_file(j, &jn1);
+            assert_non_null(after);
+            assert_non_null(jafter);
+            assert_int_equal(n1, n0); /* no metadata written 128 MiB / 1 GiB on */
+            assert_memory_equal(after, before, n0);
+            assert_int_equal(jn1, jn0);
+            assert_memory_equal(jafter, jbefore, jn0);
+            free(after);
+            free(jafter);
+        }
+        struct stat sb;
+        char other[4300];
+        snprintf(other, sizeof other, "%s.000001", fn);
+        assert_true(stat(other, &sb) != 0); /* no second file */
+        free(before);
+        free(jbefore);
+    }
+}
+
+/* Rows 2 and 3 of task 2's blocks start at or past the file's end (the file
+ * was cut at the end of row 1 after the writer flushed 4 rows, one piece per
+ * block for task 2): recovery, from the journal or by salvage, drops them
+ * (the journal's bytes for them count as lost), writes the metadata at the
+ * file's real end and every task reads back the bytes of its rows 0 and 1. */
+static void rows_past_end(int salvage)
+{
+    char fn[4200], j[4300];
+    snprintf(fn, sizeof fn, "%s/rowspast%d.sion", g_dir, salvage);
+    crash_writer(fn, 3, 3); /* task 2: 4 rounds of ~1570 bytes, one per block: 4 rows */
+    jpath(j, sizeof j, fn);
+    if (salvage) /* what the file holds: this pattern ends every block non-zero */
+        assert_int_equal(unlink(j), 0);
+    int flags = salvage ? SHEAF_RECOVER_SALVAGE : 0;
+    int64_t ds = 0, gs = 0;
+    int32_t fsb = 0;
+    read_layout(fn, &ds, &gs, &fsb);
+    assert_int_equal(fsb, 512);
+    int64_t cut = ds + 2 * gs; /* the end of row 1 = the start of row 2 */
+    struct stat sb;
+    assert_int_equal(stat(fn, &sb), 0);
+    assert_true(sb.st_size > ds + 3 * gs); /* row 3 was written */
+    assert_int_equal(truncate(fn, cut), 0);
+    int64_t all[NT], want[NT], total = 0;
+    for (int t = 0; t < NT; t++) {
+        all[t] = flushed_bytes(t, 3);
+        /* task 2: one piece per block (chunk_req); tasks 0 and 1 fit in rows 0 and 1 */
+        want[t] = t == 2 ? (int64_t)(piece(2, 0) + piece(2, 1)) : all[t];
+        total += want[t];
+    }
+    sheaf_recover_summary s;
+    assert_int_equal(sheaf_recover(fn, flags | SHEAF_RECOVER_DRY_RUN, NULL, NULL, &s), 0);
+    assert_int_equal(s.bytes, total);
+    assert_int_equal(sheaf_recover(fn, flags, NULL, NULL, &s), 0);
+    assert_int_equal(s.bytes, total);
+    if (!salvage) /* the journal's claim for rows 2 and 3 */
+        assert_int_equal(s.lost, all[2] - want[2]);
+    assert_int_equal(stat(fn, &sb), 0);
+    assert_true(sb.st_size >= cut);
+    assert_true(sb.st_size <= cut + 4096); /* the metadata at the file's end, not at row 4 */
+    expect_tasks(fn, want);
+    /* the block table: task 2 has rows 0 and 1 only, no empty entries for rows 2 and 3 */
+    int nt = 0, nf = 0, *gr = NULL, maxchunks = 0;
+    sion_int64 *cs = NULL, gskip = 0, varh = 0, *lcs = NULL, *lgr = NULL, *bc = NULL, *bsz = NULL;
+    sion_int32 rfsb = 0;
+    FILE *fp = NULL;
+    int sid = sion_open(fn, "rb", &nt, &nf, &cs, &rfsb, &gr, &fp);
+    assert_true(sid >= 0);
+    assert_int_equal(sion_get_locations(sid, &nt, &maxchunks, &gskip, &varh, &lcs, &lgr, &bc, &bsz), SION_SUCCESS);
+    assert_int_equal(nt, NT);
+    assert_int_equal(gskip, gs);
+    assert_int_equal(maxchunks, 2);
+    assert_int_equal(bc[2], 2);
+    assert_int_equal(bsz[NT * 0 + 2], (sion_int64)piece(2, 0));
+    assert_int_equal(bsz[NT * 1 + 2], (sion_int64)piece(2, 1));
+    assert_int_equal(varh, cut); /* META2 right at the cut */
+    sion_close(sid);
+    free(cs);
+    free(gr);
+}
+
+static void test_rows_past_end(void **st)
+{
+    (void)st;
+    rows_past_end(0); /* the journal names 4 blocks of task 2 */
+    rows_past_end(1); /* no journal: --salvage */
+}
+
 int main(void)
 {
     g_dir = tu_mkdtemp();
@@ -339,7 +488,8 @@ int main(void)
         cmocka_unit_test(test_truncated_data),  cmocka_unit_test(test_no_journal),
         cmocka_unit_test(test_stale_journal),   cmocka_unit_test(test_salvage_unclosed4),
         cmocka_unit_test(test_umask),           cmocka_unit_test(test_hostile_block_count),
-        cmocka_unit_test(test_hostile_chunk_size),
+        cmocka_unit_test(test_hostile_chunk_size), cmocka_unit_test(test_huge_fsblksize),
+        cmocka_unit_test(test_rows_past_end),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmtree(g_dir);

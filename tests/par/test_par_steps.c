@@ -21,13 +21,28 @@
  * every step of "sion_generic_paropen (buddy copies)" and every "buddy ..."
  * step of the close, failed on one and on two tasks, fails that open or
  * that close on every task with the first failing task's code, each failing
- * task with its own message, the others "... (see its message)". */
+ * task with its own message, the others "... (see its message)". A fourth
+ * makes the binding's create_local_commgroup callback itself fail (threadcomm
+ * joins the task to the group but reports failure) on one task and on two
+ * tasks, at the write open, at the read open and at the buddy copies' open:
+ * the open fails on every task with SHEAF_E_IO, the failing tasks naming
+ * the callback and themselves, the others the lowest failing task, no hang
+ * (threadcomm exits 3 on a wait of TC_TIMEOUT s), no leaked local group. A
+ * fifth makes the receive buffer of a gather's root fail to allocate
+ * (par_set_alloc_fault_hook: every root buffer of every call of the
+ * sequences above, plain, mapped, buddy write and buddy read, each in turn):
+ * the root takes part without that buffer (src/par/rootbuf.c; the ASan build
+ * checks that nothing writes past a buffer) and the call fails on every task
+ * with the same code (SHEAF_E_NOMEM, the root naming the missing memory),
+ * no hang. */
 #include "partest.h"
 #include <pthread.h>
 
-/* the hook (internal to libsheaf, src/par/ctx.h) */
+/* the hooks (internal to libsheaf, src/par/ctx.h) */
 typedef int (*par_fault_fn)(const char *call, const char *step, int grank, char *msg, size_t len);
 void par_set_fault_hook(par_fault_fn fn);
+typedef int (*par_alloc_fault_fn)(const char *what);
+void par_set_alloc_fault_hook(par_alloc_fault_fn fn);
 
 #define P 4
 #define NPH 9
@@ -52,6 +67,8 @@ static int inject_code[P];  /* 0: this task does not fail */
 static _Thread_local int t_ph, t_rank;
 static _Thread_local struct { char call[64], step[32]; int n; } t_seen[MAXSTEP];
 static _Thread_local int t_nseen;
+static _Thread_local struct { char what[32]; int ph, n; } t_aseen[MAXSTEP];
+static _Thread_local int t_naseen;
 
 static int occurrence(const char *call, const char *step)
 {
@@ -182,6 +199,7 @@ static void task(tc_task *t)
     t_rank = t->grank;
     pt_rank = t->grank;
     t_nseen = 0;
+    t_naseen = 0;
     c->fail_ph[t_rank] = -1;
     if (!plain_phases(c, t))
         mapped_phases(c, t);
@@ -288,6 +306,7 @@ static void bwrite_task(tc_task *t)
     pt_rank = g;
     t_rank = g;
     t_nseen = 0;
+    t_naseen = 0;
     c->fail_ph[g] = -1;
     sion_int64 chunk = 3000;
     sion_int32 fsblk = 4096;
@@ -317,6 +336,7 @@ static void bread_task(tc_task *t)
     pt_rank = g;
     t_rank = g;
     t_nseen = 0;
+    t_naseen = 0;
     t_ph = 9;
     sion_int64 chunk = 0;
     sion_int32 fsblk = 0;
@@ -327,6 +347,7 @@ static void bread_task(tc_task *t)
     c->code[g] = sid >= 0 ? 0 : sheaf_last_error_code();
     snprintf(c->msg[g], sizeof c->msg[0], "%s", sid >= 0 ? "" : sheaf_last_error());
     if (sid >= 0) {
+        t_ph = -1; /* the close is not part of the read's phase */
         unsigned char in[1500], b[1500];
         pt_fill(b, 9, g, 0, sizeof b);
         CHECK(sion_fread(in, 1, sizeof in, sid) == sizeof in && !memcmp(in, b, sizeof in), "buddy read back: %s",
@@ -459,10 +480,234 @@ static void test_buddy_write_steps(void)
     pt_rmtree(dir);
 }
 
+/* ---- create_local_commgroup itself fails ---- */
+/* Task g's outcome after create_local_commgroup failed on the tasks of mask
+ * (low: the lowest of them): SHEAF_E_IO, a message naming the set and the
+ * callback on a failing task, pointing at task `low` on the others. */
+static void check_lcg_outcome(const char *what, int g, unsigned mask, int low, const char *fname, int code,
+                              const char *msg)
+{
+    char want[300];
+    CHECK(code == SHEAF_E_IO, "%s: task %d returned code %d, expected SHEAF_E_IO (%d): %s", what, g, code, SHEAF_E_IO,
+          msg);
+    CHECK(strstr(msg, fname) != NULL, "%s: task %d: message does not name the set %s: %s", what, g, fname, msg);
+    if (mask >> g & 1u)
+        snprintf(want, sizeof want, "create_local_commgroup callback failed on task %d", g);
+    else
+        snprintf(want, sizeof want, "failed on task %d (see its message)", low);
+    CHECK(strstr(msg, want) != NULL, "%s: task %d: message lacks \"%s\": %s", what, g, want, msg);
+}
+
+/* The plain sequence with create_local_commgroup failing at the tasks'
+ * nth call (1: write open, phase 0; 2: read open, phase 3). */
+static void lcg_plain_case(int aid, const char *dir, long nth, unsigned mask)
+{
+    int ph = nth == 1 ? 0 : 3, low = __builtin_ctz(mask);
+    ctx *c = calloc(1, sizeof *c);
+    c->aid = aid;
+    snprintf(c->fname, sizeof c->fname, "%s/lcg%ld_%x.sion", dir, nth, mask);
+    snprintf(c->mname, sizeof c->mname, "%s/mlcg%ld_%x.sion", dir, nth, mask);
+    char what[128];
+    snprintf(what, sizeof what, "create_local_commgroup fails in %s on tasks 0x%x", ph_names[ph], mask);
+    tc_inject_create(mask, nth);
+    tc_run(P, task, c);
+    tc_inject_create(0, 0);
+    for (int g = 0; g < P; g++) {
+        CHECK(c->fail_ph[g] == ph, "%s: task %d failed in phase %s", what, g,
+              c->fail_ph[g] < 0 ? "(none)" : ph_names[c->fail_ph[g]]);
+        check_lcg_outcome(what, g, mask, low, c->fname, c->code[g], c->msg[g]);
+    }
+    CHECK(tc_last_leaked() == 0, "%s: %d local group(s) left unfreed", what, tc_last_leaked());
+    free(c);
+}
+
+/* The buddy copies' open ("bw,buddy"): create_local_commgroup #2 (the
+ * first group of the copies) fails on the tasks of mask. */
+static void lcg_buddy_case(const char *dir, unsigned mask)
+{
+    bctx *c = buddy_set(dir, "threadcomm-steps-lcg", "lcgb.sion", "bw,buddy");
+    c->record = 1;
+    char what[128];
+    snprintf(what, sizeof what, "create_local_commgroup fails in the buddy copies' open on tasks 0x%x", mask);
+    tc_inject_create(mask, 2);
+    tc_run(P, bwrite_task, c);
+    tc_inject_create(0, 0);
+    for (int g = 0; g < P; g++) {
+        CHECK(c->fail_ph[g] == 10, "%s: task %d failed in phase %d, expected the open (10): %s", what, g,
+              c->fail_ph[g], c->msg[g]);
+        CHECK(c->code[g] == c->code[0] && c->code[g] < 0, "%s: task %d: code %d, task 0: %d: %s", what, g, c->code[g],
+              c->code[0], c->msg[g]);
+    }
+    CHECK(tc_last_leaked() == 0, "%s: %d local group(s) left unfreed", what, tc_last_leaked());
+    sion_generic_free_api(c->aid);
+    free(c);
+}
+
+static void test_lcg_failure(void)
+{
+    const char *dir = pt_mkdtemp();
+    int aid = tc_create_api("threadcomm-steps-lcg");
+    CHECK(aid >= 0, "create api");
+    static const unsigned masks[] = {0x1, 0x8, 0x6, 0x9}; /* one task (first, last), two tasks */
+    for (long nth = 1; nth <= 2; nth++)
+        for (size_t k = 0; k < sizeof masks / sizeof *masks; k++)
+            lcg_plain_case(aid, dir, nth, masks[k]);
+    for (size_t k = 0; k < sizeof masks / sizeof *masks; k++)
+        lcg_buddy_case(dir, masks[k]);
+    sion_generic_free_api(aid);
+    pt_rmtree(dir);
+}
+
+/* ---- a gather root cannot allocate its receive buffer ---- */
+typedef struct {
+    char what[32];
+    int ph, occ, rank;
+} alloc_id;
+static alloc_id allocs[MAXSTEP];
+static int nallocs, alloc_recording;
+static alloc_id alloc_target;
+
+/* occurrence of (phase, what) on this task */
+static int alloc_occurrence(const char *what)
+{
+    for (int i = 0; i < t_naseen; i++)
+        if (t_aseen[i].ph == t_ph && !strcmp(t_aseen[i].what, what))
+            return ++t_aseen[i].n;
+    if (t_naseen == MAXSTEP)
+        return 0;
+    snprintf(t_aseen[t_naseen].what, sizeof t_aseen[0].what, "%s", what);
+    t_aseen[t_naseen].ph = t_ph;
+    t_aseen[t_naseen].n = 1;
+    return t_naseen++, 1;
+}
+
+static int alloc_hook(const char *what)
+{
+    int occ = alloc_occurrence(what);
+    if (!alloc_recording)
+        return t_rank == alloc_target.rank && t_ph == alloc_target.ph && occ == alloc_target.occ &&
+               !strcmp(what, alloc_target.what);
+    pthread_mutex_lock(&mu);
+    if (nallocs < MAXSTEP && t_ph >= 0) {
+        alloc_id *a = &allocs[nallocs++];
+        snprintf(a->what, sizeof a->what, "%s", what);
+        a->ph = t_ph;
+        a->occ = occ;
+        a->rank = t_rank;
+    }
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+
+/* Record the root allocations of one clean run of fn (arg). */
+static void record_allocs(void (*fn)(tc_task *), void *arg)
+{
+    nallocs = 0;
+    alloc_recording = 1;
+    par_set_alloc_fault_hook(alloc_hook);
+    tc_run(P, fn, arg);
+    alloc_recording = 0;
+}
+
+/* After a run with alloc_target failing: every task failed in the target's
+ * phase (fail_ph, codes, msgs of the run) with SHEAF_E_NOMEM, the root
+ * naming the missing memory. */
+static void check_alloc_case(const int *fail_ph, const int *code, char (*msg)[600])
+{
+    const alloc_id *t = &alloc_target;
+    printf("    root buffer %-24s #%d phase %2d task %d: %s\n", t->what, t->occ, t->ph, t->rank, msg[0]);
+    for (int g = 0; g < P; g++) {
+        CHECK(fail_ph[g] == t->ph, "root buffer %s #%d of phase %d on task %d: task %d failed in phase %d: %s", t->what,
+              t->occ, t->ph, t->rank, g, fail_ph[g], msg[g]);
+        CHECK(code[g] == SHEAF_E_NOMEM, "root buffer %s #%d of phase %d on task %d: task %d returned %d, expected "
+              "SHEAF_E_NOMEM: %s", t->what, t->occ, t->ph, t->rank, g, code[g], msg[g]);
+    }
+    CHECK(strstr(msg[t->rank], "out of memory") != NULL, "root buffer %s #%d of phase %d: the root (task %d) does "
+          "not say so: %s", t->what, t->occ, t->ph, t->rank, msg[t->rank]);
+}
+
+/* The plain and mapped sequence (task()): each recorded root buffer fails. */
+static int alloc_plain_cases(int aid, const char *dir)
+{
+    ctx *c = calloc(1, sizeof *c);
+    c->aid = aid;
+    snprintf(c->fname, sizeof c->fname, "%s/arec.sion", dir);
+    snprintf(c->mname, sizeof c->mname, "%s/marec.sion", dir);
+    record_allocs(task, c);
+    alloc_id list[MAXSTEP];
+    int n = nallocs;
+    memcpy(list, allocs, sizeof list);
+    for (int k = 0; k < n; k++) {
+        alloc_target = list[k];
+        memset(c, 0, sizeof *c);
+        c->aid = aid;
+        snprintf(c->fname, sizeof c->fname, "%s/a%d.sion", dir, k);
+        snprintf(c->mname, sizeof c->mname, "%s/ma%d.sion", dir, k);
+        tc_run(P, task, c);
+        check_alloc_case(c->fail_ph, c->code, c->msg);
+    }
+    free(c);
+    return n;
+}
+
+/* The buddy write ("bw,buddy=2": phases 10, 11) and read (phase 9). */
+static int alloc_buddy_cases(const char *dir)
+{
+    bctx *c = buddy_set(dir, "threadcomm-steps-amem", "ab.sion", "bw,buddy=2");
+    c->record = 1;
+    record_allocs(bwrite_task, c);
+    alloc_id list[MAXSTEP];
+    int n = nallocs;
+    memcpy(list, allocs, sizeof list);
+    for (int k = 0; k < n; k++) {
+        alloc_target = list[k];
+        tc_run(P, bwrite_task, c);
+        check_alloc_case(c->fail_ph, c->code, c->msg);
+    }
+    alloc_target.ph = -2;
+    tc_run(P, bwrite_task, c); /* a clean set, then file 0 lost: its copy is read */
+    CHECK(unlink(c->fname) == 0, "cannot delete %s", c->fname);
+    record_allocs(bread_task, c);
+    int nr = nallocs, nfailed = 0;
+    memcpy(list, allocs, sizeof list);
+    for (int k = 0; k < nr; k++) {
+        alloc_target = list[k];
+        tc_run(P, bread_task, c);
+        /* a buffer of the container's own open (file 0 is lost) changes nothing: the copy is read; else
+         * every task fails alike */
+        for (int g = 0; g < P; g++)
+            CHECK((c->sid[g] < 0) == (c->sid[0] < 0) && c->code[g] == c->code[0] &&
+                  (c->sid[g] >= 0 || c->code[g] < 0), "buddy read, root buffer %s #%d on task %d: task %d: sid %d, "
+                  "code %d (task 0: sid %d, code %d): %s", list[k].what, list[k].occ, list[k].rank, g, c->sid[g],
+                  c->code[g], c->sid[0], c->code[0], c->msg[g]);
+        nfailed += c->sid[0] < 0;
+    }
+    CHECK(nfailed >= 3, "only %d of %d root buffers of the buddy read failed it", nfailed, nr);
+    sion_generic_free_api(c->aid);
+    free(c);
+    return n + nr;
+}
+
+static void test_root_nomem(void)
+{
+    const char *dir = pt_mkdtemp();
+    int aid = tc_create_api("threadcomm-steps-amem");
+    CHECK(aid >= 0, "create api");
+    int n = alloc_plain_cases(aid, dir);
+    int nb = alloc_buddy_cases(dir);
+    par_set_alloc_fault_hook(NULL);
+    printf("  %d plain/mapped and %d buddy root buffers failed in turn\n", n, nb);
+    CHECK(n >= 12 && nb >= 6, "only %d plain/mapped and %d buddy root buffers seen", n, nb);
+    sion_generic_free_api(aid);
+    pt_rmtree(dir);
+}
+
 int main(int argc, char **argv)
 {
     static const pt_test tests[] = {{"failure_at_each_step", test_each_step},
                                     {"buddy_read_steps", test_buddy_steps},
-                                    {"buddy_write_steps", test_buddy_write_steps}};
-    return pt_main(tests, 3, argc, argv);
+                                    {"buddy_write_steps", test_buddy_write_steps},
+                                    {"create_lcg_failure", test_lcg_failure},
+                                    {"root_out_of_memory", test_root_nomem}};
+    return pt_main(tests, 5, argc, argv);
 }

@@ -81,6 +81,22 @@ void tc_inject_failure(int kind, int op, long nth, int world_rank)
     atomic_store(&inj.active, 1);
 }
 void tc_inject_clear(void) { atomic_store(&inj.active, 0); }
+
+/* create_local_commgroup failures on several tasks at once (tc_inject_create) */
+static atomic_uint cr_mask;
+static atomic_long cr_nth;
+static _Thread_local long tc_cr_seen;
+void tc_inject_create(unsigned mask, long nth)
+{
+    atomic_store(&cr_nth, nth);
+    atomic_store(&cr_mask, mask);
+}
+static int create_injected(void)
+{
+    ++tc_cr_seen;
+    return tc_my_grank >= 0 && tc_my_grank < 32 && (atomic_load(&cr_mask) >> tc_my_grank & 1u) &&
+           tc_cr_seen == atomic_load(&cr_nth);
+}
 int tc_inject_fired(void) { return atomic_load(&inj.fired); }
 
 /* after the exchange: turn this call into a failure if it is the chosen one */
@@ -533,7 +549,7 @@ int tc_create_lcg(void **local_group, void *global_group, int grank, int gsize, 
         free(e);
     }
     pthread_mutex_unlock(&w->reg_mu);
-    if (injected(TC_GLOBAL, TC_CREATE)) { /* joined, but reports failure: the handle is dropped */
+    if (injected(TC_GLOBAL, TC_CREATE) | create_injected()) { /* joined, but reports failure: the handle is dropped */
         pthread_mutex_lock(&w->reg_mu);
         h->sh->refs--;
         pthread_mutex_unlock(&w->reg_mu);
@@ -583,6 +599,7 @@ static void *thread_main(void *p)
     tc_counts_reset();
     tc_my_grank = st->t.grank;
     tc_inj_seen = 0;
+    tc_cr_seen = 0;
     st->fn(&st->t);
     return NULL;
 }

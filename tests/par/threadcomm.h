@@ -95,6 +95,11 @@ void tc_allgather(tc_task *t, const void *mine, void *all, size_t len);
  * happened. */
 void tc_inject_failure(int kind, int op, long nth, int world_rank);
 void tc_inject_clear(void);
+/* create_local_commgroup fails on every world rank (< 32) in `mask` at the
+ * rank's nth call of it since its tc_run started: the task joins the group
+ * but reports failure and gets no handle (mask 0: none). Independent of
+ * tc_inject_failure (which fails one call on one task). */
+void tc_inject_create(unsigned mask, long nth);
 int tc_inject_fired(void);
 
 /* Local groups still alive when the last tc_run ended (created by
