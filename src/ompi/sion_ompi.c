@@ -366,7 +366,13 @@ static team_api g_api = TEAM_API_INIT;
 static const binding_callbacks g_callbacks = {
     .create_lcg = cb_create_lcg, .free_lcg = cb_free_lcg, .barrier = cb_barrier, .bcast = cb_bcast,
     .gather = cb_gather, .gatherv = cb_gatherv, .scatter = cb_scatter, .scatterv = cb_scatterv,
-    .gather_exec = hy_gather_exec, .exec_scatter = hy_exec_scatter, .capability = team_capability};
+    .gather_exec = hy_gather_exec, .exec_scatter = hy_exec_scatter, .capability = team_capability,
+    /* the open's own local group fails on every process or none: its group
+     * object and cache entry are reserved before the binding's agreement, and
+     * a process whose threads straddle files gets a `broken` group that fails
+     * the open's global agreement (cb_create_lcg); buddy's later groups are
+     * not covered by this promise and have their own agreement (src/par/buddy.c) */
+    .lcg_agreed = 1};
 
 /* What the master thread works out before the generic open. */
 typedef struct prep {
