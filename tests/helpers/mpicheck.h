@@ -3,7 +3,9 @@
  * to stderr and counts in g_fail; g_checks counts every check (CHECK is for
  * one thread: a threaded test checks after its parallel region). The program
  * sets g_rank and g_size after MPI_Init and sums g_fail over the ranks.
- * fill: a task's test pattern. */
+ * fill: a task's test pattern. With <mpi.h> included first: mc_tempdir and
+ * mc_finish, a program's scratch directory and its verdict (PMPI calls, so
+ * programs that count MPI calls do not count these). */
 #ifndef SHEAF_MPICHECK_H
 #define SHEAF_MPICHECK_H
 #include <stdarg.h>
@@ -38,5 +40,43 @@ static inline void fill(char *b, int n, int task, int a, int c)
     for (int i = 0; i < n; i++)
         b[i] = (char)(task * a + i * c);
 }
+
+#ifdef MPI_VERSION
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+/* rank 0 makes base/prefix.XXXXXX; every rank gets its name in dir. A
+ * failure aborts the job (nothing to test in). */
+static inline void mc_tempdir(const char *base, const char *prefix, char *dir, int size)
+{
+    dir[0] = '\0';
+    if (g_rank == 0) {
+        snprintf(dir, (size_t)size, "%s/%s.XXXXXX", base, prefix);
+        if (!mkdtemp(dir)) {
+            fprintf(stderr, "mkdtemp %s: %s\n", dir, strerror(errno));
+            dir[0] = '\0';
+        }
+    }
+    PMPI_Bcast(dir, size, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (!dir[0])
+        MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* the verdict over every rank: rank 0 removes dir and prints OK or FAILED;
+ * the program's exit code (call before MPI_Finalize) */
+static inline int mc_finish(const char *dir)
+{
+    int bad = g_fail, anybad = 0;
+    PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (g_rank == 0) {
+        char cmd[4300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", dir);
+        printf("%s\n", anybad ? "FAILED" : "OK");
+    }
+    return anybad ? 1 : 0;
+}
+#endif
 
 #endif

@@ -152,29 +152,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     const char *base = argc > 1 ? argv[1] : ".";
-    char dir[4096] = "";
-    if (g_rank == 0) {
-        snprintf(dir, sizeof dir, "%s/ccfail.XXXXXX", base);
-        if (!mkdtemp(dir)) {
-            fprintf(stderr, "mkdtemp %s: %s\n", dir, strerror(errno));
-            dir[0] = '\0';
-        }
-    }
-    PMPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (!dir[0])
-        MPI_Abort(MPI_COMM_WORLD, 2);
+    char dir[4096];
+    mc_tempdir(base, "ccfail", dir, sizeof dir);
     pass(dir, 0);
     if (g_size > 1)
         pass(dir, g_size - 1);
-    int bad = g_fail, anybad = 0;
-    PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (g_rank == 0) {
-        char cmd[4300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", dir);
-        printf("%s\n", anybad ? "FAILED" : "OK");
-    }
+    int rc = mc_finish(dir);
     MPI_Finalize();
-    return anybad ? 1 : 0;
+    return rc;
 }

@@ -236,17 +236,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-    char dir[4096] = "";
-    if (g_rank == 0) {
-        snprintf(dir, sizeof dir, "%s/mpicount.XXXXXX", base);
-        if (!mkdtemp(dir)) {
-            fprintf(stderr, "mkdtemp %s: %s\n", dir, strerror(errno));
-            dir[0] = '\0';
-        }
-    }
-    PMPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (!dir[0])
-        MPI_Abort(MPI_COMM_WORLD, 2);
+    char dir[4096];
+    mc_tempdir(base, "mpicount", dir, sizeof dir);
     MPI_Comm user, ruser;
     PMPI_Comm_dup(MPI_COMM_WORLD, &user);
     PMPI_Comm_dup(MPI_COMM_WORLD, &ruser);

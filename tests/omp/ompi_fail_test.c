@@ -283,29 +283,14 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     const char *base = argc > 1 ? argv[1] : ".", *mode = argc > 3 ? argv[3] : "cc";
     int nt = argc > 2 ? atoi(argv[2]) : 2;
-    char dir[4096] = "";
-    if (g_rank == 0) {
-        snprintf(dir, sizeof dir, "%s/ompifail.XXXXXX", base);
-        if (!mkdtemp(dir)) {
-            fprintf(stderr, "mkdtemp %s: %s\n", dir, strerror(errno));
-            dir[0] = '\0';
-        }
-    }
-    PMPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+    char dir[4096];
+    mc_tempdir(base, "ompifail", dir, sizeof dir);
     int straddling = !strcmp(mode, "straddle");
     if (!dir[0] || nt < 1 || (strcmp(mode, "cc") && strcmp(mode, "alloc") && !straddling) ||
         (straddling && (g_size != 4 || nt != 2)))
         MPI_Abort(MPI_COMM_WORLD, 2);
     run(dir, nt, mode);
-    int bad = g_fail, anybad = 0;
-    PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (g_rank == 0) {
-        char cmd[4300];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", dir);
-        printf("%s\n", anybad ? "FAILED" : "OK");
-    }
+    int rc = mc_finish(dir);
     MPI_Finalize();
-    return anybad ? 1 : 0;
+    return rc;
 }
