@@ -13,7 +13,7 @@
  *   slots per rank: the ranks' caches together hold the file) reads each
  *   page from the file once, then serves it from whichever rank has it.
  * strided (small-strided writes): STEPS time steps (16, or the environment's
- *   STEPS: the "larger" row of bench/RESULTS.md), each of E elements of 32
+ *   STEPS; run_dache.sh runs 16 and 256 by default), each of E elements of 32
  *   bytes per rank interleaved over the ranks (element k of rank r at
  *   (k*N + r)*32), written one independent call per element (each rank
  *   starts at a different element and wraps, so that ranks do not walk the

@@ -8,11 +8,13 @@
 # writes).
 # MPIEXEC: the launcher (default: mpiexec). PROGRESS: sheaf_dache_progress
 # (default auto = shared memory on one node). NPS: rank counts (default "4 8").
-# STEPS (environment, passed to the benchmark): time steps of the strided
-# workload (default 16; bench/RESULTS.md also reports a larger row).
+# STEPS: the strided workload's sizes in time steps of 2048 elements of 32
+# bytes per rank (default "16 256": 1 MiB and 16 MiB per rank; a list: one
+# strided run pair per size; the ratios are printed per size).
 set -eu
 BENCH=$1 FSCOUNT=$2 DIR=$3
-MPIEXEC=${MPIEXEC:-mpiexec} PROGRESS=${PROGRESS:-auto} NPS=${NPS:-"4 8"}
+MPIEXEC=${MPIEXEC:-mpiexec} PROGRESS=${PROGRESS:-auto} NPS=${NPS:-"4 8"} SIZES=${STEPS:-"16 256"}
+unset STEPS
 mkdir -p "$DIR"
 DIR=$(cd "$DIR" && pwd)
 out="$DIR/dache-out.txt"
@@ -20,25 +22,30 @@ rm -f "$out"
 preload=$FSCOUNT
 if ldd "$BENCH" 2>/dev/null | grep -q libasan; then preload="$(ldd "$BENCH" | awk '/libasan/ {print $3}'):$FSCOUNT"; fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+run() {  # run NP WORKLOAD MODE STEPS
+  $MPIEXEC -n "$1" env LD_PRELOAD="$preload" FSCOUNT_PREFIX="$DIR" STEPS="$4" "$BENCH" "$2" "$3" "$DIR" "$PROGRESS" |
+    tee -a "$out"
+}
 for np in $NPS; do
-  for wl in sliding strided; do
-    for mode in mpi dache; do
-      $MPIEXEC -n "$np" env LD_PRELOAD="$preload" FSCOUNT_PREFIX="$DIR" "$BENCH" "$wl" "$mode" "$DIR" "$PROGRESS" | tee -a "$out"
-    done
+  for mode in mpi dache; do run "$np" sliding "$mode" 16; done
+  for st in $SIZES; do
+    for mode in mpi dache; do run "$np" strided "$mode" "$st"; done
   done
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 awk '
-  { for (i = 1; i < NF; i++) v[$1, $2, $4, $i] = $(i + 1) }
-  $1 == "sliding" || $1 == "strided" { nps[$4] = 1 }
+  $1 == "sliding" { for (i = 1; i < NF; i++) s[$2, $4, $i] = $(i + 1); nps[$4] = 1 }
+  $1 == "strided" { for (i = 1; i < NF; i++) v[$2, $4, $6, $i] = $(i + 1); key[$4 " " $6] = 1 }
   END {
-    for (np in nps) {
-      printf "np %s: sliding fs reads MPI-IO %s / DACHe %s = %.1f; ", np, v["sliding", "mpi", np, "fs_reads"],
-        v["sliding", "dache", np, "fs_reads"], v["sliding", "mpi", np, "fs_reads"] / v["sliding", "dache", np, "fs_reads"]
-      printf "strided fs writes %s / %s = %.0f, io_s %s / %s = %.1fx, acc_s %s / %s = %.1fx\n", v["strided", "mpi", np, "fs_writes"],
-        v["strided", "dache", np, "fs_writes"], v["strided", "mpi", np, "fs_writes"] / v["strided", "dache", np, "fs_writes"],
-        v["strided", "mpi", np, "io_s"], v["strided", "dache", np, "io_s"], v["strided", "mpi", np, "io_s"] / v["strided", "dache", np, "io_s"],
-        v["strided", "mpi", np, "acc_s"], v["strided", "dache", np, "acc_s"], v["strided", "mpi", np, "acc_s"] / v["strided", "dache", np, "acc_s"]
+    for (np in nps)
+      printf "np %s: sliding fs reads MPI-IO %s / DACHe %s = %.1f\n", np, s["mpi", np, "fs_reads"], s["dache", np, "fs_reads"],
+        s["mpi", np, "fs_reads"] / s["dache", np, "fs_reads"]
+    for (k in key) {
+      split(k, a, " "); np = a[1]; st = a[2]
+      printf "np %s steps %s: strided fs writes %s / %s = %.0f, io_s %s / %s = %.1fx, acc_s %s / %s = %.1fx\n", np, st,
+        v["mpi", np, st, "fs_writes"], v["dache", np, st, "fs_writes"], v["mpi", np, st, "fs_writes"] / v["dache", np, st, "fs_writes"],
+        v["mpi", np, st, "io_s"], v["dache", np, st, "io_s"], v["mpi", np, st, "io_s"] / v["dache", np, st, "io_s"],
+        v["mpi", np, st, "acc_s"], v["dache", np, st, "acc_s"], v["mpi", np, st, "acc_s"] / v["dache", np, st, "acc_s"]
     }
   }' "$out"
 if grep -q "errors [1-9]" "$out"; then echo "verification errors"; exit 1; fi
