@@ -232,8 +232,8 @@ static int check_block_counts(const core_src *src, const core_meta *m, int64_t o
     return 0;
 }
 
-/* Every used block fits its chunk and ends before the block table; entries beyond a
- * task's count become 0. */
+/* Every used block fits its chunk and ends before the block table (an empty
+ * one may start anywhere); entries beyond a task's count become 0. */
 static int check_block_sizes(const core_src *src, core_meta *m)
 {
     int64_t n = m->ntasks;
@@ -249,7 +249,9 @@ static int check_block_sizes(const core_src *src, core_meta *m)
             if (v < 0 || v > cap)
                 return core_fail(SHEAF_E_FORMAT, "%s: task %d block %lld holds %lld bytes, its chunk has room for %lld",
                                  src->name, t, (long long)b, (long long)v, (long long)cap);
-            if (m->starts[t] + b * m->globalskip + v > m->start_of_varheader)
+            /* an empty block may start past the table (a recovered file whose
+             * end came before a task's chunk: the table goes at the file's end) */
+            if (v > 0 && m->starts[t] + b * m->globalskip + v > m->start_of_varheader)
                 return core_fail(SHEAF_E_FORMAT, "%s: task %d block %lld extends past the block table at %lld",
                                  src->name, t, (long long)b, (long long)m->start_of_varheader);
         }

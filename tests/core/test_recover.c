@@ -9,7 +9,9 @@
  * caller's umask. Headers made hostile on purpose: a huge chunk size, a
  * file-system block size that puts the data start more than 64 MiB past the
  * file's end (refused, SHEAF_E_FORMAT, the input untouched), and block rows
- * that start past the file's end (dropped, the valid rows' bytes kept). */
+ * that start past the file's end (dropped, the valid rows' bytes kept).
+ * Tasks whose chunks start past the file's end (only task 0 flushed): the
+ * recovered container reads back with 0 bytes for them. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -480,6 +482,54 @@ static void test_rows_past_end(void **st)
     rows_past_end(1); /* no journal: --salvage */
 }
 
+/* Only task 0 wrote (and flushed) before the crash, less than its chunk, so
+ * the file ends before task 1's chunk starts: the recovered metadata go at
+ * the file's end (the chunk layout's offset lies past it), and tasks 1 and 2
+ * have one empty block each that starts past the metadata. The container must
+ * read back: task 0's bytes, 0 bytes for the others (crash.sigkill met this:
+ * the reader refused an empty block that started past the block table). */
+static void child_write_task0(const char *fn)
+{
+    int nt = NT, nf = 1, gr[NT] = {0, 1, 2}, *grp = gr;
+    sion_int64 cs[NT] = {20000, 20000, 20000}, *csp = cs;
+    sion_int32 fsb = 512;
+    FILE *fp = NULL;
+    int sid = sion_open((char *)fn, "bw", &nt, &nf, &csp, &fsb, &grp, &fp);
+    if (sid < 0)
+        _exit(3);
+    unsigned char buf[3000];
+    tu_fill(buf, 0, 0, sizeof buf);
+    if (sion_seek(sid, 0, SION_CURRENT_BLK, SION_CURRENT_POS) != SION_SUCCESS ||
+        sion_fwrite(buf, 1, sizeof buf, sid) != sizeof buf || sion_flush(sid) != SION_SUCCESS)
+        _exit(4);
+    kill(getpid(), SIGKILL);
+}
+
+static void test_empty_tasks_past_end(void **st)
+{
+    (void)st;
+    char fn[4200];
+    snprintf(fn, sizeof fn, "%s/task0only.sion", g_dir);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        child_write_task0(fn);
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    assert_true(WIFSIGNALED(ws));
+    int64_t ds = 0, gs = 0;
+    int32_t fsb = 0;
+    read_layout(fn, &ds, &gs, &fsb);
+    struct stat sb;
+    assert_int_equal(stat(fn, &sb), 0);
+    assert_true(sb.st_size < ds + 20000); /* task 1's chunk starts past the end */
+    sheaf_recover_summary s;
+    assert_int_equal(sheaf_recover(fn, 0, NULL, NULL, &s), 0);
+    assert_int_equal(s.bytes, 3000);
+    int64_t want[NT] = {3000, 0, 0};
+    expect_tasks(fn, want);
+}
+
 int main(void)
 {
     g_dir = tu_mkdtemp();
@@ -489,7 +539,7 @@ int main(void)
         cmocka_unit_test(test_stale_journal),   cmocka_unit_test(test_salvage_unclosed4),
         cmocka_unit_test(test_umask),           cmocka_unit_test(test_hostile_block_count),
         cmocka_unit_test(test_hostile_chunk_size), cmocka_unit_test(test_huge_fsblksize),
-        cmocka_unit_test(test_rows_past_end),
+        cmocka_unit_test(test_rows_past_end),   cmocka_unit_test(test_empty_tasks_past_end),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmtree(g_dir);
