@@ -398,45 +398,45 @@ static int c_allreduce(mio_cache *c, int64_t *v, int is_max) {
   *v = d_allreduce(d, *v, is_max ? DC_MAX : DC_MIN);
   return 0;
 }
+static int64_t *c_shared_word(mio_cache *c) { return dc_shared_word(((dache *)c->priv)->coll); }
 static const mio_cache_ops dache_ops = {"dache", c_read, c_write, c_flush, c_invalidate, c_destroy, c_allreduce,
-                                         c_sync};
+                                         c_sync, c_shared_word};
 
-static int setup(dache *d, const mio_dache_cfg *cfg) {
+/* this rank's own memory: the LRU stamps and the page -> slot map */
+static int setup_local(dache *d) {
   size_t ns = (size_t)d->nslots, nh = 1;
   while (nh < 2 * ns) nh *= 2;
   d->hmask = (int)nh - 1;
   d->used = calloc(ns, sizeof(uint64_t));
   d->head = malloc(sizeof(int) * nh);
   d->next = malloc(sizeof(int) * ns);
-  int rc = d->used && d->head && d->next
-               ? 0 : mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", d->fh->path);
-  for (size_t h = 0; !rc && h < nh; h++) d->head[h] = -1;
+  if (!d->used || !d->head || !d->next) return mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", d->fh->path);
+  for (size_t h = 0; h < nh; h++) d->head[h] = -1;
+  return 0;
+}
+
+/* collective, after every rank's local set-up succeeded: the lock set, the
+ * windows, the size at open; fails on every rank or none */
+static int setup(dache *d, const mio_dache_cfg *cfg) {
   sheaf_lock_opts o;
   sheaf_lock_opts_init(&o);
   o.kind = (sheaf_lock_kind)cfg->lock_kind;
   o.nlocks = (int)d->npages;
   o.progress = (sheaf_lock_progress_mode)cfg->progress;
-  int all = rc;
-  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, d->comm);
-  if (all) return rc ? rc : SHEAF_MPIIO_EREMOTE;
   if (sheaf_lock_create(d->comm, &o, &d->locks))  /* collective: fails everywhere or nowhere */
     return mio_set_err(d->fh, SHEAF_MPIIO_EARG, "%s: DACHe: lock set: %s", d->fh->path, sheaf_lock_last_error());
   d->shm = sheaf_lock_progress_used(d->locks) == SHEAF_LOCK_PROGRESS_SHARED;
-  rc = dwin_create(d);
-  if (!rc) rc = d_size0(d);
-  all = rc;
-  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, d->comm);
-  return all ? (rc ? rc : SHEAF_MPIIO_EREMOTE) : 0;
+  int rc = dwin_create(d);
+  if (rc) return rc;  /* agreed there */
+  /* the lowest code (codes are negative: a MAX here, as before, let a rank
+   * whose size query failed leave while the others went on) */
+  rc = d_size0(d);
+  int all = (int)d_allreduce(d, rc, DC_MIN);
+  return all ? (rc ? rc : mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe: setup failed on another rank",
+                                      d->fh->path)) : 0;
 }
 
-int mio_dache_create(sheaf_file fh, const mio_dache_cfg *cfg) {
-  dache *d = calloc(1, sizeof *d);
-  int rc = d ? 0 : mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", fh->path), all = 0;
-  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, fh->comm);
-  if (all) {
-    free(d);
-    return rc ? rc : SHEAF_MPIIO_EREMOTE;
-  }
+static void fill_config(dache *d, sheaf_file fh, const mio_dache_cfg *cfg) {
   d->fh = fh;
   d->comm = fh->comm;
   d->rank = fh->rank;
@@ -450,12 +450,24 @@ int mio_dache_create(sheaf_file fh, const mio_dache_cfg *cfg) {
   const char *br = getenv("SHEAF_DACHE_BREAK");
   d->broken = br && *br && strcmp(br, "0") != 0;
   d->meta_win = d->slot_win = MPI_WIN_NULL;
-  fh->cache.ops = &dache_ops;
-  fh->cache.priv = d;
-  fh->cache.stats = &fh->stats;
-  rc = setup(d, cfg);
+}
+
+int mio_dache_create(sheaf_file fh, const mio_dache_cfg *cfg) {
+  dache *d = calloc(1, sizeof *d);
+  int rc = d ? 0 : mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", fh->path), all = 0;
+  if (d) {
+    fill_config(d, fh, cfg);
+    fh->cache.ops = &dache_ops;
+    fh->cache.priv = d;
+    fh->cache.stats = &fh->stats;
+    rc = setup_local(d);
+  }
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, fh->comm);  /* every rank's memory, one agreement */
+  if (!all) rc = setup(d, cfg);
+  else if (!rc) rc = mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe setup failed on another rank", fh->path);
   if (rc) {
-    c_destroy(&fh->cache);
+    if (d) c_destroy(&fh->cache);
+    fh->cache.priv = NULL;
     return rc;
   }
   fh->have_cache = 1;

@@ -36,6 +36,7 @@
 
 struct dc_area {
   uint32_t gen, arrived;
+  int64_t shfp;   /* the handle's shared file pointer (shared.c, through mio_cache_ops.shared_word) */
   int64_t res[2];
   int64_t val[];  /* [2][P] */
 };
@@ -45,7 +46,10 @@ size_t dc_bytes(int P) { return (offsetof(struct dc_area, val) + sizeof(int64_t)
 void dc_init(void *area) {
   struct dc_area *a = area;
   a->gen = a->arrived = 0;
+  a->shfp = 0;
 }
+
+int64_t *dc_shared_word(void *area) { return area ? &((struct dc_area *)area)->shfp : NULL; }
 
 static void dc_wake(uint32_t *w) {
 #if defined(__linux__) && defined(SYS_futex)

@@ -19,6 +19,7 @@ typedef struct dache {
   sheaf_lock_set *locks;        /* lock p guards page p's entry (home p % P) */
   MPI_Win meta_win, slot_win;
   int32_t *meta_base;
+  char *meta_win_base;          /* meta_base as the window gave it */
   int32_t **meta_peer;          /* shm: every rank's entries */
   char *slot_base;
   char **slot_peer;             /* shm: every rank's slots */
@@ -81,6 +82,7 @@ int d_writeback(dache *d, int64_t pg, int s, int64_t lo, int64_t hi);
 enum { DC_MIN = 0, DC_MAX = 1 };
 size_t dc_bytes(int P);   /* the area's size for P ranks (a multiple of 64) */
 void dc_init(void *area);
+int64_t *dc_shared_word(void *area);  /* NULL for NULL */
 int64_t d_allreduce(dache *d, int64_t v, int op);
 void d_barrier(dache *d);
 

@@ -142,6 +142,8 @@ void d_relax(dache *d) {
   sched_yield();
 }
 
+/* collective; this rank's result (the caller agrees on it): on failure
+ * *win is MPI_WIN_NULL and nothing is kept */
 static int alloc_win(dache *d, MPI_Aint bytes, char **base, MPI_Win *win, char ***peer) {
   int mrc;
   if (d->shm) {
@@ -153,18 +155,15 @@ static int alloc_win(dache *d, MPI_Aint bytes, char **base, MPI_Win *win, char *
   } else {
     mrc = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, d->comm, base, win);
   }
-  int bad = mrc != MPI_SUCCESS, any = 0;
-  MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, d->comm);
-  if (any) {
-    if (!bad) MPI_Win_free(win);
+  if (mrc != MPI_SUCCESS) {
     *win = MPI_WIN_NULL;
-    return mio_set_err(d->fh, SHEAF_MPIIO_EMPI, "%s: DACHe: allocating a window of %lld bytes failed on some rank",
+    return mio_set_err(d->fh, SHEAF_MPIIO_EMPI, "%s: DACHe: allocating a window of %lld bytes failed",
                        d->fh->path, (long long)bytes);
   }
   MPI_Win_set_errhandler(*win, MPI_ERRORS_RETURN);
   if (d->shm) {
     *peer = calloc((size_t)d->P, sizeof(char *));
-    if (!*peer) return SHEAF_MPIIO_ENOMEM;
+    if (!*peer) return mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", d->fh->path);
     for (int r = 0; r < d->P; r++) {
       MPI_Aint sz;
       int du;
@@ -174,21 +173,10 @@ static int alloc_win(dache *d, MPI_Aint bytes, char **base, MPI_Win *win, char *
   return 0;
 }
 
-/* collective; on failure every rank returns an error and keeps nothing */
-int dwin_create(dache *d) {
-  /* 64-byte multiples: MPICH 4.0.2 misplaces atomics in windows of other sizes (doc/lock.md) */
-  MPI_Aint mbytes = (MPI_Aint)(((d->nmeta * DM_INTS * 4) + 63) & ~(int64_t)63);
-  d->nwords = (d->nslots + 63) / 64;
-  MPI_Aint sbytes = (MPI_Aint)(coll_off(d) + (int64_t)dc_bytes(d->P));
-  char *mb = NULL, **mpeer = NULL;
-  int rc = alloc_win(d, mbytes, &mb, &d->meta_win, &mpeer);
-  if (!rc) rc = alloc_win(d, sbytes, &d->slot_base, &d->slot_win, &d->slot_peer);
-  int any = rc, all = 0;
-  MPI_Allreduce(&any, &all, 1, MPI_INT, MPI_MIN, d->comm);
-  if (all) return rc ? rc : mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe: window setup failed on another rank",
-                                        d->fh->path);
-  d->meta_base = (int32_t *)(void *)mb;
-  d->meta_peer = (int32_t **)(void *)mpeer;
+/* this rank's part of the windows, before anyone uses them: no page cached,
+ * every slot free, every entry empty; rank 0 the collectives' area */
+static void init_local(dache *d) {
+  d->meta_base = (int32_t *)(void *)d->meta_win_base;
   d->ldlo = ds_ranges(d, d->rank);
   d->ldhi = d->ldlo + d->nslots;
   d->hipg = ds_hipg(d, d->rank);
@@ -207,11 +195,31 @@ int dwin_create(dache *d) {
     e[DM_SLOT] = DM_NONE;
   }
   MPI_Win_unlock(d->rank, d->meta_win);
-  if (d->shm) {
-    d->coll = d->slot_peer[0] + coll_off(d);
-    if (d->rank == 0) dc_init(d->coll);
+  if (d->shm && d->rank == 0) dc_init(d->slot_peer[0] + coll_off(d));
+}
+
+/* collective; on failure every rank returns an error and keeps nothing. One
+ * MPI_Allreduce after both windows (each rank's part initialized before it,
+ * so it is also the barrier after which any rank may use any part). */
+int dwin_create(dache *d) {
+  /* 64-byte multiples: MPICH 4.0.2 misplaces atomics in windows of other sizes (doc/lock.md) */
+  MPI_Aint mbytes = (MPI_Aint)(((d->nmeta * DM_INTS * 4) + 63) & ~(int64_t)63);
+  d->nwords = (d->nslots + 63) / 64;
+  MPI_Aint sbytes = (MPI_Aint)(coll_off(d) + (int64_t)dc_bytes(d->P));
+  char **mpeer = NULL;
+  int rc = alloc_win(d, mbytes, &d->meta_win_base, &d->meta_win, &mpeer);
+  int r2 = alloc_win(d, sbytes, &d->slot_base, &d->slot_win, &d->slot_peer);  /* collective: always called */
+  if (!rc) rc = r2;
+  d->meta_peer = (int32_t **)(void *)mpeer;
+  if (!rc) init_local(d);
+  int all = rc;
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, d->comm);
+  if (all) {
+    dwin_free(d);
+    return rc ? rc : mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe: window setup failed on another rank",
+                                 d->fh->path);
   }
-  MPI_Barrier(d->comm);
+  if (d->shm) d->coll = d->slot_peer[0] + coll_off(d);
   if (!d->shm) {
     MPI_Win_lock_all(MPI_MODE_NOCHECK, d->meta_win);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, d->slot_win);

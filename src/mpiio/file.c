@@ -145,8 +145,8 @@ int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, s
     if (fh->be.audit_fd < 0) rc = mio_set_err(fh, SHEAF_MPIIO_EIO, "%s: cannot open the audit log %s", path, p);
   }
   if (!rc) rc = set_default_view(fh);
-  rc = mio_shared_create(fh, comm, info, rc);
   rc = open_dache(fh, comm, info, path, rc);
+  rc = mio_shared_create(fh, comm, info, rc);  /* after DACHe: may use its shared memory */
   int all = rc;
   MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm);
   if (all < 0) {

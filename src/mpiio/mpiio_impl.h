@@ -97,6 +97,10 @@ typedef struct mio_cache_ops {
    * (what sheaf_file_sync and close need; without it: flush, the backend's
    * sync, mio_agree) */
   int (*sync)(mio_cache *c, mio_backend *b);
+  /* optional: an int64 in memory every rank of the handle reaches with
+   * processor atomics (DACHe in shared memory), initialized to 0 at the
+   * cache's creation, for the shared file pointer; NULL: none */
+  int64_t *(*shared_word)(mio_cache *c);
 } mio_cache_ops;
 struct mio_cache {
   const mio_cache_ops *ops;
@@ -132,6 +136,7 @@ struct sheaf_file_s {
   MPI_Datatype tc_type; int tc_size;  /* last predefined memory type seen and its size (io.c) */
   /* shared file pointer (shared.c): an int64 of etypes on rank 0 */
   MPI_Win sh_win; int64_t *sh_ptr; int sh_shm, sh_locked;
+  int sh_have;                    /* a shared file pointer exists (own window, or the cache's word) */
   sheaf_mpiio_stats stats;
   char err[512];
 };

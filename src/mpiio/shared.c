@@ -3,7 +3,9 @@
  * seek_shared (collective), get_position_shared.
  *
  * The pointer is one int64 counter of etypes of the current view, hosted by
- * rank 0 in a window created at the collective open (doc/mpiio.md section 10):
+ * rank 0 in a window created at the collective open (doc/mpiio.md section 10)
+ * - for a DACHe handle in shared memory, in DACHe's area of rank 0's slot
+ * window instead (no window of its own):
  *   shm: every rank on one node: MPI_Win_allocate_shared, processor atomics
  *        on the counter (truly passive: rank 0 need not be inside MPI);
  *   rma: otherwise, or hint sheaf_shared_fp=rma: MPI_Win_allocate, one
@@ -56,6 +58,14 @@ int mio_shared_create(sheaf_file fh, MPI_Comm comm, MPI_Info info, int rc) {
   MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, comm);
   if (!all[0] || !all[2]) return rc;
   int rma = -all[1];
+  /* DACHe in shared memory has a word every rank reaches (rank 0's slot
+   * window, zeroed at its creation): no window of its own */
+  int64_t *w = !rma && fh->have_cache && fh->cache.ops->shared_word ? fh->cache.ops->shared_word(&fh->cache) : NULL;
+  if (w) {
+    fh->sh_shm = fh->sh_have = 1;
+    fh->sh_ptr = w;
+    return 0;
+  }
   fh->sh_shm = !rma && node_local(fh->comm, fh->nprocs);
   MPI_Aint sz = fh->rank == 0 ? (MPI_Aint)sizeof(int64_t) : 0;
   void *base = NULL;
@@ -77,10 +87,13 @@ int mio_shared_create(sheaf_file fh, MPI_Comm comm, MPI_Info info, int rc) {
     fh->sh_locked = mrc == MPI_SUCCESS;
   }
   MPI_Barrier(fh->comm);
+  fh->sh_have = mrc == MPI_SUCCESS;
   return mrc == MPI_SUCCESS ? 0 : mpi_fail(fh, "setting the window up", mrc);
 }
 
 void mio_shared_free(sheaf_file fh) {
+  fh->sh_have = 0;
+  fh->sh_ptr = NULL;
   if (fh->sh_win == MPI_WIN_NULL) return;
   if (fh->sh_locked) MPI_Win_unlock_all(fh->sh_win);
   MPI_Win_free(&fh->sh_win);
@@ -90,7 +103,7 @@ void mio_shared_free(sheaf_file fh) {
 
 /* old value into *old, then counter += add (add 0: a plain atomic read) */
 static int sh_fetch_add(sheaf_file fh, int64_t add, int64_t *old) {
-  if (fh->sh_win == MPI_WIN_NULL) return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: no shared file pointer (open with sheaf_cache=dache or the hint sheaf_shared_fp=auto|rma)", fh->path);
+  if (!fh->sh_have) return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: no shared file pointer (open with sheaf_cache=dache or the hint sheaf_shared_fp=auto|rma)", fh->path);
   if (fh->sh_shm) {
     *old = __atomic_fetch_add(fh->sh_ptr, add, __ATOMIC_SEQ_CST);
     return 0;
@@ -102,7 +115,7 @@ static int sh_fetch_add(sheaf_file fh, int64_t add, int64_t *old) {
 
 /* rank 0 only; callers make it collective (an agreement after it) */
 static int sh_store(sheaf_file fh, int64_t val) {
-  if (fh->sh_win == MPI_WIN_NULL) return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: no shared file pointer (open with sheaf_cache=dache or the hint sheaf_shared_fp=auto|rma)", fh->path);
+  if (!fh->sh_have) return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: no shared file pointer (open with sheaf_cache=dache or the hint sheaf_shared_fp=auto|rma)", fh->path);
   if (fh->sh_shm) {
     __atomic_store_n(fh->sh_ptr, val, __ATOMIC_SEQ_CST);
     return 0;
@@ -114,7 +127,7 @@ static int sh_store(sheaf_file fh, int64_t val) {
 }
 
 int mio_shared_reset(sheaf_file fh) {
-  if (fh->sh_win == MPI_WIN_NULL) return 0; /* the same on every rank: decided together at open */
+  if (!fh->sh_have) return 0; /* the same on every rank: decided together at open */
   int rc = fh->rank == 0 ? sh_store(fh, 0) : 0;
   return mio_agree(fh, rc);
 }
