@@ -9,12 +9,11 @@
  *    a URI that names the file the same way on every node that sees the
  *    same bytes from the same server: file://HOST/PATH for node-local file
  *    systems, nfs://SERVER:/EXPORT/REST, lustre://NIDS/FSNAME/REST, ...
- * 2. A small collective interface (sheaf_fgfs_comm: rank, size, barrier,
- *    bcast, reduce with an operator, split) implemented over MPI
- *    (sheaf_fgfs_mpi.h, libsheaf_fgfs_mpi) and in-process for tests and
- *    simulation (sheaf_fgfs_sim_run: P coroutines in one thread). Anything
- *    that can broadcast and reduce (e.g. an overlay of load servers) can
- *    implement it.
+ * 2. sheaf's collective layer (sheaf_comm.h; sheaf_fgfs_comm is its
+ *    sheaf_comm): over MPI (sheaf_comm_mpi.h, or sheaf_fgfs_mpi.h's
+ *    sheaf_fgfs_comm_mpi), in-process for tests and simulation
+ *    (sheaf_comm_sim_run / sheaf_fgfs_sim_run: P coroutines in one thread),
+ *    and the loader's overlay of load servers.
  * 3. Queries on a context: the parallel descriptor, the five predicates
  *    (fully/well/poorly distributed, unique, consistent) in synchronous
  *    (collective per query) or asynchronous mode (mount points classified
@@ -42,6 +41,7 @@
 #ifndef SHEAF_FGFS_H
 #define SHEAF_FGFS_H
 #include "sheaf_export.h"
+#include "sheaf_comm.h"
 #include <stddef.h>
 #include <stdint.h>
 #ifdef __cplusplus
@@ -141,57 +141,17 @@ SHEAF_API const char *sheaf_fgfs_kind_name(sheaf_fgfs_kind k);
 /* ------------------------------------------------------------------ */
 /* 2. The collective interface                                         */
 
-/* A reduction operator on byte strings: combine(a, b) -> out, with a from
- * the lower ranks. Must be associative; out has room for max_len bytes.
- * Returns 0, or non-zero to fail the reduction (e.g. bound exceeded). */
-typedef struct sheaf_fgfs_op {
-    const char *name;
-    size_t max_len;          /* bound on every partial result (message size) */
-    int (*combine)(const void *a, size_t alen, const void *b, size_t blen, void *out, size_t *outlen,
-                   void *arg);
-    void *arg;
-} sheaf_fgfs_op;
+/* The collective interface is sheaf's collective layer (sheaf_comm.h);
+ * FGFS's names stay as aliases, so programs written against them build
+ * unchanged. */
+typedef sheaf_comm_op sheaf_fgfs_op;
+typedef sheaf_comm sheaf_fgfs_comm;
+typedef sheaf_comm_ops sheaf_fgfs_comm_ops;
 
-typedef struct sheaf_fgfs_comm sheaf_fgfs_comm;
-/* An implementation. Each function is collective over the communicator
- * (rank/size excepted) and returns 0 or non-zero; a failure must be
- * reported on every member (sheaf's implementations do). */
-typedef struct sheaf_fgfs_comm_ops {
-    int (*rank)(const sheaf_fgfs_comm *c);
-    int (*size)(const sheaf_fgfs_comm *c);
-    int (*barrier)(sheaf_fgfs_comm *c);
-    /* root: *buf and *len in (len <= maxlen); others: *buf out (malloc'd, the
-     * caller frees) and *len out. */
-    int (*bcast)(sheaf_fgfs_comm *c, void **buf, size_t *len, size_t maxlen, int root);
-    /* in/len from every member (len <= op->max_len); at root *out (malloc'd)
-     * and *outlen receive the reduction, elsewhere *out = NULL. */
-    int (*reduce)(sheaf_fgfs_comm *c, const void *in, size_t len, const sheaf_fgfs_op *op, void **out,
-                  size_t *outlen, int root);
-    /* members with the same color form a new communicator ordered by (key,
-     * rank); *out is filled in (free it with free_comm). */
-    int (*split)(sheaf_fgfs_comm *c, int color, int key, sheaf_fgfs_comm *out);
-    void (*free_comm)(sheaf_fgfs_comm *c);
-} sheaf_fgfs_comm_ops;
 
-struct sheaf_fgfs_comm {
-    const sheaf_fgfs_comm_ops *ops;
-    void *impl;
-};
-
-/* In-process simulation: run fn(world, rank, arg) for nprocs simulated
- * processes as coroutines in the calling thread (stack_kib KiB of stack
- * each, 0: 64). Collectives complete when every member has entered them;
- * they are executed as binomial trees and counted. A deadlock or a
- * mismatch (different operations or roots) fails the collectives involved
- * (ECOMM). Returns 0 when every fn returned 0, else the first non-zero
- * value (ENOMEM when the processes cannot be created). Memory: the stacks
- * (mapped lazily) plus the messages. Not reentrant within one thread. */
-typedef struct sheaf_fgfs_sim_stats {
-    long collectives;        /* completed collective calls (each counted once) */
-    long reduces, bcasts, splits, barriers;
-    long rounds;             /* sum over collectives of ceil(log2 members) */
-    size_t max_msg;          /* largest message between two processes (bytes) */
-} sheaf_fgfs_sim_stats;
+/* In-process simulation: sheaf_comm_sim_run (sheaf_comm.h), under its
+ * FGFS name. */
+typedef sheaf_comm_sim_stats sheaf_fgfs_sim_stats;
 SHEAF_API int sheaf_fgfs_sim_run(int nprocs, size_t stack_kib,
                                  int (*fn)(sheaf_fgfs_comm *world, int rank, void *arg), void *arg,
                                  sheaf_fgfs_sim_stats *stats);

@@ -10,18 +10,19 @@
 #include <string.h>
 #include <unistd.h>
 
+/* sheaf_comm_agree: one exchange when all are fine; a process that failed
+ * keeps its own message, the others get EREMOTE with the first failure's */
 int fgfs_agree(sheaf_fgfs_ctx *ctx, int mycode, const char *what)
 {
-    fgfs_triage_msg m = {{mycode, ctx->rank}, 1, 0, UINT64_MAX, 0};
-    uint8_t buf[FGFS_TRIAGE_LEN];
-    void *res = NULL;
-    size_t rl;
-    fgfs_triage_pack(&m, buf);
-    int rc = fgfs_allreduce(ctx->comm, buf, sizeof buf, &fgfs_op_triage, &res, &rl);
-    if (!rc && fgfs_triage_unpack(res, rl, &m))
-        rc = fgfs_err(SHEAF_FGFS_ECOMM, "%s: malformed agreement message", what);
-    free(res);
-    return rc ? rc : fgfs_status_result(&m.st, ctx->rank, mycode, what);
+    sheaf_comm_agreement a;
+    int rc = sheaf_comm_agree(ctx->comm, mycode, mycode ? sheaf_fgfs_last_error() : NULL, NULL, 0, &a);
+    if (mycode)
+        return mycode; /* this process's own message stands */
+    if (!rc)
+        return SHEAF_FGFS_OK;
+    if (a.rank < 0)
+        return fgfs_err(SHEAF_FGFS_ECOMM, "%s: the agreement failed: %s", what, a.msg);
+    return fgfs_err(SHEAF_FGFS_EREMOTE, "%s: process %d failed (code %d): %s", what, a.rank, a.code, a.msg);
 }
 
 int sheaf_fgfs_init(sheaf_fgfs_comm *comm, const sheaf_fgfs_config *cfg, sheaf_fgfs_ctx **out)

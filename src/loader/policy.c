@@ -154,7 +154,7 @@ static void c_free(sheaf_fgfs_comm *c)
   (void)c;
 }
 
-static const sheaf_fgfs_comm_ops ov_ops = { c_rank, c_size, c_barrier, c_bcast, c_reduce, c_split, c_free };
+static const sheaf_fgfs_comm_ops ov_ops = { c_rank, c_size, c_barrier, c_bcast, c_reduce, c_split, c_free, NULL };
 
 /* the poorly distributed mount points and my group's representative for each:
  * one sheaf_fgfs_pardesc_of per such mount point (collective, the same order

@@ -42,6 +42,8 @@ LAYERS = {
     "src/core":   {"rank": 0, "may": [], "forbid": PARALLEL_SYS, "acyclic": True},
     # the table of open sids and the parallel layer's hooks
     "src/sid":    {"rank": 1, "may": ["src/core"], "forbid": PARALLEL_SYS, "acyclic": True},
+    # the collective layer: a library of its own (MPI only in comm_mpi.c, its own library)
+    "src/comm":   {"rank": 0, "may": [], "forbid": [], "acyclic": True},
     # global file status: a library of its own, uses no other folder
     "src/fgfs":   {"rank": 1, "may": [], "forbid": []},
     # passive lock managers on MPI RMA: a library of its own, below the MPI-IO layer

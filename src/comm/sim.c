@@ -1,4 +1,4 @@
-/* comm_sim.c - the in-process collective layer: P simulated processes run
+/* sim.c - the in-process collective layer (sheaf_comm_sim_run): P simulated processes run
  * as coroutines (ucontext) in the calling thread, so 10^5 of them fit in
  * one process. A collective completes when the last member enters it; it is
  * then executed as a binomial tree over the members' buffers, and counted
@@ -8,7 +8,7 @@
  * member returned early), the waiting collectives fail with ECOMM. Members
  * entering different operations or roots fail the collective too. */
 #define _GNU_SOURCE
-#include "fgfs.h"
+#include "comm.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -26,7 +26,7 @@ void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, 
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old, size_t *size_old);
 #endif
 
-enum { OP_NONE, OP_BARRIER, OP_BCAST, OP_REDUCE, OP_SPLIT };
+enum { OP_NONE, OP_BARRIER, OP_BCAST, OP_REDUCE, OP_SPLIT, OP_ALLMIN };
 
 typedef struct sim_world sim_world;
 typedef struct sim_group sim_group;
@@ -37,14 +37,15 @@ typedef struct sim_slot {
     void **out;
     size_t *outlen;
     int color, key, rc;
-    sheaf_fgfs_comm *split_out;
+    sheaf_comm *split_out;
+    int64_t *vals; /* allmin: len values, in and out */
 } sim_slot;
 
 struct sim_group {
     sim_world *w;
     int n, refs, arrived, kind, root, mismatch;
     size_t maxlen;
-    const sheaf_fgfs_op *op;
+    const sheaf_comm_op *op;
     int *members;   /* world index of each rank */
     sim_slot *slot;
     sim_group *next; /* all groups of the world */
@@ -67,10 +68,10 @@ struct sim_world {
     ucontext_t sched;
     int *runq, nrun, current;
     sim_group *groups;
-    sheaf_fgfs_sim_stats st;
-    int (*fn)(sheaf_fgfs_comm *, int, void *);
+    sheaf_comm_sim_stats st;
+    int (*fn)(sheaf_comm *, int, void *);
     void *arg;
-    sheaf_fgfs_comm *world_comms;
+    sheaf_comm *world_comms;
     const void *sched_bottom;
     size_t sched_size;
 };
@@ -85,7 +86,7 @@ static int ceil_log2(int n)
     return r;
 }
 
-static const sheaf_fgfs_comm_ops sim_ops;
+static const sheaf_comm_ops sim_ops;
 
 static sim_group *group_new(sim_world *w, int n)
 {
@@ -163,7 +164,7 @@ static void exec_bcast(sim_group *g)
     sim_slot *rs = &g->slot[g->root];
     size_t len = rs->len;
     if (len > g->maxlen)
-        return fail_all(g, SHEAF_FGFS_ELIMIT);
+        return fail_all(g, SHEAF_COMM_ELIMIT);
     g->w->st.bcasts++;
     g->w->st.rounds += ceil_log2(g->n);
     if (g->n > 1 && len > g->w->st.max_msg)
@@ -173,7 +174,7 @@ static void exec_bcast(sim_group *g)
             continue;
         void *c = malloc(len ? len : 1);
         if (!c) {
-            g->slot[r].rc = SHEAF_FGFS_ENOMEM;
+            g->slot[r].rc = SHEAF_COMM_ENOMEM;
             continue;
         }
         memcpy(c, rs->in, len);
@@ -185,16 +186,16 @@ static void exec_bcast(sim_group *g)
 static void exec_reduce(sim_group *g)
 {
     int n = g->n;
-    const sheaf_fgfs_op *op = g->op;
+    const sheaf_comm_op *op = g->op;
     const void **part = malloc((size_t)n * sizeof *part);
     size_t *plen = malloc((size_t)n * sizeof *plen);
     void **own = calloc((size_t)n, sizeof *own);
     void *scratch = malloc(op->max_len ? op->max_len : 1);
-    int rc = part && plen && own && scratch ? 0 : SHEAF_FGFS_ENOMEM;
+    int rc = part && plen && own && scratch ? 0 : SHEAF_COMM_ENOMEM;
     for (int r = 0; !rc && r < n; r++) {
         part[r] = g->slot[r].in, plen[r] = g->slot[r].len;
         if (plen[r] > op->max_len)
-            rc = SHEAF_FGFS_ELIMIT;
+            rc = SHEAF_COMM_ELIMIT;
     }
     g->w->st.reduces++;
     g->w->st.rounds += ceil_log2(n);
@@ -205,12 +206,12 @@ static void exec_reduce(sim_group *g)
                 g->w->st.max_msg = plen[i + step];
             if (op->combine(part[i], plen[i], part[i + step], plen[i + step], scratch, &ol, op->arg) ||
                 ol > op->max_len) {
-                rc = SHEAF_FGFS_ECOMM;
+                rc = SHEAF_COMM_ECOMM;
                 break;
             }
             void *o = realloc(own[i], ol ? ol : 1);
             if (!o) {
-                rc = SHEAF_FGFS_ENOMEM;
+                rc = SHEAF_COMM_ENOMEM;
                 break;
             }
             memcpy(o, scratch, ol);
@@ -227,7 +228,7 @@ static void exec_reduce(sim_group *g)
             *g->slot[g->root].out = res;
             *g->slot[g->root].outlen = plen[0];
         } else
-            rc = SHEAF_FGFS_ENOMEM;
+            rc = SHEAF_COMM_ENOMEM;
     }
     if (rc)
         fail_all(g, rc);
@@ -250,7 +251,7 @@ static void exec_split(sim_group *g)
     int n = g->n;
     long *k = malloc((size_t)n * 3 * sizeof *k);
     if (!k)
-        return fail_all(g, SHEAF_FGFS_ENOMEM);
+        return fail_all(g, SHEAF_COMM_ENOMEM);
     g->w->st.splits++;
     g->w->st.rounds += ceil_log2(n);
     for (int r = 0; r < n; r++)
@@ -269,7 +270,7 @@ static void exec_split(sim_group *g)
             int r = (int)k[3 * j + 2];
             sim_handle *h = ng ? malloc(sizeof *h) : NULL;
             if (!h) {
-                g->slot[r].rc = SHEAF_FGFS_ENOMEM;
+                g->slot[r].rc = SHEAF_COMM_ENOMEM;
                 continue;
             }
             ng->members[j - a] = g->members[r];
@@ -282,17 +283,40 @@ static void exec_split(sim_group *g)
     free(k);
 }
 
+/* element-wise minimum over every member's values, written back to each */
+static void exec_allmin(sim_group *g)
+{
+    size_t n = g->slot[0].len;
+    int64_t m[64];
+    for (int r = 0; r < g->n; r++)
+        if (g->slot[r].len != n || n > 64)
+            return fail_all(g, SHEAF_COMM_ECOMM); /* members disagree on the count */
+    g->w->st.allmins++;
+    g->w->st.rounds += 2 * ceil_log2(g->n);
+    if (g->n > 1 && n * sizeof(int64_t) > g->w->st.max_msg)
+        g->w->st.max_msg = n * sizeof(int64_t);
+    memcpy(m, g->slot[0].vals, n * sizeof *m);
+    for (int r = 1; r < g->n; r++)
+        for (size_t i = 0; i < n; i++)
+            if (g->slot[r].vals[i] < m[i])
+                m[i] = g->slot[r].vals[i];
+    for (int r = 0; r < g->n; r++)
+        memcpy(g->slot[r].vals, m, n * sizeof *m);
+}
+
 static void execute(sim_group *g)
 {
     g->w->st.collectives++;
     if (g->mismatch)
-        fail_all(g, SHEAF_FGFS_ECOMM);
+        fail_all(g, SHEAF_COMM_ECOMM);
     else if (g->kind == OP_BCAST)
         exec_bcast(g);
     else if (g->kind == OP_REDUCE)
         exec_reduce(g);
     else if (g->kind == OP_SPLIT)
         exec_split(g);
+    else if (g->kind == OP_ALLMIN)
+        exec_allmin(g);
     else {
         g->w->st.barriers++;
         g->w->st.rounds += ceil_log2(g->n);
@@ -300,7 +324,7 @@ static void execute(sim_group *g)
 }
 
 /* enter a collective; returns this member's result */
-static int enter(const sheaf_fgfs_comm *c, int kind, int root, sim_slot s, size_t maxlen, const sheaf_fgfs_op *op)
+static int enter(const sheaf_comm *c, int kind, int root, sim_slot s, size_t maxlen, const sheaf_comm_op *op)
 {
     sim_handle *h = c->impl;
     sim_group *g = h->g;
@@ -324,29 +348,34 @@ static int enter(const sheaf_fgfs_comm *c, int kind, int root, sim_slot s, size_
     return g->slot[h->rank].rc;
 }
 
-static int sim_rank(const sheaf_fgfs_comm *c) { return ((sim_handle *)c->impl)->rank; }
-static int sim_size(const sheaf_fgfs_comm *c) { return ((sim_handle *)c->impl)->g->n; }
-static int sim_barrier(sheaf_fgfs_comm *c) { return enter(c, OP_BARRIER, 0, (sim_slot){0}, 0, NULL); }
-static int sim_bcast(sheaf_fgfs_comm *c, void **buf, size_t *len, size_t maxlen, int root)
+static int sim_rank(const sheaf_comm *c) { return ((sim_handle *)c->impl)->rank; }
+static int sim_size(const sheaf_comm *c) { return ((sim_handle *)c->impl)->g->n; }
+static int sim_barrier(sheaf_comm *c) { return enter(c, OP_BARRIER, 0, (sim_slot){0}, 0, NULL); }
+static int sim_bcast(sheaf_comm *c, void **buf, size_t *len, size_t maxlen, int root)
 {
     int me = sim_rank(c);
-    sim_slot s = {me == root ? *buf : NULL, me == root ? *len : 0, buf, len, 0, 0, 0, NULL};
+    sim_slot s = {me == root ? *buf : NULL, me == root ? *len : 0, buf, len, 0, 0, 0, NULL, NULL};
     return enter(c, OP_BCAST, root, s, maxlen, NULL);
 }
-static int sim_reduce(sheaf_fgfs_comm *c, const void *in, size_t len, const sheaf_fgfs_op *op, void **out,
+static int sim_reduce(sheaf_comm *c, const void *in, size_t len, const sheaf_comm_op *op, void **out,
                       size_t *outlen, int root)
 {
     *out = NULL;
-    sim_slot s = {in, len, out, outlen, 0, 0, 0, NULL};
+    sim_slot s = {in, len, out, outlen, 0, 0, 0, NULL, NULL};
     return enter(c, OP_REDUCE, root, s, op->max_len, op);
 }
-static int sim_split(sheaf_fgfs_comm *c, int color, int key, sheaf_fgfs_comm *out)
+static int sim_split(sheaf_comm *c, int color, int key, sheaf_comm *out)
 {
     out->ops = &sim_ops, out->impl = NULL;
-    sim_slot s = {NULL, 0, NULL, NULL, color, key, 0, out};
+    sim_slot s = {NULL, 0, NULL, NULL, color, key, 0, out, NULL};
     return enter(c, OP_SPLIT, 0, s, 0, NULL);
 }
-static void sim_free(sheaf_fgfs_comm *c)
+static int sim_allmin(sheaf_comm *c, int64_t *v, int n)
+{
+    sim_slot s = {NULL, n > 0 ? (size_t)n : 0, NULL, NULL, 0, 0, 0, NULL, v};
+    return enter(c, OP_ALLMIN, 0, s, 0, NULL);
+}
+static void sim_free(sheaf_comm *c)
 {
     sim_handle *h = c ? c->impl : NULL;
     if (!h)
@@ -355,8 +384,8 @@ static void sim_free(sheaf_fgfs_comm *c)
     free(h);
     c->impl = NULL;
 }
-static const sheaf_fgfs_comm_ops sim_ops = {sim_rank, sim_size, sim_barrier, sim_bcast, sim_reduce, sim_split,
-                                            sim_free};
+static const sheaf_comm_ops sim_ops = {sim_rank, sim_size, sim_barrier, sim_bcast,
+                                       sim_reduce, sim_split, sim_free, sim_allmin};
 
 /* ---- the world ---- */
 static void world_free(sim_world *w)
@@ -370,13 +399,13 @@ static void world_free(sim_world *w)
     free(w->procs), free(w->runq), free(w->world_comms);
 }
 
-int sheaf_fgfs_sim_run(int nprocs, size_t stack_kib, int (*fn)(sheaf_fgfs_comm *, int, void *), void *arg,
-                       sheaf_fgfs_sim_stats *stats)
+int sheaf_comm_sim_run(int nprocs, size_t stack_kib, int (*fn)(sheaf_comm *, int, void *), void *arg,
+                       sheaf_comm_sim_stats *stats)
 {
     if (nprocs <= 0 || !fn || nprocs > (1 << 24))
-        return fgfs_err(SHEAF_FGFS_EINVAL, "sim_run: need 1..2^24 processes and a function");
+        return comm_err(SHEAF_COMM_EINVAL, "sim_run: need 1..2^24 processes and a function");
     if (cur)
-        return fgfs_err(SHEAF_FGFS_EINVAL, "sim_run: not reentrant");
+        return comm_err(SHEAF_COMM_EINVAL, "sim_run: not reentrant");
     sim_world w = {0};
     w.P = nprocs;
     w.stack_sz = (stack_kib ? stack_kib : 64) * 1024;
@@ -391,7 +420,7 @@ int sheaf_fgfs_sim_run(int nprocs, size_t stack_kib, int (*fn)(sheaf_fgfs_comm *
     sim_handle *hs = g ? malloc((size_t)nprocs * sizeof *hs) : NULL;
     if (!hs) {
         world_free(&w);
-        return fgfs_err(SHEAF_FGFS_ENOMEM, "sim_run: cannot create %d processes", nprocs);
+        return comm_err(SHEAF_COMM_ENOMEM, "sim_run: cannot create %d processes", nprocs);
     }
     w.fn = fn, w.arg = arg;
     for (int i = 0; i < nprocs; i++) {
@@ -414,7 +443,7 @@ int sheaf_fgfs_sim_run(int nprocs, size_t stack_kib, int (*fn)(sheaf_fgfs_comm *
             for (sim_group *q = w.groups; q; q = q->next)
                 if (q->arrived) {
                     for (int r = 0; r < q->n; r++)
-                        q->slot[r].rc = SHEAF_FGFS_ECOMM;
+                        q->slot[r].rc = SHEAF_COMM_ECOMM;
                     q->arrived = 0;
                 }
             for (int i = 0; i < nprocs; i++)
