@@ -121,7 +121,7 @@ SHEAF_API void sheaf_comm_free(sheaf_comm *c);
 /* Agreement: a collective call succeeds on every member or fails on every
  * member, with the first failure's code and message. */
 
-#define SHEAF_COMM_MSGLEN 512
+#define SHEAF_COMM_MSGLEN 448 /* message bytes carried, with the final NUL */
 
 typedef struct sheaf_comm_agreement {
     int code;                     /* 0, or the code of the lowest-ranked failing member */
@@ -139,8 +139,10 @@ typedef struct sheaf_comm_agreement {
  * else the code of the lowest-ranked failing member ("first failure wins").
  * out (may be NULL) receives that code, the rank and its message. Every
  * member makes every exchange whatever happened before.
- * Cost: one allmin of n+1 values when all are fine; one bcast of the
- * message more when one failed (every member knows it from the allmin).
+ * Cost: one allmin of n+1 values when all are fine; one allmin more
+ * when one failed (every member knows that from the first), which carries
+ * the message: no allocation anywhere, so an agreement on running out of
+ * memory still works. Over MPI: one MPI_Allreduce, or two.
  * When the layer itself fails, SHEAF_COMM_ECOMM on every member that sees
  * it (an MPI implementation: on every member, since its collectives are). */
 SHEAF_API int sheaf_comm_agree(sheaf_comm *c, int rc, const char *msg, int64_t *vals, int n,

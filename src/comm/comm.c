@@ -10,6 +10,7 @@
 #include <string.h>
 
 #define AGREE_MAXVALS 62
+#define MSG_VALUES (SHEAF_COMM_MSGLEN / 7)
 
 int sheaf_comm_rank(const sheaf_comm *c) { return c->ops->rank(c); }
 int sheaf_comm_size(const sheaf_comm *c) { return c->ops->size(c); }
@@ -113,25 +114,31 @@ static void set_result(sheaf_comm_agreement *out, int code, int rank, const char
     snprintf(out->msg, sizeof out->msg, "%s", msg ? msg : "");
 }
 
-/* the failing member with the lowest rank tells the others why */
-static void winner_message(sheaf_comm *c, int me, int winner, int code, const char *msg, char *dst, size_t cap)
+/* The failing member with the lowest rank tells the others why, in one
+ * more allmin: it contributes its message, 7 bytes to a value (the top byte
+ * stays 0, so every value is below INT64_MAX), the others INT64_MAX, the
+ * identity of the minimum. No allocation on any member: the agreement
+ * still works when the failure was running out of memory. */
+static int winner_message(sheaf_comm *c, int me, int winner, const char *msg, char *dst)
 {
-    void *buf = NULL;
-    size_t len = 0;
-    if (me == winner) {
-        buf = (void *)(msg ? msg : "");
-        len = strnlen(buf, cap - 1);
+    int64_t v[MSG_VALUES];
+    size_t len = me == winner && msg ? strnlen(msg, SHEAF_COMM_MSGLEN - 1) : 0;
+    for (int i = 0; i < MSG_VALUES; i++) {
+        uint64_t x = 0;
+        for (int k = 0; k < 7; k++) {
+            size_t at = (size_t)i * 7 + (size_t)k;
+            x = x << 8 | (at < len ? (unsigned char)msg[at] : 0u);
+        }
+        v[i] = me == winner ? (int64_t)x : INT64_MAX;
     }
-    int rc = c->ops->bcast(c, &buf, &len, cap - 1, winner);
-    if (me == winner) {
-        snprintf(dst, cap, "%s", msg ? msg : "");
-        return;
-    }
-    if (rc || !buf)
-        snprintf(dst, cap, "rank %d failed (code %d); its message could not be sent", winner, code);
-    else
-        snprintf(dst, cap, "%.*s", (int)len, (const char *)buf);
-    free(buf);
+    int rc = sheaf_comm_allmin(c, v, MSG_VALUES);
+    if (rc)
+        return rc;
+    for (int i = 0; i < MSG_VALUES; i++)
+        for (int k = 0; k < 7; k++)
+            dst[i * 7 + k] = (char)((uint64_t)v[i] >> (8 * (6 - k)) & 0xffu);
+    dst[SHEAF_COMM_MSGLEN - 1] = '\0';
+    return 0;
 }
 
 int sheaf_comm_agree(sheaf_comm *c, int rc, const char *msg, int64_t *vals, int n, sheaf_comm_agreement *out)
@@ -161,7 +168,9 @@ int sheaf_comm_agree(sheaf_comm *c, int rc, const char *msg, int64_t *vals, int 
     }
     int winner = (int)(v[0] >> 32), code = (int)(int32_t)(uint32_t)(v[0] & 0xffffffffu);
     char text[SHEAF_COMM_MSGLEN];
-    winner_message(c, me, winner, code, msg, text, sizeof text);
+    if (winner_message(c, me, winner, msg, text))
+        snprintf(text, sizeof text, "rank %d failed (code %d); its message could not be sent: %s", winner, code,
+                 sheaf_comm_last_error());
     set_result(out, code, winner, text);
     return code;
 }
