@@ -385,21 +385,15 @@ static void c_destroy(mio_cache *c) {
   dache *d = c->priv;
   if (!d) return;
   if (d->locks) sheaf_lock_free(&d->locks);
-  dwin_free(d);
+  dwin_free(d);  /* the handle's collectives are MPI's again */
   free(d->used);
   free(d->head);
   free(d->next);
   free(d);
   c->priv = NULL;
 }
-static int c_allreduce(mio_cache *c, int64_t *v, int is_max) {
-  dache *d = c->priv;
-  if (!d->coll) return -1;
-  *v = d_allreduce(d, *v, is_max ? DC_MAX : DC_MIN);
-  return 0;
-}
 static int64_t *c_shared_word(mio_cache *c) { return dc_shared_word(((dache *)c->priv)->coll); }
-static const mio_cache_ops dache_ops = {"dache", c_read, c_write, c_flush, c_invalidate, c_destroy, c_allreduce,
+static const mio_cache_ops dache_ops = {"dache", c_read, c_write, c_flush, c_invalidate, c_destroy,
                                          c_sync, c_shared_word};
 
 /* this rank's own memory: the LRU stamps and the page -> slot map */
@@ -428,12 +422,9 @@ static int setup(dache *d, const mio_dache_cfg *cfg) {
   d->shm = sheaf_lock_progress_used(d->locks) == SHEAF_LOCK_PROGRESS_SHARED;
   int rc = dwin_create(d);
   if (rc) return rc;  /* agreed there */
-  /* the lowest code (codes are negative: a MAX here, as before, let a rank
-   * whose size query failed leave while the others went on) */
-  rc = d_size0(d);
-  int all = (int)d_allreduce(d, rc, DC_MIN);
-  return all ? (rc ? rc : mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe: setup failed on another rank",
-                                      d->fh->path)) : 0;
+  /* every rank's size query (a MAX of the codes, before issue 18's fix, let
+   * a rank whose query failed leave while the others went on) */
+  return mio_agree(d->fh, d_size0(d));
 }
 
 static void fill_config(dache *d, sheaf_file fh, const mio_dache_cfg *cfg) {
@@ -454,7 +445,7 @@ static void fill_config(dache *d, sheaf_file fh, const mio_dache_cfg *cfg) {
 
 int mio_dache_create(sheaf_file fh, const mio_dache_cfg *cfg) {
   dache *d = calloc(1, sizeof *d);
-  int rc = d ? 0 : mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", fh->path), all = 0;
+  int rc = d ? 0 : mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", fh->path);
   if (d) {
     fill_config(d, fh, cfg);
     fh->cache.ops = &dache_ops;
@@ -462,9 +453,8 @@ int mio_dache_create(sheaf_file fh, const mio_dache_cfg *cfg) {
     fh->cache.stats = &fh->stats;
     rc = setup_local(d);
   }
-  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, fh->comm);  /* every rank's memory, one agreement */
-  if (!all) rc = setup(d, cfg);
-  else if (!rc) rc = mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe setup failed on another rank", fh->path);
+  rc = mio_agree(fh, rc);  /* every rank's memory, one agreement (over MPI: fh->coll is MPI's until the windows exist) */
+  if (!rc) rc = setup(d, cfg);
   if (rc) {
     if (d) c_destroy(&fh->cache);
     fh->cache.priv = NULL;
