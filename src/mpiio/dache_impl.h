@@ -1,6 +1,7 @@
-/* dache_impl.h - internals shared by dache.c (cache operations), dache_win.c
- * (windows and one-sided primitives) and dache_sync.c (flush, invalidate,
- * audit). Only for src/mpiio. */
+/* dache_impl.h - internals shared by dache_open.c (cache operations,
+ * creation), dache_page.c (the per-page protocol), dache_win.c (windows and
+ * one-sided primitives), dache_sync.c (flush, invalidate, audit) and
+ * dache_coll.c (collectives in shared memory). Only for src/mpiio. */
 #ifndef SHEAF_MPIIO_DACHE_IMPL_H
 #define SHEAF_MPIIO_DACHE_IMPL_H
 #include "dache.h"
@@ -69,7 +70,7 @@ void ds_sync(dache *d);
 int ds_xfer(dache *d, int owner, int slot, int64_t in, int64_t n, char *buf, int is_write);
 void d_relax(dache *d);
 
-/* dache.c */
+/* dache_page.c */
 int d_find(const dache *d, int64_t pg);     /* local slot caching pg, or -1 */
 void d_drop_slot(dache *d, int s);         /* slot s is free again (map, free list) */
 int d_lock(dache *d, int64_t pg);

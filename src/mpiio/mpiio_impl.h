@@ -3,7 +3,9 @@
  * Pieces: flatten.c (datatypes -> offset/length lists), backend_*.c (every
  * file-system access: the I/O backend interface), realm.c (aggregators,
  * realm maps, size policies), cache.c (caching modes: the PFR realm-page
- * cache), coll.c (the two-phase engine), file.c (the sheaf_file_* API). */
+ * cache), coll.c (the two-phase engine), file.c (the sheaf_file_* API on
+ * top), view.c (positions in the view), agree.c (errors and agreements, at
+ * the bottom). */
 #ifndef SHEAF_MPIIO_IMPL_H
 #define SHEAF_MPIIO_IMPL_H
 #include <stddef.h>
