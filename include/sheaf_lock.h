@@ -37,9 +37,14 @@
  * MPI_THREAD_MULTIPLE, which sheaf_lock_create checks); _AUTO picks SHARED
  * when every rank is on one node, LIBRARY otherwise.
  *
- * Errors: every call returns SHEAF_LOCK_OK or a SHEAF_LOCK_E* code and leaves
- * a message in sheaf_lock_last_error() (thread-local). Collective calls fail
- * on every rank or on none. Thread-safety: one thread per lock set. */
+ * Errors: every call returns SHEAF_LOCK_OK (0) or a SHEAF_LOCK_E* code and
+ * leaves a message in sheaf_lock_last_error() (thread-local). The codes are
+ * negative (sheaf's one sign: 0 success, negative failure; until issue 29
+ * they were positive - same names; test `rc != 0` or `rc < 0`).
+ * Collective calls fail on every rank or on none (sheaf_comm_agree,
+ * include/sheaf_comm.h): the lowest failing rank's code on every rank, the
+ * failing rank with its own message, the others with a message naming that
+ * rank and quoting its message. Thread-safety: one thread per lock set. */
 #ifndef SHEAF_LOCK_H
 #define SHEAF_LOCK_H
 #include <mpi.h>
@@ -51,14 +56,14 @@ extern "C" {
 
 enum {
     SHEAF_LOCK_OK = 0,
-    SHEAF_LOCK_EINVAL = 1,   /* bad argument (NULL, nlocks <= 0, unknown kind, ranks disagree) */
-    SHEAF_LOCK_ERANGE = 2,   /* lock id outside [0, nlocks) */
-    SHEAF_LOCK_ENOTHELD = 3, /* release of a lock this rank does not hold */
-    SHEAF_LOCK_EHELD = 4,    /* acquire of a lock this rank already holds */
-    SHEAF_LOCK_EBUSY = 5,    /* free while some rank still holds a lock */
-    SHEAF_LOCK_EMPI = 6,     /* an MPI call failed (message has MPI's text) */
-    SHEAF_LOCK_ENOMEM = 7,   /* out of memory */
-    SHEAF_LOCK_EPROTO = 8    /* inconsistent lock state or message (a bug or memory corruption) */
+    SHEAF_LOCK_EINVAL = -1,  /* bad argument (NULL, nlocks <= 0, unknown kind, ranks disagree) */
+    SHEAF_LOCK_ERANGE = -2,  /* lock id outside [0, nlocks) */
+    SHEAF_LOCK_ENOTHELD = -3, /* release of a lock this rank does not hold */
+    SHEAF_LOCK_EHELD = -4,   /* acquire of a lock this rank already holds */
+    SHEAF_LOCK_EBUSY = -5,   /* free while some rank still holds a lock */
+    SHEAF_LOCK_EMPI = -6,    /* an MPI call failed (message has MPI's text) */
+    SHEAF_LOCK_ENOMEM = -7,  /* out of memory */
+    SHEAF_LOCK_EPROTO = -8   /* inconsistent lock state or message (a bug or memory corruption) */
 };
 
 typedef enum {
@@ -126,7 +131,7 @@ SHEAF_API int sheaf_lock_acquire(sheaf_lock_set *set, int lock_id);
 SHEAF_API int sheaf_lock_release(sheaf_lock_set *set, int lock_id);
 /* Where lock_id lives: home rank (in the set's communicator) and slot there. */
 SHEAF_API int sheaf_lock_home(const sheaf_lock_set *set, int lock_id, int *rank, int *slot);
-/* 1 if this rank holds lock_id, 0 if not, or an error code (negated) for a bad id. */
+/* 1 if this rank holds lock_id, 0 if not, or a (negative) SHEAF_LOCK_E* code for a bad id. */
 SHEAF_API int sheaf_lock_held(const sheaf_lock_set *set, int lock_id);
 /* Serve remote requests now (SHEAF_LOCK_PROGRESS_LIBRARY: call it in long
  * computations outside MPI so that locks homed here stay responsive). */

@@ -1,6 +1,8 @@
 /* set.c - a lock set: collective creation and free, the window and its
  * layout (lock.h), argument checks, dispatch to the algorithms, counters. */
 #include "lock.h"
+#include "sheaf_comm_mpi.h"
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,13 +18,24 @@ void sheaf_lock_opts_init(sheaf_lock_opts *o)
     o->poll_backoff_max_us = 64;
 }
 
-/* every rank's status -> the worst (largest) on every rank */
-static int agree(MPI_Comm comm, int rc)
+/* Every rank's status, and vals (n values, their minimum on every rank), in
+ * one exchange: sheaf_comm_agree over the set's communicator (one
+ * MPI_Allreduce when all went well, one MPI_Bcast of the message more when
+ * one failed). A failing rank keeps its own code and message; the others
+ * get the lowest failing rank's code, with its rank and message. */
+static int agree(MPI_Comm comm, int rc, int64_t *vals, int n, const char *what)
 {
-    int all = rc;
-    if (MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-        return SHEAF_LOCK_EMPI;
-    return all;
+    sheaf_comm_mpi_ref_t ref;
+    sheaf_comm_agreement a;
+    int all = sheaf_comm_agree(sheaf_comm_mpi_ref(&ref, comm), rc, rc ? sheaf_lock_last_error() : NULL, vals, n, &a);
+    if (!all)
+        return SHEAF_LOCK_OK;
+    if (rc)
+        return rc;
+    if (a.rank < 0)
+        return lk_err(SHEAF_LOCK_EMPI, "%s: the agreement failed: %s (src/lock/set.c)", what, a.msg);
+    return lk_err(a.code, "%s: failed on another rank (rank %d, code %d): %s (src/lock/set.c)", what, a.rank,
+                  a.code, a.msg);
 }
 
 static int check_opts(const sheaf_lock_opts *o, sheaf_lock_set **out)
@@ -50,22 +63,23 @@ static int check_opts(const sheaf_lock_opts *o, sheaf_lock_set **out)
     return SHEAF_LOCK_OK;
 }
 
-/* opts must be the same on every rank: compare max and min of each field */
+/* opts must be the same on every rank: the minimum of each field and of its
+ * negation (the maximum) travel with the status, one agreement */
 static int check_same(MPI_Comm comm, const sheaf_lock_opts *o, int rc)
 {
-    int v[6] = {0}, mx[6];
+    int64_t v[6];
+    for (int i = 0; i < 6; i++)
+        v[i] = INT64_MAX; /* a failed rank does not count */
     if (rc == SHEAF_LOCK_OK) {
         v[0] = (int)o->kind, v[1] = o->nlocks, v[2] = (int)o->progress;
         for (int i = 0; i < 3; i++)
             v[3 + i] = -v[i];
     }
-    if (MPI_Allreduce(v, mx, 6, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-        return lk_err(SHEAF_LOCK_EMPI, "sheaf_lock_create: MPI_Allreduce failed (src/lock/set.c)");
-    int all = agree(comm, rc);
-    if (all)
-        return rc ? rc : lk_err(all, "sheaf_lock_create: bad options on another rank (src/lock/set.c)");
+    rc = agree(comm, rc, v, 6, "sheaf_lock_create: bad options");
+    if (rc)
+        return rc;
     for (int i = 0; i < 3; i++)
-        if (mx[i] != -mx[3 + i])
+        if (v[i] != -v[3 + i])
             return lk_err(SHEAF_LOCK_EINVAL, "sheaf_lock_create: ranks disagree on %s (src/lock/set.c)",
                           i == 0 ? "the lock kind" : i == 1 ? "nlocks" : "the progress mode");
     return SHEAF_LOCK_OK;
@@ -74,15 +88,19 @@ static int check_same(MPI_Comm comm, const sheaf_lock_opts *o, int rc)
 /* AUTO -> SHARED when every rank shares one node; SHARED requested elsewhere: error */
 static int choose_progress(struct sheaf_lock_set *S, sheaf_lock_progress_mode want)
 {
-    MPI_Comm node;
-    int nsize = 0, one_node;
+    MPI_Comm node = MPI_COMM_NULL;
+    int nsize = 0, rc = SHEAF_LOCK_OK;
     if (MPI_Comm_split_type(S->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
-        return lk_err(SHEAF_LOCK_EMPI, "sheaf_lock_create: MPI_Comm_split_type failed (src/lock/set.c)");
-    MPI_Comm_size(node, &nsize);
-    MPI_Comm_free(&node);
-    int local = nsize == S->size;
-    if (MPI_Allreduce(&local, &one_node, 1, MPI_INT, MPI_MIN, S->comm) != MPI_SUCCESS)
-        return lk_err(SHEAF_LOCK_EMPI, "sheaf_lock_create: MPI_Allreduce failed (src/lock/set.c)");
+        rc = lk_err(SHEAF_LOCK_EMPI, "sheaf_lock_create: MPI_Comm_split_type failed (src/lock/set.c)");
+    else {
+        MPI_Comm_size(node, &nsize);
+        MPI_Comm_free(&node);
+    }
+    /* every rank on one node: the minimum of "all of mine are local" */
+    int64_t one_node = nsize == S->size;
+    rc = agree(S->comm, rc, &one_node, 1, "sheaf_lock_create: the node query");
+    if (rc)
+        return rc;
     if (want == SHEAF_LOCK_PROGRESS_SHARED && !one_node)
         return lk_err(SHEAF_LOCK_EINVAL, "sheaf_lock_create: progress=shared needs every rank on one node "
                       "(src/lock/set.c)");
@@ -134,25 +152,27 @@ static int make_window(struct sheaf_lock_set *S)
          * component for shared memory (osc/sm) serves only memory it allocates */
         rc = MPI_Win_allocate(S->winsize, 1, MPI_INFO_NULL, S->comm, &base, &S->win);
     }
-    if (agree(S->comm, rc != MPI_SUCCESS))
-        return lk_err(SHEAF_LOCK_EMPI, "sheaf_lock_create: window allocation of %ld bytes failed on some rank "
-                      "(src/lock/set.c)", (long)S->winsize);
+    if (rc != MPI_SUCCESS)
+        rc = lk_mpi_err(rc, "sheaf_lock_create: the window allocation (src/lock/set.c)");
+    if ((rc = agree(S->comm, rc, NULL, 0, "sheaf_lock_create: the window allocation")))
+        return rc;
     MPI_Win_set_errhandler(S->win, MPI_ERRORS_RETURN);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, S->rank, 0, S->win);
     init_local(S, base);
     MPI_Win_unlock(S->rank, S->win);
-    if (S->shm) {
-        for (int r = 0; r < S->size; r++) {
-            MPI_Aint sz;
-            int du;
-            void *p = NULL;
-            if (MPI_Win_shared_query(S->win, r, &sz, &du, &p) != MPI_SUCCESS || !p)
-                return lk_err(SHEAF_LOCK_EMPI, "sheaf_lock_create: MPI_Win_shared_query(%d) failed (src/lock/set.c)", r);
+    for (int r = 0; S->shm && r < S->size && !rc; r++) {
+        MPI_Aint sz;
+        int du;
+        void *p = NULL;
+        if (MPI_Win_shared_query(S->win, r, &sz, &du, &p) != MPI_SUCCESS || !p)
+            rc = lk_err(SHEAF_LOCK_EMPI, "sheaf_lock_create: MPI_Win_shared_query(%d) failed (src/lock/set.c)", r);
+        else
             S->peer[r] = p;
-        }
     }
-    if (MPI_Barrier(S->comm) != MPI_SUCCESS)
-        return lk_err(SHEAF_LOCK_EMPI, "sheaf_lock_create: MPI_Barrier failed (src/lock/set.c)");
+    /* every rank's initial state is in place (this agreement is also the
+     * barrier: it was an MPI_Barrier that a failed query skipped) */
+    if ((rc = agree(S->comm, rc, NULL, 0, "sheaf_lock_create: the window set-up")))
+        return rc;
     S->lock_all = !S->shm && S->kind != SHEAF_LOCK_FLAGS;
     if (S->lock_all && (rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, S->win)) != MPI_SUCCESS)
         return lk_mpi_err(rc, "MPI_Win_lock_all");
@@ -214,10 +234,9 @@ int sheaf_lock_create(MPI_Comm comm, const sheaf_lock_opts *opts, sheaf_lock_set
         if (!S->held || !S->flagbuf || !S->peer)
             rc = lk_err(SHEAF_LOCK_ENOMEM, "sheaf_lock_create: out of memory for %d locks (src/lock/set.c)", S->nlocks);
     }
-    if (agree(S->comm, rc) == SHEAF_LOCK_OK)
+    rc = agree(S->comm, rc, NULL, 0, "sheaf_lock_create");
+    if (!rc)
         rc = make_window(S);
-    else if (!rc)
-        rc = lk_err(SHEAF_LOCK_ENOMEM, "sheaf_lock_create: failed on another rank (src/lock/set.c)");
     if (rc) {
         destroy(S);
         return rc;
@@ -231,9 +250,11 @@ int sheaf_lock_free(sheaf_lock_set **set)
     if (!set || !*set)
         return lk_err(SHEAF_LOCK_EINVAL, "sheaf_lock_free: no lock set (src/lock/set.c)");
     struct sheaf_lock_set *S = *set;
-    int busy = 0;
-    if (MPI_Allreduce(&S->nheld, &busy, 1, MPI_INT, MPI_MAX, S->comm) != MPI_SUCCESS)
-        return lk_err(SHEAF_LOCK_EMPI, "sheaf_lock_free: MPI_Allreduce failed (src/lock/set.c)");
+    int64_t most = -(int64_t)S->nheld; /* the maximum over the ranks, negated */
+    int rc = agree(S->comm, SHEAF_LOCK_OK, &most, 1, "sheaf_lock_free");
+    if (rc)
+        return rc;
+    int busy = (int)-most;
     if (busy)
         return lk_err(SHEAF_LOCK_EBUSY, "sheaf_lock_free: a rank still holds %d lock(s) of the set (this rank %d); "
                       "release them first (src/lock/set.c)", busy, S->nheld);
@@ -311,7 +332,7 @@ int sheaf_lock_home(const sheaf_lock_set *S, int id, int *rank, int *slot)
 int sheaf_lock_held(const sheaf_lock_set *S, int id)
 {
     int rc = check_id(S, id, "sheaf_lock_held");
-    return rc ? -rc : S->held[id];
+    return rc ? rc : S->held[id];
 }
 
 int sheaf_lock_progress(sheaf_lock_set *S)

@@ -29,7 +29,7 @@ static void pages_destroy(mio_cache *c) {
 }
 
 static const mio_cache_ops pages_ops = {"pfr-pages", pages_read, pages_write, pages_flush,
-                                        pages_invalidate, pages_destroy, NULL, NULL, NULL};
+                                        pages_invalidate, pages_destroy, NULL, NULL};
 
 int mio_cache_pages_create(mio_cache *c, int64_t page, int64_t max_bytes) {
   mio_pc *pc = malloc(sizeof *pc);

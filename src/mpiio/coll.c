@@ -304,28 +304,29 @@ static int realms_for_call(sheaf_file fh, int64_t lo, int64_t hi, int64_t fsize,
 /* what every rank learns at the start of a collective call: the union of the
  * access ranges, the file size (for the file-size realm policy), the first
  * error and whether anyone wrote behind the layer */
-typedef struct call_info { int64_t lo, hi, fsize, anyerr, ext; } call_info;
+typedef struct call_info { int64_t lo, hi, fsize, ext; } call_info;
 
+/* one agreement (sheaf_comm_agree over fh->coll: one MPI_Allreduce over
+ * MPI when all went well): every rank's status, and with it the minimum
+ * start and (negated) maxima of end, file size and external writes - no O(P)
+ * buffer, nothing to allocate, so no rank can drop out of it. Returns 0, the
+ * own error or SHEAF_MPIIO_EREMOTE naming the first failing rank. */
 static int agree_ranges(sheaf_file fh, const mio_seg *segs, size_t nseg, int local_err, call_info *ci) {
-  /* one MPI_MIN reduction, the maxima negated: no O(P) buffer, nothing to
-   * allocate, so no rank can drop out of it */
-  int64_t me[5] = {INT64_MAX, local_err, 0, 0, -(int64_t)(fh->external_write != 0)};
+  int64_t v[4] = {INT64_MAX, 0, 0, -(int64_t)(fh->external_write != 0)};
   if (nseg > 0) {
-    me[0] = segs[0].off;
-    me[2] = -(segs[nseg - 1].off + segs[nseg - 1].len);
+    v[0] = segs[0].off;
+    v[1] = -(segs[nseg - 1].off + segs[nseg - 1].len);
   }
-  if (!local_err && fh->realm_mode == MIO_REALMS_PERSISTENT && !fh->realms_fixed &&
-      fh->pfr_policy == MIO_PFR_FSIZE) {
+  int rc = local_err;
+  if (!rc && fh->realm_mode == MIO_REALMS_PERSISTENT && !fh->realms_fixed && fh->pfr_policy == MIO_PFR_FSIZE) {
     int64_t sz = 0;
-    me[1] = fh->be.ops->get_size(&fh->be, &sz);
-    me[3] = -sz;
+    rc = fh->be.ops->get_size(&fh->be, &sz);
+    v[2] = -sz;
   }
-  int64_t all[5];
-  int mrc = MPI_Allreduce(me, all, 5, MPI_INT64_T, MPI_MIN, fh->comm);
+  rc = mio_agree_vals(fh, rc, v, 4);
   fh->external_write = 0;
-  if (mrc != MPI_SUCCESS) return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: MPI_Allreduce failed", fh->path);
-  *ci = (call_info){.lo = all[0], .anyerr = all[1], .hi = -all[2], .fsize = -all[3], .ext = -all[4]};
-  return 0;
+  *ci = (call_info){.lo = v[0], .hi = -v[1], .fsize = -v[2], .ext = -v[3]};
+  return rc;
 }
 
 /* someone wrote behind the layer: this rank's realm pages and the backend's
@@ -398,14 +399,8 @@ int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, c
   if (!local_err) local_err = rounds_alloc(fh, nseg, &m);
   call_info ci = {0};
   int rc = agree_ranges(fh, segs, nseg, local_err, &ci);
-  if (rc) { rounds_free(&m); return mio_agree(fh, rc); }
-  int err = (ci.ext && !ci.anyerr) ? drop_after_external(fh) : 0;
-  if (ci.anyerr) {
-    rounds_free(&m);
-    if (local_err) return local_err;
-    return mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: another rank failed this collective call (code %d)",
-                       fh->path, (int)ci.anyerr);
-  }
+  if (rc) { rounds_free(&m); return rc; }
+  int err = ci.ext ? drop_after_external(fh) : 0;
   fh->stats.coll_calls++;
   fh->stats.rounds_last = 0;
   if (ci.lo >= ci.hi) { rounds_free(&m); return mio_agree(fh, err); }

@@ -1,6 +1,7 @@
-/* dache_impl.h - internals shared by dache.c (cache operations), dache_win.c
- * (windows and one-sided primitives) and dache_sync.c (flush, invalidate,
- * audit). Only for src/mpiio. */
+/* dache_impl.h - internals shared by dache_open.c (cache operations,
+ * creation), dache_page.c (the per-page protocol), dache_win.c (windows and
+ * one-sided primitives), dache_sync.c (flush, invalidate, audit) and
+ * dache_coll.c (collectives in shared memory). Only for src/mpiio. */
 #ifndef SHEAF_MPIIO_DACHE_IMPL_H
 #define SHEAF_MPIIO_DACHE_IMPL_H
 #include "dache.h"
@@ -32,6 +33,7 @@ typedef struct dache {
   uint64_t *freebits;           /* per local slot: 1 = free (slot window; claimed by atomic bit clear) */
   int nwords;                   /* words of freebits */
   void *coll;                   /* shm: the node collectives' area (rank 0's slot window), else NULL */
+  sheaf_comm sc;                /* shm: the handle's collectives on that area (fh->coll, dache_coll.c) */
   mio_dache_stats st;
 } dache;
 
@@ -68,7 +70,7 @@ void ds_sync(dache *d);
 int ds_xfer(dache *d, int owner, int slot, int64_t in, int64_t n, char *buf, int is_write);
 void d_relax(dache *d);
 
-/* dache.c */
+/* dache_page.c */
 int d_find(const dache *d, int64_t pg);     /* local slot caching pg, or -1 */
 void d_drop_slot(dache *d, int s);         /* slot s is free again (map, free list) */
 int d_lock(dache *d, int64_t pg);
@@ -77,12 +79,16 @@ int d_unlock(dache *d, int64_t pg, int rc);
  * through the backend's client cache */
 int d_writeback(dache *d, int64_t pg, int s, int64_t lo, int64_t hi);
 
-/* dache_coll.c: DACHe's collectives - in shared memory with sleeping
- * waiters when d->coll is set, else over MPI on d->comm */
+/* dache_coll.c: DACHe's collectives in shared memory with sleeping waiters
+ * (a sheaf_comm_ops implementation: rank, size, barrier, bcast, allmin).
+ * dc_comm: d->sc on d->coll, which the handle uses as fh->coll while the
+ * windows live. d_allreduce and d_barrier are the handle's fh->coll (the MPI
+ * communicator before the windows exist and over RMA). */
 enum { DC_MIN = 0, DC_MAX = 1 };
 size_t dc_bytes(int P);   /* the area's size for P ranks (a multiple of 64) */
 void dc_init(void *area);
 int64_t *dc_shared_word(void *area);  /* NULL for NULL */
+sheaf_comm *dc_comm(dache *d);
 int64_t d_allreduce(dache *d, int64_t v, int op);
 void d_barrier(dache *d);
 

@@ -139,7 +139,7 @@ static int my_share(dache *d, dirty **pw, size_t *pk) {
  * rank whose share holds its first byte): one write per rank when the dirty
  * bytes are contiguous, one per contiguous run of the share otherwise; it
  * marks those pages written (wb) and, when `durable` (sync, close), syncs
- * the backend. Then one allreduce agrees on the lowest result code (every
+ * the backend. Then one agreement (mio_agree: the lowest failing rank's code; every
  * share written, every scan over); on success every rank counts the flush
  * generation up (every entry's range is old, so empty: no entry is written,
  * and a rank that returns first and writes a page again starts a new range)
@@ -155,13 +155,11 @@ static int flush_shm(dache *d, int rc, int durable) {
   if (!rc) mark_written(d, w, k);
   if (!rc && durable) rc = d->fh->be.ops->sync(&d->fh->be);
   free(w);
-  int all = (int)d_allreduce(d, rc, DC_MIN);
-  if (!all) {
+  rc = mio_agree(d->fh, rc);  /* fh->coll: DACHe's own collectives here */
+  if (!rc) {
     d->gen++;
     memset(d->ldlo, 0, sizeof(int32_t) * 2 * (size_t)d->nslots);  /* only this rank writes its own ranges */
   }
-  if (all && !rc)
-    rc = mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe flush failed on another rank (code %d)", d->fh->path, all);
   return rc;
 }
 
@@ -272,8 +270,8 @@ int64_t mio_dache_audit(sheaf_file fh) {
   MPI_Barrier(d->comm);
   int64_t *tags = malloc(sizeof(int64_t) * (size_t)d->nslots * (size_t)d->P);
   int *cnt = malloc(sizeof(int) * (size_t)(d->nmeta + 1) * 3);
-  int oom = !tags || !cnt, any = 0;
-  MPI_Allreduce(&oom, &any, 1, MPI_INT, MPI_MAX, d->comm);
+  int any = mio_agree(fh, !tags || !cnt ? mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe audit: out of memory",
+                                                     fh->path) : 0);
   int64_t bad = 0;
   if (!any) {
     MPI_Allgather(d->tag, d->nslots, MPI_INT64_T, tags, d->nslots, MPI_INT64_T, d->comm);
@@ -285,7 +283,7 @@ int64_t mio_dache_audit(sheaf_file fh) {
   int64_t mine = bad < 0 ? INT64_MIN / 2 : bad;
   MPI_Allreduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, d->comm);
   MPI_Barrier(d->comm);
-  if (any) return mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe audit: out of memory", fh->path);
+  if (any) return any;
   return all < 0 ? mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: DACHe audit: reading metadata failed", fh->path) : all;
 }
 

@@ -199,8 +199,9 @@ static void init_local(dache *d) {
 }
 
 /* collective; on failure every rank returns an error and keeps nothing. One
- * MPI_Allreduce after both windows (each rank's part initialized before it,
- * so it is also the barrier after which any rank may use any part). */
+ * agreement (one MPI_Allreduce) after both windows (each rank's part
+ * initialized before it, so it is also the barrier after which any rank may
+ * use any part). */
 int dwin_create(dache *d) {
   /* 64-byte multiples: MPICH 4.0.2 misplaces atomics in windows of other sizes (doc/lock.md) */
   MPI_Aint mbytes = (MPI_Aint)(((d->nmeta * DM_INTS * 4) + 63) & ~(int64_t)63);
@@ -212,14 +213,15 @@ int dwin_create(dache *d) {
   if (!rc) rc = r2;
   d->meta_peer = (int32_t **)(void *)mpeer;
   if (!rc) init_local(d);
-  int all = rc;
-  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, d->comm);
-  if (all) {
+  rc = mio_agree(d->fh, rc);  /* over MPI */
+  if (rc) {
     dwin_free(d);
-    return rc ? rc : mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe: window setup failed on another rank",
-                                 d->fh->path);
+    return rc;
   }
-  if (d->shm) d->coll = d->slot_peer[0] + coll_off(d);
+  if (d->shm) {  /* from here on the handle's collectives are DACHe's own (dache_coll.c) */
+    d->coll = d->slot_peer[0] + coll_off(d);
+    d->fh->coll = dc_comm(d);
+  }
   if (!d->shm) {
     MPI_Win_lock_all(MPI_MODE_NOCHECK, d->meta_win);
     MPI_Win_lock_all(MPI_MODE_NOCHECK, d->slot_win);
@@ -238,6 +240,7 @@ void dwin_free(dache *d) {
   if (d->slot_win != MPI_WIN_NULL) MPI_Win_free(&d->slot_win);
   free(d->meta_peer);
   free(d->slot_peer);
+  if (d->coll && d->fh->coll == &d->sc) mio_coll_mpi(d->fh);
   d->coll = NULL;
   d->meta_peer = NULL;
   d->slot_peer = NULL;

@@ -1,7 +1,8 @@
-/* file.c - sheaf_file open/close, the file view, sync, sizes, errors. */
+/* file.c - sheaf_file open/close, the file view, sync, sizes, the error
+ * messages of the API. On top of the folder: its helpers (errors and
+ * agreements: agree.c) sit below it and never call back here. */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,29 +10,6 @@
 #include "dache.h"
 
 static _Thread_local char open_err[512];
-
-int mio_set_err(sheaf_file fh, int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(fh->err, sizeof fh->err, fmt, ap);
-  va_end(ap);
-  return code;
-}
-
-int64_t mio_allreduce(sheaf_file fh, int64_t v, int is_max) {
-  if (fh->have_cache && fh->cache.ops->allreduce && fh->cache.ops->allreduce(&fh->cache, &v, is_max) == 0) return v;
-  int64_t r = v;
-  MPI_Allreduce(&v, &r, 1, MPI_INT64_T, is_max ? MPI_MAX : MPI_MIN, fh->comm);
-  return r;
-}
-
-int mio_agree(sheaf_file fh, int rc) {
-  int all = (int)mio_allreduce(fh, rc, 0);
-  if (all < 0 && rc == 0)
-    return mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: another rank failed this collective call (code %d)",
-                       fh->path, all);
-  return rc;
-}
 
 const char *sheaf_file_errmsg(sheaf_file fh) { return fh ? fh->err : "sheaf_mpiio: null file handle"; }
 const char *sheaf_mpiio_open_errmsg(void) { return open_err; }
@@ -70,20 +48,20 @@ static int open_backend(sheaf_file fh, int flags, int nc, int64_t fpage) {
 }
 
 /* DACHe: created collectively (its windows and locks), failing everywhere or
- * nowhere; rc is this rank's state so far, returned updated */
+ * nowhere; rc is this rank's state so far, returned updated. One agreement
+ * carries every rank's state, its hints' and whether it asked for DACHe
+ * (minimum and maximum): the same decision everywhere. */
 static int open_dache(sheaf_file fh, MPI_Comm comm, MPI_Info info, const char *path, int rc) {
-  int dache = 0;
-  MPI_Allreduce(&(int){!rc && fh->cache_mode == MIO_CACHE_DACHE}, &dache, 1, MPI_INT, MPI_MAX, comm);
-  if (!dache) return rc;
   mio_dache_cfg cfg;
-  int hrc = rc ? rc : mio_dache_hints(info, &cfg, fh->err, sizeof fh->err);
-  if (!hrc && fh->cache_mode != MIO_CACHE_DACHE)
-    hrc = mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: sheaf_cache=dache on some ranks only", path);
-  int hall = hrc;
-  MPI_Allreduce(&hrc, &hall, 1, MPI_INT, MPI_MIN, comm);
-  if (!hrc && hall) hrc = mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe setup failed on another rank", path);
-  if (!hall) hrc = mio_dache_create(fh, &cfg);
-  return rc ? rc : hrc;
+  int want = fh && fh->cache_mode == MIO_CACHE_DACHE;
+  int hrc = rc ? rc : want ? mio_dache_hints(info, &cfg, fh->err, sizeof fh->err) : 0;
+  int64_t v[2] = {want, -(int64_t)want};
+  sheaf_comm_mpi_ref_t ref;
+  hrc = mio_agree_in(sheaf_comm_mpi_ref(&ref, comm), fh, hrc, v, 2);
+  if (hrc) return rc ? rc : hrc;
+  if (v[1] == 0) return 0;  /* nobody asked for it */
+  if (v[0] == 0) return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: sheaf_cache=dache on some ranks only", path);
+  return mio_dache_create(fh, &cfg);
 }
 
 int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, sheaf_file *out) {
@@ -109,8 +87,10 @@ int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, s
   /* collective: every rank duplicates, even one that has already failed */
   MPI_Comm dup = MPI_COMM_NULL;
   if (MPI_Comm_dup(comm, &dup) != MPI_SUCCESS && !rc) rc = SHEAF_MPIIO_EMPI;
-  if (fh) fh->comm = dup;
-  else if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
+  if (fh) {
+    fh->comm = dup;
+    mio_coll_mpi(fh);
+  } else if (dup != MPI_COMM_NULL) MPI_Comm_free(&dup);
   if (!rc) {
     MPI_Comm_rank(fh->comm, &fh->rank);
     MPI_Comm_size(fh->comm, &fh->nprocs);
@@ -147,13 +127,14 @@ int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, s
   if (!rc) rc = set_default_view(fh);
   rc = open_dache(fh, comm, info, path, rc);
   rc = mio_shared_create(fh, comm, info, rc);  /* after DACHe: may use its shared memory */
-  int all = rc;
-  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, comm);
-  if (all < 0) {
-    if (rc < 0) snprintf(open_err, sizeof open_err, "%s", fh && fh->err[0] ? fh->err : "sheaf_file_open: out of memory");
-    else snprintf(open_err, sizeof open_err, "%s: another rank failed to open the file (code %d)", path, all);
+  /* over the caller's communicator: fh (and its duplicate) may be missing */
+  sheaf_comm_mpi_ref_t ref;
+  int all = mio_agree_in(sheaf_comm_mpi_ref(&ref, comm), fh, rc, NULL, 0);
+  if (all) {
+    if (rc) snprintf(open_err, sizeof open_err, "%s", fh && fh->err[0] ? fh->err : "sheaf_file_open: out of memory");
+    else snprintf(open_err, sizeof open_err, "%s", fh->err);
     free_handle(fh);
-    return rc < 0 ? rc : SHEAF_MPIIO_EREMOTE;
+    return all;
   }
   fh->delete_on_close = (amode & MPI_MODE_DELETE_ON_CLOSE) != 0;
   fh->stats.naggs = fh->naggs;
@@ -275,81 +256,6 @@ int sheaf_file_set_view(sheaf_file fh, MPI_Offset disp, MPI_Datatype etype, MPI_
   if (rc) mio_flat_free(&ft);
   else rc = mio_shared_reset(fh);  /* MPI: set_view resets the shared pointer too */
   return rc;
-}
-
-int mio_view_segments(sheaf_file fh, int64_t vpos, int64_t n, mio_seg **segs, size_t *nseg) {
-  mio_flat out;
-  memset(&out, 0, sizeof out);
-  const mio_flat *ft = &fh->ftype;
-  int64_t tile = vpos / ft->size, in = vpos % ft->size;
-  size_t lo = 0, hi = ft->n;
-  while (hi - lo > 1) {  /* last segment starting at or before `in` data bytes */
-    size_t mid = (lo + hi) / 2;
-    if (fh->ft_pre[mid] <= in) lo = mid; else hi = mid;
-  }
-  size_t i = lo;
-  int64_t skip = in - fh->ft_pre[i];
-  while (n > 0) {
-    int64_t len = ft->seg[i].len - skip;
-    if (len > n) len = n;
-    if (mio_flat_push(&out, fh->disp + tile * ft->extent + ft->seg[i].off + skip, len)) {
-      mio_flat_free(&out);
-      return mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: request of %lld bytes: more than %zu file segments",
-                         fh->path, (long long)n, (size_t)MIO_FLAT_MAX_SEGS);
-    }
-    n -= len;
-    skip = 0;
-    if (++i == ft->n) { i = 0; tile++; }
-  }
-  *segs = out.seg;
-  *nseg = out.n;
-  return 0;
-}
-
-/* data bytes of the view that lie before file offset `off` */
-static int64_t view_bytes_before(sheaf_file fh, int64_t off) {
-  const mio_flat *ft = &fh->ftype;
-  if (off <= fh->disp) return 0;
-  int64_t rel = off - fh->disp, tiles = rel / ft->extent, rem = rel % ft->extent, n = tiles * ft->size;
-  for (size_t i = 0; i < ft->n && ft->seg[i].off < rem; i++)
-    n += ft->seg[i].off + ft->seg[i].len <= rem ? ft->seg[i].len : rem - ft->seg[i].off;
-  return n;
-}
-
-int sheaf_file_get_size(sheaf_file fh, MPI_Offset *size) {
-  if (!fh || !size) return SHEAF_MPIIO_EARG;
-  fh->err[0] = 0;
-  int64_t s = 0;
-  int rc = fh->be.ops->get_size(&fh->be, &s);
-  if (rc) return rc;
-  if (fh->known_end > s) s = fh->known_end;
-  *size = s;
-  return 0;
-}
-
-int sheaf_file_seek(sheaf_file fh, MPI_Offset off, int whence) {
-  if (!fh) return SHEAF_MPIIO_EARG;
-  fh->err[0] = 0;
-  int64_t base = 0;
-  if (whence == MPI_SEEK_CUR) base = fh->pos;
-  else if (whence == MPI_SEEK_END) {
-    MPI_Offset sz;
-    int rc = sheaf_file_get_size(fh, &sz);
-    if (rc) return rc;
-    base = view_bytes_before(fh, sz) / fh->etype_size;
-  } else if (whence != MPI_SEEK_SET) {
-    return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: seek: invalid whence %d", fh->path, whence);
-  }
-  if (base + off < 0)
-    return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: seek to a negative position", fh->path);
-  fh->pos = base + off;
-  return 0;
-}
-
-int sheaf_file_get_position(sheaf_file fh, MPI_Offset *off) {
-  if (!fh || !off) return SHEAF_MPIIO_EARG;
-  *off = fh->pos;
-  return 0;
 }
 
 int sheaf_file_set_size(sheaf_file fh, MPI_Offset size) {

@@ -3,13 +3,16 @@
  * Pieces: flatten.c (datatypes -> offset/length lists), backend_*.c (every
  * file-system access: the I/O backend interface), realm.c (aggregators,
  * realm maps, size policies), cache.c (caching modes: the PFR realm-page
- * cache), coll.c (the two-phase engine), file.c (the sheaf_file_* API). */
+ * cache), coll.c (the two-phase engine), file.c (the sheaf_file_* API on
+ * top), view.c (positions in the view), agree.c (errors and agreements, at
+ * the bottom). */
 #ifndef SHEAF_MPIIO_IMPL_H
 #define SHEAF_MPIIO_IMPL_H
 #include <stddef.h>
 #include <stdint.h>
 #include <mpi.h>
 #include "sheaf_mpiio.h"
+#include "sheaf_comm_mpi.h"
 
 /* ---- flattened datatypes ---- */
 typedef struct mio_seg { int64_t off, len; } mio_seg;
@@ -89,13 +92,10 @@ typedef struct mio_cache_ops {
   int (*flush)(mio_cache *c, mio_backend *b);        /* write back dirty pages */
   void (*invalidate)(mio_cache *c);                  /* drop every page (after flush) */
   void (*destroy)(mio_cache *c);
-  /* optional: the handle's collectives in the cache's own transport (DACHe
-   * in shared memory); *v = the MIN (is_max 0) or MAX over the ranks.
-   * Nonzero: not available, use MPI. The same answer on every rank. */
-  int (*allreduce)(mio_cache *c, int64_t *v, int is_max);
   /* optional, collective: flush, sync the backend and agree on the result
    * (what sheaf_file_sync and close need; without it: flush, the backend's
-   * sync, mio_agree) */
+   * sync, mio_agree; the cache's own collectives, if any, are the handle's
+   * fh->coll, agree.c) */
   int (*sync)(mio_cache *c, mio_backend *b);
   /* optional: an int64 in memory every rank of the handle reaches with
    * processor atomics (DACHe in shared memory), initialized to 0 at the
@@ -114,6 +114,11 @@ enum { MIO_CACHE_NONE = 0, MIO_CACHE_PFR = 1, MIO_CACHE_NOCACHE = 2, MIO_CACHE_D
 enum { MIO_INDEP_REFUSE = 0, MIO_INDEP_SYNC = 1 };
 struct sheaf_file_s {
   MPI_Comm comm;
+  /* the handle's collectives (agree.c): &coll_mpi.comm (sheaf_comm_mpi_ref of
+   * comm) from open on, DACHe's shared-memory ones once its windows exist
+   * (dache_coll.c), the MPI one again when DACHe goes */
+  sheaf_comm *coll;
+  sheaf_comm_mpi_ref_t coll_mpi;
   int rank, nprocs;
   char *path;
   int amode;
@@ -144,16 +149,24 @@ struct sheaf_file_s {
 int mio_hint_get(MPI_Info info, const char *key, char *val, int len);
 int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoherent, int64_t *fixture_page,
                     char *audit, size_t auditlen, char *err, size_t errlen);
-int mio_set_err(sheaf_file fh, int code, const char *fmt, ...)
+int mio_set_err(sheaf_file fh, int code, const char *fmt, ...)  /* agree.c */
   __attribute__((format(printf, 3, 4)));
 /* file byte ranges of view bytes [vpos, vpos+n) (vpos counted in data bytes of the view) */
 int mio_view_segments(sheaf_file fh, int64_t vpos, int64_t n, mio_seg **segs, size_t *nseg);
 /* the two-phase engine: segs in file order, data contiguous in buf */
 int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, char *buf, int local_err);
-/* agree on a result over the communicator: the lowest code wins, a rank that
- * did not fail itself gets SHEAF_MPIIO_EREMOTE */
-int mio_agree(sheaf_file fh, int rc);
-/* MIN (is_max 0) or MAX of v over the handle's ranks (the cache's transport when it has one) */
+/* ---- agree.c: errors and the handle's collectives (the bottom of the folder) ---- */
+/* fh->coll = the MPI communicator of the handle (sheaf_comm_mpi_ref); returns it */
+sheaf_comm *mio_coll_mpi(sheaf_file fh);
+/* agree on a result over c (sheaf_comm_agree; vals: n values reduced to their
+ * minimum in the same exchange): 0 when every rank was fine; a failing rank
+ * keeps rc (and fh->err, its message), the others get SHEAF_MPIIO_EREMOTE
+ * naming the lowest failing rank and quoting its message (fh may be NULL at
+ * open: then only the code) */
+int mio_agree_in(sheaf_comm *c, sheaf_file fh, int rc, int64_t *vals, int n);
+int mio_agree_vals(sheaf_file fh, int rc, int64_t *vals, int n);  /* over fh->coll */
+int mio_agree(sheaf_file fh, int rc);                              /* over fh->coll, no values */
+/* MIN (is_max 0) or MAX of v over the handle's ranks (fh->coll; v itself if the layer fails) */
 int64_t mio_allreduce(sheaf_file fh, int64_t v, int is_max);
 /* the shared file pointer (shared.c): created at the collective open (rc:
  * this rank's state so far; nothing is created unless every rank is fine),

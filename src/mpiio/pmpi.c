@@ -33,6 +33,7 @@
 #include <string.h>
 #include <mpi.h>
 #include "pmpi_impl.h"
+#include "sheaf_comm_mpi.h"
 
 #define MAXF 256
 typedef pmpi_entry entry;
@@ -109,8 +110,9 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
   int samode = amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN |
                          MPI_MODE_SEQUENTIAL);
   sheaf_file sf = NULL;
-  int src = 0, any = 0, ok = slot >= 0;
-  MPI_Allreduce(&ok, &any, 1, MPI_INT, MPI_MIN, comm);
+  int src = 0, ok = slot >= 0;
+  sheaf_comm_mpi_ref_t ref;  /* every rank has a free table slot (one MPI_Allreduce) */
+  int any = sheaf_comm_agree(sheaf_comm_mpi_ref(&ref, comm), ok ? 0 : -1, ok ? NULL : "table full", NULL, 0, NULL) == 0;
   if (any) src = sheaf_file_open(comm, filename, samode, mine, &sf);
   MPI_Info_free(&mine);
   if (!any || src != 0) {  /* not taken over: the real handle serves everything */

@@ -43,8 +43,9 @@ static int node_local(MPI_Comm comm, int nprocs) {
 /* Only a handle that can use it gets the window (its creation is a few
  * collectives on every open): a dache handle (the interposition library sends
  * every shared/ordered call of a dache file here) or one opened with the
- * hint sheaf_shared_fp. One MPI_Allreduce (MIN) agrees on every rank's
- * success, whether any rank wants it and whether any forces rma. */
+ * hint sheaf_shared_fp. One agreement (sheaf_comm_agree over the caller's
+ * communicator: one MPI_Allreduce) on every rank's success, whether any rank
+ * wants it and whether any forces rma. */
 int mio_shared_create(sheaf_file fh, MPI_Comm comm, MPI_Info info, int rc) {
   char v[MPI_MAX_INFO_VAL + 1];
   int force_rma = 0, want = fh && fh->cache_mode == MIO_CACHE_DACHE;
@@ -54,10 +55,11 @@ int mio_shared_create(sheaf_file fh, MPI_Comm comm, MPI_Info info, int rc) {
     else if (strcmp(v, "auto") != 0)
       rc = mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: hint sheaf_shared_fp: invalid value '%s' (auto, rma)", fh->path, v);
   }
-  int mine[3] = {!rc, -force_rma, -want}, all[3] = {0, 0, 0};
-  MPI_Allreduce(mine, all, 3, MPI_INT, MPI_MIN, comm);
-  if (!all[0] || !all[2]) return rc;
-  int rma = -all[1];
+  int64_t mx[2] = {-(int64_t)force_rma, -(int64_t)want};  /* maxima */
+  sheaf_comm_mpi_ref_t ref;
+  int arc = mio_agree_in(sheaf_comm_mpi_ref(&ref, comm), fh, rc, mx, 2);
+  if (arc || !mx[1]) return rc ? rc : arc;
+  int rma = mx[0] != 0;
   /* DACHe in shared memory has a word every rank reaches (rank 0's slot
    * window, zeroed at its creation): no window of its own */
   int64_t *w = !rma && fh->have_cache && fh->cache.ops->shared_word ? fh->cache.ops->shared_word(&fh->cache) : NULL;

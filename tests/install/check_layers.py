@@ -47,7 +47,7 @@ LAYERS = {
     # global file status: a library of its own, uses no other folder
     "src/fgfs":   {"rank": 1, "may": [], "forbid": []},
     # passive lock managers on MPI RMA: a library of its own, below the MPI-IO layer
-    "src/lock":   {"rank": 1, "may": [], "forbid": []},
+    "src/lock":   {"rank": 1, "may": [], "forbid": [], "acyclic": True},
     # the public sion_* API
     "src/api":    {"rank": 2, "may": ["src/core", "src/sid"], "forbid": PARALLEL_SYS, "acyclic": True},
     # the generic parallel layer (reaches src/api only through the public API)
@@ -58,7 +58,7 @@ LAYERS = {
     "src/ompi":   {"rank": 5, "may": ["src/par/binding.h", "src/omp/teamcomm.h", "src/mpi/commcache.h"], "forbid": []},
     # parts on top (other branches): anything below them
     "src/ckpt":   {"rank": 6, "may": None, "forbid": []},
-    "src/mpiio":  {"rank": 6, "may": None, "forbid": []},
+    "src/mpiio":  {"rank": 6, "may": None, "forbid": [], "acyclic": True},
     "src/loader": {"rank": 6, "may": None, "forbid": []},
     # programs and bindings to other languages: the public API only
     "tools":      {"rank": 9, "may": [], "forbid": []},
@@ -185,7 +185,10 @@ def object_graph(root, objdir, folder, nm):
     last = folder.split("/")[-1]
     objs = {}
     for dirpath, _, filenames in os.walk(objdir):
-        if os.path.basename(dirpath) != last or "sheaf_obj.dir" not in dirpath:
+        # libsheaf's folders: .../sheaf_obj.dir/<folder>/; a part library's
+        # (sheaf_add_part_library): .../<folder>/CMakeFiles/sheaf_<folder>_obj.dir/
+        base = os.path.basename(dirpath)
+        if not ((base == last and "sheaf_obj.dir" in dirpath) or base == "sheaf_%s_obj.dir" % last):
             continue
         for f in filenames:
             if f.endswith(".c.o") and os.path.isfile(os.path.join(root, folder, f[:-2])):

@@ -9,7 +9,9 @@
  * r starts at element r*256/P, so that every rank owns pages), then:
  *   1. sheaf_file_sync with pwritev failing on the last rank (interposed
  *      here): every rank returns an error, the last rank's names the path
- *      and the call, the others are SHEAF_MPIIO_EREMOTE; no hang;
+ *      and the call, the others are SHEAF_MPIIO_EREMOTE naming the failing
+ *      rank and quoting its message; under `shared` without any MPI
+ *      collective (the failure's message travels in DACHe's own); no hang;
  *   2. sheaf_file_sync with fsync failing on rank 0: the same;
  *   3. sheaf_file_sync: succeeds everywhere; the MPI collectives it made
  *      (MPI_Barrier, MPI_Allreduce, MPI_Allgather, MPI_Bcast, MPI_Reduce,
@@ -86,16 +88,26 @@ static void write_elements(sheaf_file fh) {
 }
 
 /* sync with one rank's call failing: an error on every rank, the right ones */
-static void failing_sync(sheaf_file fh, int *which, int rank, const char *call) {
+static void failing_sync(sheaf_file fh, int *which, int rank, const char *call, int shared) {
   *which = rank;
+  long c0 = ncoll;
   int rc = sheaf_file_sync(fh);
+  long made = ncoll - c0;
   *which = -1;
+  /* the agreement on the failure (its message travels too) stays in DACHe's own collectives */
+  if (shared) CHECK(made == 0, "sync with %s failing made %ld MPI collectives under shared, want 0", call, made);
   CHECK(rc != 0, "sync with %s failing on rank %d returned 0", call, rank);
   if (me == rank)
     CHECK(strstr(sheaf_file_errmsg(fh), call) && strstr(sheaf_file_errmsg(fh), "dsync.dat"),
           "message does not name %s and the file: %s", call, sheaf_file_errmsg(fh));
-  else
+  else {
+    char who[32];
+    snprintf(who, sizeof who, "rank %d", rank);
     CHECK(rc == SHEAF_MPIIO_EREMOTE, "rank %d: %d (%s), want SHEAF_MPIIO_EREMOTE", me, rc, sheaf_file_errmsg(fh));
+    /* the first failure's rank and message reach every rank (sheaf_comm_agree) */
+    CHECK(strstr(sheaf_file_errmsg(fh), who) && strstr(sheaf_file_errmsg(fh), call),
+          "rank %d: message does not name %s and quote its %s failure: %s", me, who, call, sheaf_file_errmsg(fh));
+  }
 }
 
 static void check_file(const char *path) {
@@ -131,8 +143,9 @@ int main(int argc, char **argv) {
   MPI_Info_free(&info);
   if (!fh) MPI_Abort(MPI_COMM_WORLD, 1);
   write_elements(fh);
-  failing_sync(fh, &fail_pwritev, np - 1, "pwritev");
-  failing_sync(fh, &fail_fsync, 0, "fsync");
+  int shared = !strcmp(argv[2], "shared");
+  failing_sync(fh, &fail_pwritev, np - 1, "pwritev", shared);
+  failing_sync(fh, &fail_fsync, 0, "fsync", shared);
   mio_dache_stats s0, s1;
   mio_dache_stats_get(fh, &s0);
   long c0 = ncoll;

@@ -1,8 +1,9 @@
-/* dache.c - DACHe cache operations: creation at the collective open, the
- * per-page access protocol (lookup, insert, remote hit with pinning, local
- * LRU eviction with write-back, all under the page's lock), the atomic mode
- * (two-phase locking over the request's pages), hints. See dache.h and
- * doc/mpiio.md "DACHe".
+/* dache_page.c - DACHe's per-page access protocol (lookup, insert, remote
+ * hit with pinning, local LRU eviction with write-back, all under the page's
+ * lock), the atomic mode (two-phase locking over the request's pages) and
+ * the local page -> slot map. Below dache_open.c (creation, the cache
+ * operations) and dache_sync.c; calls neither. See dache.h and doc/mpiio.md
+ * "DACHe".
  *
  * Deadlock freedom: a rank holds at most one page lock while it waits on
  * anything but the file system and the target of a one-sided operation (the
@@ -363,119 +364,4 @@ int mio_dache_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, 
                        fh->path, (long long)end, (long long)(d->npages * d->page));
   if (is_write && end > fh->known_end) fh->known_end = end;
   return d->atomic ? atomic_io(d, segs, nseg, buf, is_write) : each_piece(d, segs, nseg, buf, is_write, access_page);
-}
-
-/* ---- mio_cache_ops ---- */
-static int c_read(mio_cache *c, mio_backend *b, void *buf, int64_t len, int64_t off) {
-  (void)b;
-  dache *d = c->priv;
-  mio_seg s = {off, len};
-  return mio_dache_io(d->fh, 0, &s, 1, buf);
-}
-static int c_write(mio_cache *c, mio_backend *b, const void *buf, int64_t len, int64_t off) {
-  (void)b;
-  dache *d = c->priv;
-  mio_seg s = {off, len};
-  return mio_dache_io(d->fh, 1, &s, 1, (char *)buf);
-}
-static int c_flush(mio_cache *c, mio_backend *b) { (void)b; return d_flush(c->priv); }
-static int c_sync(mio_cache *c, mio_backend *b) { (void)b; return d_flush_sync(c->priv); }
-static void c_invalidate(mio_cache *c) { d_invalidate(c->priv); }
-static void c_destroy(mio_cache *c) {
-  dache *d = c->priv;
-  if (!d) return;
-  if (d->locks) sheaf_lock_free(&d->locks);
-  dwin_free(d);
-  free(d->used);
-  free(d->head);
-  free(d->next);
-  free(d);
-  c->priv = NULL;
-}
-static int c_allreduce(mio_cache *c, int64_t *v, int is_max) {
-  dache *d = c->priv;
-  if (!d->coll) return -1;
-  *v = d_allreduce(d, *v, is_max ? DC_MAX : DC_MIN);
-  return 0;
-}
-static int64_t *c_shared_word(mio_cache *c) { return dc_shared_word(((dache *)c->priv)->coll); }
-static const mio_cache_ops dache_ops = {"dache", c_read, c_write, c_flush, c_invalidate, c_destroy, c_allreduce,
-                                         c_sync, c_shared_word};
-
-/* this rank's own memory: the LRU stamps and the page -> slot map */
-static int setup_local(dache *d) {
-  size_t ns = (size_t)d->nslots, nh = 1;
-  while (nh < 2 * ns) nh *= 2;
-  d->hmask = (int)nh - 1;
-  d->used = calloc(ns, sizeof(uint64_t));
-  d->head = malloc(sizeof(int) * nh);
-  d->next = malloc(sizeof(int) * ns);
-  if (!d->used || !d->head || !d->next) return mio_set_err(d->fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", d->fh->path);
-  for (size_t h = 0; h < nh; h++) d->head[h] = -1;
-  return 0;
-}
-
-/* collective, after every rank's local set-up succeeded: the lock set, the
- * windows, the size at open; fails on every rank or none */
-static int setup(dache *d, const mio_dache_cfg *cfg) {
-  sheaf_lock_opts o;
-  sheaf_lock_opts_init(&o);
-  o.kind = (sheaf_lock_kind)cfg->lock_kind;
-  o.nlocks = (int)d->npages;
-  o.progress = (sheaf_lock_progress_mode)cfg->progress;
-  if (sheaf_lock_create(d->comm, &o, &d->locks))  /* collective: fails everywhere or nowhere */
-    return mio_set_err(d->fh, SHEAF_MPIIO_EARG, "%s: DACHe: lock set: %s", d->fh->path, sheaf_lock_last_error());
-  d->shm = sheaf_lock_progress_used(d->locks) == SHEAF_LOCK_PROGRESS_SHARED;
-  int rc = dwin_create(d);
-  if (rc) return rc;  /* agreed there */
-  /* the lowest code (codes are negative: a MAX here, as before, let a rank
-   * whose size query failed leave while the others went on) */
-  rc = d_size0(d);
-  int all = (int)d_allreduce(d, rc, DC_MIN);
-  return all ? (rc ? rc : mio_set_err(d->fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe: setup failed on another rank",
-                                      d->fh->path)) : 0;
-}
-
-static void fill_config(dache *d, sheaf_file fh, const mio_dache_cfg *cfg) {
-  d->fh = fh;
-  d->comm = fh->comm;
-  d->rank = fh->rank;
-  d->P = fh->nprocs;
-  d->page = cfg->page;
-  d->nslots = cfg->nslots;
-  d->npages = (cfg->max_size + cfg->page - 1) / cfg->page;
-  d->nmeta = (d->npages + d->P - 1) / d->P;
-  d->atomic = cfg->atomic;
-  d->audit = cfg->audit;
-  const char *br = getenv("SHEAF_DACHE_BREAK");
-  d->broken = br && *br && strcmp(br, "0") != 0;
-  d->meta_win = d->slot_win = MPI_WIN_NULL;
-}
-
-int mio_dache_create(sheaf_file fh, const mio_dache_cfg *cfg) {
-  dache *d = calloc(1, sizeof *d);
-  int rc = d ? 0 : mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", fh->path), all = 0;
-  if (d) {
-    fill_config(d, fh, cfg);
-    fh->cache.ops = &dache_ops;
-    fh->cache.priv = d;
-    fh->cache.stats = &fh->stats;
-    rc = setup_local(d);
-  }
-  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MIN, fh->comm);  /* every rank's memory, one agreement */
-  if (!all) rc = setup(d, cfg);
-  else if (!rc) rc = mio_set_err(fh, SHEAF_MPIIO_EREMOTE, "%s: DACHe setup failed on another rank", fh->path);
-  if (rc) {
-    if (d) c_destroy(&fh->cache);
-    fh->cache.priv = NULL;
-    return rc;
-  }
-  fh->have_cache = 1;
-  return 0;
-}
-
-int mio_dache_stats_get(sheaf_file fh, mio_dache_stats *st) {
-  if (!fh || fh->cache_mode != MIO_CACHE_DACHE || !fh->have_cache || !st) return SHEAF_MPIIO_EARG;
-  *st = ((dache *)fh->cache.priv)->st;
-  return 0;
 }
