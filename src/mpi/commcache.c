@@ -1,6 +1,7 @@
 /* commcache.c - the communicators of a (user communicator, file split) pair
  * kept for the next open of the same pair (design: commcache.h). */
 #include "commcache.h"
+#include "sheaf_comm_mpi.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,23 +276,28 @@ static int plain_split(MPI_Comm user, int color, int key, MPI_Comm *out)
 }
 
 /* CC_AGREE: does every rank have an idle entry, and do all of them come from
- * the same split? One MPI_Allreduce (min of the stamp and of its negative);
- * the entry taken goes back when not. The stamps are needed because a key is
- * only this rank's place: two reads of sets with different task mappings can
- * give one rank the same place in both while its partner's differ, and
- * without them each rank could take a communicator of a different split. */
+ * the same split? One agreement (sheaf_comm_agree over the user's
+ * communicator itself, sheaf_comm_mpi_ref: no allocation, no MPI call of its
+ * own; one MPI_Allreduce, as no rank fails here) of the stamp as a value that
+ * must agree (its minimum and the minimum of its negative); the entry taken
+ * goes back when not. The stamps are needed because a key is only this
+ * rank's place: two reads of sets with different task mappings can give one
+ * rank the same place in both while its partner's differ, and without them
+ * each rank could take a communicator of a different split. MPI_SUCCESS, or
+ * an MPI error code when the exchange failed (on every rank). */
 static int agree_hit(MPI_Comm user, cc_entry **e)
 {
-    long long mine[2] = {*e ? (*e)->stamp : -1, *e ? -(*e)->stamp : 1}, all[2] = {-1, 1};
-    int rc = MPI_Allreduce(mine, all, 2, MPI_LONG_LONG, MPI_MIN, user);
-    int hit = rc == MPI_SUCCESS && all[0] >= 0 && all[0] == -all[1];
+    sheaf_comm_mpi_ref_t ref;
+    int64_t v[2] = {*e ? (*e)->stamp : -1, *e ? -(*e)->stamp : 1};
+    int rc = sheaf_comm_agree(sheaf_comm_mpi_ref(&ref, user), 0, NULL, v, 2, NULL);
+    int hit = !rc && v[0] >= 0 && v[0] == -v[1];
     if (!hit && *e) {
         pthread_mutex_lock(&g_mx);
         (*e)->busy = 0;
         pthread_mutex_unlock(&g_mx);
         *e = NULL;
     }
-    return rc;
+    return rc ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
 /* A miss (the same on every rank: CC_SAME by construction, CC_AGREE by

@@ -37,8 +37,8 @@
  *      MPI_Comm_create of the user communicator's group (taken when the
  *      cache is made): the same communicator, cheaper than a split.
  *      CC_AGREE otherwise (a multi-file read's split comes from the file, a
- *      write with lComm from the caller): one MPI_Allreduce of the local
- *      verdict and of the entry's stamp (the cache's count of splits when
+ *      write with lComm from the caller): one agreement (sheaf_comm_agree,
+ *      one MPI_Allreduce) of the local verdict and of the entry's stamp (the cache's count of splits when
  *      it was made) decides, much cheaper than a split.
  *      CC_READ: a read; CC_SAME when the set is one file, else CC_AGREE.
  *  - Every rank holds an entry or none: what a miss needs (the cache of the

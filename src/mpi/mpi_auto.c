@@ -79,18 +79,17 @@ static int fgfs_code(int frc)
 
 /* The storage group of this rank for the directory of fname. Collective
  * over comm (gComm): with FGFS, one MPI_Comm_dup (FGFS's
- * private communicator) + 1 MPI_Allreduce, FGFS init (1 reduce + 1 bcast of
- * 32 bytes; it parses the mount table: /proc/self/mountinfo or
+ * private communicator) + 1 agreement (one MPI_Allreduce), FGFS init (its
+ * agreement, one MPI_Allreduce; it parses the mount table: /proc/self/mountinfo or
  * $SHEAF_FGFS_MOUNTINFO), the parallel descriptor (1 reduce + 1 bcast of the
  * table of distinct names: about 70 bytes per group, bounded by FGFS's
  * max_group_bytes, 1 MiB), MPI_Comm_free, and 1 agreement. Returns 0 on
  * every rank or a failure on every rank, with the message of the first rank
  * that failed. Without FGFS: fails on every rank (no communication). */
-int mpi_auto_groups(const char *call, const char *fname, MPI_Comm comm, int rank, auto_desc *d)
+int mpi_auto_groups(const char *call, const char *fname, MPI_Comm comm, auto_desc *d)
 {
 #ifndef SHEAF_HAVE_FGFS
     (void)comm;
-    (void)rank;
     (void)d;
     return binding_fail(SHEAF_E_ARG, "%s: %s: files=auto needs FGFS (libsheaf_fgfs, which tells the ranks that "
                         "share storage), and this sheaf was built without it (SHEAF_FGFS off: xxhash.h was not "
@@ -102,7 +101,7 @@ int mpi_auto_groups(const char *call, const char *fname, MPI_Comm comm, int rank
     int frc = sheaf_fgfs_comm_mpi(comm, &fc); /* taken part in even after a local failure */
     if (frc && !lrc)
         lrc = binding_fail(fgfs_code(frc), "%s: %s: files=auto: %s", fname, call, sheaf_fgfs_last_error());
-    int arc = mpi_agree(call, fname, comm, rank, lrc, NULL);
+    int arc = mpi_agree(call, fname, comm, lrc, NULL);
     if (arc) {
         if (!frc)
             fc.ops->free_comm(&fc);
@@ -124,7 +123,7 @@ int mpi_auto_groups(const char *call, const char *fname, MPI_Comm comm, int rank
     if (frc && frc != SHEAF_FGFS_EREMOTE)
         lrc = binding_fail(fgfs_code(frc), "%s: %s: files=auto: FGFS cannot tell which ranks share the storage of "
                            "%s: %s", fname, call, dir, sheaf_fgfs_last_error());
-    arc = mpi_agree(call, fname, comm, rank, lrc, NULL);
+    arc = mpi_agree(call, fname, comm, lrc, NULL);
     if (!arc && frc) /* every rank saw EREMOTE: not expected, but never go on */
         arc = binding_fail(SHEAF_E_IO, "%s: %s: files=auto: FGFS cannot tell which ranks share the storage of %s: "
                            "%s", fname, call, dir, sheaf_fgfs_last_error());
@@ -264,7 +263,7 @@ int mpi_auto_read_check(const char *call, const char *fname, MPI_Comm comm, int 
                                "as when it was written (rank 0 on the node of the first file)", fname, call, why);
         }
     }
-    if ((lrc = mpi_agree(call, fname, comm, rank, lrc, NULL)) != 0) {
+    if ((lrc = mpi_agree(call, fname, comm, lrc, NULL)) != 0) {
         free(grp);
         free(fl);
         free(m.mapping);
@@ -292,7 +291,7 @@ int mpi_auto_read_check(const char *call, const char *fname, MPI_Comm comm, int 
     } else {
         MPI_Comm_set_errhandler(*lc, MPI_ERRORS_RETURN);
     }
-    lrc = mpi_agree(call, fname, comm, rank, lrc, NULL);
+    lrc = mpi_agree(call, fname, comm, lrc, NULL);
     if (lrc && *lc != MPI_COMM_NULL)
         MPI_Comm_free(lc);
     return lrc;

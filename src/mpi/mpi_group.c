@@ -2,7 +2,7 @@
  * failure messages and the agreement over gComm on errors found before the
  * generic layer. */
 #include "mpi_internal.h"
-#include <limits.h>
+#include "sheaf_comm_mpi.h"
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,45 +93,38 @@ mpi_group *mpi_group_unregister(int sid)
 
 /* ---- agreement on errors found before the generic layer ------------------- */
 
-#define AGREE_MSG 1024
-
 /* Collective over comm: every rank passes its local status (0, or a
  * negative code with the message recorded by binding_fail). minmax (may be
  * NULL) holds two pairs {v, -v, w, -w} reduced to {min v, -max v, min w,
- * -max w} on the way. Returns 0 when every rank was fine, else the failure
- * code on all ranks; the ranks that were fine record the first failing
- * rank's message. */
-int mpi_agree(const char *call, const char *fname, MPI_Comm comm, int rank, int localrc, int minmax[4])
+ * -max w} on the way. Returns 0 when every rank was fine, else a failure
+ * code on all ranks: a rank that failed keeps its own code and message, the
+ * others record the first failing rank's code and message.
+ *
+ * sheaf_comm_agree over the caller's comm itself (sheaf_comm_mpi_ref: no
+ * allocation, no MPI call of its own): one MPI_Allreduce when every rank was
+ * fine (status and minmax travel together), the message's broadcast more
+ * only when one failed. */
+int mpi_agree(const char *call, const char *fname, MPI_Comm comm, int localrc, int minmax[4])
 {
-    int v[5] = {localrc ? rank : INT_MAX, 0, 0, 0, 0}, r[5];
-    for (int i = 0; minmax && i < 4; i++)
-        v[1 + i] = minmax[i];
-    int rc = MPI_Allreduce(v, r, 5, MPI_INT, MPI_MIN, comm);
-    if (rc != MPI_SUCCESS)
-        return localrc ? localrc : mpi_fail(call, fname, SHEAF_E_IO, "MPI_Allreduce over gComm failed", rc);
-    for (int i = 0; minmax && i < 4; i++)
-        minmax[i] = r[1 + i];
-    if (r[0] == INT_MAX)
-        return 0;
-    /* the first failing rank tells the others why */
-    char buf[sizeof(int) + AGREE_MSG];
-    memset(buf, 0, sizeof buf);
-    if (rank == r[0]) {
-        memcpy(buf, &localrc, sizeof(int));
-        strncpy(buf + sizeof(int), sheaf_last_error(), AGREE_MSG - 1);
-    }
-    rc = MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, r[0], comm);
+    sheaf_comm_mpi_ref_t ref;
+    sheaf_comm_agreement a;
+    int64_t v[4] = {0, 0, 0, 0};
+    int n = minmax ? 4 : 0;
+    for (int i = 0; i < n; i++)
+        v[i] = minmax[i];
+    int rc = sheaf_comm_agree(sheaf_comm_mpi_ref(&ref, comm), localrc, localrc ? sheaf_last_error() : NULL,
+                              n ? v : NULL, n, &a);
     if (localrc)
-        return localrc;
-    int code = SHEAF_E_ARG;
-    if (rc == MPI_SUCCESS) {
-        memcpy(&code, buf, sizeof(int));
-        if (code >= 0)
-            code = SHEAF_E_ARG;
+        return localrc; /* this rank's own message stands */
+    if (!rc) {
+        for (int i = 0; i < n; i++)
+            minmax[i] = (int)v[i];
+        return 0;
     }
-    buf[sizeof buf - 1] = '\0';
-    return binding_fail(code, "%s (failed on rank %d)", rc == MPI_SUCCESS ? buf + sizeof(int) : "open failed",
-                        r[0]);
+    if (a.rank < 0) /* the exchange itself failed */
+        return binding_fail(SHEAF_E_IO, "%s: %s: the agreement over gComm failed: %s", fname ? fname : "(null)",
+                            call, a.msg);
+    return binding_fail(a.code < 0 ? a.code : SHEAF_E_ARG, "%s (failed on rank %d)", a.msg, a.rank);
 }
 
 /* ---- file splits ---------------------------------------------------------- */

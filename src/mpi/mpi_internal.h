@@ -3,7 +3,7 @@
  *   mpi_collbuf.c    the coalescing callbacks (gather_and_execute,
  *                    execute_and_scatter: point-to-point in a local group)
  *   mpi_group.c      group objects, the list of open sids, failure messages
- *                    and the agreement over gComm
+ *                    and the agreement over gComm (sheaf_comm_agree)
  *   mpi_auto.c       the mode key files=auto (FGFS storage groups)
  *   sion_mpi.c       the public sion_*_mpi calls
  *   commcache.c      the split communicators kept between opens */
@@ -55,7 +55,7 @@ mpi_group *mpi_group_new(const char *call, const char *fname, MPI_Comm comm);
 void mpi_group_free(mpi_group *g);
 void mpi_group_register(mpi_group *g, int sid);
 mpi_group *mpi_group_unregister(int sid);
-int mpi_agree(const char *call, const char *fname, MPI_Comm comm, int rank, int localrc, int minmax[4]);
+int mpi_agree(const char *call, const char *fname, MPI_Comm comm, int localrc, int minmax[4]);
 void mpi_split_by_count(int rank, int size, int numfiles, int *filenumber, int *lrank, int *lsize);
 int mpi_open_failed(mpi_group *g, int rank);
 
@@ -64,7 +64,7 @@ typedef struct auto_desc {
     int group, ngroups; /* this rank's storage group, number of groups */
 } auto_desc;
 int mpi_mode_strip_auto(const char *mode, char **out, int *found);
-int mpi_auto_groups(const char *call, const char *fname, MPI_Comm comm, int rank, auto_desc *d);
+int mpi_auto_groups(const char *call, const char *fname, MPI_Comm comm, auto_desc *d);
 int mpi_auto_split_write(const char *call, const char *fname, MPI_Comm comm, int rank, const auto_desc *d, int req,
                      MPI_Comm *lc);
 int mpi_auto_read_check(const char *call, const char *fname, MPI_Comm comm, int rank, int size, const auto_desc *d,

@@ -123,7 +123,7 @@ static int open_agree_mode(open_args *a, const int *numFiles, int lrc)
     a->req = a->files_auto && a->write && numFiles && *numFiles > 0 ? *numFiles : 0;
     int nf = !a->write ? -1 : a->files_auto ? a->req : a->bycount ? *numFiles : 0;
     int mm[4] = {nf, -nf, a->files_auto, -a->files_auto};
-    lrc = mpi_agree(call, shown, a->comm, a->rank, lrc, mm);
+    lrc = mpi_agree(call, shown, a->comm, lrc, mm);
     if (lrc)
         return lrc;
     if (mm[2] != -mm[3])
@@ -146,13 +146,13 @@ static int open_agree_mode(open_args *a, const int *numFiles, int lrc)
 static int open_auto(open_args *a)
 {
     auto_desc d = {0, 0};
-    int lrc = mpi_auto_groups(a->call, a->shown, a->comm, a->rank, &d);
+    int lrc = mpi_auto_groups(a->call, a->shown, a->comm, &d);
     if (lrc)
         return lrc;
     if (!a->write)
         return mpi_auto_read_check(a->call, a->shown, a->comm, a->rank, a->size, &d, &a->autolc);
     lrc = mpi_auto_split_write(a->call, a->shown, a->comm, a->rank, &d, a->req, &a->autolc);
-    lrc = mpi_agree(a->call, a->shown, a->comm, a->rank, lrc, NULL);
+    lrc = mpi_agree(a->call, a->shown, a->comm, lrc, NULL);
     if (lrc == 0) {
         a->lc = a->autolc;
         MPI_Comm_rank(a->lc, &a->lrank);
@@ -182,7 +182,7 @@ static int open_number_files(open_args *a)
         rc = MPI_Bcast(&before, 1, MPI_INT, 0, a->lc);
     if (rc != MPI_SUCCESS)
         lrc = mpi_fail(call, shown, SHEAF_E_IO, "numbering the physical files failed", rc);
-    lrc = mpi_agree(call, shown, a->comm, a->rank, lrc, NULL);
+    lrc = mpi_agree(call, shown, a->comm, lrc, NULL);
     a->filenumber = before;
     a->nfiles = sum[0];
     return lrc;
@@ -322,7 +322,7 @@ int sion_paropen_mapped_mpi(char *fname, const char *file_mode, int *numFiles, M
         lrc = SHEAF_E_NOMEM;
     else if (aid < 0)
         lrc = mpi_fail(call, shown, SHEAF_E_NOMEM, "cannot create the MPI API object (out of memory)", MPI_SUCCESS);
-    if ((lrc = mpi_agree(call, shown, comm, rank, lrc, NULL)) != 0)
+    if ((lrc = mpi_agree(call, shown, comm, lrc, NULL)) != 0)
         return mpi_open_failed(g, rank);
     int sid = sion_generic_paropen_mapped(aid, fname, file_mode, numFiles, g, rank, size, nlocaltasks,
                                           globalranks, chunksizes, mapping_filenrs, mapping_lranks, fsblksize,

@@ -19,6 +19,7 @@
 #include "sion.h"
 #include "sion_ompi.h"
 #include "ompi_int.h"
+#include "sheaf_comm_mpi.h"
 #include <stdio.h>
 #include "ompi_test_hook.h"
 #include <limits.h>
@@ -377,7 +378,7 @@ static const binding_callbacks g_callbacks = {
 /* What the master thread works out before the generic open. */
 typedef struct prep {
     int rc;
-    char msg[512];
+    char msg[SHEAF_COMM_MSGLEN + 64]; /* room for another rank's message and its rank */
     MPI_Comm comm;   /* gComm itself: no duplicate (as in sion_mpi.c, whose top comment says why) */
     int rank, size, write, buddy, bycount, nfiles, filenumber, lprank, lpsize;
     cc_entry *spare; /* the communicator cache's entry, reserved before the agreement (commcache.h) */
@@ -430,40 +431,64 @@ static int prep_local(prep *pr, const char *file_mode, const int *numFiles, cons
     return bad;
 }
 
-/* One agreement over gComm: errors, thread counts, the mode and numFiles
- * (-1: read, 0: lComm, > 0: numFiles), all as max and -min. */
+/* This rank's failure (a reason number of prep_local, not 0) as its code
+ * and message. */
+static void prep_reason(prep *pr, const char *fname, int bad, const char *why)
+{
+    if (bad >= 5)
+        prep_fail(pr, SHEAF_E_NOMEM, "%s: sion_paropen_ompi: %s", fname,
+                  bad == 5 ? "out of memory (an entry of the communicator cache)"
+                           : "out of memory (the thread team or a group object of the hybrid binding)");
+    else
+        prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
+                  bad == 4   ? "MPI runs below MPI_THREAD_FUNNELED and the OpenMP master thread is not the thread "
+                               "that initialized MPI (use MPI_Init_thread with MPI_THREAD_FUNNELED)"
+                  : bad == 3 ? "numFiles is larger than the number of MPI processes"
+                  : bad == 2 ? "numFiles <= 0 needs a valid local communicator lComm"
+                  : why[0]   ? why
+                             : "invalid file mode or missing numFiles");
+}
+
+/* One agreement over gComm (sheaf_comm_agree over gComm itself,
+ * sheaf_comm_mpi_ref: no allocation, no MPI call of its own; one
+ * MPI_Allreduce when every rank was fine, the message's broadcast more when
+ * one failed): this rank's failure, and the values that must agree: the
+ * thread counts, the mode and numFiles (mf: -1 read, 0 lComm, > 0 numFiles),
+ * each as minimum and negated maximum, and (negated) whether some rank runs
+ * below MPI_THREAD_FUNNELED. A rank that failed keeps its own message, the
+ * others take the first failing rank's. */
 static void prep_agree(prep *pr, const char *fname, int bad, int nthreads, int mf, int below, const char *why)
 {
-    int v[6] = {bad, nthreads, -nthreads, mf, -mf, below}, r[6];
-    if (MPI_Allreduce(v, r, 6, MPI_INT, MPI_MAX, pr->comm) != MPI_SUCCESS) {
-        prep_fail(pr, SHEAF_E_IO, "%s: sion_paropen_ompi: %s", fname, "MPI_Allreduce failed");
+    if (bad)
+        prep_reason(pr, fname, bad, why);
+    int64_t v[5] = {nthreads, -nthreads, mf, -mf, -below};
+    sheaf_comm_mpi_ref_t ref;
+    sheaf_comm_agreement a;
+    int rc = sheaf_comm_agree(sheaf_comm_mpi_ref(&ref, pr->comm), pr->rc, pr->rc ? pr->msg : NULL, v, 5, &a);
+    if (pr->rc)
+        return;
+    if (rc) {
+        pr->rc = a.rank < 0 ? SHEAF_E_IO : a.code < 0 ? a.code : SHEAF_E_ARG;
+        if (a.rank < 0)
+            snprintf(pr->msg, sizeof pr->msg, "%s: sion_paropen_ompi: the agreement over gComm failed: %s", fname,
+                     a.msg);
+        else
+            snprintf(pr->msg, sizeof pr->msg, "%s (failed on rank %d)", a.msg, a.rank);
         return;
     }
-    if (r[0] >= 5)
-        prep_fail(pr, SHEAF_E_NOMEM, "%s: sion_paropen_ompi: %s", fname,
-                  r[0] == 5 ? "out of memory (an entry of the communicator cache, on some rank)"
-                            : "out of memory (the thread team or a group object of the hybrid binding, on some rank)");
-    else if (r[0])
-        prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
-                  r[0] == 4   ? "MPI runs below MPI_THREAD_FUNNELED and the OpenMP master thread is not the thread "
-                                "that initialized MPI (use MPI_Init_thread with MPI_THREAD_FUNNELED)"
-                  : r[0] == 3 ? "numFiles is larger than the number of MPI processes"
-                  : r[0] == 2 ? "numFiles <= 0 needs a valid local communicator lComm"
-                  : why[0]    ? why
-                              : "invalid file mode or missing numFiles (on some rank)");
-    else if (r[1] != -r[2])
+    if (v[0] != -v[1])
         prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
                   "the MPI processes run different numbers of threads");
-    else if (-r[4] == -1 && r[3] >= 0)
+    else if (v[2] == -1 && -v[3] >= 0)
         prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
                   "the ranks disagree on the file mode (read or write): some open for reading, some for writing "
                   "(it must be the same on every rank)");
-    else if (r[3] != -r[4])
+    else if (v[2] != -v[3])
         prep_fail(pr, SHEAF_E_ARG, "%s: sion_paropen_ompi: %s", fname,
                   "the ranks disagree on the number of files (numFiles; <= 0 means lComm; it must be the same on "
                   "every rank)");
     static int warned; /* once per process (master thread only) */
-    if (!pr->rc && r[5] && pr->rank == 0 && !warned++)
+    if (!pr->rc && v[4] && pr->rank == 0 && !warned++)
         binding_warn(0, "%s: sion_paropen_ompi: MPI was initialized below MPI_THREAD_FUNNELED; sheaf calls MPI from "
                      "the master thread only, which works with common MPI libraries (MPI_Init_thread with "
                      "MPI_THREAD_FUNNELED is the correct level)", fname);

@@ -3,7 +3,9 @@
  * argv. Writes with numFiles 1 and 2 and with a local communicator, reads
  * back in hybrid mode and (rank 0) with the serial API, compares bytes.
  * Also: ranks (and threads of one rank) that disagree on read/write fail on
- * every task with a message naming it. With a third argument "single" MPI is
+ * every task with a message naming it, and so do ranks that disagree on the
+ * thread count or numFiles or a rank that fails its own checks (the others
+ * name it). With a third argument "single" MPI is
  * initialized with plain MPI_Init (MPI_THREAD_SINGLE), which must work too
  * (SIONlib accepts it; only the master thread calls MPI).
  * Usage: test_ompi DIR NTHREADS [single] */
@@ -194,6 +196,41 @@ static void disagree(const char *fname, int odd_rank, int odd_thread, int rank, 
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* The binding's agreement over gComm (sheaf_comm_agree; 2+ ranks): rank 1
+ * runs one thread more (how = 0), asks for numFiles 2 while the others ask
+ * for 1 (how = 1), or writes with numFiles 0 and no lComm (how = 2: a local
+ * failure on rank 1 only). Every task of every rank fails with SHEAF_E_ARG
+ * and a message naming the file and the cause; with how = 2 the other ranks
+ * get rank 1's message, naming it. */
+static void agreement(const char *fname, int how, int rank, int nt)
+{
+    static const char *cause[] = {"different numbers of threads", "disagree on the number of files",
+                                  "needs a valid local communicator lComm"};
+    int threads = how == 0 && rank == 1 ? nt + 1 : nt;
+#pragma omp parallel num_threads(threads)
+    {
+        int t = omp_get_thread_num(), grank = -1;
+        int nf = how == 1 && rank == 1 ? 2 : how == 2 && rank == 1 ? 0 : 1;
+        sion_int64 chunk = 100;
+        sion_int32 fsblk = 4096;
+        FILE *fp = NULL;
+        int sid = sion_paropen_ompi(fname, "wb", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, &fp, NULL);
+        CHECK(sid < 0, "agreement case %d, rank %d thread %d: the open succeeded", how, rank, t);
+        if (sid >= 0) {
+            sion_parclose_ompi(sid);
+        } else {
+            const char *msg = sheaf_last_error();
+            CHECK(sheaf_last_error_code() == SHEAF_E_ARG, "agreement case %d, rank %d thread %d: code %d, expected %d",
+                  how, rank, t, sheaf_last_error_code(), SHEAF_E_ARG);
+            CHECK(strstr(msg, fname) && strstr(msg, cause[how]), "agreement case %d, rank %d thread %d: message %s",
+                  how, rank, t, msg);
+            CHECK(how != 2 || rank == 1 || strstr(msg, "(failed on rank 1)"),
+                  "agreement case %d, rank %d thread %d: the message does not name rank 1: %s", how, rank, t, msg);
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* files=auto is sion_paropen_mpi's key: the hybrid open refuses it on every
  * task, saying so on the task that parsed it. */
 static void files_auto(const char *fname, int rank, int nt)
@@ -245,6 +282,8 @@ int main(int argc, char **argv)
     disagree(f, 0, nt > 1 ? 1 : 0, rank, nt); /* one thread of rank 0 */
     if (size >= 2)
         disagree(f, 1, -1, rank, nt);         /* all threads of rank 1 */
+    for (int how = 0; size >= 2 && how < 3; how++)
+        agreement(f, how, rank, nt);
     files_auto(f, rank, nt);
     snprintf(f, sizeof f, "%s/hybc.sion", argv[1]);
     int csizes[] = {0, 3, nt + 1};
