@@ -44,8 +44,10 @@ LAYERS = {
     "src/sid":    {"rank": 1, "may": ["src/core"], "forbid": PARALLEL_SYS, "acyclic": True},
     # the collective layer: a library of its own (MPI only in comm_mpi.c, its own library)
     "src/comm":   {"rank": 0, "may": [], "forbid": [], "acyclic": True},
-    # global file status: a library of its own, uses no other folder
-    "src/fgfs":   {"rank": 1, "may": [], "forbid": []},
+    # header-only helpers every part may use (byte order on the wire): C library only
+    "src/base":   {"rank": 0, "may": [], "forbid": PARALLEL_SYS},
+    # global file status: a library of its own, uses no other folder but the base
+    "src/fgfs":   {"rank": 1, "may": ["src/base"], "forbid": []},
     # passive lock managers on MPI RMA: a library of its own, below the MPI-IO layer
     "src/lock":   {"rank": 1, "may": [], "forbid": []},
     # the public sion_* API
