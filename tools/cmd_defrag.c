@@ -16,24 +16,61 @@ static int sink_sion(void *ctx, const void *buf, size_t n)
     return sion_fwrite(buf, 1, n, o->sid) == n ? 0 : -1;
 }
 
+/* 1 (with a message) when OUT is one of the input's files */
+static int output_is_input(const tool_in *in, const char *outpath)
+{
+    struct stat so;
+    if (lstat(outpath, &so) != 0) /* a link at OUT is refused by the open, naming it */
+        return 0;
+    for (int f = 0; f < in->nfiles_open; f++) {
+        sheaf_file_info fi;
+        struct stat si;
+        if (sheaf_get_file_info(in->sid, f, &fi) == SION_SUCCESS && stat(fi.name, &si) == 0 &&
+            si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+            tool_err("%s: is a file of the input container; refusing to overwrite it", outpath);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Every task's data, in one block of task t of osid; TOOL_OK or TOOL_FAIL
+ * (with a message) at the first task that fails. */
+static int copy_tasks(tool_in *in, int osid, const char *outpath, const tool_report *rep)
+{
+    out_ctx o = {osid};
+    int rc = TOOL_OK;
+    if (!rep)
+        progress_start("defrag", tool_all_bytes(in));
+    for (int t = 0; t < in->ntasks && rc == TOOL_OK; t++) {
+        if (rep && rep->task)
+            rep->task(rep->ctx, in, t);
+        if (sion_seek(osid, t, SION_CURRENT_BLK, SION_CURRENT_POS) != SION_SUCCESS) {
+            tool_err("%s: %s", outpath, sheaf_last_error());
+            rc = TOOL_FAIL;
+            break;
+        }
+        if (tool_copy_task(in, t, -1, sink_sion, &o)) {
+            const char *m = sheaf_last_error();
+            if (m && *m)
+                tool_err("%s", m);
+            rc = TOOL_FAIL;
+        }
+    }
+    progress_end();
+    return rc;
+}
+
 int do_defrag(const char *inpath, const char *outpath, sion_int64 fsblk, int verbose, const tool_report *rep)
 {
     tool_in in;
     if (tool_open(inpath, &in))
         return TOOL_FAIL;
     int rc = TOOL_OK;
-    struct stat so;
-    if (lstat(outpath, &so) == 0) /* a link at OUT is refused by the open, naming it */
-        for (int f = 0; f < in.nfiles_open; f++) {
-            sheaf_file_info fi;
-            struct stat si;
-            if (sheaf_get_file_info(in.sid, f, &fi) == SION_SUCCESS && stat(fi.name, &si) == 0 &&
-                si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-                tool_err("%s: is a file of the input container; refusing to overwrite it", outpath);
-                tool_close(&in);
-                return TOOL_FAIL;
-            }
-        }
+    if (output_is_input(&in, outpath)) {
+        tool_close(&in);
+        return TOOL_FAIL;
+    }
     if (rep && rep->opened)
         rep->opened(rep->ctx, &in);
     int n = in.ntasks;
@@ -70,25 +107,7 @@ int do_defrag(const char *inpath, const char *outpath, sion_int64 fsblk, int ver
                 (int)blk, mode);
     if (rep && rep->out_opened)
         rep->out_opened(rep->ctx, &in, osid, blk);
-    out_ctx o = {osid};
-    if (!rep)
-        progress_start("defrag", tool_all_bytes(&in));
-    for (int t = 0; t < n && rc == TOOL_OK; t++) {
-        if (rep && rep->task)
-            rep->task(rep->ctx, &in, t);
-        if (sion_seek(osid, t, SION_CURRENT_BLK, SION_CURRENT_POS) != SION_SUCCESS) {
-            tool_err("%s: %s", outpath, sheaf_last_error());
-            rc = TOOL_FAIL;
-            break;
-        }
-        if (tool_copy_task(&in, t, -1, sink_sion, &o)) {
-            const char *m = sheaf_last_error();
-            if (m && *m)
-                tool_err("%s", m);
-            rc = TOOL_FAIL;
-        }
-    }
-    progress_end();
+    rc = copy_tasks(&in, osid, outpath, rep);
     if (sion_close(osid) != SION_SUCCESS && rc == TOOL_OK) {
         tool_err("%s", sheaf_last_error());
         rc = TOOL_FAIL;

@@ -82,6 +82,172 @@ static int print_keylist(tool_in *in)
     return 0;
 }
 
+/* the header lines, up to the number of blocks (and -S: the struct sizes) */
+static void print_header(const tool_in *in, const char *file, const sheaf_file_info *f0, int keyval, int nfiles,
+                         const char *prefix, int sizes)
+{
+    printf("siondump: sid:                       %d\n", in->sid);
+    printf("siondump: filename:                  %-30s\n", file);
+    printf("siondump: prefix:                    %-30s\n", prefix);
+    printf("siondump: number of tasks:           %d\n", in->ntasks);
+    printf("siondump: current endianness:        %s\n", sion_get_endianness() ? "big" : "little");
+    printf("siondump: file endianness:           %s\n", sion_get_file_endianness(in->sid) ? "big" : "little");
+    printf("siondump: filesystem blocksize:      %lu bytes (%6.2f MB)\n", (unsigned long)in->fsblksize,
+           MB(in->fsblksize));
+    /* a set member opened alone is still part of a set (SIONlib's open reports the set's size) */
+    printf("siondump: file set:                  %s\n", nfiles > 1 ? "Yes" : "No");
+    printf("siondump: file number:               %d\n", f0->filenumber);
+    printf("siondump: number of files:           %d\n", nfiles);
+    printf("siondump: flag1:                     %lld (%d+%d)\n", (long long)f0->flag1, (int)(f0->flag1 >> 32),
+           (int)(unsigned int)(f0->flag1 & 0xffffffffLL));
+    printf("siondump: flag2:                     %lld\n", (long long)f0->flag2);
+    printf("siondump: keyval:                    %d (%s)\n", keyval, sion_keyval_type_to_str(keyval));
+    printf("siondump: file format version:       %d\n", f0->format_version);
+    printf("siondump: file SIONlib version:      %d.%dp%d (current %d.%dp%d)\n", f0->lib_version / 1000,
+           f0->lib_version % 1000, f0->lib_patch, SION_MAIN_VERSION, SION_SUB_VERSION, SION_VERSION_PATCHLEVEL);
+    printf("siondump: number of blocks:           %d\n", in->maxchunks);
+    if (sizes) {
+        int nb = 0, nfd = 0;
+        sion_get_sizeof(in->sid, &nb, &nfd);
+        printf("siondump: sizeof internal struct:    %d bytes %d file descriptors\n", nb, nfd);
+    }
+}
+
+/* the statistics, computed as SIONlib's siondump does */
+typedef struct dump_stats {
+    sion_int64 full_fsblocks, part_fsblocks, bytes_in_part;
+    sion_int64 nfull, nempty, npartly, full_size, empty_size, partly_size;
+    sion_int64 all_fsblocks, sum_chunks, sum_bytes;
+} dump_stats;
+
+/* task_bytes[r]: the bytes of task r (ntasks entries, zeroed by the caller) */
+static void compute_stats(const tool_in *in, sion_int64 *task_bytes, dump_stats *st)
+{
+    int size = in->ntasks, blocks = in->maxchunks;
+    sion_int64 fsblk = in->fsblksize > 0 ? in->fsblksize : 1;
+    memset(st, 0, sizeof *st);
+    for (int r = 0; r < size; r++) {
+        for (int b = 0; b < in->bcount[r] && b < blocks; b++) {
+            sion_int64 blksize = in->bsizes[(sion_int64)size * b + r];
+            task_bytes[r] += blksize;
+            if (blksize == in->chunks[r]) {
+                st->nfull++;
+                st->full_size += blksize;
+            } else if (blksize > 0) {
+                st->npartly++;
+                st->partly_size += blksize;
+            } else {
+                st->nempty++;
+                st->empty_size += in->chunks[r];
+            }
+            st->full_fsblocks += (int)(blksize / fsblk);
+            if (blksize - fsblk * (blksize / fsblk) > 0) {
+                st->bytes_in_part += blksize - fsblk * (int)(blksize / fsblk);
+                st->part_fsblocks++;
+            }
+        }
+        st->nempty += blocks - in->bcount[r];
+        st->empty_size += (blocks - in->bcount[r]) * in->chunks[r];
+    }
+    st->all_fsblocks = st->full_fsblocks + st->part_fsblocks;
+    for (int r = 0; r < size; r++) {
+        st->sum_bytes += task_bytes[r];
+        st->sum_chunks += in->chunks[r] * in->bcount[r];
+    }
+}
+
+static void print_stats(const tool_in *in, const dump_stats *st)
+{
+    sion_int64 fsb = in->fsblksize, sum_chunks = st->sum_chunks, sum_bytes = st->sum_bytes;
+    printf("siondump: size of chunks:                        %12lld bytes  (%8.2f MB)\n", (long long)sum_chunks,
+           MB(sum_chunks));
+    printf("siondump: datasize in file (aggr.):              %12lld bytes  (%8.2f MB)\n", (long long)sum_bytes,
+           MB(sum_bytes));
+    printf("siondump: size of full chunks:                   %12lld bytes  (%8.2f MB) # %6lld\n",
+           (long long)st->full_size, MB(st->full_size), (long long)st->nfull);
+    printf("siondump: size of partly filled chunks:          %12lld bytes  (%8.2f MB) # %6lld\n",
+           (long long)st->partly_size, MB(st->partly_size), (long long)st->npartly);
+    printf("siondump: size of empty chunks:                  %12lld bytes  (%8.2f MB) # %6lld\n",
+           (long long)st->empty_size, MB(st->empty_size), (long long)st->nempty);
+    printf("siondump: overhead compared to task-local file:  %12lld bytes  (%8.2f MB)\n",
+           (long long)(sum_chunks - sum_bytes), MB(sum_chunks - sum_bytes));
+    if (sum_chunks > 0)
+        printf("siondump: file usage (user data/chunk size):   %14.6f%%\n",
+               (double)sum_bytes / (double)sum_chunks * 100.0);
+    printf("siondump: fsblocks, size of used blocks:         %12lld bytes  (%8.2f MB, %ld blocks)\n",
+           (long long)(st->all_fsblocks * fsb), MB(st->all_fsblocks * fsb), (long)st->all_fsblocks);
+    printf("siondump: fsblocks, size of fully used blocks:   %12lld bytes  (%8.2f MB, %ld blocks)\n",
+           (long long)(st->full_fsblocks * fsb), MB(st->full_fsblocks * fsb), (long)st->full_fsblocks);
+    printf("siondump: fsblocks, size of partly used blocks:  %12lld bytes of %12lld bytes (%6.2f MB of %6.2f MB, %ld "
+           "blocks)\n",
+           (long long)st->bytes_in_part, (long long)(st->part_fsblocks * fsb), MB(st->bytes_in_part),
+           MB(st->part_fsblocks * fsb), (long)st->part_fsblocks);
+    if (sum_chunks > 0)
+        printf("siondump: fsblocks, used fsblocks/chunk size:   %14.6f%%\n",
+               (double)st->all_fsblocks * (double)fsb / (double)sum_chunks * 100.0);
+    if (st->all_fsblocks * fsb > 0)
+        printf("siondump: fsblocks, user data/used blocks:      %14.6f%%\n",
+               (double)sum_bytes / (double)(st->all_fsblocks * fsb) * 100.0);
+}
+
+/* one -k / -K section: SIONlib prints its error line with the task count as
+ * "rank"; 0, or -1 when a task's keys could not be read */
+static int print_key_section(tool_in *in, int keyval, int (*print)(tool_in *))
+{
+    int rc = 0;
+    if (keyval != SION_KEYVAL_NONE) {
+        printf("%s\n", DASHES);
+        fflush(stdout);
+        rc = print(in);
+    } else {
+        fflush(stdout);
+        fprintf(stderr, "on rank %d: error sid = %d\n", in->ntasks, in->sid);
+    }
+    printf("%s\n", DASHES);
+    return rc;
+}
+
+/* a file set: its members, and (-m) the mapping, (-M) the mapping per file */
+static void print_files(const tool_in *in, int nfiles, const char *prefix, int multi, int maptab)
+{
+    printf("%s\n", DASHES60);
+    printf("siondump: number of files:           %d\n", nfiles);
+    for (int i = 0; i < nfiles; i++) {
+        if (i > 0)
+            printf("siondump: file %3d:                    %s.%06d \n", i + 1, prefix, i);
+        else
+            printf("siondump: file %3d:                    %s \n", i + 1, prefix);
+    }
+    printf("%s\n", DASHES60);
+    int msize = 0, mfiles = 0;
+    sion_int32 *map = NULL;
+    if ((multi || maptab) && sion_get_mapping(in->sid, &msize, &map, &mfiles) != SION_SUCCESS) {
+        msize = 0;
+        map = NULL;
+    }
+    if (!map)
+        msize = 0;
+    if (multi) {
+        printf("  mapping: ");
+        for (int i = 0; i < msize; i++) {
+            printf("[%05d -> (f%03d,t%03d)] ", i, (int)map[i * 2], (int)map[i * 2 + 1]);
+            if (i % 16 == 15)
+                printf("\n        ");
+        }
+        printf("\n%s\n", DASHES60);
+    }
+    if (maptab) {
+        for (int f = 0; f < mfiles; f++) {
+            printf("  file[%03d]: ", f);
+            for (int i = 0; i < msize; i++)
+                if (map[i * 2] == f)
+                    printf("%2d:%05d ", (int)map[i * 2 + 1], i);
+            printf("\n");
+        }
+        printf("%s\n", DASHES60);
+    }
+}
+
 int do_siondump(const char *file, int all, int bytes, int multi, int maptab, int keystat, int keylist, int sizes,
                 int verbose)
 {
@@ -95,169 +261,28 @@ int do_siondump(const char *file, int all, int bytes, int multi, int maptab, int
     int keyval = sion_get_keyval_mode(in.sid);
     int nfiles = f0.nfiles > 0 ? f0.nfiles : in.nfiles;
     const char *prefix = f0.prefix ? f0.prefix : "";
+    print_header(&in, file, &f0, keyval, nfiles, prefix, sizes);
 
-    printf("siondump: sid:                       %d\n", in.sid);
-    printf("siondump: filename:                  %-30s\n", file);
-    printf("siondump: prefix:                    %-30s\n", prefix);
-    printf("siondump: number of tasks:           %d\n", in.ntasks);
-    printf("siondump: current endianness:        %s\n", sion_get_endianness() ? "big" : "little");
-    printf("siondump: file endianness:           %s\n", sion_get_file_endianness(in.sid) ? "big" : "little");
-    printf("siondump: filesystem blocksize:      %lu bytes (%6.2f MB)\n", (unsigned long)in.fsblksize,
-           MB(in.fsblksize));
-    /* a set member opened alone is still part of a set (SIONlib's open reports the set's size) */
-    printf("siondump: file set:                  %s\n", nfiles > 1 ? "Yes" : "No");
-    printf("siondump: file number:               %d\n", f0.filenumber);
-    printf("siondump: number of files:           %d\n", nfiles);
-    printf("siondump: flag1:                     %lld (%d+%d)\n", (long long)f0.flag1, (int)(f0.flag1 >> 32),
-           (int)(unsigned int)(f0.flag1 & 0xffffffffLL));
-    printf("siondump: flag2:                     %lld\n", (long long)f0.flag2);
-    printf("siondump: keyval:                    %d (%s)\n", keyval, sion_keyval_type_to_str(keyval));
-    printf("siondump: file format version:       %d\n", f0.format_version);
-    printf("siondump: file SIONlib version:      %d.%dp%d (current %d.%dp%d)\n", f0.lib_version / 1000,
-           f0.lib_version % 1000, f0.lib_patch, SION_MAIN_VERSION, SION_SUB_VERSION, SION_VERSION_PATCHLEVEL);
-    printf("siondump: number of blocks:           %d\n", in.maxchunks);
-    if (sizes) {
-        int nb = 0, nfd = 0;
-        sion_get_sizeof(in.sid, &nb, &nfd);
-        printf("siondump: sizeof internal struct:    %d bytes %d file descriptors\n", nb, nfd);
-    }
-
-    /* the statistics, computed as SIONlib's siondump does */
-    int size = in.ntasks, blocks = in.maxchunks;
-    sion_int64 fsblk = in.fsblksize > 0 ? in.fsblksize : 1;
-    sion_int64 full_fsblocks = 0, part_fsblocks = 0, bytes_in_part = 0;
-    sion_int64 nfull = 0, nempty = 0, npartly = 0, full_size = 0, empty_size = 0, partly_size = 0;
-    sion_int64 *task_bytes = calloc((size_t)(size > 0 ? size : 1), sizeof *task_bytes);
+    sion_int64 *task_bytes = calloc((size_t)(in.ntasks > 0 ? in.ntasks : 1), sizeof *task_bytes);
     if (!task_bytes) {
         tool_err("out of memory");
         tool_close(&in);
         return 1;
     }
-    for (int r = 0; r < size; r++) {
-        for (int b = 0; b < in.bcount[r] && b < blocks; b++) {
-            sion_int64 blksize = in.bsizes[(sion_int64)size * b + r];
-            task_bytes[r] += blksize;
-            if (blksize == in.chunks[r]) {
-                nfull++;
-                full_size += blksize;
-            } else if (blksize > 0) {
-                npartly++;
-                partly_size += blksize;
-            } else {
-                nempty++;
-                empty_size += in.chunks[r];
-            }
-            full_fsblocks += (int)(blksize / fsblk);
-            if (blksize - fsblk * (blksize / fsblk) > 0) {
-                bytes_in_part += blksize - fsblk * (int)(blksize / fsblk);
-                part_fsblocks++;
-            }
-        }
-        nempty += blocks - in.bcount[r];
-        empty_size += (blocks - in.bcount[r]) * in.chunks[r];
-    }
-    sion_int64 all_fsblocks = full_fsblocks + part_fsblocks, sum_chunks = 0, sum_bytes = 0;
-    for (int r = 0; r < size; r++) {
-        sum_bytes += task_bytes[r];
-        sum_chunks += in.chunks[r] * in.bcount[r];
-    }
-    printf("siondump: size of chunks:                        %12lld bytes  (%8.2f MB)\n", (long long)sum_chunks,
-           MB(sum_chunks));
-    printf("siondump: datasize in file (aggr.):              %12lld bytes  (%8.2f MB)\n", (long long)sum_bytes,
-           MB(sum_bytes));
-    printf("siondump: size of full chunks:                   %12lld bytes  (%8.2f MB) # %6lld\n",
-           (long long)full_size, MB(full_size), (long long)nfull);
-    printf("siondump: size of partly filled chunks:          %12lld bytes  (%8.2f MB) # %6lld\n",
-           (long long)partly_size, MB(partly_size), (long long)npartly);
-    printf("siondump: size of empty chunks:                  %12lld bytes  (%8.2f MB) # %6lld\n",
-           (long long)empty_size, MB(empty_size), (long long)nempty);
-    printf("siondump: overhead compared to task-local file:  %12lld bytes  (%8.2f MB)\n",
-           (long long)(sum_chunks - sum_bytes), MB(sum_chunks - sum_bytes));
-    if (sum_chunks > 0)
-        printf("siondump: file usage (user data/chunk size):   %14.6f%%\n",
-               (double)sum_bytes / (double)sum_chunks * 100.0);
-    printf("siondump: fsblocks, size of used blocks:         %12lld bytes  (%8.2f MB, %ld blocks)\n",
-           (long long)(all_fsblocks * in.fsblksize), MB(all_fsblocks * in.fsblksize), (long)all_fsblocks);
-    printf("siondump: fsblocks, size of fully used blocks:   %12lld bytes  (%8.2f MB, %ld blocks)\n",
-           (long long)(full_fsblocks * in.fsblksize), MB(full_fsblocks * in.fsblksize), (long)full_fsblocks);
-    printf("siondump: fsblocks, size of partly used blocks:  %12lld bytes of %12lld bytes (%6.2f MB of %6.2f MB, %ld "
-           "blocks)\n",
-           (long long)bytes_in_part, (long long)(part_fsblocks * in.fsblksize), MB(bytes_in_part),
-           MB(part_fsblocks * in.fsblksize), (long)part_fsblocks);
-    if (sum_chunks > 0)
-        printf("siondump: fsblocks, used fsblocks/chunk size:   %14.6f%%\n",
-               (double)all_fsblocks * (double)in.fsblksize / (double)sum_chunks * 100.0);
-    if (all_fsblocks * in.fsblksize > 0)
-        printf("siondump: fsblocks, user data/used blocks:      %14.6f%%\n",
-               (double)sum_bytes / (double)(all_fsblocks * in.fsblksize) * 100.0);
-
+    dump_stats st;
+    compute_stats(&in, task_bytes, &st);
+    print_stats(&in, &st);
     if (all)
         print_table(&in, task_bytes, bytes);
     free(task_bytes);
 
     int rc = 0;
-    /* -k / -K: SIONlib prints its error line with the task count as "rank" */
-    if (keystat) {
-        if (keyval != SION_KEYVAL_NONE) {
-            printf("%s\n", DASHES);
-            fflush(stdout);
-            rc |= print_keystat(&in);
-        } else {
-            fflush(stdout);
-            fprintf(stderr, "on rank %d: error sid = %d\n", size, in.sid);
-        }
-        printf("%s\n", DASHES);
-    }
-    if (keylist && !rc) {
-        if (keyval != SION_KEYVAL_NONE) {
-            printf("%s\n", DASHES);
-            fflush(stdout);
-            rc |= print_keylist(&in);
-        } else {
-            fflush(stdout);
-            fprintf(stderr, "on rank %d: error sid = %d\n", size, in.sid);
-        }
-        printf("%s\n", DASHES);
-    }
-
-    if (nfiles > 1 && !rc) {
-        printf("%s\n", DASHES60);
-        printf("siondump: number of files:           %d\n", nfiles);
-        for (int i = 0; i < nfiles; i++) {
-            if (i > 0)
-                printf("siondump: file %3d:                    %s.%06d \n", i + 1, prefix, i);
-            else
-                printf("siondump: file %3d:                    %s \n", i + 1, prefix);
-        }
-        printf("%s\n", DASHES60);
-        int msize = 0, mfiles = 0;
-        sion_int32 *map = NULL;
-        if ((multi || maptab) && sion_get_mapping(in.sid, &msize, &map, &mfiles) != SION_SUCCESS) {
-            msize = 0;
-            map = NULL;
-        }
-        if (!map)
-            msize = 0;
-        if (multi) {
-            printf("  mapping: ");
-            for (int i = 0; i < msize; i++) {
-                printf("[%05d -> (f%03d,t%03d)] ", i, (int)map[i * 2], (int)map[i * 2 + 1]);
-                if (i % 16 == 15)
-                    printf("\n        ");
-            }
-            printf("\n%s\n", DASHES60);
-        }
-        if (maptab) {
-            for (int f = 0; f < mfiles; f++) {
-                printf("  file[%03d]: ", f);
-                for (int i = 0; i < msize; i++)
-                    if (map[i * 2] == f)
-                        printf("%2d:%05d ", (int)map[i * 2 + 1], i);
-                printf("\n");
-            }
-            printf("%s\n", DASHES60);
-        }
-    }
+    if (keystat)
+        rc |= print_key_section(&in, keyval, print_keystat);
+    if (keylist && !rc)
+        rc |= print_key_section(&in, keyval, print_keylist);
+    if (nfiles > 1 && !rc)
+        print_files(&in, nfiles, prefix, multi, maptab);
     tool_close(&in);
     return rc ? 1 : 0;
 }

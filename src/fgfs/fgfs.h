@@ -111,7 +111,7 @@ int fgfs_allreduce(sheaf_fgfs_comm *c, const void *in, size_t len, const sheaf_f
 /* Turn a merged status word into this process's return value (message). */
 int fgfs_status_result(const fgfs_status_word *sw, int myrank, int mycode, const char *what);
 
-/* ---- context (query.c, async.c, select.c) ---- */
+/* ---- context (context.c) and queries (query.c, async.c, select.c) ---- */
 typedef struct fgfs_async_entry {
     char *mp;
     sheaf_fgfs_status st;
@@ -128,12 +128,12 @@ struct sheaf_fgfs_ctx {
     fgfs_async_entry *amap;
     int namap;
 };
-/* Collective: 1 reduce + 1 bcast of 32 bytes; every process returns an
- * error when one had mycode != 0. */
+/* Collective (context.c, sheaf_comm_agree: one exchange when all went
+ * well); every process returns an error when one had mycode != 0. */
 int fgfs_agree(sheaf_fgfs_ctx *ctx, int mycode, const char *what);
 /* Resolve path for this process (uses the context's table, host, flags). */
 int fgfs_ctx_resolve(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_name *nm);
-/* The collective classification of one name (sync step). mycode: this
+/* The collective queries (query.c). The collective classification of one name (sync step). mycode: this
  * process's own failure (0 when nm is valid). */
 int fgfs_classify(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, const char *path,
                   sheaf_fgfs_status *st);

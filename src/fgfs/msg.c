@@ -3,42 +3,19 @@
  * reduction operators over them. Unpack checks every length against the
  * input; combine operators never trust their inputs either. */
 #include "fgfs.h"
+#include "../base/wire.h"
 #include <stdlib.h>
 #include <string.h>
 
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
 static void sw_pack(const fgfs_status_word *s, uint8_t *p)
 {
-    put32(p, (uint32_t)s->code);
-    put32(p + 4, (uint32_t)s->rank);
+    base_put_le32(p, (uint32_t)s->code);
+    base_put_le32(p + 4, (uint32_t)s->rank);
 }
 static void sw_unpack(const uint8_t *p, fgfs_status_word *s)
 {
-    s->code = (int32_t)get32(p);
-    s->rank = (int32_t)get32(p + 4);
+    s->code = (int32_t)base_get_le32(p);
+    s->rank = (int32_t)base_get_le32(p + 4);
 }
 
 /* the failure of the lowest rank wins */
@@ -52,20 +29,20 @@ void fgfs_sw_merge(fgfs_status_word *a, const fgfs_status_word *b)
 void fgfs_triage_pack(const fgfs_triage_msg *m, uint8_t *out)
 {
     sw_pack(&m->st, out);
-    put32(out + 8, m->all_local);
-    put32(out + 12, m->any_local);
-    put64(out + 16, m->hmin);
-    put64(out + 24, m->hmax);
+    base_put_le32(out + 8, m->all_local);
+    base_put_le32(out + 12, m->any_local);
+    base_put_le64(out + 16, m->hmin);
+    base_put_le64(out + 24, m->hmax);
 }
 int fgfs_triage_unpack(const uint8_t *in, size_t len, fgfs_triage_msg *m)
 {
     if (len != FGFS_TRIAGE_LEN)
         return -1;
     sw_unpack(in, &m->st);
-    m->all_local = get32(in + 8);
-    m->any_local = get32(in + 12);
-    m->hmin = get64(in + 16);
-    m->hmax = get64(in + 24);
+    m->all_local = base_get_le32(in + 8);
+    m->any_local = base_get_le32(in + 12);
+    m->hmin = base_get_le64(in + 16);
+    m->hmax = base_get_le64(in + 24);
     return 0;
 }
 static int triage_combine(const void *a, size_t alen, const void *b, size_t blen, void *out, size_t *outlen,
@@ -90,8 +67,8 @@ size_t fgfs_bloom_msg_len(uint32_t mbits) { return 16 + mbits / 8; }
 void fgfs_bloom_pack(const fgfs_bloom_msg *m, uint8_t *out)
 {
     sw_pack(&m->st, out);
-    put32(out + 8, m->mbits);
-    put32(out + 12, 0);
+    base_put_le32(out + 8, m->mbits);
+    base_put_le32(out + 12, 0);
     if (out + 16 != m->bits)
         memcpy(out + 16, m->bits, m->mbits / 8);
 }
@@ -100,7 +77,7 @@ int fgfs_bloom_unpack(const uint8_t *in, size_t len, fgfs_bloom_msg *m)
     if (len < 16)
         return -1;
     sw_unpack(in, &m->st);
-    m->mbits = get32(in + 8);
+    m->mbits = base_get_le32(in + 8);
     if (m->mbits % 64 || len != fgfs_bloom_msg_len(m->mbits))
         return -1;
     m->bits = (uint8_t *)in + 16;
@@ -127,20 +104,20 @@ const sheaf_fgfs_op fgfs_op_bloom_or = {"fgfs-bloom-or", 16 + (1u << 27), bloom_
 void fgfs_hash_pack(const fgfs_hash_msg *m, uint8_t *out)
 {
     sw_pack(&m->st, out);
-    put32(out + 8, m->have);
-    put32(out + 12, 0);
-    put64(out + 16, m->hmin);
-    put64(out + 24, m->hmax);
+    base_put_le32(out + 8, m->have);
+    base_put_le32(out + 12, 0);
+    base_put_le64(out + 16, m->hmin);
+    base_put_le64(out + 24, m->hmax);
 }
 int fgfs_hash_unpack(const uint8_t *in, size_t len, fgfs_hash_msg *m)
 {
     if (len != FGFS_HASH_LEN)
         return -1;
     sw_unpack(in, &m->st);
-    m->have = get32(in + 8);
+    m->have = base_get_le32(in + 8);
     m->pad = 0;
-    m->hmin = get64(in + 16);
-    m->hmax = get64(in + 24);
+    m->hmin = base_get_le64(in + 16);
+    m->hmax = base_get_le64(in + 24);
     return 0;
 }
 static int hash_combine(const void *a, size_t alen, const void *b, size_t blen, void *out, size_t *outlen, void *arg)
@@ -174,10 +151,10 @@ int fgfs_group_pack1(const fgfs_status_word *st, const char *name, uint32_t rep,
     if (!p)
         return fgfs_err(SHEAF_FGFS_ENOMEM, "out of memory for a group message");
     sw_pack(st, p);
-    put32(p + 8, name ? 1 : 0);
+    base_put_le32(p + 8, name ? 1 : 0);
     if (name) {
-        put32(p + 12, 1);
-        put32(p + 16, rep);
+        base_put_le32(p + 12, 1);
+        base_put_le32(p + 16, rep);
         p[20] = (uint8_t)(nl & 0xFF);
         p[21] = (uint8_t)(nl >> 8);
         memcpy(p + 22, name, nl);
@@ -194,7 +171,7 @@ static int gcur_open(gcur *c, const uint8_t *in, size_t len, fgfs_status_word *s
     if (len < GT_HDR)
         return -1;
     sw_unpack(in, st);
-    c->left = get32(in + 8);
+    c->left = base_get_le32(in + 8);
     c->p = in + GT_HDR;
     c->end = in + len;
     return 0;
@@ -206,8 +183,8 @@ static int gcur_next(gcur *c, fgfs_group_entry *e)
         return c->p == c->end ? 0 : -1;
     if ((size_t)(c->end - c->p) < GE_HDR)
         return -1;
-    e->members = get32(c->p);
-    e->rep = get32(c->p + 4);
+    e->members = base_get_le32(c->p);
+    e->rep = base_get_le32(c->p + 4);
     e->len = (uint16_t)(c->p[8] | c->p[9] << 8);
     if ((size_t)(c->end - c->p - GE_HDR) < e->len)
         return -1;
@@ -256,8 +233,8 @@ static int emit(uint8_t *o, size_t *w, size_t cap, const fgfs_group_entry *e)
 {
     if (*w + GE_HDR + e->len > cap)
         return -1;
-    put32(o + *w, e->members);
-    put32(o + *w + 4, e->rep);
+    base_put_le32(o + *w, e->members);
+    base_put_le32(o + *w + 4, e->rep);
     o[*w + 8] = (uint8_t)(e->len & 0xFF);
     o[*w + 9] = (uint8_t)(e->len >> 8);
     memcpy(o + *w + GE_HDR, e->name, e->len);
@@ -310,7 +287,7 @@ int fgfs_op_group_merge(const void *a, size_t alen, const void *b, size_t blen, 
         w = GT_HDR;
     }
     sw_pack(&sx, o);
-    put32(o + 8, n);
+    base_put_le32(o + 8, n);
     *outlen = w;
     return 0;
 }
@@ -341,7 +318,7 @@ int fgfs_group_packn(const fgfs_status_word *st, const char **names, size_t n, u
         k++;
     }
     sw_pack(st, p);
-    put32(p + 8, k);
+    base_put_le32(p + 8, k);
     *out = p;
     *len = w;
     return SHEAF_FGFS_OK;

@@ -1,6 +1,7 @@
 /* mapped_int.h - what the files of the mapped open share (internal to
- * src/par): mapped.c (entry points, the count step), mapped_write.c,
- * mapped_read.c. The messages are wire.h's par_wire_m*. */
+ * src/par): mapped.c (entry points), mapped_write.c, mapped_read.c; the
+ * steps and helpers declared here are mapped_step.c's, below them. The
+ * messages are wire.h's par_wire_m*. */
 #ifndef PAR_MAPPED_INT_H
 #define PAR_MAPPED_INT_H
 #include "ctx.h"

@@ -1,6 +1,7 @@
 /* open_int.h - what the files of the non-mapped parallel open share
- * (internal to src/par): open.c (entry, buddy wrappers, shared helpers),
- * open_write.c, open_read.c, close.c, reinit.c. */
+ * (internal to src/par): open.c (entry, buddy wrappers), open_write.c,
+ * open_read.c, close.c, reinit.c; the shared helpers declared here are
+ * open_task.c's, below all of them. */
 #ifndef PAR_OPEN_INT_H
 #define PAR_OPEN_INT_H
 #include "openargs.h"

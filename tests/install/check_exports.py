@@ -23,6 +23,16 @@ build's src/ directory holds them all), `nm -D --defined-only` must list
     (an internal name leaking, or another library's API copied in), and
   - everything that is (a public function whose definition lost the marker
     would be hidden, and programs would fail to link).
+The Fortran libraries (libsheaf_f90.so, libsheaf_f90_<layer>.so, found the
+same way; pass the build's bindings/ directory too) are read from their
+sources in SOURCE_DIR/bindings/fortran: libsheaf_<part>.so's user module is
+sion_<part> (sion_<part>.f90); it holds that module and the internal modules
+(sheaf_*) the user module uses. It must export exactly
+__<module>_MOD_<procedure> for every procedure defined in one of those
+modules that the user module makes public (a re-export like fsion_fwrite_key,
+defined in sheaf_f90_keyval, counts): no internal helper (sheaf_f90_c's
+c_str, paropen_comm, ...; the compiler's derived-type helpers) and no C glue.
+
 NM in the environment names the nm to use (default: nm).
 Exit status 0 when every library passes, 1 otherwise (each offending name is
 printed), 2 on a usage or tool error.
@@ -98,6 +108,79 @@ def exported(lib):
     return names - TOOLCHAIN
 
 
+def fortran_modules(fdir):
+    """{module: {"file", "public": set|None (None: default public), "private",
+    "uses", "procs"}} of the .f90 files in fdir (names lower case)."""
+    mods = {}
+    for fn in sorted(os.listdir(fdir)) if os.path.isdir(fdir) else []:
+        if not fn.endswith(".f90"):
+            continue
+        with open(os.path.join(fdir, fn), encoding="utf-8") as f:
+            text = f.read().lower()
+        text = re.sub(r"!.*", "", text)                 # comments (no '!' in our strings)
+        text = re.sub(r"&\s*\n\s*&?", " ", text)       # continuation lines
+        cur, after_contains, depth = None, False, 0
+        for line in text.splitlines():
+            line = line.strip()
+            m = re.match(r"module\s+(\w+)$", line)
+            if m and m.group(1) != "procedure":
+                cur = mods.setdefault(m.group(1), {"file": fn, "public": set(), "private": set(), "uses": set(),
+                                                   "procs": set(), "default_public": False})
+                after_contains, depth = False, 0
+                continue
+            if cur is None:
+                continue
+            if re.match(r"end\s+module\b", line):
+                cur = None
+                continue
+            u = re.match(r"use\b(?:\s*,\s*intrinsic)?\s*(?:::)?\s*(\w+)", line)
+            if u and not after_contains:
+                cur["uses"].add(u.group(1))
+                continue
+            if line == "contains":
+                after_contains = True
+                continue
+            if not after_contains:
+                if line == "public":
+                    cur["default_public"] = True
+                a = re.match(r"(public|private)\s*::\s*(.*)$", line)
+                if a:
+                    cur[a.group(1)].update(n.strip() for n in a.group(2).split(",") if n.strip())
+                d = re.match(r"[^:]*,\s*public\s*::\s*(.*)$", line)
+                if d:
+                    cur["public"].update(re.match(r"\s*(\w+)", n).group(1) for n in d.group(1).split(",")
+                                         if re.match(r"\s*(\w+)", n))
+                continue
+            if re.match(r"end\s+(function|subroutine)\b", line):
+                depth -= 1
+                continue
+            p = re.match(r"(?:[\w(), =*]*\s)?(function|subroutine)\s+(\w+)", line)
+            if p and not line.startswith("end"):
+                if depth == 0:
+                    cur["procs"].add(p.group(2))
+                depth += 1
+    return mods
+
+
+def fortran_allowed(part, mods):
+    """(allowed, expected) export names of libsheaf_<part>.so, or None when
+    its user module sion_<part> is not in the sources."""
+    user = mods.get("sion_" + part)
+    if user is None:
+        return None
+    inside = ["sion_" + part] + sorted(u for u in user["uses"] if u.startswith("sheaf_") and u in mods)
+    names = set()
+    for m in inside:
+        for proc in mods[m]["procs"]:
+            if m == "sion_" + part:
+                public = (user["default_public"] and proc not in user["private"]) or proc in user["public"]
+            else:  # another module's procedure: only when the user module names it public
+                public = proc in user["public"]
+            if public:
+                names.add("__%s_MOD_%s" % (m, proc))
+    return names
+
+
 def main(argv):
     if len(argv) < 3:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
@@ -129,13 +212,23 @@ def main(argv):
                 return 1
             allowed[part][n] = os.path.relpath(h, src)
 
+    fmods = fortran_modules(os.path.join(src, "bindings", "fortran"))
+    for part in libs:
+        if part == "f90" or part.startswith("f90_"):
+            names = fortran_allowed(part, fmods)
+            if names is None:
+                print(f"check_exports: {libs[part]}: no module sion_{part} in bindings/fortran", file=sys.stderr)
+                return 2
+            allowed[part] = {n: f"bindings/fortran/{fmods['sion_' + part]['file']}" for n in names}
+
     failed = 0
     for part in sorted(libs):
         lib = libs[part]
         names = exported(lib)
         extra = sorted(names - set(allowed[part]))
         missing = sorted(set(allowed[part]) - names)
-        print(f"{os.path.basename(lib)}: {len(names)} exported, {len(allowed[part])} declared SHEAF_API, "
+        what = f"public in sion_{part}" if part == "f90" or part.startswith("f90_") else "declared SHEAF_API"
+        print(f"{os.path.basename(lib)}: {len(names)} exported, {len(allowed[part])} {what}, "
               f"{len(extra)} not in the API, {len(missing)} not exported")
         for n in extra:
             print(f"  NOT IN THE API: {n}")

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""check_funclen.py - no long functions and no long files in src/ (doc/design.md "Size").
+"""check_funclen.py - no long functions and no long files in src/ and tools/ (doc/design.md "Size").
 
-Usage: check_funclen.py SOURCE_DIR        check SOURCE_DIR/src
+Usage: check_funclen.py SOURCE_DIR        check SOURCE_DIR/src and SOURCE_DIR/tools
        check_funclen.py --selftest        check the parser on small snippets
 
-Every .c and .h file under SOURCE_DIR/src is read by a small C scanner that
+Every .c and .h file under SOURCE_DIR/src and SOURCE_DIR/tools (TREES; the
+library and the programs alike) is read by a small C scanner that
 knows comments (/* */ and //), string and character literals (with escapes)
 and preprocessor lines (with their backslash continuations, so a macro that
 defines functions is not mistaken for one), and matches braces outside them.
@@ -34,6 +35,7 @@ MAX_FILE = 800
 MIN_REASON = 10  # characters: "long: x" is not a reason
 FUNC_MARK = re.compile(r"\blong:\s*(.*?)\s*(\*/)?\s*$", re.S)
 FILE_MARK = re.compile(r"\blong file:\s*(\S.*)", re.S)
+TREES = ("src", "tools")
 NOT_FUNC = re.compile(r"^\s*(struct|union|enum|typedef)\b")
 
 
@@ -312,7 +314,14 @@ def main(argv):
     if len(argv) != 2 or not os.path.isdir(os.path.join(argv[1], "src")):
         print(__doc__.split("\n\n")[1])
         return 2
-    return report(*check_tree(os.path.join(argv[1], "src")))
+    found = ([], [], [])
+    for tree in TREES:
+        path = os.path.join(argv[1], tree)
+        if os.path.isdir(path):
+            for acc, more in zip(found, check_tree(path)):
+                acc.extend(more)
+    print("read: " + ", ".join(t + "/" for t in TREES if os.path.isdir(os.path.join(argv[1], t))))
+    return report(*found)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_layers.py - sheaf's layers depend in one direction, and src/core has no cycles.
+"""check_layers.py - sheaf's layers depend in one direction, and no folder has cycles.
 
 Usage: check_layers.py SOURCE_DIR [OBJECT_DIR]
 
@@ -12,13 +12,18 @@ a lower rank (never climbing, never sideways). Public headers (include/) are
 allowed everywhere. A folder may also forbid system headers (no MPI or OpenMP
 in the serial layers).
 
-(b) Cycles. In every folder whose row says `acyclic`, modules (files with the
-same name without extension: format.c + format.h are module "format") must
-not depend on each other in a cycle. A dependency is an #include of the other
-module's header. When OBJECT_DIR is given (the build tree), the object files
-of those folders (CMake's .../<folder>/<module>.c.o) are read with nm as
-well, and a call from one module to a function defined in another is a
-dependency too (this catches a function declared in a third module's header).
+(b) Cycles. In every folder of LAYERS (tools/ included), modules (files with
+the same name without extension: format.c + format.h are module "format"; a
+file in a subfolder is "sub/name") must not depend on each other in a cycle
+("dispatch on top, helpers below"). A dependency is an #include of the other
+module's header. When OBJECT_DIR is given (the build tree, or a folder in
+it), every CMake object file under it (<build>/<dir>/CMakeFiles/<target>.dir/
+<source>.o) whose source is in one of those folders is read with nm as
+well, and a call from one module to a function defined in another object of
+the same target is a dependency too (this catches a function declared in a
+third module's header). Folders in PENDING_CYCLES (circles being broken on
+other branches) are exempt unless their row says `acyclic`: their cycles are
+printed and not counted, and one with none left is pointed out.
 
 The table is data: a folder the table does not know is listed (and its
 includes are not checked), so branches adding parts (src/ckpt, src/lock, ...)
@@ -44,8 +49,10 @@ LAYERS = {
     "src/sid":    {"rank": 1, "may": ["src/core"], "forbid": PARALLEL_SYS, "acyclic": True},
     # the collective layer: a library of its own (MPI only in comm_mpi.c, its own library)
     "src/comm":   {"rank": 0, "may": [], "forbid": [], "acyclic": True},
-    # global file status: a library of its own, uses no other folder
-    "src/fgfs":   {"rank": 1, "may": [], "forbid": []},
+    # header-only helpers every part may use (byte order on the wire): C library only
+    "src/base":   {"rank": 0, "may": [], "forbid": PARALLEL_SYS},
+    # global file status: a library of its own, uses no other folder but the base
+    "src/fgfs":   {"rank": 1, "may": ["src/base"], "forbid": []},
     # passive lock managers on MPI RMA: a library of its own, below the MPI-IO layer
     "src/lock":   {"rank": 1, "may": [], "forbid": [], "acyclic": True},
     # the public sion_* API
@@ -55,8 +62,7 @@ LAYERS = {
     # bindings: public API plus the one internal table
     "src/mpi":    {"rank": 4, "may": ["src/par/binding.h"], "forbid": [], "acyclic": True},
     "src/omp":    {"rank": 4, "may": ["src/par/binding.h"], "forbid": []},
-    "src/ompi":   {"rank": 5, "may": ["src/par/binding.h", "src/omp/teamcomm.h", "src/mpi/commcache.h"], "forbid": [],
-                   "acyclic": True},
+    "src/ompi":   {"rank": 5, "may": ["src/par/binding.h", "src/omp/teamcomm.h", "src/mpi/commcache.h"], "forbid": [], "acyclic": True},
     # parts on top (other branches): anything below them
     "src/ckpt":   {"rank": 6, "may": None, "forbid": []},
     "src/mpiio":  {"rank": 6, "may": None, "forbid": [], "acyclic": True},
@@ -65,6 +71,17 @@ LAYERS = {
     "tools":      {"rank": 9, "may": [], "forbid": []},
     "examples":   {"rank": 9, "may": [], "forbid": []},
     "bindings":   {"rank": 9, "may": [], "forbid": []},
+}
+
+# Folders whose modules still call each other in a circle (issue 29, "Dispatch
+# on top, helpers below"): every other folder of LAYERS is checked for cycles.
+# Each entry is owned by work in progress on another branch; that branch takes
+# its folder out of this set (or sets its row's "acyclic": True, which wins
+# over this set) when its circles are broken. A pending folder's cycles are
+# still printed, and one that has none left is pointed out. Do not add to it.
+PENDING_CYCLES = {
+    "src/ckpt",    # ctx.c dispatches and holds the helpers protocol.c/io.c/commit.c call back
+    "src/loader",  # cache.c <-> objects.c (and the server's request path)
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
@@ -133,7 +150,7 @@ def allowed(src_folder, target_rel, target_folder):
 
 def check_layers(root, problems):
     unknown = set()
-    graphs = {}  # folder -> module -> set(modules) (acyclic folders)
+    graphs = {}  # folder -> module -> set(modules) (every folder of the table)
     tops = sorted({k.split("/")[0] for k in LAYERS})
     for top in tops:
         for path in source_files(root, top):
@@ -145,9 +162,8 @@ def check_layers(root, problems):
             if row is None:
                 unknown.add(folder)
                 continue
-            mod = os.path.splitext(os.path.basename(rel))[0]
-            if row.get("acyclic"):
-                graphs.setdefault(folder, {}).setdefault(mod, set())
+            mod = module_of(rel, folder)
+            graphs.setdefault(folder, {}).setdefault(mod, set())
             for kind, name, line in includes(path):
                 where = "%s:%d: #include %s%s%s" % (rel, line, kind, name, ">" if kind == "<" else '"')
                 if kind == "<":
@@ -163,8 +179,8 @@ def check_layers(root, problems):
                     continue
                 tfolder = folder_of(target)
                 if tfolder == folder:
-                    tmod = os.path.splitext(os.path.basename(target))[0]
-                    if row.get("acyclic") and tmod != mod:
+                    tmod = module_of(target, folder)
+                    if tmod != mod:
                         graphs[folder][mod].add(tmod)
                     continue
                 if tfolder is None or not allowed(folder, target, tfolder):
@@ -178,39 +194,101 @@ def check_layers(root, problems):
     return unknown, graphs
 
 
-def object_graph(root, objdir, folder, nm):
-    """module -> set(modules) from the undefined/defined symbols of the
-    objects of one folder (files .../<last component of folder>/<mod>.c.o
-    whose source root/folder/<mod>.c still exists: a build tree keeps the
-    objects of files since moved away)."""
-    last = folder.split("/")[-1]
-    objs = {}
-    for dirpath, _, filenames in os.walk(objdir):
-        # libsheaf's folders: .../sheaf_obj.dir/<folder>/; a part library's
-        # (sheaf_add_part_library): .../<folder>/CMakeFiles/sheaf_<folder>_obj.dir/
-        base = os.path.basename(dirpath)
-        if not ((base == last and "sheaf_obj.dir" in dirpath) or base == "sheaf_%s_obj.dir" % last):
+def build_root(objdir):
+    """The top of the build tree objdir lies in (the directory holding
+    CMakeCache.txt), else objdir itself."""
+    d = os.path.abspath(objdir)
+    while True:
+        if os.path.isfile(os.path.join(d, "CMakeCache.txt")):
+            return d
+        up = os.path.dirname(d)
+        if up == d:
+            return os.path.abspath(objdir)
+        d = up
+
+
+def object_sources(root, objdir):
+    """{target directory: {object path: source path relative to root}} for
+    every CMake object under objdir whose source still exists (a build tree
+    keeps the objects of files since moved away). CMake puts the object of
+    DIR/x.c built by a target of the CMakeLists.txt in SUB at
+    BUILD/SUB/CMakeFiles/<target>.dir/<x.c relative to SUB>.o, a '..' in
+    that path spelled '__'."""
+    top = build_root(objdir)
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(objdir):
+        dirnames.sort()
+        rel = os.path.relpath(dirpath, top).replace(os.sep, "/")
+        m = re.match(r"^(?:(.*)/)?CMakeFiles/[^/]+\.dir(?:/(.*))?$", rel)
+        if not m:
             continue
-        for f in filenames:
-            if f.endswith(".c.o") and os.path.isfile(os.path.join(root, folder, f[:-2])):
-                objs[f[:-4]] = os.path.join(dirpath, f)
-    defined, used = {}, {}
-    for mod, path in sorted(objs.items()):
-        out = subprocess.run([nm, path], capture_output=True, text=True, check=True).stdout
-        used[mod] = set()
-        for ln in out.splitlines():
-            parts = ln.split()
+        sub, inner = m.group(1) or "", m.group(2) or ""
+        tdir = os.path.join(top, sub, "CMakeFiles", rel.split("CMakeFiles/", 1)[1].split("/")[0])
+        for f in sorted(filenames):
+            if not f.endswith(".c.o"):
+                continue
+            parts = [".." if c == "__" else c for c in (sub.split("/") if sub else []) + (inner.split("/") if inner else [])]
+            src = os.path.normpath(os.path.join(*(parts + [f[:-2]]))) if parts else f[:-2]
+            if src.startswith("..") or not os.path.isfile(os.path.join(root, src)):
+                continue
+            out.setdefault(tdir, {})[os.path.join(dirpath, f)] = src.replace(os.sep, "/")
+    return out
+
+
+def module_of(rel, folder):
+    """A file's module inside its folder: its path below the folder without
+    the extension (format.c and format.h are module "format"; a file in a
+    subfolder, tools/loader/launch_net.c, is "loader/launch_net")."""
+    return os.path.splitext(rel[len(folder) + 1:])[0]
+
+
+def nm_symbols(nm, paths):
+    """{path: (defined, used)} of object files, from one run of nm (-A names
+    the file on every line; one process for all, as forking nm per object is
+    slow on a busy machine)."""
+    out = {p: (set(), set()) for p in paths}
+    for k in range(0, len(paths), 200):
+        chunk = paths[k:k + 200]
+        text = subprocess.run([nm, "-A"] + chunk, capture_output=True, text=True, check=True).stdout
+        for ln in text.splitlines():
+            path, sep, rest = ln.partition(":")
+            if not sep or path not in out:
+                continue
+            parts = rest.split()
             if len(parts) == 2 and parts[0] == "U":
-                used[mod].add(parts[1])
-            elif len(parts) == 3 and parts[1] in "TDBRC":
-                defined.setdefault(parts[2], mod)
-    graph = {m: set() for m in objs}
-    for mod, syms in used.items():
-        for s in syms:
-            d = defined.get(s)
-            if d and d != mod:
-                graph[mod].add(d)
-    return graph
+                out[path][1].add(parts[1])
+            elif len(parts) == 3 and parts[1] in "TDBRCV":
+                out[path][0].add(parts[2])
+    return out
+
+
+def object_graphs(root, objdir, folders, nm):
+    """folder -> module -> set(modules) from the undefined/defined symbols of
+    the objects of each folder in `folders`. Symbols are matched inside one
+    CMake target (the objects linked together), so two programs of one folder
+    that each define main() or the same helper do not depend on each other; a
+    call from an object of one folder to a function of another folder is a
+    layer matter, not a cycle, and is left out."""
+    graphs = {f: {} for f in folders}
+    targets = {}
+    for tdir, objs in sorted(object_sources(root, objdir).items()):
+        mine = {o: (folder_of(src), module_of(src, folder_of(src))) for o, src in objs.items()
+                if folder_of(src) in graphs}
+        if mine:
+            targets[tdir] = mine
+    syms = nm_symbols(nm, sorted(o for mine in targets.values() for o in mine))
+    for tdir, mine in sorted(targets.items()):
+        defined = {}
+        for obj, mod in sorted(mine.items()):
+            graphs[mod[0]].setdefault(mod[1], set())
+            for name in sorted(syms[obj][0]):
+                defined.setdefault(name, mod)
+        for obj, mod in sorted(mine.items()):
+            for name in syms[obj][1]:
+                d = defined.get(name)
+                if d and d != mod and d[0] == mod[0]:
+                    graphs[mod[0]][mod[1]].add(d[1])
+    return graphs
 
 
 def cycles(graph):
@@ -262,19 +340,30 @@ def main(argv):
     objdir = argv[2] if len(argv) == 3 else None
     problems = []
     unknown, graphs = check_layers(root, problems)
+    ogs = {}
+    if objdir and os.path.isdir(objdir):
+        ogs = object_graphs(root, objdir, sorted(graphs), os.environ.get("NM", "nm"))
     for folder, graph in sorted(graphs.items()):
-        for comp in cycles(graph):
-            problems.append("%s: include cycle between modules %s" % (folder, describe(graph, comp)))
-        if objdir and os.path.isdir(objdir):
-            og = object_graph(root, objdir, folder, os.environ.get("NM", "nm"))
-            for comp in cycles(og):
-                problems.append("%s: call cycle between modules (object files) %s" % (folder, describe(og, comp)))
-            print("%s: %d modules, %d include dependencies, %d objects, %d call dependencies, acyclic: %s" % (
-                folder, len(graph), sum(len(v) for v in graph.values()), len(og),
-                sum(len(v) for v in og.values()), "no" if cycles(graph) or cycles(og) else "yes"))
+        pending = folder in PENDING_CYCLES and not LAYERS[folder].get("acyclic")
+        found = ["include cycle between modules " + describe(graph, c) for c in cycles(graph)]
+        og = ogs.get(folder)
+        if og is not None:
+            found += ["call cycle between modules (object files) " + describe(og, c) for c in cycles(og)]
+            counts = "%d modules, %d include dependencies, %d objects, %d call dependencies" % (
+                len(graph), sum(len(v) for v in graph.values()), len(og), sum(len(v) for v in og.values()))
         else:
-            print("%s: %d modules, %d include dependencies (no objects read)" % (
-                folder, len(graph), sum(len(v) for v in graph.values())))
+            counts = "%d modules, %d include dependencies (no objects read)" % (
+                len(graph), sum(len(v) for v in graph.values()))
+        if pending:
+            state = ("PENDING, %d cycle(s) not counted" % len(found) if found else
+                     "PENDING, no include cycle (calls not read)" if og is None else
+                     "PENDING but acyclic now: take it out of PENDING_CYCLES")
+            for f in found:
+                print("  pending %s: %s" % (folder, f))
+        else:
+            state = "acyclic: %s" % ("no" if found else "yes")
+            problems += ["%s: %s" % (folder, f) for f in found]
+        print("%s: %s, %s" % (folder, counts, state))
     present = sorted(k for k in LAYERS if os.path.isdir(os.path.join(root, k)))
     print("layers checked: " + ", ".join("%s(%d)" % (k, LAYERS[k]["rank"]) for k in present))
     if unknown:

@@ -5,7 +5,10 @@ Builds small source trees in a temporary directory and runs check_layers.py
 on them: a clean tree passes (and lists a folder the table does not know);
 a core file including src/par, api including par, par including api, a
 binding including the core, core including <mpi.h>, a tool including src/,
-and an include cycle in src/core each fail with their own message.
+an include cycle in src/core, in src/par (a row not marked acyclic) and in
+tools/, and (with a C compiler: objects in a fake build tree read with nm) a
+call cycle in src/par each fail with their own message; a cycle in a folder
+of PENDING_CYCLES is printed and passes.
 Exit status 0 when every case behaves, 1 otherwise.
 """
 import os
@@ -40,7 +43,27 @@ CASES = [
     ("MPI in the core", {"src/core/d.c": "#include <mpi.h>\n"}, "src/core may not use mpi.h"),
     ("tool includes src", {"tools/u.c": '#include "../src/core/a.h"\n'}, "tools (rank 9) -> src/core/a.h"),
     ("core cycle", {"src/core/b.h": '#include "a.h"\n'}, "include cycle between modules {a, b}"),
+    # every folder is checked, not only the rows marked acyclic (issue 29)
+    ("par cycle (row not marked acyclic)", {"src/par/q.h": '#include "par.h"\n', "src/par/par.h": '#include "q.h"\n'},
+     "src/par: include cycle between modules {par, q}"),
+    ("tools cycle", {"tools/t.h": '#include "u.h"\n', "tools/u.h": '#include "t.h"\n'},
+     "tools: include cycle between modules {t, u}"),
 ]
+
+# (name, files, wanted rc, wanted text): a folder still in PENDING_CYCLES
+# (src/ckpt: being untangled on another branch) has its cycle printed, not counted
+PENDING = [
+    ("pending folder's cycle", {"src/ckpt/a.h": '#include "b.h"\n', "src/ckpt/b.h": '#include "a.h"\n'}, 0,
+     "pending src/ckpt: include cycle between modules {a, b}"),
+]
+
+# A call cycle seen only in the objects: src/par/p1.c and p2.c include no
+# header of each other, yet call each other (declared in a third header).
+CALLS = {
+    "src/par/decl.h": "int par_p1(int);\nint par_p2(int);\n",
+    "src/par/p1.c": '#include "decl.h"\nint par_p1(int x) { return x ? par_p2(x - 1) : 0; }\n',
+    "src/par/p2.c": '#include "decl.h"\nint par_p2(int x) { return x ? par_p1(x - 1) : 1; }\n',
+}
 
 
 def make(root, files):
@@ -55,6 +78,27 @@ def run(files):
     with tempfile.TemporaryDirectory() as d:
         make(d, files)
         p = subprocess.run([sys.executable, CHECK, d], capture_output=True, text=True)
+        return p.returncode, p.stdout + p.stderr
+
+
+def run_objects(files, compiled):
+    """The tree plus a build tree <d>/build holding CMake-style objects of the
+    files in `compiled` (as target sheaf_obj of src/CMakeLists.txt would put
+    them); None when there is no C compiler."""
+    cc = os.environ.get("CC") or "cc"
+    with tempfile.TemporaryDirectory() as d:
+        make(d, files)
+        obj = os.path.join(d, "build", "src", "CMakeFiles", "sheaf_obj.dir")
+        for rel in compiled:
+            out = os.path.join(obj, os.path.relpath(rel, "src") + ".o")
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            try:
+                c = subprocess.run([cc, "-c", "-o", out, os.path.join(d, rel)], capture_output=True, text=True)
+            except OSError:
+                return None
+            if c.returncode != 0:
+                return None
+        p = subprocess.run([sys.executable, CHECK, d, os.path.join(d, "build")], capture_output=True, text=True)
         return p.returncode, p.stdout + p.stderr
 
 
@@ -75,6 +119,26 @@ def main():
             bad += 1
         else:
             print("ok   %s: rc 1, %r" % (name, want))
+    for name, extra, want_rc, want in PENDING:
+        files = dict(CLEAN)
+        files.update(extra)
+        rc, out = run(files)
+        if rc != want_rc or want not in out:
+            print("FAIL %s: rc %d, wanted rc %d and %r in\n%s" % (name, rc, want_rc, want, out))
+            bad += 1
+        else:
+            print("ok   %s: rc %d, %r" % (name, rc, want))
+    files = dict(CLEAN)
+    files.update(CALLS)
+    got = run_objects(files, ["src/par/p1.c", "src/par/p2.c"])
+    want = "src/par: call cycle between modules (object files) {p1, p2}"
+    if got is None:
+        print("skip call cycle in the objects: no C compiler (cc or $CC)")
+    elif got[0] != 1 or want not in got[1] or "include cycle" in got[1]:
+        print("FAIL call cycle in the objects: rc %d, wanted %r in\n%s" % (got[0], want, got[1]))
+        bad += 1
+    else:
+        print("ok   call cycle in the objects: rc 1, %r" % want)
     print("%d case(s) failed" % bad if bad else "all cases behave")
     return 1 if bad else 0
 

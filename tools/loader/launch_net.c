@@ -224,6 +224,82 @@ static int make_secret(const struct net_opts *o, struct net_job *j)
   return 0;
 }
 
+/* The servers' arguments that do not depend on the rank (server_args). */
+struct srv_common {
+  char hostlist[1 << 16], tmo[32], roots[32];
+};
+
+/* --server-launch rsh: one remote shell per host, its stdin watched by the
+ * server; *nfds of fds[] receive the servers' ready pipes. */
+static int start_rsh(const struct net_opts *o, struct net_job *j, char **argv, int *fds, int *nfds,
+                     struct srv_common *c)
+{
+  int nw;
+  char *wd = NULL, rank[32];
+  char **w = split_words(o->rsh ? o->rsh : "ssh", &nw, &wd);
+  if (!w || nw > 32) { free(w); free(wd); return -1; }
+  for (int r = 0; r < j->n; r++) {
+    int k = 0;
+    for (int i = 0; i < nw; i++) argv[k++] = w[i];
+    argv[k++] = j->names[r];
+    argv[k++] = (char *)o->server;
+    snprintf(rank, sizeof rank, "%d", r);
+    int a = server_args(o, j, rank, argv + k, c->hostlist, sizeof c->hostlist, c->tmo, c->roots);
+    if (a < 0) return -1;
+    argv[k + a] = "--watch-stdin";
+    argv[k + a + 1] = NULL;
+    pid_t p = spawn(argv, &fds[*nfds], &j->stdin_fds[r]);
+    if (p > 0) { j->pids[j->npids++] = p; (*nfds)++; }
+    else j->stdin_fds[r] = -1;
+  }
+  free(w);
+  free(wd);
+  return 0;
+}
+
+/* --server-launch srun, openmpi or mpich: one parallel start of a server per
+ * host (its rank from the environment); fds[0] receives the ready pipe. */
+static int start_parallel(const struct net_opts *o, struct net_job *j, const char *how, char **argv, int *fds,
+                          int *nfds, struct srv_common *c)
+{
+  char names[1 << 16] = "", n[32];
+  for (int r = 0; r < j->n; r++) {
+    size_t l = strlen(names);
+    snprintf(names + l, sizeof names - l, "%s%s", r ? "," : "", j->names[r]);
+  }
+  snprintf(n, sizeof n, "%d", j->n);
+  char nodelist[(1 << 16) + 16];
+  int k = 0, nw = 0;
+  const char *const *pre = NULL;
+  size_t npre = 0;
+  snprintf(nodelist, sizeof nodelist, "--nodelist=%s", names);
+  const char *srun[] = { "srun", "-N", n, "-n", n, "--ntasks-per-node=1", nodelist };
+  const char *ompi[] = { "mpirun", "-n", n, "--map-by", "ppr:1:node", "--host", names };
+  const char *mpich[] = { "mpiexec", "-n", n, "-ppn", "1", "-hosts", names };
+  if (!strcmp(how, "srun")) { pre = srun; npre = sizeof srun / sizeof *srun; }
+  else if (!strcmp(how, "openmpi")) { pre = ompi; npre = sizeof ompi / sizeof *ompi; }
+  else if (!strcmp(how, "mpich")) { pre = mpich; npre = sizeof mpich / sizeof *mpich; }
+  else {
+    fprintf(stderr, "sheaf-launch: --server-launch must be rsh, mpich, openmpi or srun\n");
+    return -1;
+  }
+  /* --starter: the command instead of the first word (e.g. mpiexec.mpich, a wrapper) */
+  char *swd = NULL;
+  char **sw = o->starter ? split_words(o->starter, &nw, &swd) : NULL;
+  if (o->starter && (!sw || nw > 32)) { free(sw); free(swd); return -1; }
+  if (sw) for (int i = 0; i < nw; i++) argv[k++] = sw[i];
+  else argv[k++] = (char *)pre[0];
+  for (size_t i = 1; i < npre; i++) argv[k++] = (char *)pre[i];
+  argv[k++] = (char *)o->server;
+  if (server_args(o, j, "env", argv + k, c->hostlist, sizeof c->hostlist, c->tmo, c->roots) < 0) return -1;
+  pid_t p = spawn(argv, &fds[0], NULL);
+  free(sw);
+  free(swd);
+  if (p > 0) { j->pids[j->npids++] = p; *nfds = 1; }
+  for (int r = 0; r < j->n; r++) j->stdin_fds[r] = -1;
+  return 0;
+}
+
 int net_start(const struct net_opts *o, struct net_job *j)
 {
   memset(j, 0, sizeof *j);
@@ -236,73 +312,17 @@ int net_start(const struct net_opts *o, struct net_job *j)
     snprintf(j->socket, sizeof j->socket, "%s/sheaf-ldjob.%u.%ld/sock", base, (unsigned)getuid(),
              (long)getpid());
   }
-  char hostlist[1 << 16], tmo[32], roots[32], rank[32];
-  snprintf(tmo, sizeof tmo, "%d", o->timeout);
-  snprintf(roots, sizeof roots, "%d", o->roots);
+  struct srv_common c;
+  snprintf(c.tmo, sizeof c.tmo, "%d", o->timeout);
+  snprintf(c.roots, sizeof c.roots, "%d", o->roots);
   const char *how = o->how ? o->how : o->rsh ? "rsh" : getenv("SLURM_JOB_ID") ? "srun" : "mpich";
   int nfds = 0, *fds = calloc((size_t)j->n, sizeof *fds);
   j->pids = calloc((size_t)j->n, sizeof *j->pids);
   j->stdin_fds = calloc((size_t)j->n, sizeof *j->stdin_fds);
   char **argv = calloc((size_t)64 + 8, sizeof *argv);
   if (!fds || !j->pids || !j->stdin_fds || !argv) return -1;
-  if (!strcmp(how, "rsh")) {
-    int nw;
-    char *wd = NULL;
-    char **w = split_words(o->rsh ? o->rsh : "ssh", &nw, &wd);
-    if (!w || nw > 32) { free(w); free(wd); return -1; }
-    for (int r = 0; r < j->n; r++) {
-      int k = 0;
-      for (int i = 0; i < nw; i++) argv[k++] = w[i];
-      argv[k++] = j->names[r];
-      argv[k++] = (char *)o->server;
-      snprintf(rank, sizeof rank, "%d", r);
-      int a = server_args(o, j, rank, argv + k, hostlist, sizeof hostlist, tmo, roots);
-      if (a < 0) return -1;
-      argv[k + a] = "--watch-stdin";
-      argv[k + a + 1] = NULL;
-      pid_t p = spawn(argv, &fds[nfds], &j->stdin_fds[r]);
-      if (p > 0) { j->pids[j->npids++] = p; nfds++; }
-      else j->stdin_fds[r] = -1;
-    }
-    free(w);
-    free(wd);
-  } else {
-    char names[1 << 16] = "", n[32];
-    for (int r = 0; r < j->n; r++) {
-      size_t l = strlen(names);
-      snprintf(names + l, sizeof names - l, "%s%s", r ? "," : "", j->names[r]);
-    }
-    snprintf(n, sizeof n, "%d", j->n);
-    char nodelist[(1 << 16) + 16];
-    int k = 0, nw = 0;
-    const char *const *pre = NULL;
-    size_t npre = 0;
-    snprintf(nodelist, sizeof nodelist, "--nodelist=%s", names);
-    const char *srun[] = { "srun", "-N", n, "-n", n, "--ntasks-per-node=1", nodelist };
-    const char *ompi[] = { "mpirun", "-n", n, "--map-by", "ppr:1:node", "--host", names };
-    const char *mpich[] = { "mpiexec", "-n", n, "-ppn", "1", "-hosts", names };
-    if (!strcmp(how, "srun")) { pre = srun; npre = sizeof srun / sizeof *srun; }
-    else if (!strcmp(how, "openmpi")) { pre = ompi; npre = sizeof ompi / sizeof *ompi; }
-    else if (!strcmp(how, "mpich")) { pre = mpich; npre = sizeof mpich / sizeof *mpich; }
-    else {
-      fprintf(stderr, "sheaf-launch: --server-launch must be rsh, mpich, openmpi or srun\n");
-      return -1;
-    }
-    /* --starter: the command instead of the first word (e.g. mpiexec.mpich, a wrapper) */
-    char *swd = NULL;
-    char **sw = o->starter ? split_words(o->starter, &nw, &swd) : NULL;
-    if (o->starter && (!sw || nw > 32)) { free(sw); free(swd); return -1; }
-    if (sw) for (int i = 0; i < nw; i++) argv[k++] = sw[i];
-    else argv[k++] = (char *)pre[0];
-    for (size_t i = 1; i < npre; i++) argv[k++] = (char *)pre[i];
-    argv[k++] = (char *)o->server;
-    if (server_args(o, j, "env", argv + k, hostlist, sizeof hostlist, tmo, roots) < 0) return -1;
-    pid_t p = spawn(argv, &fds[0], NULL);
-    free(sw);
-    free(swd);
-    if (p > 0) { j->pids[j->npids++] = p; nfds = 1; }
-    for (int r = 0; r < j->n; r++) j->stdin_fds[r] = -1;
-  }
+  if (!strcmp(how, "rsh") ? start_rsh(o, j, argv, fds, &nfds, &c) : start_parallel(o, j, how, argv, fds, &nfds, &c))
+    return -1;
   wait_ready(j, fds, nfds, o->timeout > 30000 ? o->timeout : 30000);
   for (int i = 0; i < nfds; i++) close(fds[i]);
   free(fds);

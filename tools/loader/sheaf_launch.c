@@ -318,6 +318,98 @@ static int find_parts(char *boot, char *audit, size_t cap)
   return -1;
 }
 
+/* The load servers: across hosts (net_start, job) or one on this host
+ * (*server); then the preload lists. 0, or 2 (the exit status) after a
+ * message. sock: the socket of this host's clients. */
+static int start_servers(struct opts *o, const char *boot, int across, struct net_job *job, char *server_path,
+                         pid_t *server, char *sock, size_t cap)
+{
+  if (across) {
+    snprintf(server_path, PATH_MAX, "%.*s/sheaf-ld-server", (int)(strrchr(boot, '/') - boot), boot);
+    o->net.server = o->net.server ? o->net.server : server_path;
+    o->net.timeout = o->timeout;
+    o->net.strip = o->strip;
+    o->net.cache_dir = o->cache_dir;
+    if (o->net.roots < 1) o->net.roots = 1;
+    if (net_start(&o->net, job)) return 2;
+    /* the clients of this host: its server's socket (with %r: rank 0's) */
+    expand_rank(job->socket, sock, cap);
+    const char *lists[] = { o->preload_list, o->preload };
+    for (int i = 0; i < 2; i++)
+      if (lists[i] && net_preload(job, lists[i]) < 0) { net_stop(job, o->timeout); return 2; }
+    return 0;
+  }
+  *server = start_server(o, sock, cap);
+  if (*server < 0) {
+    fprintf(stderr, "sheaf-launch: the load server did not start\n");
+    return 2;
+  }
+  if ((o->preload && preload(o, sock, o->preload) < 0) ||
+      (o->preload_list && preload(o, sock, o->preload_list) < 0)) {
+    sheaf_loader_request(sock, SHEAF_LOADER_SHUTDOWN, NULL, NULL, 0, o->timeout);
+    waitpid(*server, NULL, 0);
+    return 2;
+  }
+  return 0;
+}
+
+/* The launch line with sheaf-boot and its options before the executable
+ * (line[at]; at < 0: unchanged); NULL when out of memory. */
+static char **boot_line(const struct opts *o, char **line, int n, int at, char *boot, char *sock, char *audit,
+                        char *tmo)
+{
+  char **cmd = calloc((size_t)n + 20, sizeof *cmd);
+  if (!cmd) return NULL;
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    if (i == at) {
+      cmd[k++] = boot;
+      cmd[k++] = "--socket"; cmd[k++] = sock;
+      cmd[k++] = "--audit"; cmd[k++] = audit;
+      cmd[k++] = "--timeout"; cmd[k++] = tmo;
+      if (o->prefixes[0]) { cmd[k++] = "--prefixes"; cmd[k++] = (char *)o->prefixes; }
+      if (o->suffixes[0]) { cmd[k++] = "--suffixes"; cmd[k++] = (char *)o->suffixes; }
+      if (o->log) { cmd[k++] = "--log"; cmd[k++] = (char *)o->log; }
+      cmd[k++] = "--";
+    }
+    cmd[k++] = line[i];
+  }
+  return cmd;
+}
+
+/* --no-boot: the audit library and its settings through the environment */
+static void boot_env(const struct opts *o, const char *sock, const char *audit, const char *tmo)
+{
+  setenv(SHEAF_LOADER_ENV_SOCKET, sock, 1);
+  setenv("LD_AUDIT", audit, 1);
+  setenv(SHEAF_LOADER_ENV_TIMEOUT, tmo, 1);
+  if (o->prefixes[0]) setenv(SHEAF_LOADER_ENV_PREFIXES, o->prefixes, 1);
+  if (o->suffixes[0]) setenv(SHEAF_LOADER_ENV_SUFFIXES, o->suffixes, 1);
+  if (o->log) setenv(SHEAF_LOADER_ENV_LOG, o->log, 1);
+}
+
+/* Run cmd as the child (signals forwarded to it); its exit status (128 +
+ * the signal that ended it; 127: it could not be started). */
+static int run_child(char **cmd)
+{
+  signal(SIGINT, forward);
+  signal(SIGTERM, forward);
+  signal(SIGHUP, forward);
+  child = fork();
+  if (child == 0) {
+    execvp(cmd[0], cmd);
+    fprintf(stderr, "sheaf-launch: cannot execute %s: %s\n", cmd[0], strerror(errno));
+    _exit(127);
+  }
+  int st = 0, rc = 127;
+  if (child > 0) {
+    while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
+    }
+    rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+  return rc;
+}
+
 int main(int argc, char **argv)
 {
   struct opts o = { .strip = 1, .boot = 1, .timeout = 20000,
@@ -349,74 +441,13 @@ int main(int argc, char **argv)
   struct net_job job;
   char server_path[PATH_MAX];
   pid_t server = -1;
-  if (across) {
-    snprintf(server_path, sizeof server_path, "%.*s/sheaf-ld-server",
-             (int)(strrchr(boot, '/') - boot), boot);
-    o.net.server = o.net.server ? o.net.server : server_path;
-    o.net.timeout = o.timeout;
-    o.net.strip = o.strip;
-    o.net.cache_dir = o.cache_dir;
-    if (o.net.roots < 1) o.net.roots = 1;
-    if (net_start(&o.net, &job)) return 2;
-    /* the clients of this host: its server's socket (with %r: rank 0's) */
-    expand_rank(job.socket, sock, sizeof sock);
-    const char *lists[] = { o.preload_list, o.preload };
-    for (int i = 0; i < 2; i++)
-      if (lists[i] && net_preload(&job, lists[i]) < 0) { net_stop(&job, o.timeout); return 2; }
-  } else {
-    server = start_server(&o, sock, sizeof sock);
-    if (server < 0) {
-      fprintf(stderr, "sheaf-launch: the load server did not start\n");
-      return 2;
-    }
-    if ((o.preload && preload(&o, sock, o.preload) < 0) ||
-        (o.preload_list && preload(&o, sock, o.preload_list) < 0)) {
-      sheaf_loader_request(sock, SHEAF_LOADER_SHUTDOWN, NULL, NULL, 0, o.timeout);
-      waitpid(server, NULL, 0);
-      return 2;
-    }
-  }
+  if (start_servers(&o, boot, across, &job, server_path, &server, sock, sizeof sock)) return 2;
   char tmo[32];
   snprintf(tmo, sizeof tmo, "%d", o.timeout);
-  char **cmd = calloc((size_t)n + 20, sizeof *cmd);
+  char **cmd = boot_line(&o, line, n, at, boot, across ? job.socket : sock, audit, tmo);
   if (!cmd) return 2;
-  int k = 0;
-  for (int i = 0; i < n; i++) {
-    if (i == at) {
-      cmd[k++] = boot;
-      cmd[k++] = "--socket"; cmd[k++] = across ? job.socket : sock;
-      cmd[k++] = "--audit"; cmd[k++] = audit;
-      cmd[k++] = "--timeout"; cmd[k++] = tmo;
-      if (o.prefixes[0]) { cmd[k++] = "--prefixes"; cmd[k++] = o.prefixes; }
-      if (o.suffixes[0]) { cmd[k++] = "--suffixes"; cmd[k++] = o.suffixes; }
-      if (o.log) { cmd[k++] = "--log"; cmd[k++] = (char *)o.log; }
-      cmd[k++] = "--";
-    }
-    cmd[k++] = line[i];
-  }
-  if (!o.boot) {
-    setenv(SHEAF_LOADER_ENV_SOCKET, sock, 1);
-    setenv("LD_AUDIT", audit, 1);
-    setenv(SHEAF_LOADER_ENV_TIMEOUT, tmo, 1);
-    if (o.prefixes[0]) setenv(SHEAF_LOADER_ENV_PREFIXES, o.prefixes, 1);
-    if (o.suffixes[0]) setenv(SHEAF_LOADER_ENV_SUFFIXES, o.suffixes, 1);
-    if (o.log) setenv(SHEAF_LOADER_ENV_LOG, o.log, 1);
-  }
-  signal(SIGINT, forward);
-  signal(SIGTERM, forward);
-  signal(SIGHUP, forward);
-  child = fork();
-  if (child == 0) {
-    execvp(cmd[0], cmd);
-    fprintf(stderr, "sheaf-launch: cannot execute %s: %s\n", cmd[0], strerror(errno));
-    _exit(127);
-  }
-  int st = 0, rc = 127;
-  if (child > 0) {
-    while (waitpid(child, &st, 0) < 0 && errno == EINTR) {
-    }
-    rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  }
+  if (!o.boot) boot_env(&o, sock, audit, tmo);
+  int rc = run_child(cmd);
   if (o.stats || o.stats_file) report(&o, sock, across ? job.fe : -2);
   if (across) {
     net_stop(&job, o.timeout);
