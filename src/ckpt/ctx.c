@@ -19,7 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char *strategy_names[] = {"fpp", "coio", "rbio", "sion"};
+const char *const ck_strategy_names[4] = {"fpp", "coio", "rbio", "sion"};
+
+int ck_pub(int rc) { return rc < 0 ? rc : -rc; }
 
 int ck_fail(sheaf_ckpt_ctx *c, int code, const char *fmt, ...)
 {
@@ -107,6 +109,8 @@ int ck_fault(sheaf_ckpt_ctx *c, const char *kind, uint64_t step)
     return (int)arg;
 }
 
+const char *sheaf_ckpt_strategy_name(const sheaf_ckpt_ctx *c) { return ck_strategy_names[c->cfg.strategy]; }
+
 static uint64_t parse_bytes(const char *v, int *ok)
 {
     char *end;
@@ -127,7 +131,7 @@ static int set_option(ck_cfg *cfg, const char *k, const char *v, char *err, size
     int ok = 1;
     char *end;
     if (!strcmp(k, "strategy")) {
-        for (cfg->strategy = 0; cfg->strategy < 4 && strcmp(v, strategy_names[cfg->strategy]); cfg->strategy++)
+        for (cfg->strategy = 0; cfg->strategy < 4 && strcmp(v, ck_strategy_names[cfg->strategy]); cfg->strategy++)
             ;
         ok = cfg->strategy < 4;
     } else if (!strncmp(k, "hint.", 5)) {
@@ -201,48 +205,44 @@ static int check_cfg(sheaf_ckpt_ctx *c)
     return 0;
 }
 
-int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char *options, sheaf_ckpt_ctx **out)
+/* init's callbacks (ck_proto_init): the context's communicator and
+ * options, the parameters every rank must share, rbio's communicators */
+typedef struct init_x {
+    sheaf_ckpt_ctx *c;
+    MPI_Comm comm;
+    const char *base, *app, *options;
+} init_x;
+
+static int init_configure(void *v, int64_t *params, int *np, char *err, size_t n)
 {
-    *out = NULL;
-    sheaf_ckpt_ctx *c = calloc(1, sizeof *c);
-    int nomem = c ? 0 : ENOMEM, anynomem = 0;
-    MPI_Allreduce(&nomem, &anynomem, 1, MPI_INT, MPI_MAX, comm);
-    if (anynomem) {
-        free(c);
-        return ckf_err(ENOMEM, "sheaf_ckpt_init: no memory for the context (on some rank)");
-    }
-    MPI_Comm_dup(comm, &c->comm);
+    init_x *x = v;
+    sheaf_ckpt_ctx *c = x->c;
+    MPI_Comm_dup(x->comm, &c->comm);
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->np);
     c->cfg.durable = 1;
     c->rcs = c->rank == 0 ? calloc((size_t)c->np, sizeof *c->rcs) : NULL; /* checked with the options */
     c->cfg.timeout = 60;
     c->cfg.buffer = 256u << 20;
-    c->info = MPI_INFO_NULL;
-    for (int i = 0; i < 2; i++)
-        c->slot[i].gat_req = c->slot[i].err_req = c->slot[i].bc_req = c->slot[i].prep_req = MPI_REQUEST_NULL;
-    c->rb.wcomm = c->rb.fcomm = MPI_COMM_NULL;
-    char err[256] = "";
     int rc = 0;
-    if (!base || strlen(base) >= sizeof c->base - 64 || (app && strlen(app) > SHEAF_CKPT_APP_MAX))
-        rc = EINVAL, snprintf(err, sizeof err, "base directory or application name missing or too long");
-    else {
-        snprintf(c->base, sizeof c->base, "%s", base);
-        snprintf(c->app, sizeof c->app, "%s", app ? app : "");
-        rc = ck_options(&c->cfg, options, err, sizeof err);
-        if (!rc)
-            rc = ck_options(&c->cfg, getenv("SHEAF_CKPT_OPTIONS"), err, sizeof err);
-        const char *s = getenv("SHEAF_CKPT_STRATEGY");
-        if (!rc && s && *s) {
-            char o[64];
-            snprintf(o, sizeof o, "strategy=%.40s", s);
-            rc = ck_options(&c->cfg, o, err, sizeof err);
-        }
+    *np = 0;
+    if (!x->base || strlen(x->base) >= sizeof c->base - 64 || (x->app && strlen(x->app) > SHEAF_CKPT_APP_MAX))
+        return snprintf(err, n, "base directory or application name missing or too long"), EINVAL;
+    snprintf(c->base, sizeof c->base, "%s", x->base);
+    snprintf(c->app, sizeof c->app, "%s", x->app ? x->app : "");
+    rc = ck_options(&c->cfg, x->options, err, n);
+    if (!rc)
+        rc = ck_options(&c->cfg, getenv("SHEAF_CKPT_OPTIONS"), err, n);
+    const char *s = getenv("SHEAF_CKPT_STRATEGY");
+    if (!rc && s && *s) {
+        char o[64];
+        snprintf(o, sizeof o, "strategy=%.40s", s);
+        rc = ck_options(&c->cfg, o, err, n);
     }
     if (!rc && c->rank == 0 && !c->rcs)
-        rc = ENOMEM, snprintf(err, sizeof err, "no memory for %d result codes", c->np);
+        rc = ENOMEM, snprintf(err, n, "no memory for %d result codes", c->np);
     if (!rc && check_cfg(c))
-        rc = EINVAL, snprintf(err, sizeof err, "%s", c->err);
+        rc = EINVAL, snprintf(err, n, "%s", c->err);
     if (!rc && c->cfg.nhints) {
         MPI_Info_create(&c->info);
         for (int i = 0; i < c->cfg.nhints; i++)
@@ -250,24 +250,64 @@ int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char
     }
     if (!rc && c->rank == 0) /* step-N.tmp of an earlier run: never checkpoints, removed */
         ck_remove_stale(c->base);
-    int all = rc;
-    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, c->comm);
-    if (!all && c->cfg.strategy == CK_RBIO) {
-        rc = ck_rbio_setup(c);
-        if (rc)
-            snprintf(err, sizeof err, "%s", c->err);
-        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, c->comm);
+    /* what decides the collective calls of every step: the same on every rank */
+    const ck_cfg *g = &c->cfg;
+    int64_t p[] = {g->strategy, g->nf, g->ng, g->dedicated, g->sion_container, g->durable};
+    *np = (int)(sizeof p / sizeof *p);
+    memcpy(params, p, sizeof p);
+    return rc;
+}
+
+static int init_need_setup(void *v) { return ((init_x *)v)->c->cfg.strategy == CK_RBIO; }
+
+static int init_setup(void *v, char *err, size_t n)
+{
+    sheaf_ckpt_ctx *c = ((init_x *)v)->c;
+    int rc = ck_rbio_setup(c);
+    if (rc)
+        snprintf(err, n, "%s", c->err);
+    return rc;
+}
+
+static const ck_init_ops init_ops = {init_configure, init_setup, init_need_setup};
+
+/* Three agreements over the caller's communicator (proto.c): the
+ * allocation, the options (with the parameters that must be equal), rbio's
+ * setup; one MPI_Allreduce each when all went well. */
+static int ckpt_init(MPI_Comm comm, const char *base, const char *app, const char *options, sheaf_ckpt_ctx **out)
+{
+    *out = NULL;
+    sheaf_ckpt_ctx *c = calloc(1, sizeof *c);
+    if (c) {
+        c->comm = MPI_COMM_NULL;
+        c->info = MPI_INFO_NULL;
+        for (int i = 0; i < 2; i++)
+            c->slot[i].gat_req = c->slot[i].err_req = c->slot[i].bc_req = c->slot[i].prep_req = MPI_REQUEST_NULL;
+        c->rb.wcomm = c->rb.fcomm = MPI_COMM_NULL;
     }
+    sheaf_comm_mpi_ref_t ref;
+    ck_ag a;
+    ck_ag_init(&a, sheaf_comm_mpi_ref(&ref, comm));
+    init_x x = {c, comm, base, app, options};
+    int all = ck_proto_init(&a, c ? 0 : ENOMEM, &init_ops, &x);
     if (all) {
-        ckf_err(all, "sheaf_ckpt_init(%s): %s", base ? base : "(null)", rc ? err : "failed on another rank");
-        sheaf_ckpt_finalize(&c);
+        ckf_err(all, "sheaf_ckpt_init(%s): %s", base ? base : "(null)", a.msg);
+        if (c && c->comm != MPI_COMM_NULL)
+            sheaf_ckpt_finalize(&c);
+        free(c);
         return all;
     }
+    ck_ag_init(&c->ag, sheaf_comm_mpi_ref(&c->cref, c->comm));
     *out = c;
     return 0;
 }
 
-int sheaf_ckpt_declare(sheaf_ckpt_ctx *c, const char *name, int type, uint64_t count, const void *data, int *index)
+int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char *options, sheaf_ckpt_ctx **out)
+{
+    return ck_pub(ckpt_init(comm, base, app, options, out));
+}
+
+static int ckpt_declare(sheaf_ckpt_ctx *c, const char *name, int type, uint64_t count, const void *data, int *index)
 {
     if (!name || !*name || strlen(name) > SHEAF_CKPT_NAME_MAX || !sheaf_ckpt_type_size(type) ||
         (count && !data) || c->seq)
@@ -299,7 +339,7 @@ int sheaf_ckpt_declare(sheaf_ckpt_ctx *c, const char *name, int type, uint64_t c
     return 0;
 }
 
-int sheaf_ckpt_update(sheaf_ckpt_ctx *c, int index, uint64_t count, const void *data)
+static int ckpt_update(sheaf_ckpt_ctx *c, int index, uint64_t count, const void *data)
 {
     if (index < 0 || index >= c->nfields || (count && !data))
         return ck_fail(c, EINVAL, "update: no field %d or no data", index);
@@ -322,10 +362,19 @@ int sheaf_ckpt_latest_mpi(MPI_Comm comm, const char *base, uint64_t *step)
     *step = s.step;
     if (s.rc)
         ckf_err(s.rc, "%s", s.msg);
-    return s.rc;
+    return ck_pub(s.rc); /* sheaf_ckpt_latest's code is negative already */
+}
+
+int sheaf_ckpt_declare(sheaf_ckpt_ctx *c, const char *name, int type, uint64_t count, const void *data, int *index)
+{
+    return ck_pub(ckpt_declare(c, name, type, count, data, index));
+}
+
+int sheaf_ckpt_update(sheaf_ckpt_ctx *c, int index, uint64_t count, const void *data)
+{
+    return ck_pub(ckpt_update(c, index, count, data));
 }
 
 int sheaf_ckpt_role(const sheaf_ckpt_ctx *c) { return c->cfg.strategy == CK_RBIO ? c->rb.role : SHEAF_CKPT_RANK; }
-const char *sheaf_ckpt_strategy_name(const sheaf_ckpt_ctx *c) { return strategy_names[c->cfg.strategy]; }
 void sheaf_ckpt_get_stats(const sheaf_ckpt_ctx *c, sheaf_ckpt_stats *st) { *st = c->st; }
 const char *sheaf_ckpt_error(const sheaf_ckpt_ctx *c) { return c->err; }
