@@ -22,10 +22,10 @@ void ck_ag_init(ck_ag *a, sheaf_comm *comm)
 int ck_ag_step(ck_ag *a, const char *step, int rc, const char *msg, int64_t *vals, int n)
 {
     char inj[160];
-    if (ck_hook && !rc) {
+    if (ck_hook) { /* sees every step; injects where this member did not fail already */
         int me = sheaf_comm_rank(a->comm);
         int h = ck_hook(step, me, ck_hook_arg);
-        if (h) {
+        if (h && !rc) {
             snprintf(inj, sizeof inj, "%s: failure injected on rank %d", step, me);
             rc = h;
             msg = inj;

@@ -33,8 +33,8 @@ void ck_ag_init(ck_ag *a, sheaf_comm *comm);
 int ck_ag_step(ck_ag *a, const char *step, int rc, const char *msg, int64_t *vals, int n);
 
 /* The test hook (not exported; NULL in production): called at every named
- * step with the member's rank; a non-zero return is injected there as that
- * member's failure (when it did not fail already). */
+ * step with the member's rank, before the exchange; a non-zero return is
+ * injected there as that member's failure (when it did not fail already). */
 typedef int (*ck_hook_fn)(const char *step, int rank, void *arg);
 extern ck_hook_fn ck_hook;
 extern void *ck_hook_arg;
