@@ -85,7 +85,7 @@ struct sheaf_ckpt_ctx {
     char err[512];
 };
 
-/* helpers of every step file */
+/* util.c: helpers of every step file (nothing above them is called) */
 extern const char *const ck_strategy_names[4];
 /* a public call's code: 0 or negative (-errno; negative codes of the
  * collective layer pass unchanged) */

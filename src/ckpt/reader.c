@@ -46,11 +46,10 @@ struct sheaf_ckpt {
 
 const char *sheaf_ckpt_errmsg(void) { return ckf_errmsg(); }
 
-static const struct { const char *name; size_t size; } types[] = {
-    {"?", 0}, {"u8", 1}, {"i8", 1}, {"i16", 2}, {"u16", 2}, {"i32", 4}, {"u32", 4},
-    {"i64", 8}, {"u64", 8}, {"f32", 4}, {"f64", 8},
+static const struct { const char *name; } types[] = { /* their sizes: ckf_type_size (format.c) */
+    {"?"}, {"u8"}, {"i8"}, {"i16"}, {"u16"}, {"i32"}, {"u32"}, {"i64"}, {"u64"}, {"f32"}, {"f64"},
 };
-size_t sheaf_ckpt_type_size(int t) { return t >= 1 && t <= SHEAF_CKPT_F64 ? types[t].size : 0; }
+size_t sheaf_ckpt_type_size(int t) { return ckf_type_size(t); }
 const char *sheaf_ckpt_type_name(int t) { return t >= 1 && t <= SHEAF_CKPT_F64 ? types[t].name : NULL; }
 int sheaf_ckpt_type_by_name(const char *name)
 {

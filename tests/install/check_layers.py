@@ -57,7 +57,7 @@ LAYERS = {
     "src/omp":    {"rank": 4, "may": ["src/par/binding.h"], "forbid": []},
     "src/ompi":   {"rank": 5, "may": ["src/par/binding.h", "src/omp/teamcomm.h", "src/mpi/commcache.h"], "forbid": []},
     # parts on top (other branches): anything below them
-    "src/ckpt":   {"rank": 6, "may": None, "forbid": []},
+    "src/ckpt":   {"rank": 6, "may": None, "forbid": [], "acyclic": True},
     "src/mpiio":  {"rank": 6, "may": None, "forbid": []},
     "src/loader": {"rank": 6, "may": None, "forbid": []},
     # programs and bindings to other languages: the public API only
