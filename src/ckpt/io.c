@@ -412,6 +412,7 @@ int ck_write_shared(sheaf_ckpt_ctx *c, MPI_Comm fcomm, uint64_t step, const char
     sheaf_comm_mpi_ref_t ref;
     ck_ag a;
     ck_ag_init(&a, sheaf_comm_mpi_ref(&ref, fcomm));
+    a.who = c->rank; /* messages name the rank of the checkpoint's communicator */
     int rc = ck_proto_shared(&a, &shared_ops, &x, x.nf, msg, mn);
     ckf_header_free(&x.h);
     free(x.boff);

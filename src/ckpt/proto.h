@@ -21,11 +21,14 @@
  * exchange fixes code, rank and msg on every member, later ones keep them. */
 typedef struct ck_ag {
     sheaf_comm *comm;
+    int who;                     /* this member's rank as messages name it (init: its rank in comm) */
     int code;                    /* 0, or the first agreed failure */
-    int rank;                    /* its (lowest failing) rank, -1 */
-    char msg[SHEAF_COMM_MSGLEN]; /* "rank R: its message" */
+    int rank;                    /* its (lowest failing) rank in comm, -1 */
+    char msg[SHEAF_COMM_MSGLEN]; /* "rank W: its message" (W: the failing member's who) */
 } ck_ag;
 
+/* who = the member's rank in comm; set a->who after it to name another
+ * rank (io.c: the rank in the checkpoint's communicator, not the file's) */
 void ck_ag_init(ck_ag *a, sheaf_comm *comm);
 /* One agreement named step: this member's rc (0 or an errno) and msg, and
  * n values (min over members in the same exchange; NULL when n is 0).
