@@ -1,5 +1,6 @@
-/* ctx.c - libsheaf_ckpt: the context, options, field declarations, the
- * write/wait protocol (agreement, commit) and bounded waits. */
+/* ctx.c - libsheaf_ckpt: the context (init: the callbacks of
+ * ck_proto_init, proto.c), options, field declarations. Dispatches; the
+ * helpers the step files share are in util.c, below. */
 #if defined(__GNUC__) && !defined(__clang__)
 /* messages are cut at their buffer's size on purpose; MPI_Testall with
  * MPI_STATUSES_IGNORE is not an array access (GCC's false positive) */
@@ -9,15 +10,9 @@
 #include "ckpt.h"
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 static uint64_t parse_bytes(const char *v, int *ok)
 {
