@@ -27,12 +27,14 @@
  * Commit: a checkpoint is written into <base>/step-<N>.tmp and renamed to
  * <base>/step-<N> with its manifest only when every rank succeeded; the
  * previous one stays untouched until then. Errors: every call returns 0 or a
- * positive errno-style code, the same on every rank of the communicator (a
+ * negative code, -errno (-EINVAL, -EIO, -ETIMEDOUT, ...; until issue 29
+ * positive errno values: compare with -E..., never with > 0), the
+ * same on every rank of the communicator (a
  * failure of one writer is reported to every rank with the failing rank's
  * message: by the write itself for fpp, coio, sion; for rbio at the rank's
  * next write if the result is known by then, at the latest at the write after
  * or at sheaf_ckpt_wait / finalize); waits for other ranks are
- * bounded by `timeout` (ETIMEDOUT: the context is then unusable and the
+ * bounded by `timeout` (-ETIMEDOUT: the context is then unusable and the
  * application should MPI_Abort). Nothing here aborts or exits. */
 #ifndef SHEAF_CKPT_H
 #define SHEAF_CKPT_H
@@ -80,7 +82,7 @@ SHEAF_API int sheaf_ckpt_wait(sheaf_ckpt_ctx *ctx);
 /* Collective: wait, then free the context (*ctx = NULL). */
 SHEAF_API int sheaf_ckpt_finalize(sheaf_ckpt_ctx **ctx);
 /* Collective: the newest complete checkpoint under base as rank 0 sees it
- * (ENOENT on every rank if none). */
+ * (-ENOENT on every rank if none). */
 SHEAF_API int sheaf_ckpt_latest_mpi(MPI_Comm comm, const char *base, uint64_t *step);
 
 SHEAF_API int sheaf_ckpt_role(const sheaf_ckpt_ctx *ctx);

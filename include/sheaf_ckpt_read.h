@@ -7,9 +7,10 @@
  * While being written it is <base>/step-<N>.tmp; only a renamed directory with
  * a manifest is a checkpoint (sheaf_ckpt_list never shows anything else).
  *
- * Every function returns 0 or a positive errno-style code; the message of the
- * last failure on this thread (naming the file and the cause) is
- * sheaf_ckpt_errmsg(). Nothing here aborts, and bad files give EINVAL/EIO. */
+ * Every function returns 0 or a negative code, -errno (positive errno values
+ * before issue 29; sheaf's one sign); the message of the last failure on
+ * this thread (naming the file and the cause) is sheaf_ckpt_errmsg().
+ * Nothing here aborts, and bad files give -EINVAL/-EIO. */
 #ifndef SHEAF_CKPT_READ_H
 #define SHEAF_CKPT_READ_H
 #include "sheaf_export.h"
@@ -49,7 +50,7 @@ SHEAF_API int sheaf_ckpt_type_by_name(const char *name);
  * steps, *n = how many exist. Directories still named *.tmp, without a
  * manifest, or with an unreadable one are never listed. */
 SHEAF_API int sheaf_ckpt_list(const char *base, uint64_t *steps, size_t max, size_t *n);
-/* The newest complete checkpoint under base: ENOENT if there is none. */
+/* The newest complete checkpoint under base: -ENOENT if there is none. */
 SHEAF_API int sheaf_ckpt_latest(const char *base, uint64_t *step);
 
 /* Open checkpoint `step` under `base` (reads the manifest and every unit's

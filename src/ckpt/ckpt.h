@@ -2,7 +2,9 @@
 #ifndef SHEAF_CKPT_INTERNAL_H
 #define SHEAF_CKPT_INTERNAL_H
 #include "format.h"
+#include "proto.h"
 #include "sheaf_ckpt.h"
+#include "sheaf_comm_mpi.h"
 #include <mpi.h>
 
 enum ck_strategy { CK_FPP = 0, CK_COIO, CK_RBIO, CK_SION };
@@ -62,6 +64,8 @@ typedef struct ck_slot {
 
 struct sheaf_ckpt_ctx {
     MPI_Comm comm;
+    sheaf_comm_mpi_ref_t cref;     /* comm as a sheaf_comm (no allocation, no MPI call) */
+    ck_ag ag;                      /* the agreements of the current call (proto.h) */
     int rank, np;
     char base[3800], app[SHEAF_CKPT_APP_MAX + 1];
     ck_cfg cfg;
@@ -81,6 +85,11 @@ struct sheaf_ckpt_ctx {
     char err[512];
 };
 
+/* util.c: helpers of every step file (nothing above them is called) */
+extern const char *const ck_strategy_names[4];
+/* a public call's code: 0 or negative (-errno; negative codes of the
+ * collective layer pass unchanged) */
+int ck_pub(int rc);
 int ck_fail(sheaf_ckpt_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 double ck_now(void);
 /* Wait for n requests, polling politely, at most cfg.timeout seconds:

@@ -1,5 +1,6 @@
-/* ctx.c - libsheaf_ckpt: the context, options, field declarations, the
- * write/wait protocol (agreement, commit) and bounded waits. */
+/* ctx.c - libsheaf_ckpt: the context (init: the callbacks of
+ * ck_proto_init, proto.c), options, field declarations. Dispatches; the
+ * helpers the step files share are in util.c, below. */
 #if defined(__GNUC__) && !defined(__clang__)
 /* messages are cut at their buffer's size on purpose; MPI_Testall with
  * MPI_STATUSES_IGNORE is not an array access (GCC's false positive) */
@@ -9,103 +10,9 @@
 #include "ckpt.h"
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
-static const char *strategy_names[] = {"fpp", "coio", "rbio", "sion"};
-
-int ck_fail(sheaf_ckpt_ctx *c, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->err, sizeof c->err, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-double ck_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-int ck_waitall(sheaf_ckpt_ctx *c, int n, MPI_Request *reqs, const char *what)
-{
-    double end = ck_now() + c->cfg.timeout;
-    struct timespec nap = {0, 50000};
-    for (;;) {
-        int done = 0;
-        int mrc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
-        if (mrc == MPI_ERR_IN_STATUS && c->lenient) {
-            for (int i = 0; i < n; i++) /* completed with an error: freed, or finish them */
-                if (reqs[i] != MPI_REQUEST_NULL)
-                    MPI_Test(&reqs[i], &done, MPI_STATUS_IGNORE);
-            done = 1;
-            for (int i = 0; i < n; i++)
-                done = done && reqs[i] == MPI_REQUEST_NULL;
-            if (done)
-                return 0;
-            mrc = MPI_SUCCESS;
-        }
-        if (mrc != MPI_SUCCESS) {
-            c->broken = 1;
-            return ck_fail(c, EIO, "%s: MPI error while waiting", what);
-        }
-        if (done)
-            return 0;
-        if (ck_now() > end) {
-            c->broken = 1;
-            return ck_fail(c, ETIMEDOUT, "%s: no answer within %.1f s (a writer or rank died or hangs); "
-                                         "the checkpoint context is unusable, the job should abort", what,
-                           c->cfg.timeout);
-        }
-        nanosleep(&nap, NULL);
-    }
-}
-
-uint64_t ck_first(uint64_t g, uint64_t n, uint64_t k) { return g * n / k; }
-
-int ck_group_of(uint64_t r, uint64_t n, uint64_t k)
-{
-    uint64_t g = r * k / n;
-    while (g + 1 < k && ck_first(g + 1, n, k) <= r)
-        g++;
-    while (g > 0 && ck_first(g, n, k) > r)
-        g--;
-    return (int)g;
-}
-
-int ck_fault(sheaf_ckpt_ctx *c, const char *kind, uint64_t step)
-{
-    const char *f = getenv("SHEAF_CKPT_FAULT");
-    char k[16];
-    int rank;
-    unsigned long long s, arg = 1;
-    if (!f || sscanf(f, "%15[a-z]:%d:%llu:%llu", k, &rank, &s, &arg) < 3)
-        return 0;
-    if (strcmp(k, kind) || rank != c->rank || s != step)
-        return 0;
-    if (!strcmp(kind, "kill"))
-        raise(SIGKILL);
-    if (!strcmp(kind, "fsize")) { /* a full disk: writes past arg bytes fail (EFBIG) */
-        signal(SIGXFSZ, SIG_IGN);
-        struct rlimit rl;
-        getrlimit(RLIMIT_FSIZE, &rl);
-        rl.rlim_cur = (rlim_t)arg; /* the soft limit only: a test can lift it again */
-        setrlimit(RLIMIT_FSIZE, &rl);
-    }
-    if (!strcmp(kind, "stall"))
-        sleep((unsigned)arg);
-    return (int)arg;
-}
 
 static uint64_t parse_bytes(const char *v, int *ok)
 {
@@ -127,7 +34,7 @@ static int set_option(ck_cfg *cfg, const char *k, const char *v, char *err, size
     int ok = 1;
     char *end;
     if (!strcmp(k, "strategy")) {
-        for (cfg->strategy = 0; cfg->strategy < 4 && strcmp(v, strategy_names[cfg->strategy]); cfg->strategy++)
+        for (cfg->strategy = 0; cfg->strategy < 4 && strcmp(v, ck_strategy_names[cfg->strategy]); cfg->strategy++)
             ;
         ok = cfg->strategy < 4;
     } else if (!strncmp(k, "hint.", 5)) {
@@ -201,48 +108,44 @@ static int check_cfg(sheaf_ckpt_ctx *c)
     return 0;
 }
 
-int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char *options, sheaf_ckpt_ctx **out)
+/* init's callbacks (ck_proto_init): the context's communicator and
+ * options, the parameters every rank must share, rbio's communicators */
+typedef struct init_x {
+    sheaf_ckpt_ctx *c;
+    MPI_Comm comm;
+    const char *base, *app, *options;
+} init_x;
+
+static int init_configure(void *v, int64_t *params, int *np, char *err, size_t n)
 {
-    *out = NULL;
-    sheaf_ckpt_ctx *c = calloc(1, sizeof *c);
-    int nomem = c ? 0 : ENOMEM, anynomem = 0;
-    MPI_Allreduce(&nomem, &anynomem, 1, MPI_INT, MPI_MAX, comm);
-    if (anynomem) {
-        free(c);
-        return ckf_err(ENOMEM, "sheaf_ckpt_init: no memory for the context (on some rank)");
-    }
-    MPI_Comm_dup(comm, &c->comm);
+    init_x *x = v;
+    sheaf_ckpt_ctx *c = x->c;
+    MPI_Comm_dup(x->comm, &c->comm);
     MPI_Comm_rank(c->comm, &c->rank);
     MPI_Comm_size(c->comm, &c->np);
     c->cfg.durable = 1;
     c->rcs = c->rank == 0 ? calloc((size_t)c->np, sizeof *c->rcs) : NULL; /* checked with the options */
     c->cfg.timeout = 60;
     c->cfg.buffer = 256u << 20;
-    c->info = MPI_INFO_NULL;
-    for (int i = 0; i < 2; i++)
-        c->slot[i].gat_req = c->slot[i].err_req = c->slot[i].bc_req = c->slot[i].prep_req = MPI_REQUEST_NULL;
-    c->rb.wcomm = c->rb.fcomm = MPI_COMM_NULL;
-    char err[256] = "";
     int rc = 0;
-    if (!base || strlen(base) >= sizeof c->base - 64 || (app && strlen(app) > SHEAF_CKPT_APP_MAX))
-        rc = EINVAL, snprintf(err, sizeof err, "base directory or application name missing or too long");
-    else {
-        snprintf(c->base, sizeof c->base, "%s", base);
-        snprintf(c->app, sizeof c->app, "%s", app ? app : "");
-        rc = ck_options(&c->cfg, options, err, sizeof err);
-        if (!rc)
-            rc = ck_options(&c->cfg, getenv("SHEAF_CKPT_OPTIONS"), err, sizeof err);
-        const char *s = getenv("SHEAF_CKPT_STRATEGY");
-        if (!rc && s && *s) {
-            char o[64];
-            snprintf(o, sizeof o, "strategy=%.40s", s);
-            rc = ck_options(&c->cfg, o, err, sizeof err);
-        }
+    *np = 0;
+    if (!x->base || strlen(x->base) >= sizeof c->base - 64 || (x->app && strlen(x->app) > SHEAF_CKPT_APP_MAX))
+        return snprintf(err, n, "base directory or application name missing or too long"), EINVAL;
+    snprintf(c->base, sizeof c->base, "%s", x->base);
+    snprintf(c->app, sizeof c->app, "%s", x->app ? x->app : "");
+    rc = ck_options(&c->cfg, x->options, err, n);
+    if (!rc)
+        rc = ck_options(&c->cfg, getenv("SHEAF_CKPT_OPTIONS"), err, n);
+    const char *s = getenv("SHEAF_CKPT_STRATEGY");
+    if (!rc && s && *s) {
+        char o[64];
+        snprintf(o, sizeof o, "strategy=%.40s", s);
+        rc = ck_options(&c->cfg, o, err, n);
     }
     if (!rc && c->rank == 0 && !c->rcs)
-        rc = ENOMEM, snprintf(err, sizeof err, "no memory for %d result codes", c->np);
+        rc = ENOMEM, snprintf(err, n, "no memory for %d result codes", c->np);
     if (!rc && check_cfg(c))
-        rc = EINVAL, snprintf(err, sizeof err, "%s", c->err);
+        rc = EINVAL, snprintf(err, n, "%s", c->err);
     if (!rc && c->cfg.nhints) {
         MPI_Info_create(&c->info);
         for (int i = 0; i < c->cfg.nhints; i++)
@@ -250,26 +153,66 @@ int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char
     }
     if (!rc && c->rank == 0) /* step-N.tmp of an earlier run: never checkpoints, removed */
         ck_remove_stale(c->base);
-    int all = rc;
-    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, c->comm);
-    if (!all && c->cfg.strategy == CK_RBIO) {
-        rc = ck_rbio_setup(c);
-        if (rc)
-            snprintf(err, sizeof err, "%s", c->err);
-        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, c->comm);
+    /* what decides the collective calls of every step: the same on every rank */
+    const ck_cfg *g = &c->cfg;
+    int64_t p[] = {g->strategy, g->nf, g->ng, g->dedicated, g->sion_container, g->durable};
+    *np = (int)(sizeof p / sizeof *p);
+    memcpy(params, p, sizeof p);
+    return rc;
+}
+
+static int init_need_setup(void *v) { return ((init_x *)v)->c->cfg.strategy == CK_RBIO; }
+
+static int init_setup(void *v, char *err, size_t n)
+{
+    sheaf_ckpt_ctx *c = ((init_x *)v)->c;
+    int rc = ck_rbio_setup(c);
+    if (rc)
+        snprintf(err, n, "%s", c->err);
+    return rc;
+}
+
+static const ck_init_ops init_ops = {init_configure, init_setup, init_need_setup};
+
+/* Three agreements over the caller's communicator (proto.c): the
+ * allocation, the options (with the parameters that must be equal), rbio's
+ * setup; one MPI_Allreduce each when all went well. */
+static int ckpt_init(MPI_Comm comm, const char *base, const char *app, const char *options, sheaf_ckpt_ctx **out)
+{
+    *out = NULL;
+    sheaf_ckpt_ctx *c = calloc(1, sizeof *c);
+    if (c) {
+        c->comm = MPI_COMM_NULL;
+        c->info = MPI_INFO_NULL;
+        for (int i = 0; i < 2; i++)
+            c->slot[i].gat_req = c->slot[i].err_req = c->slot[i].bc_req = c->slot[i].prep_req = MPI_REQUEST_NULL;
+        c->rb.wcomm = c->rb.fcomm = MPI_COMM_NULL;
     }
+    sheaf_comm_mpi_ref_t ref;
+    ck_ag a;
+    ck_ag_init(&a, sheaf_comm_mpi_ref(&ref, comm));
+    init_x x = {c, comm, base, app, options};
+    int all = ck_proto_init(&a, c ? 0 : ENOMEM, &init_ops, &x);
     if (all) {
-        ckf_err(all, "sheaf_ckpt_init(%s): %s", base ? base : "(null)", rc ? err : "failed on another rank");
-        sheaf_ckpt_finalize(&c);
+        ckf_err(all, "sheaf_ckpt_init(%s): %s", base ? base : "(null)", a.msg);
+        if (c && c->comm != MPI_COMM_NULL)
+            sheaf_ckpt_finalize(&c);
+        free(c);
         return all;
     }
+    ck_ag_init(&c->ag, sheaf_comm_mpi_ref(&c->cref, c->comm));
     *out = c;
     return 0;
 }
 
-int sheaf_ckpt_declare(sheaf_ckpt_ctx *c, const char *name, int type, uint64_t count, const void *data, int *index)
+int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char *options, sheaf_ckpt_ctx **out)
 {
-    if (!name || !*name || strlen(name) > SHEAF_CKPT_NAME_MAX || !sheaf_ckpt_type_size(type) ||
+    return ck_pub(ckpt_init(comm, base, app, options, out));
+}
+
+static int ckpt_declare(sheaf_ckpt_ctx *c, const char *name, int type, uint64_t count, const void *data, int *index)
+{
+    if (!name || !*name || strlen(name) > SHEAF_CKPT_NAME_MAX || !ckf_type_size(type) ||
         (count && !data) || c->seq)
         return ck_fail(c, EINVAL, "declare '%s': bad name, type %d, data, or declared after the first write",
                        name ? name : "(null)", type);
@@ -290,7 +233,7 @@ int sheaf_ckpt_declare(sheaf_ckpt_ctx *c, const char *name, int type, uint64_t c
     memset(d, 0, sizeof *d);
     snprintf(d->name, sizeof d->name, "%s", name);
     d->type = type;
-    d->es = sheaf_ckpt_type_size(type);
+    d->es = ckf_type_size(type);
     d->count = count;
     d->data = data;
     if (index)
@@ -299,7 +242,7 @@ int sheaf_ckpt_declare(sheaf_ckpt_ctx *c, const char *name, int type, uint64_t c
     return 0;
 }
 
-int sheaf_ckpt_update(sheaf_ckpt_ctx *c, int index, uint64_t count, const void *data)
+static int ckpt_update(sheaf_ckpt_ctx *c, int index, uint64_t count, const void *data)
 {
     if (index < 0 || index >= c->nfields || (count && !data))
         return ck_fail(c, EINVAL, "update: no field %d or no data", index);
@@ -322,10 +265,19 @@ int sheaf_ckpt_latest_mpi(MPI_Comm comm, const char *base, uint64_t *step)
     *step = s.step;
     if (s.rc)
         ckf_err(s.rc, "%s", s.msg);
-    return s.rc;
+    return ck_pub(s.rc); /* sheaf_ckpt_latest's code is negative already */
+}
+
+int sheaf_ckpt_declare(sheaf_ckpt_ctx *c, const char *name, int type, uint64_t count, const void *data, int *index)
+{
+    return ck_pub(ckpt_declare(c, name, type, count, data, index));
+}
+
+int sheaf_ckpt_update(sheaf_ckpt_ctx *c, int index, uint64_t count, const void *data)
+{
+    return ck_pub(ckpt_update(c, index, count, data));
 }
 
 int sheaf_ckpt_role(const sheaf_ckpt_ctx *c) { return c->cfg.strategy == CK_RBIO ? c->rb.role : SHEAF_CKPT_RANK; }
-const char *sheaf_ckpt_strategy_name(const sheaf_ckpt_ctx *c) { return strategy_names[c->cfg.strategy]; }
 void sheaf_ckpt_get_stats(const sheaf_ckpt_ctx *c, sheaf_ckpt_stats *st) { *st = c->st; }
 const char *sheaf_ckpt_error(const sheaf_ckpt_ctx *c) { return c->err; }

@@ -10,6 +10,12 @@
 
 static _Thread_local char errbuf[512];
 
+size_t ckf_type_size(int t)
+{
+    static const unsigned char sizes[] = {0, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8}; /* SHEAF_CKPT_U8 .. F64 */
+    return t >= 1 && t <= SHEAF_CKPT_F64 ? sizes[t] : 0;
+}
+
 int ckf_err(int code, const char *fmt, ...)
 {
     va_list ap;
@@ -179,7 +185,7 @@ static int decode_tables(const unsigned char *buf, uint64_t file_size, const cha
         fd->block_bytes = ckf_get_u64(p + 56);
         /* an unknown type has size 0, which an elemsize of 0 would match:
          * refused, the reader divides by elemsize */
-        if (fd->elemsize == 0 || sheaf_ckpt_type_size((int)fd->type) != fd->elemsize || fd->block_offset != expect ||
+        if (fd->elemsize == 0 || ckf_type_size((int)fd->type) != fd->elemsize || fd->block_offset != expect ||
             fd->block_bytes > file_size || fd->block_offset + CKF_BLOCK_HDR + fd->block_bytes > file_size)
             return ckf_err(EINVAL, "%s: field %u ('%s'): bad type %u/%u or block at %" PRIu64 " +%" PRIu64
                                    " outside the %" PRIu64 "-byte unit", name, f, fd->name, fd->type,

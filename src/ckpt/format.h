@@ -88,6 +88,9 @@ void ckf_manifest_free(ckf_manifest *m);
 void ckf_step_dirname(uint64_t step, char *out, size_t n);
 
 /* thread-local error message of both libraries */
+/* element size of a SHEAF_CKPT_* type, 0 for an unknown one (the table
+ * sheaf_ckpt_type_size answers from) */
+size_t ckf_type_size(int type);
 int ckf_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *ckf_errmsg(void);
 

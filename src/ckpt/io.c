@@ -311,80 +311,112 @@ static int write_root_headers(const ckf_header *h, MPI_File fh, const char *path
     return rc;
 }
 
+/* ck_write_shared's state: the data movement behind the control protocol
+ * (proto.c, ck_proto_shared) over the file's communicator */
+typedef struct shared_x {
+    sheaf_ckpt_ctx *c;
+    MPI_Comm fcomm;
+    int fr;
+    uint64_t step, unit_first;
+    uint32_t unit_nranks, nf;
+    const char *path;
+    const ck_part *p;
+    uint64_t *mine, *pre, *boff;
+    ckf_header h;
+    MPI_File fh;
+} shared_x;
+
+static int sh_sizes(void *v, char *msg, size_t mn)
+{
+    shared_x *x = v;
+    if (!x->mine)
+        return snprintf(msg, mn, "%s: no memory for the field sizes", x->path), ENOMEM;
+    for (uint32_t f = 0; f < x->nf; f++) {
+        x->mine[f] = part_bytes(x->p, f);
+        if (x->mine[f] > INT_MAX)
+            return snprintf(msg, mn, "%s: field %u: %" PRIu64 " bytes on one rank (limit %d per call)", x->path, f,
+                            x->mine[f], INT_MAX), EFBIG;
+    }
+    return 0;
+}
+
+static int sh_plan(void *v, char *msg, size_t mn)
+{
+    shared_x *x = v;
+    /* offsets inside each field block: exclusive prefix sums (one vector Exscan) */
+    MPI_Exscan(x->mine, x->pre, (int)x->nf, MPI_UINT64_T, MPI_SUM, x->fcomm);
+    if (x->fr == 0)
+        memset(x->pre, 0, x->nf * sizeof *x->pre);
+    int rc = shared_header(x->c, x->fcomm, x->step, x->p, x->unit_first, x->unit_nranks, &x->h, msg, mn);
+    x->boff = calloc(x->nf + 1, sizeof *x->boff);
+    if (!x->boff && !rc)
+        rc = ENOMEM, snprintf(msg, mn, "%s: no memory for the block offsets", x->path);
+    for (uint32_t f = 0; x->fr == 0 && !rc && f < x->nf; f++)
+        x->boff[f] = x->h.fields[f].block_offset;
+    return rc;
+}
+
+static int sh_open(void *v, char *msg, size_t mn)
+{
+    shared_x *x = v;
+    MPI_Bcast(x->boff, (int)x->nf, MPI_UINT64_T, 0, x->fcomm);
+    int rc = mpi_open(x->c, x->fcomm, x->path, &x->fh, msg, mn);
+    if (!rc)
+        ck_fault(x->c, "kill", x->step);
+    return rc;
+}
+
+static int sh_write_field(void *v, uint32_t f, char *msg, size_t mn)
+{
+    shared_x *x = v;
+    MPI_Status st;
+    MPI_Offset off = (MPI_Offset)(x->boff[f] + CKF_BLOCK_HDR + x->pre[f]);
+    int mrc = MPI_File_write_at_all_begin(x->fh, off, x->p->data[f], (int)x->mine[f], MPI_BYTE);
+    if (mrc == MPI_SUCCESS)
+        mrc = MPI_File_write_at_all_end(x->fh, x->p->data[f], &st);
+    int got = (int)x->mine[f];
+    if (mrc == MPI_SUCCESS && x->mine[f]) /* a 0-byte write's status is not set by every MPI */
+        MPI_Get_count(&st, MPI_BYTE, &got);
+    if (mrc != MPI_SUCCESS)
+        return mpi_msg(mrc, x->path, "MPI_File_write_at_all", msg, mn);
+    if (got != (int)x->mine[f])
+        return snprintf(msg, mn, "%s: short write of field %u (disk full?)", x->path, f), ENOSPC;
+    return 0;
+}
+
+static int sh_write_headers(void *v, char *msg, size_t mn)
+{
+    shared_x *x = v;
+    return write_root_headers(&x->h, x->fh, x->path, msg, mn);
+}
+
+static int sh_close(void *v, int rc, char *msg, size_t mn)
+{
+    shared_x *x = v;
+    return mpi_close(x->c, &x->fh, x->path, rc, msg, mn);
+}
+
+static const ck_shared_ops shared_ops = {sh_sizes, sh_plan, sh_open, sh_write_field, sh_write_headers, sh_close};
+
 int ck_write_shared(sheaf_ckpt_ctx *c, MPI_Comm fcomm, uint64_t step, const char *path, const ck_part *p,
                     uint64_t unit_first, uint32_t unit_nranks, char *msg, size_t mn)
 {
     double t0 = ck_now();
-    int fr;
-    MPI_Comm_rank(fcomm, &fr);
-    uint32_t nf = p->nfields;
-    uint64_t *mine = calloc(2 * (size_t)nf + 2, sizeof *mine), *pre = mine ? mine + nf + 1 : NULL;
-    ckf_header h;
-    memset(&h, 0, sizeof h);
-    int rc = mine ? 0 : ENOMEM, all;
-    for (uint32_t f = 0; mine && f < nf; f++) {
-        mine[f] = part_bytes(p, f);
-        if (mine[f] > INT_MAX)
-            rc = EFBIG, snprintf(msg, mn, "%s: field %u: %" PRIu64 " bytes on one rank (limit %d per call)",
-                                 path, f, mine[f], INT_MAX);
-    }
-    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, fcomm);
-    if (all) {
-        free(mine);
-        return rc ? rc : (snprintf(msg, mn, "%s: failed on another rank of the file", path), all);
-    }
-    /* offsets inside each field block: exclusive prefix sums (one vector Exscan) */
-    MPI_Exscan(mine, pre, (int)nf, MPI_UINT64_T, MPI_SUM, fcomm);
-    if (fr == 0)
-        memset(pre, 0, nf * sizeof *pre);
-    rc = shared_header(c, fcomm, step, p, unit_first, unit_nranks, &h, msg, mn);
-    uint64_t *boff = calloc(nf + 1, sizeof *boff);
-    if (!boff)
-        rc = ENOMEM;
-    for (uint32_t f = 0; fr == 0 && !rc && f < nf; f++)
-        boff[f] = h.fields[f].block_offset;
-    MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, fcomm);
-    MPI_File fh = MPI_FILE_NULL;
-    if (!all) {
-        MPI_Bcast(boff, (int)nf, MPI_UINT64_T, 0, fcomm);
-        rc = mpi_open(c, fcomm, path, &fh, msg, mn);
-    }
-    if (!all && fh != MPI_FILE_NULL) {
-        ck_fault(c, "kill", step);
-        /* the data first (every rank takes part in every collective call,
-         * whatever happened before: leaving one early would hang the others),
-         * then the file's first rank writes the header and block headers */
-        all = 0;
-        for (uint32_t f = 0; !all && f < nf; f++) {
-            MPI_Status st;
-            MPI_Offset off = (MPI_Offset)(boff[f] + CKF_BLOCK_HDR + pre[f]);
-            int mrc = MPI_File_write_at_all_begin(fh, off, p->data[f], (int)mine[f], MPI_BYTE);
-            if (mrc == MPI_SUCCESS)
-                mrc = MPI_File_write_at_all_end(fh, p->data[f], &st);
-            int got = (int)mine[f];
-            if (mrc == MPI_SUCCESS && mine[f]) /* a 0-byte write's status is not set by every MPI */
-                MPI_Get_count(&st, MPI_BYTE, &got);
-            if (mrc != MPI_SUCCESS && !rc)
-                rc = mpi_msg(mrc, path, "MPI_File_write_at_all", msg, mn);
-            else if (got != (int)mine[f] && !rc)
-                rc = ENOSPC, snprintf(msg, mn, "%s: short write of field %u (disk full?)", path, f);
-            /* ROMIO does not take part in later split collectives after a
-             * failed one on that rank: stop on every rank together */
-            MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, fcomm);
-        }
-        if (all && !rc)
-            rc = all, snprintf(msg, mn, "%s: a collective write failed on another rank of the file", path);
-        if (fr == 0 && !rc)
-            rc = write_root_headers(&h, fh, path, msg, mn);
-        MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, fcomm); /* mpi_close needs the same rc on all */
-        if (all && !rc)
-            rc = all, snprintf(msg, mn, "%s: the header write failed on the file's first rank", path);
-        rc = mpi_close(c, &fh, path, rc, msg, mn);
-    } else if (!rc && all)
-        rc = all, snprintf(msg, mn, "%s: failed on another rank of the file", path);
-    ckf_header_free(&h);
-    free(boff);
-    free(mine);
+    shared_x x;
+    memset(&x, 0, sizeof x);
+    x.c = c, x.fcomm = fcomm, x.step = step, x.unit_first = unit_first, x.unit_nranks = unit_nranks;
+    x.nf = p->nfields, x.path = path, x.p = p, x.fh = MPI_FILE_NULL;
+    MPI_Comm_rank(fcomm, &x.fr);
+    x.mine = calloc(2 * (size_t)x.nf + 2, sizeof *x.mine);
+    x.pre = x.mine ? x.mine + x.nf + 1 : NULL;
+    sheaf_comm_mpi_ref_t ref;
+    ck_ag a;
+    ck_ag_init(&a, sheaf_comm_mpi_ref(&ref, fcomm));
+    a.who = c->rank; /* messages name the rank of the checkpoint's communicator */
+    int rc = ck_proto_shared(&a, &shared_ops, &x, x.nf, msg, mn);
+    ckf_header_free(&x.h);
+    free(x.boff);
+    free(x.mine);
     c->st.io_s = ck_now() - t0;
     return rc;
 }

@@ -72,10 +72,9 @@ static int write_strategy(sheaf_ckpt_ctx *c, uint64_t step, char *m, size_t mn)
         return drc ? drc : ck_rbio_write(c, step, m, mn);
     }
     if (c->cfg.strategy != CK_FPP) { /* coio, sion: collective opens follow; agree first */
-        int all = drc;
-        MPI_Allreduce(&drc, &all, 1, MPI_INT, MPI_MAX, c->comm);
-        if (all && !drc)
-            drc = all, snprintf(m, mn, "%s: the step directory could not be made on another rank", tmp);
+        ck_ag_init(&c->ag, &c->cref.comm);
+        if (ck_proto_dirs(&c->ag, drc, m))
+            drc = c->ag.code, snprintf(m, mn, "%s", c->ag.msg);
     }
     if (drc)
         return drc;
@@ -233,7 +232,7 @@ static int settle_earlier(sheaf_ckpt_ctx *c)
     return rc;
 }
 
-int sheaf_ckpt_write(sheaf_ckpt_ctx *c, uint64_t step)
+static int ckpt_write(sheaf_ckpt_ctx *c, uint64_t step)
 {
     double t0 = ck_now();
     if (c->broken)
@@ -265,7 +264,7 @@ int sheaf_ckpt_write(sheaf_ckpt_ctx *c, uint64_t step)
     return err ? err : rc;
 }
 
-int sheaf_ckpt_wait(sheaf_ckpt_ctx *c)
+static int ckpt_wait(sheaf_ckpt_ctx *c)
 {
     if (c->broken)
         return EIO;
@@ -283,12 +282,12 @@ int sheaf_ckpt_wait(sheaf_ckpt_ctx *c)
     return c->broken && !rc ? EIO : rc;
 }
 
-int sheaf_ckpt_finalize(sheaf_ckpt_ctx **pc)
+static int ckpt_finalize(sheaf_ckpt_ctx **pc)
 {
     sheaf_ckpt_ctx *c = pc ? *pc : NULL;
     if (!c)
         return 0;
-    int rc = c->broken ? EIO : sheaf_ckpt_wait(c);
+    int rc = c->broken ? EIO : ckpt_wait(c);
     if (!c->broken) {
         ck_rbio_free(c);
         if (c->info != MPI_INFO_NULL)
@@ -303,3 +302,8 @@ int sheaf_ckpt_finalize(sheaf_ckpt_ctx **pc)
     *pc = NULL;
     return rc;
 }
+
+/* public: 0 or a negative code (-errno) */
+int sheaf_ckpt_write(sheaf_ckpt_ctx *c, uint64_t step) { return ck_pub(ckpt_write(c, step)); }
+int sheaf_ckpt_wait(sheaf_ckpt_ctx *c) { return ck_pub(ckpt_wait(c)); }
+int sheaf_ckpt_finalize(sheaf_ckpt_ctx **pc) { return ck_pub(ckpt_finalize(pc)); }

@@ -46,11 +46,10 @@ struct sheaf_ckpt {
 
 const char *sheaf_ckpt_errmsg(void) { return ckf_errmsg(); }
 
-static const struct { const char *name; size_t size; } types[] = {
-    {"?", 0}, {"u8", 1}, {"i8", 1}, {"i16", 2}, {"u16", 2}, {"i32", 4}, {"u32", 4},
-    {"i64", 8}, {"u64", 8}, {"f32", 4}, {"f64", 8},
+static const struct { const char *name; } types[] = { /* their sizes: ckf_type_size (format.c) */
+    {"?"}, {"u8"}, {"i8"}, {"i16"}, {"u16"}, {"i32"}, {"u32"}, {"i64"}, {"u64"}, {"f32"}, {"f64"},
 };
-size_t sheaf_ckpt_type_size(int t) { return t >= 1 && t <= SHEAF_CKPT_F64 ? types[t].size : 0; }
+size_t sheaf_ckpt_type_size(int t) { return ckf_type_size(t); }
 const char *sheaf_ckpt_type_name(int t) { return t >= 1 && t <= SHEAF_CKPT_F64 ? types[t].name : NULL; }
 int sheaf_ckpt_type_by_name(const char *name)
 {
@@ -129,7 +128,7 @@ static int cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int sheaf_ckpt_list(const char *base, uint64_t *steps, size_t max, size_t *n)
+static int rd_list(const char *base, uint64_t *steps, size_t max, size_t *n)
 {
     *n = 0;
     DIR *d = opendir(base);
@@ -176,10 +175,10 @@ int sheaf_ckpt_list(const char *base, uint64_t *steps, size_t max, size_t *n)
     return rc;
 }
 
-int sheaf_ckpt_latest(const char *base, uint64_t *step)
+static int rd_latest(const char *base, uint64_t *step)
 {
     size_t n;
-    int rc = sheaf_ckpt_list(base, NULL, 0, &n);
+    int rc = rd_list(base, NULL, 0, &n);
     if (rc)
         return rc;
     if (n == 0)
@@ -187,7 +186,7 @@ int sheaf_ckpt_latest(const char *base, uint64_t *step)
     uint64_t *s = malloc(n * sizeof *s);
     if (!s)
         return ckf_err(ENOMEM, "%s: no memory", base);
-    rc = sheaf_ckpt_list(base, s, n, &n);
+    rc = rd_list(base, s, n, &n);
     if (!rc)
         *step = s[n - 1];
     free(s);
@@ -343,7 +342,7 @@ static int check_units(sheaf_ckpt *ck)
     return 0;
 }
 
-int sheaf_ckpt_open_dir(const char *dir, sheaf_ckpt **out)
+static int rd_open_dir(const char *dir, sheaf_ckpt **out)
 {
     *out = NULL;
     sheaf_ckpt *ck = calloc(1, sizeof *ck);
@@ -386,14 +385,14 @@ int sheaf_ckpt_open_dir(const char *dir, sheaf_ckpt **out)
     return 0;
 }
 
-int sheaf_ckpt_open(const char *base, uint64_t step, sheaf_ckpt **ck)
+static int rd_open(const char *base, uint64_t step, sheaf_ckpt **ck)
 {
     char name[32], dir[CKF_PATH_BYTES];
     ckf_step_dirname(step, name, sizeof name);
     int rc = ckf_join(dir, sizeof dir, base, name);
     if (rc)
         return rc;
-    return sheaf_ckpt_open_dir(dir, ck);
+    return rd_open_dir(dir, ck);
 }
 
 void sheaf_ckpt_close(sheaf_ckpt *ck)
@@ -421,7 +420,7 @@ int sheaf_ckpt_nranks(const sheaf_ckpt *ck) { return (int)ck->m.nranks; }
 int sheaf_ckpt_nfields(const sheaf_ckpt *ck) { return (int)ck->nfields; }
 int sheaf_ckpt_nunits(const sheaf_ckpt *ck) { return (int)ck->m.nunits; }
 
-int sheaf_ckpt_field(const sheaf_ckpt *ck, int f, sheaf_ckpt_field_info *info)
+static int rd_field(const sheaf_ckpt *ck, int f, sheaf_ckpt_field_info *info)
 {
     if (f < 0 || (uint32_t)f >= ck->nfields)
         return ckf_err(EINVAL, "%s: no field %d (%u fields)", ck->dir, f, ck->nfields);
@@ -471,7 +470,7 @@ static int read_part(sheaf_ckpt *ck, unit_src *s, int f, uint32_t lr, uint64_t s
     return 0;
 }
 
-int sheaf_ckpt_read(sheaf_ckpt *ck, int f, uint64_t first, uint64_t n, void *buf)
+static int rd_read(sheaf_ckpt *ck, int f, uint64_t first, uint64_t n, void *buf)
 {
     if (f < 0 || (uint32_t)f >= ck->nfields)
         return ckf_err(EINVAL, "%s: no field %d", ck->dir, f);
@@ -536,7 +535,7 @@ static int verify_unit(unit_src *s, uint64_t *bad)
     return 0;
 }
 
-int sheaf_ckpt_verify(sheaf_ckpt *ck, uint64_t *bad)
+static int rd_verify(sheaf_ckpt *ck, uint64_t *bad)
 {
     *bad = 0;
     for (uint32_t i = 0; i < ck->m.nunits; i++) {
@@ -545,4 +544,35 @@ int sheaf_ckpt_verify(sheaf_ckpt *ck, uint64_t *bad)
             return rc;
     }
     return 0;
+}
+
+/* public: 0 or a negative code (-errno), include/sheaf_ckpt_read.h */
+static int rd_pub(int rc) { return rc < 0 ? rc : -rc; }
+int sheaf_ckpt_list(const char *base, uint64_t *steps, size_t max, size_t *n)
+{
+    return rd_pub(rd_list(base, steps, max, n));
+}
+int sheaf_ckpt_latest(const char *base, uint64_t *step)
+{
+    return rd_pub(rd_latest(base, step));
+}
+int sheaf_ckpt_open_dir(const char *dir, sheaf_ckpt **out)
+{
+    return rd_pub(rd_open_dir(dir, out));
+}
+int sheaf_ckpt_open(const char *base, uint64_t step, sheaf_ckpt **ck)
+{
+    return rd_pub(rd_open(base, step, ck));
+}
+int sheaf_ckpt_field(const sheaf_ckpt *ck, int f, sheaf_ckpt_field_info *info)
+{
+    return rd_pub(rd_field(ck, f, info));
+}
+int sheaf_ckpt_read(sheaf_ckpt *ck, int f, uint64_t first, uint64_t n, void *buf)
+{
+    return rd_pub(rd_read(ck, f, first, n, buf));
+}
+int sheaf_ckpt_verify(sheaf_ckpt *ck, uint64_t *bad)
+{
+    return rd_pub(rd_verify(ck, bad));
 }

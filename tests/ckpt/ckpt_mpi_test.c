@@ -83,7 +83,7 @@ static sheaf_ckpt_ctx *open_ctx(const char *base, const char *opts, fields *d)
     CHECK(!sheaf_ckpt_declare(c, "u", SHEAF_CKPT_F64, count_of(0, rank, np, opts), d->u, &idx) && idx == 0, "u");
     CHECK(!sheaf_ckpt_declare(c, "id", SHEAF_CKPT_I32, count_of(1, rank, np, opts), d->id, &idx) && idx == 1, "id");
     CHECK(!sheaf_ckpt_declare(c, "flag", SHEAF_CKPT_U8, count_of(2, rank, np, opts), d->flag, &idx), "flag");
-    CHECK(sheaf_ckpt_declare(c, "u", SHEAF_CKPT_F64, 1, d->u, NULL) == EINVAL, "duplicate name refused");
+    CHECK(sheaf_ckpt_declare(c, "u", SHEAF_CKPT_F64, 1, d->u, NULL) == -EINVAL, "duplicate name refused");
     return c;
 }
 
@@ -125,7 +125,7 @@ static uint64_t check_read(const char *base, uint64_t step, int wnp, const char 
         }
         free(buf);
     }
-    CHECK(sheaf_ckpt_read(ck, 0, 1u << 30, 1, NULL) == EINVAL, "read beyond the field is refused");
+    CHECK(sheaf_ckpt_read(ck, 0, 1u << 30, 1, NULL) == -EINVAL, "read beyond the field is refused");
     uint64_t bad = 1;
     if (rank == 0)
         CHECK(!sheaf_ckpt_verify(ck, &bad) && bad == 0, "verify: bad %" PRIu64 " %s", bad, sheaf_ckpt_errmsg());
@@ -145,7 +145,7 @@ static int roundtrip(const char *base, const char *opts, int steps)
         fill(&d, 999, opts);
     }
     CHECK(!sheaf_ckpt_wait(c), "wait: %s", sheaf_ckpt_error(c));
-    CHECK(sheaf_ckpt_write(c, 1) == EINVAL, "an old step is refused");
+    CHECK(sheaf_ckpt_write(c, 1) == -EINVAL, "an old step is refused");
     CHECK(!sheaf_ckpt_finalize(&c) && !c, "finalize");
     uint64_t latest;
     CHECK(!sheaf_ckpt_latest_mpi(MPI_COMM_WORLD, base, &latest) && latest == (uint64_t)steps, "latest");
@@ -254,29 +254,29 @@ static int badinput(const char *base)
                          "timeout=-1", "buffer=12X", "strategy=rbio,dedicated=1,ng=999"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = sheaf_ckpt_init(MPI_COMM_WORLD, base, "t", bad[i], &c);
-        CHECK(rc == EINVAL && c == NULL, "options '%s' gave %d", bad[i], rc);
+        CHECK(rc == -EINVAL && c == NULL, "options '%s' gave %d", bad[i], rc);
     }
     setenv("SHEAF_CKPT_STRATEGY", "nonsense", 1);
-    CHECK(sheaf_ckpt_init(MPI_COMM_WORLD, base, "t", "strategy=fpp", &c) == EINVAL, "bad SHEAF_CKPT_STRATEGY");
+    CHECK(sheaf_ckpt_init(MPI_COMM_WORLD, base, "t", "strategy=fpp", &c) == -EINVAL, "bad SHEAF_CKPT_STRATEGY");
     setenv("SHEAF_CKPT_STRATEGY", "coio", 1);
     CHECK(!sheaf_ckpt_init(MPI_COMM_WORLD, base, "t", "strategy=fpp", &c), "init");
     CHECK(!strcmp(sheaf_ckpt_strategy_name(c), "coio"), "the environment wins");
     unsetenv("SHEAF_CKPT_STRATEGY");
     double x[4] = {0};
-    CHECK(sheaf_ckpt_declare(c, "x", 99, 4, x, NULL) == EINVAL, "bad type");
-    CHECK(sheaf_ckpt_declare(c, "a_name_that_is_far_too_long_for_the_table", SHEAF_CKPT_F64, 4, x, NULL) == EINVAL,
+    CHECK(sheaf_ckpt_declare(c, "x", 99, 4, x, NULL) == -EINVAL, "bad type");
+    CHECK(sheaf_ckpt_declare(c, "a_name_that_is_far_too_long_for_the_table", SHEAF_CKPT_F64, 4, x, NULL) == -EINVAL,
           "long name");
-    CHECK(sheaf_ckpt_declare(c, "x", SHEAF_CKPT_F64, 4, NULL, NULL) == EINVAL, "no data");
+    CHECK(sheaf_ckpt_declare(c, "x", SHEAF_CKPT_F64, 4, NULL, NULL) == -EINVAL, "no data");
     CHECK(!sheaf_ckpt_declare(c, "x", SHEAF_CKPT_F64, 4, x, NULL), "declare");
     if (rank == np - 1) /* the last rank declares one more field */
         CHECK(!sheaf_ckpt_declare(c, "extra", SHEAF_CKPT_U8, 4, x, NULL), "declare extra");
     int rc = sheaf_ckpt_write(c, 1);
-    CHECK(np == 1 ? rc == 0 : rc == EINVAL, "different fields: %d (%s)", rc, sheaf_ckpt_error(c));
+    CHECK(np == 1 ? rc == 0 : rc == -EINVAL, "different fields: %d (%s)", rc, sheaf_ckpt_error(c));
     sheaf_ckpt_finalize(&c);
     size_t n = 9;
     sheaf_ckpt_list(base, NULL, 0, &n);
     CHECK(np == 1 ? n == 1 : n == 0, "%zu checkpoints listed", n);
-    CHECK(sheaf_ckpt_open(base, 12345, (sheaf_ckpt **)&c) == ENOENT, "a missing step");
+    CHECK(sheaf_ckpt_open(base, 12345, (sheaf_ckpt **)&c) == -ENOENT, "a missing step");
     if (rank == 0)
         printf("ckpt_mpi_test: OK badinput np=%d\n", np);
     return 0;

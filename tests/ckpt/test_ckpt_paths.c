@@ -163,11 +163,11 @@ static void test_long(void)
           "rmtree long: %d '%s'", rc, ckf_errmsg());
     sheaf_ckpt *ck = NULL;
     rc = sheaf_ckpt_open_dir(lp, &ck);
-    CHECK(rc == ENAMETOOLONG && !ck && strstr(sheaf_ckpt_errmsg(), "longer than the limit"),
+    CHECK(rc == -ENAMETOOLONG && !ck && strstr(sheaf_ckpt_errmsg(), "longer than the limit"),
           "open_dir long: %d '%s'", rc, sheaf_ckpt_errmsg());
     lp[4080] = 0; /* 4080 bytes + "/step-<20 digits>" is past the limit */
     rc = sheaf_ckpt_open(lp, 1, &ck);
-    CHECK(rc == ENAMETOOLONG && !ck && strstr(sheaf_ckpt_errmsg(), "step-00000000000000000001"),
+    CHECK(rc == -ENAMETOOLONG && !ck && strstr(sheaf_ckpt_errmsg(), "step-00000000000000000001"),
           "open long: %d '%s'", rc, sheaf_ckpt_errmsg());
     free(lp);
     /* a real directory whose path is 4075 bytes holding a step directory:
@@ -207,7 +207,7 @@ static void test_long(void)
     snprintf(full, sizeof full, "%s/%s", root, rel);
     size_t cnt = 9;
     rc = sheaf_ckpt_list(full, NULL, 0, &cnt);
-    CHECK(rc == ENAMETOOLONG && cnt == 0 && strstr(sheaf_ckpt_errmsg(), "longer than the limit"),
+    CHECK(rc == -ENAMETOOLONG && cnt == 0 && strstr(sheaf_ckpt_errmsg(), "longer than the limit"),
           "list long (%zu bytes): %d '%s'", strlen(full), rc, sheaf_ckpt_errmsg());
 }
 
