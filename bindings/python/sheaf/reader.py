@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterator, List, Optional, Union
 import numpy as np
 
 from . import _lib
-from .errors import E_ARG, ArgumentError, ArgumentTypeError, ClosedError, SheafError
+from .errors import E_ARG, ArgumentError, ArgumentTypeError, ClosedError, SheafError, SheafIOError
 
 PathLike = Union[str, bytes, "os.PathLike[str]"]
 
@@ -209,22 +209,43 @@ class Container:
             yield self.task(t)
 
     def read_task(self, task: int) -> bytes:
-        """All data of one task as bytes (read through the library, checksums verified)."""
+        """All data of one task as bytes (read through the library, checksums verified).
+
+        The bytes are read straight into the returned object (no copy after
+        the library's read; see also :meth:`TaskReader.readinto` for a buffer
+        of your own)."""
         t = self._task(task)
-        out = bytearray(int(self.bytes_per_task[t]))
-        n = self._read_at(t, 0, out)
-        return bytes(out[:n])
+        return self._read_bytes(t, 0, int(self.bytes_per_task[t]))
+
+    def _read_bytes(self, t: int, pos: int, size: int) -> bytes:
+        """At most size bytes of task t from stream offset pos, as bytes, read
+        into the object returned (one copy: the library's, from the file)."""
+        size = max(min(size, int(self.bytes_per_task[t]) - pos), 0)
+        obj, addr = _lib.new_bytes(size)
+        if obj is None:
+            buf = bytearray(size)
+            n = self._read_at(t, pos, buf)
+            return bytes(buf) if n == size else bytes(memoryview(buf)[:n])
+        n = self._read_addr(t, pos, addr, size)
+        if n != size:  # cannot happen (a short read raises); never hand out unfilled bytes
+            raise SheafIOError(f"{self.path}: task {t}: read {n} of {size} bytes", 0, self.path)
+        return obj  # type: ignore[no-any-return]
 
     def _read_at(self, t: int, pos: int, buf: Any) -> int:
         """Read into buf from stream offset pos of task t; bytes read."""
-        with _lib.Buffer(buf, writable=True) as b, self._lock:
+        with _lib.Buffer(buf, writable=True) as b:
+            return self._read_addr(t, pos, b.address, b.nbytes)
+
+    def _read_addr(self, t: int, pos: int, address: int, nbytes: int) -> int:
+        """Read at most nbytes to address from stream offset pos of task t; bytes read."""
+        with self._lock:
             sid = self._check()
             avail = int(self.bytes_per_task[t]) - pos
-            want = min(b.nbytes, max(avail, 0))
+            want = min(nbytes, max(avail, 0))
             if want == 0:
                 return 0
             self._seek(t, _lib.SION_ABSOLUTE_POS, pos)
-            got = _lib.lib().sion_fread(b.address, 1, want, sid)
+            got = _lib.lib().sion_fread(address, 1, want, sid)
             if got != want:
                 _lib.raise_last(f"sion_fread: {self.path}: task {t}: read {got} of {want} bytes", self.path)
             return int(got)
@@ -310,21 +331,26 @@ class Container:
         nrec, total = self.key_stat(task, key)
         k = self._key(key)
         L = _lib.lib()
-        out = bytearray(total)
         if total == 0:
             return b""
-        with self._lock, _lib.Buffer(out, writable=True) as b:
+        # read into the bytes returned (see _lib.new_bytes), else a bytearray copied once
+        obj, addr = _lib.new_bytes(total)
+        out: Any = obj
+        if obj is None:
+            out = bytearray(total)
+        with self._lock, _lib.Buffer(out, writable=obj is None) as b:
             sid = self._check()
             t = self._kv_task(task)
             if L.sion_seek_key(sid, k, 0, 0) != _lib.SION_SUCCESS:
                 _lib.raise_last(f"{self.path}: task {t}: key {k}: cannot seek", self.path)
+            base = addr if obj is not None else b.address
             done = 0
             while done < total:
-                got = L.sion_fread_key(b.address + done, k, 1, total - done, sid)
+                got = L.sion_fread_key(base + done, k, 1, total - done, sid)
                 if got == 0:
                     _lib.raise_last(f"{self.path}: task {t}: key {k}: read {done} of {total} bytes", self.path)
                 done += int(got)
-        return bytes(out)
+        return obj if obj is not None else bytes(out)  # type: ignore[no-any-return]
 
     def records(self, task: int) -> Dict[int, bytes]:
         """Every key of a task with all its data: {key: bytes}."""
@@ -393,9 +419,11 @@ class TaskReader(io.RawIOBase):
         self._check()
         if size is None or size < 0:
             size = max(self.size - self._pos, 0)
-        buf = bytearray(min(int(size), max(self.size - self._pos, 0)))
-        n = self.readinto(buf)
-        return bytes(buf[:n])
+        if self._pos >= self.size:
+            return b""
+        data = self._c._read_bytes(self.task, self._pos, int(size))
+        self._pos += len(data)
+        return data
 
     def readall(self) -> bytes:
         return self.read(-1)
@@ -405,10 +433,9 @@ class TaskReader(io.RawIOBase):
         self._check()
         start = 0
         for size in self._c.blocksizes[: int(self._c.blockcount[self.task]), self.task]:
-            buf = bytearray(int(size))
-            n = self._c._read_at(self.task, start, buf)
-            start += n
-            yield bytes(buf[:n])
+            data = self._c._read_bytes(self.task, start, int(size))
+            start += len(data)
+            yield data
 
     def __iter__(self) -> Iterator[bytes]:  # type: ignore[override]
         return self.blocks()
