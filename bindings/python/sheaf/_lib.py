@@ -227,7 +227,7 @@ class Buffer:
         self.nbytes = view.nbytes
         # PyBUF_SIMPLE export of the whole buffer: any item format, no copy
         arr = np.frombuffer(view, dtype=np.uint8) if view.nbytes else np.empty(1, np.uint8)
-        self._keep = arr
+        self._keep: Any = arr
         self.address = arr.ctypes.data
 
     def release(self) -> None:

@@ -29,8 +29,10 @@ class Container:
     Attributes (read-only, set at open):
         path: the name given to :func:`open` (file 0 of a multi-file set).
         ntasks: number of tasks (logical files).
-        nfiles: number of physical files.
-        files: names of the physical files, in file order.
+        nfiles: number of physical files of the set (also when a member file
+            of a multi-file set is opened alone: then ``files`` has one name
+            and ``ntasks`` counts that file's tasks).
+        files: names of the physical files opened, in file order.
         fsblksize: file-system block size the container was written with.
         chunksizes: int64 array (ntasks): each task's chunk size (bytes per block).
         globalranks: int64 array (ntasks): the writer's rank of each task.
@@ -117,6 +119,10 @@ class Container:
                 self.format_version = info.format_version
                 self.keyval = _lib.KEYVAL_MODES.get(info.keyval, "unknown")
                 nopen = info.nfiles_open
+                # a member file opened alone (x.sion.000001) has its own tasks
+                # but belongs to a set of info.nfiles files: report the set's
+                if info.nfiles > self.nfiles:
+                    self.nfiles = int(info.nfiles)
             if f + 1 >= nopen:
                 break
         self.endianness = "big" if L.sion_get_file_endianness(sid) == 1 else "little"
@@ -192,7 +198,7 @@ class Container:
     def task_file(self, task: int) -> str:
         """Name of the physical file holding the task's data."""
         t = self._task(task)
-        f = int(self.mapping[t, 0]) if self.nfiles > 1 else 0
+        f = int(self.mapping[t, 0]) if len(self.files) > 1 else 0
         return self.files[f] if f < len(self.files) else self.files[0]
 
     # ---- data ------------------------------------------------------------------------
@@ -253,12 +259,14 @@ class Container:
     def task_array(self, task: int, dtype: Any = np.uint8, *, copy: bool = False) -> np.ndarray:
         """The task's data as a 1-D numpy array of ``dtype``.
 
-        When the data lie in one block (contiguous in the file) and ``copy`` is
-        False, the array is a read-only memory map of the file (no copy; note
-        that a map does not verify the "checksum" mode's CRCs). Otherwise it is
-        read through the library into a new array. The task's size must be a
-        multiple of the item size. Byte order is the file's as written; see
-        :attr:`swap_needed` (use ``dtype=np.dtype('>f8')`` etc. when it is set).
+        ``copy=False`` (default): always a **read-only** array, whatever the
+        layout on disk: a memory map of the file when the data lie in one
+        block (contiguous; no copy, and no verification of the "checksum"
+        mode's CRCs), else an array read through the library and then marked
+        read-only. ``copy=True``: always a new **writeable** array read through
+        the library. The task's size must be a multiple of the item size.
+        Byte order is the file's as written; see :attr:`swap_needed` (use
+        ``dtype=np.dtype('>f8')`` etc. when it is set).
         """
         t = self._task(task)
         dt = np.dtype(dtype)
@@ -268,16 +276,21 @@ class Container:
                                 f"{dt.itemsize} of {dt}", E_ARG, self.path)
         count = nbytes // dt.itemsize
         self._check()
+        out: np.ndarray
         if nbytes == 0:
-            return np.empty(0, dt)
-        if not copy and int(self.blockcount[t]) == 1:
+            out = np.empty(0, dt)
+        elif not copy and int(self.blockcount[t]) == 1:
             off = self.block_offsets(t)[0]
             try:
                 return np.memmap(self.task_file(t), dtype=dt, mode="r", offset=off, shape=(count,))
             except (OSError, ValueError):
-                pass  # e.g. a file system without mmap: read instead
-        out = np.empty(count, dt)
-        self._read_at(t, 0, out)
+                out = np.empty(count, dt)  # e.g. a file system without mmap: read instead
+                self._read_at(t, 0, out)
+        else:
+            out = np.empty(count, dt)
+            self._read_at(t, 0, out)
+        if not copy:
+            out.flags.writeable = False
         return out
 
     # ---- key-value -----------------------------------------------------------------------
@@ -446,13 +459,32 @@ class TaskReader(io.RawIOBase):
         return self._c.task_array(self.task, dtype, copy=copy)
 
 
-def open(path: PathLike, *, mode: str = "") -> Container:  # noqa: A001 - the package's entry point
-    """Open a container (or file 0 of a multi-file set) for reading, serially.
+def open(path: PathLike, mode: str = "r", *, ntasks: Optional[int] = None, chunksize: Any = None,  # noqa: A001
+         globalranks: Optional[Any] = None, fsblksize: int = -1, **mode_keys: Any) -> Any:
+    """Open a container serially (no MPI): for reading, or for writing all its tasks.
 
-    No MPI is involved. ``mode`` may add mode keys of ``sion_open`` (e.g.
-    ``"ansi"``); reading is always binary. Raises :class:`sheaf.NotFoundError`,
-    :class:`sheaf.FormatError` (not a container, corrupt),
-    :class:`sheaf.UnclosedError` (never closed) or another
+    ``sheaf.open(path)`` / ``sheaf.open(path, "r")``: a :class:`Container`
+    (file 0 of a multi-file set opens the whole set). Raises
+    :class:`sheaf.NotFoundError`, :class:`sheaf.FormatError` (not a container,
+    corrupt), :class:`sheaf.UnclosedError` (never closed) or another
     :class:`sheaf.SheafError` with the library's message.
+
+    ``sheaf.open(path, "w", ntasks=N, chunksize=C)``: a
+    :class:`sheaf.Writer` of N tasks; C is the bytes per block of each task
+    (an int, or a sequence of N), ``globalranks`` the rank recorded for each
+    task (default 0..N-1), ``fsblksize`` the file-system block size (-1:
+    detected). One file (``nfiles`` 1).
+
+    ``mode`` may carry SIONlib mode keys after the direction (``"r,ansi"``,
+    ``"w,keyval"``), or they go as keywords: ``keyval=True``,
+    ``endianness="big"``, ``checksum=True``, ``ansi=True``.
     """
-    return Container(path, mode=mode)
+    from . import writer
+    direction, keys = writer.parse_mode(mode, mode_keys)
+    if direction == "w":
+        return writer.create(path, keys, ntasks, chunksize, globalranks, fsblksize)
+    given = [n for n, v in (("ntasks", ntasks), ("chunksize", chunksize), ("globalranks", globalranks)) if v is not None]
+    if given or fsblksize != -1:
+        raise ArgumentError(f"{', '.join(given) or 'fsblksize'}: only for writing (mode 'w'); a read takes them "
+                            f"from the file", E_ARG)
+    return Container(path, mode=keys)
