@@ -13,7 +13,12 @@ import io
 import os
 import threading
 from ctypes import byref, c_int, c_int32, c_int64, c_uint64, c_void_p
-from typing import Any, Dict, Iterator, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Union, overload
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from .writer import Writer
 
 import numpy as np
 
@@ -459,8 +464,23 @@ class TaskReader(io.RawIOBase):
         return self._c.task_array(self.task, dtype, copy=copy)
 
 
+@overload
+def open(path: PathLike, mode: Literal["r", "rb"] = "r", **mode_keys: Any) -> Container: ...  # noqa: A001,E704
+
+
+@overload
+def open(path: PathLike, mode: Literal["w", "wb"], *, ntasks: int, chunksize: Any,  # noqa: A001,E704
+         globalranks: Optional[Any] = None, fsblksize: int = -1, **mode_keys: Any) -> "Writer": ...
+
+
+@overload
+def open(path: PathLike, mode: str = "r", *, ntasks: Optional[int] = None, chunksize: Any = None,  # noqa: A001,E704
+         globalranks: Optional[Any] = None, fsblksize: int = -1,
+         **mode_keys: Any) -> Union[Container, "Writer"]: ...
+
+
 def open(path: PathLike, mode: str = "r", *, ntasks: Optional[int] = None, chunksize: Any = None,  # noqa: A001
-         globalranks: Optional[Any] = None, fsblksize: int = -1, **mode_keys: Any) -> Any:
+         globalranks: Optional[Any] = None, fsblksize: int = -1, **mode_keys: Any) -> Union[Container, "Writer"]:
     """Open a container serially (no MPI): for reading, or for writing all its tasks.
 
     ``sheaf.open(path)`` / ``sheaf.open(path, "r")``: a :class:`Container`
