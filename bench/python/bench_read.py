@@ -5,14 +5,21 @@ reader vs the C API's sion_fread into a buffer of the same size.
 usage: bench_read.py [--size-mib 1024] [--reps 5] [--dir DIR] BUILD_DIR
 
 Writes DIR/one_task.sion (one task of SIZE MiB, with c_read write) unless it
-exists with that size, then alternates C and Python reps (both from the page
-cache after a warm-up read, both into a pre-touched buffer):
-  C        c_read read: sion_open "rb,posix", one sion_fread of the whole task
-  readinto sheaf.open(path).task(0).readinto(numpy array)  (the same sion_fread)
-  memmap   np.copyto(array, c.task_array(0))  (a copy out of the page cache map)
-Prints the median wall time of each and its ratio to C, and the median CPU time
-of the reading process (user + system: what the read costs, less sensitive to
-other processes on a shared machine) and its ratio. Needs numpy; run with the
+exists with that size, then alternates C and Python reps (all from the page
+cache after a warm-up read), in two pairs of the same kind of buffer:
+  C           c_read read: sion_open "rb,posix", one sion_fread of the whole
+              task into a pre-touched malloc'd buffer
+  readinto    sheaf.open(path).task(0).readinto(numpy array), the array
+              pre-touched (the same sion_fread)
+  C fresh     c_read read ... fresh: malloc of the task's size, the sion_fread
+              into it (its pages faulted in by the read), free
+  read_task   c.read_task(0) and dropping the bytes (a new bytes object the
+              read fills: the same malloc, faults, sion_fread and free)
+  memmap      np.copyto(array, c.task_array(0))  (a copy out of the page cache map)
+Prints the median wall time of each and its ratio to its C counterpart (readinto
+and memmap to C, read_task to C fresh), and the median CPU time of the reading
+process (user + system: what the read costs, less sensitive to other processes
+on a shared machine) and its ratio. Needs numpy; run with the
 interpreter that has it, PYTHONPATH=bindings/python and SHEAF_LIBRARY set (or
 an installed sheaf)."""
 import argparse
@@ -52,29 +59,44 @@ def main():
         buf = np.ones(size, np.uint8)  # pre-touched, as the C side's memset
         r = c.task(0)
         r.readinto(buf)  # warm-up: the file into the page cache
-        times = {"C": [], "readinto": [], "memmap": []}
-        cpu = {"C": [], "readinto": [], "memmap": []}
+        kinds = ["C", "readinto", "C fresh", "read_task", "memmap"]
+        ref = {"readinto": "C", "memmap": "C", "read_task": "C fresh", "C": "C", "C fresh": "C fresh"}
+        times = {k: [] for k in kinds}
+        cpu = {k: [] for k in kinds}
+
+        def c_side(kind, extra):
+            out = subprocess.run([c_read, "read", path, "0", "1"] + extra, check=True, capture_output=True,
+                                 text=True)
+            times[kind].append(float(out.stdout.split()[0]))
+            cpu[kind].append(float(out.stdout.split()[1]))
+
+        def timed(kind, fn):
+            t0, c0 = time.perf_counter(), time.process_time()
+            fn()
+            times[kind].append(time.perf_counter() - t0)
+            cpu[kind].append(time.process_time() - c0)
+
+        def read_task():
+            d = c.read_task(0)
+            assert len(d) == size
+            del d
+
         for _ in range(a.reps):
-            out = subprocess.run([c_read, "read", path, "0", "1"], check=True, capture_output=True, text=True)
-            times["C"].append(float(out.stdout.split()[0]))
-            cpu["C"].append(float(out.stdout.split()[1]))
+            c_side("C", [])
             r.seek(0)
-            t0, c0 = time.perf_counter(), time.process_time()
-            n = r.readinto(buf)
-            times["readinto"].append(time.perf_counter() - t0)
-            cpu["readinto"].append(time.process_time() - c0)
-            assert n == size
-            t0, c0 = time.perf_counter(), time.process_time()
-            np.copyto(buf, c.task_array(0))
-            times["memmap"].append(time.perf_counter() - t0)
-            cpu["memmap"].append(time.process_time() - c0)
+            timed("readinto", lambda: r.readinto(buf))
+            c_side("C fresh", ["fresh"])
+            timed("read_task", read_task)
+            timed("memmap", lambda: np.copyto(buf, c.task_array(0)))
+        assert bytes(buf[:4096]) == c.read_task(0)[:4096]
     gib = size / (1 << 30)
     med = {k: statistics.median(v) for k, v in times.items()}
     cmed = {k: statistics.median(v) for k, v in cpu.items()}
     print(f"one task of {a.size_mib} MiB, {a.reps} reps, median wall (min..max), median CPU of the process:")
-    for k, v in times.items():
+    for k in kinds:
+        v, rk = times[k], ref[k]
         print(f"  {k:9s} {med[k]:.4f} s  {gib / med[k]:6.2f} GiB/s  ({min(v):.4f}..{max(v):.4f} s)  "
-              f"ratio to C {med['C'] / med[k]:.3f}   CPU {cmed[k]:.4f} s, ratio to C {cmed['C'] / cmed[k]:.3f}")
+              f"ratio to {rk:7s} {med[rk] / med[k]:.3f}   CPU {cmed[k]:.4f} s, ratio {cmed[rk] / cmed[k]:.3f}")
 
 
 if __name__ == "__main__":

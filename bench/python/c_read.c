@@ -1,11 +1,16 @@
 /* c_read.c - the C side of bench/python: write a one-task container of SIZE
  * bytes, or read one task into one buffer with a single sion_fread, timed.
  *   c_read write FILE SIZE_MIB      (serial sion_open, one task, chunk = size)
- *   c_read read FILE TASK [REPS]    (sion_open "rb,posix", sion_fread of the
- *                                    whole task into a pre-touched buffer;
- *                                    prints one line per rep: wall seconds,
- *                                    CPU seconds of the process, GiB/s)
- * The same open mode and the same call as the Python reader's readinto. */
+ *   c_read read FILE TASK [REPS [fresh]]
+ *                                   (sion_open "rb,posix", sion_fread of the
+ *                                    whole task into a pre-touched buffer, or
+ *                                    with "fresh" into a buffer malloc'd for
+ *                                    each rep and never touched before, timed
+ *                                    with its malloc and free; prints one line
+ *                                    per rep: wall seconds, CPU seconds of the
+ *                                    process, GiB/s)
+ * The same open mode and the same call as the Python reader's readinto (into
+ * a pre-touched buffer) and read_task (into a new bytes object: "fresh"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +50,7 @@ static int do_write(char *fname, long long mib)
     return sion_close(sid) == SION_SUCCESS ? rc : 1;
 }
 
-static int do_read(char *fname, int task, int reps)
+static int do_read(char *fname, int task, int reps, int fresh)
 {
     int ntasks = 0, nfiles = 0;
     sion_int32 fsblk = 0;
@@ -59,14 +64,28 @@ static int do_read(char *fname, int task, int reps)
     sion_get_current_location(sid, &blk, &pos, &maxc, &sizes);
     for (int b = 0; b < maxc; b++)
         total += sizes[b] > 0 ? sizes[b] : 0;
-    unsigned char *buf = malloc((size_t)total);
-    if (!buf)
+    if (total <= 0)
         return 1;
-    memset(buf, 1, (size_t)total);
+    unsigned char *buf = NULL;
+    if (!fresh) {
+        buf = malloc((size_t)total);
+        if (!buf)
+            return 1;
+        memset(buf, 1, (size_t)total);
+    }
     for (int r = 0; r < reps; r++) {
         sion_seek(sid, task, 0, 0);
         double t0 = now(), c0 = cpu();
+        if (fresh && !(buf = malloc((size_t)total)))
+            return 1;
         size_t got = sion_fread(buf, 1, (size_t)total, sid);
+        if (fresh) {
+            /* keep the compiler from dropping the read buffer */
+            volatile unsigned char sink = buf[total - 1];
+            (void)sink;
+            free(buf);
+            buf = NULL;
+        }
         double dt = now() - t0, dc = cpu() - c0;
         if ((sion_int64)got != total)
             return 1;
@@ -80,8 +99,9 @@ int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "write"))
         return do_write(argv[2], atoll(argv[3]));
-    if ((argc == 4 || argc == 5) && !strcmp(argv[1], "read"))
-        return do_read(argv[2], atoi(argv[3]), argc == 5 ? atoi(argv[4]) : 1);
-    fprintf(stderr, "usage: c_read write FILE SIZE_MIB | c_read read FILE TASK [REPS]\n");
+    if (argc >= 4 && argc <= 6 && !strcmp(argv[1], "read"))
+        return do_read(argv[2], atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 1,
+                       argc == 6 && !strcmp(argv[5], "fresh"));
+    fprintf(stderr, "usage: c_read write FILE SIZE_MIB | c_read read FILE TASK [REPS [fresh]]\n");
     return 2;
 }

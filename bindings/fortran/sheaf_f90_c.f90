@@ -32,29 +32,14 @@ module sheaf_f90_c
   public :: c_paropen_mpi, c_paropen_mapped_mpi, c_parclose_mpi, c_parclose_mapped_mpi, c_parreinit_mpi, &
             c_paropen_omp, c_parclose_omp, c_paropen_ompi, c_parclose_ompi
 
-  ! The C calls that share a signature are declared from one interface each.
+  ! The interfaces of the C functions passed to data_io, coll_io and paropen_comm.
   abstract interface
-    integer(c_int) function sid_fn(sid) bind(c)
-      import :: c_int
-      integer(c_int), value :: sid
-    end function sid_fn
-    integer(c_int64_t) function sid_int64_fn(sid) bind(c)
-      import :: c_int, c_int64_t
-      integer(c_int), value :: sid
-    end function sid_int64_fn
     integer(c_size_t) function data_fn(data, size, nitems, sid) bind(c)
       import :: c_size_t, c_ptr, c_int
       type(c_ptr), value :: data
       integer(c_size_t), value :: size, nitems
       integer(c_int), value :: sid
     end function data_fn
-    integer(c_size_t) function data_key_fn(data, key, size, nitems, sid) bind(c)
-      import :: c_size_t, c_ptr, c_int, c_int64_t
-      type(c_ptr), value :: data
-      integer(c_int64_t), value :: key
-      integer(c_size_t), value :: size, nitems
-      integer(c_int), value :: sid
-    end function data_key_fn
     integer(c_int) function paropen_comm_fn(fname, mode, nfiles, gcomm, lcomm, chunksize, fsblksize, &
         globalrank, newfname) bind(c)
       import :: c_int, c_char, c_int64_t, c_int32_t, c_ptr
@@ -67,35 +52,148 @@ module sheaf_f90_c
       type(c_ptr), intent(out) :: newfname
     end function paropen_comm_fn
   end interface
-  procedure(sid_fn), bind(c, name='sion_close') :: c_sion_close
-  procedure(sid_fn), bind(c, name='sion_feof') :: c_sion_feof
-  procedure(sid_fn), bind(c, name='sion_flush') :: c_sion_flush
-  procedure(sid_fn), bind(c, name='sion_get_filenumber') :: c_sion_get_filenumber
-  procedure(sid_fn), bind(c, name='sion_get_number_of_files') :: c_sion_get_number_of_files
-  procedure(sid_fn), bind(c, name='sion_get_file_endianness') :: c_sion_get_file_endianness
-  procedure(sid_fn), bind(c, name='sion_endianness_swap_needed') :: c_sion_endianness_swap_needed
-  procedure(sid_fn), bind(c, name='sion_fread_key_iterator_reset') :: c_sion_fread_key_iterator_reset
-  procedure(sid_fn), bind(c, name='sion_key_full_scan') :: c_sion_key_full_scan
-  procedure(sid_fn), bind(c, name='sion_key_list_iterator_reset') :: c_sion_key_list_iterator_reset
-  procedure(sid_fn), bind(c, name='sion_get_keyval_mode') :: c_sion_get_keyval_mode
-  procedure(sid_fn), bind(c, name='sion_parclose_mpi') :: c_parclose_mpi
-  procedure(sid_fn), bind(c, name='sion_parclose_mapped_mpi') :: c_parclose_mapped_mpi
-  procedure(sid_fn), bind(c, name='sion_parclose_omp') :: c_parclose_omp
-  procedure(sid_fn), bind(c, name='sion_parclose_ompi') :: c_parclose_ompi
-  procedure(sid_int64_fn), bind(c, name='sion_bytes_avail_in_block') :: c_sion_bytes_avail_in_block
-  procedure(sid_int64_fn), bind(c, name='sion_get_position') :: c_sion_get_position
-  procedure(sid_int64_fn), bind(c, name='sion_get_bytes_written') :: c_sion_get_bytes_written
-  procedure(sid_int64_fn), bind(c, name='sion_get_bytes_read') :: c_sion_get_bytes_read
-  procedure(data_fn), bind(c, name='sion_fwrite') :: c_sion_fwrite
-  procedure(data_fn), bind(c, name='sion_fread') :: c_sion_fread
-  procedure(data_fn), bind(c, name='sion_coll_fwrite') :: c_sion_coll_fwrite
-  procedure(data_fn), bind(c, name='sion_coll_fread') :: c_sion_coll_fread
-  procedure(data_key_fn), bind(c, name='sion_fwrite_key') :: c_sion_fwrite_key
-  procedure(data_key_fn), bind(c, name='sion_fread_key') :: c_sion_fread_key
-  procedure(paropen_comm_fn), bind(c, name='sheaf_f90_paropen_mpi') :: c_paropen_mpi
-  procedure(paropen_comm_fn), bind(c, name='sheaf_f90_paropen_ompi') :: c_paropen_ompi
 
   interface
+    ! Every C function has its own interface block. Declared as
+    ! procedure(abstract interface), bind(c, name=...), a function referenced
+    ! from two routines lost the VALUE attribute of its dummy at one of them in
+    ! gfortran 12 (sion_get_file_endianness received the address of sid).
+    integer(c_int) function c_sion_close(sid) bind(c, name='sion_close')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_sion_close
+    integer(c_int) function c_sion_feof(sid) bind(c, name='sion_feof')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_sion_feof
+    integer(c_int) function c_sion_flush(sid) bind(c, name='sion_flush')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_sion_flush
+    integer(c_int) function c_sion_get_filenumber(sid) bind(c, name='sion_get_filenumber')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_sion_get_filenumber
+    integer(c_int) function c_sion_get_number_of_files(sid) bind(c, name='sion_get_number_of_files')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_sion_get_number_of_files
+    integer(c_int) function c_sion_get_file_endianness(sid) bind(c, name='sion_get_file_endianness')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_sion_get_file_endianness
+    integer(c_int) function c_sion_endianness_swap_needed(sid) bind(c, name='sion_endianness_swap_needed')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_sion_endianness_swap_needed
+    integer(c_int) function c_sion_fread_key_iterator_reset(sid) bind(c, name='sion_fread_key_iterator_reset')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_sion_fread_key_iterator_reset
+    integer(c_int) function c_sion_key_full_scan(sid) bind(c, name='sion_key_full_scan')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_sion_key_full_scan
+    integer(c_int) function c_sion_key_list_iterator_reset(sid) bind(c, name='sion_key_list_iterator_reset')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_sion_key_list_iterator_reset
+    integer(c_int) function c_sion_get_keyval_mode(sid) bind(c, name='sion_get_keyval_mode')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_sion_get_keyval_mode
+    integer(c_int) function c_parclose_mpi(sid) bind(c, name='sion_parclose_mpi')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_parclose_mpi
+    integer(c_int) function c_parclose_mapped_mpi(sid) bind(c, name='sion_parclose_mapped_mpi')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_parclose_mapped_mpi
+    integer(c_int) function c_parclose_omp(sid) bind(c, name='sion_parclose_omp')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_parclose_omp
+    integer(c_int) function c_parclose_ompi(sid) bind(c, name='sion_parclose_ompi')
+      import :: c_int
+      integer(c_int), value :: sid
+    end function c_parclose_ompi
+    integer(c_int64_t) function c_sion_bytes_avail_in_block(sid) bind(c, name='sion_bytes_avail_in_block')
+      import :: c_int, c_int64_t
+      integer(c_int), value :: sid
+    end function c_sion_bytes_avail_in_block
+    integer(c_int64_t) function c_sion_get_position(sid) bind(c, name='sion_get_position')
+      import :: c_int, c_int64_t
+      integer(c_int), value :: sid
+    end function c_sion_get_position
+    integer(c_int64_t) function c_sion_get_bytes_written(sid) bind(c, name='sion_get_bytes_written')
+      import :: c_int, c_int64_t
+      integer(c_int), value :: sid
+    end function c_sion_get_bytes_written
+    integer(c_int64_t) function c_sion_get_bytes_read(sid) bind(c, name='sion_get_bytes_read')
+      import :: c_int, c_int64_t
+      integer(c_int), value :: sid
+    end function c_sion_get_bytes_read
+    integer(c_size_t) function c_sion_fwrite(data, size, nitems, sid) bind(c, name='sion_fwrite')
+      import :: c_size_t, c_ptr, c_int
+      type(c_ptr), value :: data
+      integer(c_size_t), value :: size, nitems
+      integer(c_int), value :: sid
+    end function c_sion_fwrite
+    integer(c_size_t) function c_sion_fread(data, size, nitems, sid) bind(c, name='sion_fread')
+      import :: c_size_t, c_ptr, c_int
+      type(c_ptr), value :: data
+      integer(c_size_t), value :: size, nitems
+      integer(c_int), value :: sid
+    end function c_sion_fread
+    integer(c_size_t) function c_sion_coll_fwrite(data, size, nitems, sid) bind(c, name='sion_coll_fwrite')
+      import :: c_size_t, c_ptr, c_int
+      type(c_ptr), value :: data
+      integer(c_size_t), value :: size, nitems
+      integer(c_int), value :: sid
+    end function c_sion_coll_fwrite
+    integer(c_size_t) function c_sion_coll_fread(data, size, nitems, sid) bind(c, name='sion_coll_fread')
+      import :: c_size_t, c_ptr, c_int
+      type(c_ptr), value :: data
+      integer(c_size_t), value :: size, nitems
+      integer(c_int), value :: sid
+    end function c_sion_coll_fread
+    integer(c_size_t) function c_sion_fwrite_key(data, key, size, nitems, sid) bind(c, name='sion_fwrite_key')
+      import :: c_size_t, c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: data
+      integer(c_int64_t), value :: key
+      integer(c_size_t), value :: size, nitems
+      integer(c_int), value :: sid
+    end function c_sion_fwrite_key
+    integer(c_size_t) function c_sion_fread_key(data, key, size, nitems, sid) bind(c, name='sion_fread_key')
+      import :: c_size_t, c_ptr, c_int, c_int64_t
+      type(c_ptr), value :: data
+      integer(c_int64_t), value :: key
+      integer(c_size_t), value :: size, nitems
+      integer(c_int), value :: sid
+    end function c_sion_fread_key
+    integer(c_int) function c_paropen_mpi(fname, mode, nfiles, gcomm, lcomm, chunksize, fsblksize, &
+        globalrank, newfname) bind(c, name='sheaf_f90_paropen_mpi')
+      import :: c_int, c_char, c_int64_t, c_int32_t, c_ptr
+      character(kind=c_char), dimension(*), intent(in) :: fname, mode
+      integer(c_int), intent(inout) :: nfiles
+      integer(c_int), value :: gcomm, lcomm
+      integer(c_int64_t), intent(inout) :: chunksize
+      integer(c_int32_t), intent(inout) :: fsblksize
+      integer(c_int), intent(inout) :: globalrank
+      type(c_ptr), intent(out) :: newfname
+    end function c_paropen_mpi
+    integer(c_int) function c_paropen_ompi(fname, mode, nfiles, gcomm, lcomm, chunksize, fsblksize, &
+        globalrank, newfname) bind(c, name='sheaf_f90_paropen_ompi')
+      import :: c_int, c_char, c_int64_t, c_int32_t, c_ptr
+      character(kind=c_char), dimension(*), intent(in) :: fname, mode
+      integer(c_int), intent(inout) :: nfiles
+      integer(c_int), value :: gcomm, lcomm
+      integer(c_int64_t), intent(inout) :: chunksize
+      integer(c_int32_t), intent(inout) :: fsblksize
+      integer(c_int), intent(inout) :: globalrank
+      type(c_ptr), intent(out) :: newfname
+    end function c_paropen_ompi
     integer(c_int) function c_sion_open(fname, mode, ntasks, nfiles, chunksizes, fsblksize, &
                                         globalranks, fileptr) bind(c, name='sion_open')
       import :: c_int, c_char, c_ptr, c_int32_t

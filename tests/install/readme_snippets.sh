@@ -18,6 +18,25 @@ die() { echo "FAIL: $*" >&2; exit 1; }
 mkdir -p "$work"
 cd "$work"
 
+# the first screen (issue 27): the Quick start with its two commands within the
+# first 40 lines, then the table of parts; every relative link of the README
+# names an existing file (its directory is the source tree)
+top=$(dirname "$readme")
+qs=$(grep -n '^## Quick start$' "$readme" | head -n 1 | cut -d: -f1)
+[ -n "$qs" ] && [ "$qs" -le 40 ] || die "README.md: '## Quick start' is not within the first 40 lines (line ${qs:-none})"
+qsblock=$(tail -n +"$qs" "$readme" | awk '/^```sh$/ {on = 1; next} on && /^```$/ {exit} on {print}')
+for c in ./scripts/demo.sh ./scripts/test.sh; do
+    grep -qF "$c " <<<"$qsblock" || die "README.md: the Quick start's first sh block lacks $c"
+    [ -x "$top/$c" ] || die "README.md: $c is not an executable in the tree"
+done
+grep -q '^| part | what it is | docs | state |$' "$readme" || die "README.md: no table of the parts"
+parts=$(grep -n '^## Parts$' "$readme" | head -n 1 | cut -d: -f1)
+[ -n "$parts" ] && [ "$parts" -gt "$qs" ] || die "README.md: no '## Parts' after the Quick start"
+for l in $(grep -o '](\([^)#:]*\))' "$readme" | sed 's/^](//; s/)$//' | sort -u); do
+    [ -e "$top/$l" ] || die "README.md: link to $l: no such file"
+done
+echo "README first screen: Quick start at line $qs, parts table at line $parts, links exist"
+
 # the ```c blocks, one file each
 awk '/^```c$/ { n++; f = sprintf("snippet%d.c", n); inblk = 1; next }
      /^```/   { inblk = 0; next }

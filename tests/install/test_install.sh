@@ -36,6 +36,11 @@ for f in sheafConfig.cmake sheafConfigVersion.cmake sheafTargets.cmake; do
 done
 sionconfig=$prefix/bin/sionconfig
 [ -x "$sionconfig" ] || die "sionconfig not installed in $prefix/bin"
+mandir=$prefix/share/man/man1
+[ -f "$mandir/sionconfig.1" ] || die "man page sionconfig.1 not installed in $mandir"
+if command -v man >/dev/null 2>&1; then
+    man -l "$mandir/sionconfig.1" 2>/dev/null | grep -q -- "--cflags" || die "man -l sionconfig.1 shows no --cflags"
+fi
 
 if [ -e "$prefix/bin/sheaf" ]; then
     for t in siondump sioncat sionsplit siondefrag sionversion; do
@@ -98,7 +103,9 @@ for f in "$prefix"/bin/*; do
                    && die "sheaf-ld-server without its secret: exit 0"
                case $out in *"$tmp/no-secret"*) ;; *) die "sheaf-ld-server printed: $out" ;; esac ;;
         sheaf-boot) out=$("$f" 2>&1) && die "sheaf-boot without arguments: exit 0"
-               case $out in "usage: sheaf-boot"*) ;; *) die "sheaf-boot printed: $out" ;; esac ;;
+               case $out in "usage: sheaf-boot"*) ;; *) die "sheaf-boot printed: $out" ;; esac
+               out=$("$f" --help 2>/dev/null) || die "sheaf-boot --help: exit $?"
+               case $out in "usage: sheaf-boot"*--timeout*) ;; *) die "sheaf-boot --help printed: $out" ;; esac ;;
         *) die "installed program $(basename "$f") is not checked by this test: add it" ;;
     esac
 done
@@ -198,6 +205,22 @@ if [ -n "$mpi" ]; then
     (cd "$tmp/mpi" && "$mpicc" $extra $("$sionconfig" --cflags --mpi) -c ex.c &&
         "$mpicc" $extra ex.o $("$sionconfig" --libs --mpi) -o ex) || die "building ex.c with mpicc + sionconfig --mpi"
     run_mpi_example "$tmp/mpi" ./ex c.sion 1
+
+    step "examples/mpi with pkg-config sheaf_mpi: mpicc \$(pkg-config --cflags --libs sheaf_mpi), mpiexec -n 2"
+    pcm=$libdir/pkgconfig/sheaf_mpi.pc
+    [ -f "$pcm" ] || die "sheaf_mpi.pc not installed in $libdir/pkgconfig"
+    case $(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --variable=mpi sheaf_mpi) in
+        mpich|openmpi) ;; *) die "sheaf_mpi.pc: variable mpi is not mpich or openmpi" ;;
+    esac
+    pflags=$(PKG_CONFIG_PATH=$libdir/pkgconfig pkg-config --cflags --libs sheaf_mpi) || die "pkg-config sheaf_mpi"
+    case " $pflags " in *" -DSION_MPI "*"-lsheaf_mpi -lsheaf "*) ;; *) die "pkg-config sheaf_mpi: $pflags" ;; esac
+    mkdir "$tmp/mpi_pc"
+    cp "$src/examples/mpi/sion_mpi_example.c" "$tmp/mpi_pc/ex.c"
+    # shellcheck disable=SC2086
+    (cd "$tmp/mpi_pc" && "$mpicc" $extra ex.c $pflags -Wl,-rpath,"$libdir" -o ex) ||
+        die "building ex.c with mpicc + pkg-config sheaf_mpi"
+    run_mpi_example "$tmp/mpi_pc" ./ex c.sion 1
+    cmp "$tmp/mpi/c.sion" "$tmp/mpi_pc/c.sion" || die "the pkg-config sheaf_mpi build wrote a different c.sion"
     run_mpi_example "$tmp/mpi" ./ex m.sion 2
     [ -f "$tmp/mpi/m.sion" ] && [ -f "$tmp/mpi/m.sion.000001" ] || die "numFiles=2 did not write m.sion + m.sion.000001"
 

@@ -11,7 +11,8 @@ by scripts/install-deps.sh), else this one. A venv (--system-site-packages, so
 Debian's numpy is used without a download) goes to ENVDIR/venv; what is missing
 is pip-installed into it from the package registry: numpy/pytest only if the
 base lacks them; mpi4py (the PyPI wheel works with MPICH and Open MPI, chosen
-by MPI4PY_MPIABI) for the MPI tests; scikit-build-core for the install test.
+by MPI4PY_MPIABI) for the MPI tests; scikit-build-core for the install test;
+mypy for python.mypy.
 A failed pip install is recorded (the tests that need it skip, saying why). An
 existing venv is reused. Exit 0 unless no usable interpreter could be made."""
 import json
@@ -56,7 +57,7 @@ def main():
         next((c for c in cands if has(c, ["venv"])), sys.executable)
     venv = os.path.join(envdir, "venv")
     py = os.path.join(venv, "bin", "python")
-    info = {"base": base, "python": None, "mpi4py": None, "skbuild": None, "notes": []}
+    info = {"base": base, "python": None, "mpi4py": None, "skbuild": None, "mypy": None, "notes": []}
     if os.path.exists(info_path):
         try:
             old = json.load(open(info_path))
@@ -92,9 +93,16 @@ def main():
             if not ok:
                 info["notes"].append(f"scikit-build-core: pip failed: {msg}")
         info["skbuild"] = version(py, "scikit_build_core")
+    if not info.get("mypy"):
+        if not has(py, ["mypy"]):
+            ok, msg = pip(py, "mypy")
+            if not ok:
+                info["notes"].append(f"mypy: pip failed: {msg}")
+        info["mypy"] = version(py, "mypy.version")
     json.dump(info, open(info_path, "w"), indent=1)
     print(f"python.env: {py} (base {base}); numpy {version(py, 'numpy')}, pytest {version(py, 'pytest')}, "
-          f"mpi4py {info['mpi4py']}, scikit-build-core {info['skbuild']}; " + "; ".join(info["notes"]))
+          f"mpi4py {info['mpi4py']}, scikit-build-core {info['skbuild']}, mypy {info['mypy']}; "
+          + "; ".join(info["notes"]))
     return 0
 
 

@@ -21,11 +21,33 @@
 #include <string.h>
 #include <unistd.h>
 
+#define USAGE "usage: sheaf-boot --socket S --audit LIB [--prefixes P] [--suffixes X] " \
+              "[--log F] [--timeout MS] -- EXE [ARGS...]\n"
+
+/* a bad command line: the usage on stderr, 127 (as a launch line whose
+ * command cannot be run) */
 static int usage(void)
 {
-  fprintf(stderr, "usage: sheaf-boot --socket S --audit LIB [--prefixes P] [--suffixes X] "
-                  "[--log F] [--timeout MS] -- EXE [ARGS...]\n");
+  fputs(USAGE, stderr);
   return 127;
+}
+
+/* --help / -h: the usage and what the options mean on stdout, exit 0 */
+static int help(void)
+{
+  fputs(USAGE
+        "Run EXE through sheaf's loader: sets LD_AUDIT=LIB and the loader's environment,\n"
+        "asks the node's load server at socket S for a node-local copy of EXE and runs it\n"
+        "(the original when the server cannot be reached). sheaf-launch puts it in front\n"
+        "of each launch line; it is not meant to be run by hand.\n"
+        "  --socket S    the load server's socket (\"%r\" is replaced by SHEAF_LD_RANK)\n"
+        "  --audit LIB   the rtld-audit library (libsheaf_audit.so)\n"
+        "  --prefixes P  --suffixes X  which paths the server serves\n"
+        "  --log F       the audit client's log file\n"
+        "  --timeout MS  how long to wait for the server (default 20000)\n"
+        "Exit status: EXE's; 127 for a bad command line or EXE not found, 126 when EXE\n"
+        "cannot be executed.\n", stdout);
+  return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* EXE as an absolute path: as given with a '/', else the first PATH hit */
@@ -83,6 +105,8 @@ int main(int argc, char **argv)
 {
   const char *sock = NULL, *audit = NULL;
   int i = 1, timeout = 20000;
+  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+    return help();
   for (; i < argc && strcmp(argv[i], "--"); i += 2) {
     if (i + 1 >= argc) return usage();
     const char *o = argv[i], *v = argv[i + 1];

@@ -32,7 +32,7 @@ import ctypes
 import itertools
 import threading
 from ctypes import POINTER, c_int, c_int64
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -60,6 +60,8 @@ def drop_group(handle: int) -> None:
 
 
 def _comm(group: Optional[int]) -> Any:
+    if group is None:
+        raise KeyError("no communicator group")
     return _groups[group]
 
 
@@ -434,7 +436,7 @@ _CF = ctypes.CFUNCTYPE
 _P = ctypes.c_void_p
 _COLL = _CF(c_int, _P, POINTER(c_int64), c_int, c_int64, _P, c_int, c_int, c_int, c_int, _P)
 # (name, prototype, function, value returned after a failure)
-CALLBACKS = [
+CALLBACKS: List[Tuple[str, Any, Callable[..., int], int]] = [
     ("create_local_commgroup", _CF(c_int, POINTER(_P), _P, c_int, c_int, c_int, c_int, c_int, c_int),
      _cb_create_lcg, 1),
     ("free_local_commgroup", _CF(c_int, _P), _cb_free_lcg, 1),

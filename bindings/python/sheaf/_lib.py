@@ -171,6 +171,37 @@ def fspath(path: Any) -> bytes:
     return p
 
 
+def new_bytes(n: int) -> tuple:
+    """(a new bytes object of n bytes, the address of its data) for the library
+    to fill, or (None, 0) where that cannot be done (not CPython, n < 2).
+
+    ``PyBytes_FromStringAndSize(NULL, n)`` returns a bytes object with
+    uninitialized contents that its creator may fill in before it hands it out:
+    the C idiom of extension modules, here through ctypes.pythonapi, so that a
+    read returns its bytes without copying them once more. The object must not
+    be shared until filled (callers drop it on any failure). Lengths 0 and 1
+    can be interned singletons, hence n >= 2."""
+    if n < 2 or _pyapi is None:
+        return None, 0
+    obj = _pyapi.PyBytes_FromStringAndSize(None, n)
+    return obj, _pyapi.PyBytes_AsString(obj)
+
+
+def _load_pyapi() -> Any:
+    import sys
+    if sys.implementation.name != "cpython" or not hasattr(ctypes, "pythonapi"):
+        return None
+    api = ctypes.pythonapi
+    api.PyBytes_FromStringAndSize.restype = ctypes.py_object
+    api.PyBytes_FromStringAndSize.argtypes = [c_void_p, ctypes.c_ssize_t]
+    api.PyBytes_AsString.restype = c_void_p
+    api.PyBytes_AsString.argtypes = [ctypes.py_object]
+    return api
+
+
+_pyapi = _load_pyapi()
+
+
 class Buffer:
     """Address and size of a C-contiguous buffer-protocol object, without a copy.
 
@@ -196,7 +227,7 @@ class Buffer:
         self.nbytes = view.nbytes
         # PyBUF_SIMPLE export of the whole buffer: any item format, no copy
         arr = np.frombuffer(view, dtype=np.uint8) if view.nbytes else np.empty(1, np.uint8)
-        self._keep = arr
+        self._keep: Any = arr
         self.address = arr.ctypes.data
 
     def release(self) -> None:

@@ -111,9 +111,9 @@ def _settle(comm: Any, failed: bool, text: str, code: int, path: str, what: str,
     else:
         msg = f"{path}: {what} failed on rank {culprit}: {cause}"
     err = CollectiveError(msg, code if failed else E_IO, path, culprit, cause)
-    own = next((f.exc for f in fails if f.exc is not None), None)
-    if own is not None:
-        err.__cause__ = own
+    first_exc = next((f.exc for f in fails if f.exc is not None), None)
+    if first_exc is not None:
+        err.__cause__ = first_exc
     return err
 
 
@@ -223,6 +223,7 @@ class _ParBase:
 
     _sid: int
     path: str
+    _gcomm: Any
 
     def _check(self) -> int:
         if self._sid < 0:
@@ -506,9 +507,9 @@ class MappedFile(_ParBase):
             if tasks is not None:
                 tl = [_int_arg("tasks[i]", t) for t in tasks]
                 ntasks_in = len(tl)
-                gr = (c_int * max(ntasks_in, 1))(*tl)
-                keep.append(gr)
-                gr = ctypes.cast(gr, POINTER(c_int))
+                tarr = (c_int * max(ntasks_in, 1))(*tl)
+                keep.append(tarr)
+                gr = ctypes.cast(tarr, POINTER(c_int))
             if self.writing:
                 if tasks is None or chunksizes is None or len(chunksizes) != ntasks_in:
                     raise ArgumentError(f"{self.path}: a mapped write needs tasks and chunksizes of the same length",

@@ -13,12 +13,17 @@ import io
 import os
 import threading
 from ctypes import byref, c_int, c_int32, c_int64, c_uint64, c_void_p
-from typing import Any, Dict, Iterator, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Union, overload
+
+if TYPE_CHECKING:
+    from typing import Literal
+
+    from .writer import Writer
 
 import numpy as np
 
 from . import _lib
-from .errors import E_ARG, ArgumentError, ArgumentTypeError, ClosedError, SheafError
+from .errors import E_ARG, ArgumentError, ArgumentTypeError, ClosedError, SheafError, SheafIOError
 
 PathLike = Union[str, bytes, "os.PathLike[str]"]
 
@@ -29,8 +34,10 @@ class Container:
     Attributes (read-only, set at open):
         path: the name given to :func:`open` (file 0 of a multi-file set).
         ntasks: number of tasks (logical files).
-        nfiles: number of physical files.
-        files: names of the physical files, in file order.
+        nfiles: number of physical files of the set (also when a member file
+            of a multi-file set is opened alone: then ``files`` has one name
+            and ``ntasks`` counts that file's tasks).
+        files: names of the physical files opened, in file order.
         fsblksize: file-system block size the container was written with.
         chunksizes: int64 array (ntasks): each task's chunk size (bytes per block).
         globalranks: int64 array (ntasks): the writer's rank of each task.
@@ -117,6 +124,10 @@ class Container:
                 self.format_version = info.format_version
                 self.keyval = _lib.KEYVAL_MODES.get(info.keyval, "unknown")
                 nopen = info.nfiles_open
+                # a member file opened alone (x.sion.000001) has its own tasks
+                # but belongs to a set of info.nfiles files: report the set's
+                if info.nfiles > self.nfiles:
+                    self.nfiles = int(info.nfiles)
             if f + 1 >= nopen:
                 break
         self.endianness = "big" if L.sion_get_file_endianness(sid) == 1 else "little"
@@ -192,7 +203,7 @@ class Container:
     def task_file(self, task: int) -> str:
         """Name of the physical file holding the task's data."""
         t = self._task(task)
-        f = int(self.mapping[t, 0]) if self.nfiles > 1 else 0
+        f = int(self.mapping[t, 0]) if len(self.files) > 1 else 0
         return self.files[f] if f < len(self.files) else self.files[0]
 
     # ---- data ------------------------------------------------------------------------
@@ -209,22 +220,43 @@ class Container:
             yield self.task(t)
 
     def read_task(self, task: int) -> bytes:
-        """All data of one task as bytes (read through the library, checksums verified)."""
+        """All data of one task as bytes (read through the library, checksums verified).
+
+        The bytes are read straight into the returned object (no copy after
+        the library's read; see also :meth:`TaskReader.readinto` for a buffer
+        of your own)."""
         t = self._task(task)
-        out = bytearray(int(self.bytes_per_task[t]))
-        n = self._read_at(t, 0, out)
-        return bytes(out[:n])
+        return self._read_bytes(t, 0, int(self.bytes_per_task[t]))
+
+    def _read_bytes(self, t: int, pos: int, size: int) -> bytes:
+        """At most size bytes of task t from stream offset pos, as bytes, read
+        into the object returned (one copy: the library's, from the file)."""
+        size = max(min(size, int(self.bytes_per_task[t]) - pos), 0)
+        obj, addr = _lib.new_bytes(size)
+        if obj is None:
+            buf = bytearray(size)
+            n = self._read_at(t, pos, buf)
+            return bytes(buf) if n == size else bytes(memoryview(buf)[:n])
+        n = self._read_addr(t, pos, addr, size)
+        if n != size:  # cannot happen (a short read raises); never hand out unfilled bytes
+            raise SheafIOError(f"{self.path}: task {t}: read {n} of {size} bytes", 0, self.path)
+        return obj  # type: ignore[no-any-return]
 
     def _read_at(self, t: int, pos: int, buf: Any) -> int:
         """Read into buf from stream offset pos of task t; bytes read."""
-        with _lib.Buffer(buf, writable=True) as b, self._lock:
+        with _lib.Buffer(buf, writable=True) as b:
+            return self._read_addr(t, pos, b.address, b.nbytes)
+
+    def _read_addr(self, t: int, pos: int, address: int, nbytes: int) -> int:
+        """Read at most nbytes to address from stream offset pos of task t; bytes read."""
+        with self._lock:
             sid = self._check()
             avail = int(self.bytes_per_task[t]) - pos
-            want = min(b.nbytes, max(avail, 0))
+            want = min(nbytes, max(avail, 0))
             if want == 0:
                 return 0
             self._seek(t, _lib.SION_ABSOLUTE_POS, pos)
-            got = _lib.lib().sion_fread(b.address, 1, want, sid)
+            got = _lib.lib().sion_fread(address, 1, want, sid)
             if got != want:
                 _lib.raise_last(f"sion_fread: {self.path}: task {t}: read {got} of {want} bytes", self.path)
             return int(got)
@@ -232,12 +264,14 @@ class Container:
     def task_array(self, task: int, dtype: Any = np.uint8, *, copy: bool = False) -> np.ndarray:
         """The task's data as a 1-D numpy array of ``dtype``.
 
-        When the data lie in one block (contiguous in the file) and ``copy`` is
-        False, the array is a read-only memory map of the file (no copy; note
-        that a map does not verify the "checksum" mode's CRCs). Otherwise it is
-        read through the library into a new array. The task's size must be a
-        multiple of the item size. Byte order is the file's as written; see
-        :attr:`swap_needed` (use ``dtype=np.dtype('>f8')`` etc. when it is set).
+        ``copy=False`` (default): always a **read-only** array, whatever the
+        layout on disk: a memory map of the file when the data lie in one
+        block (contiguous; no copy, and no verification of the "checksum"
+        mode's CRCs), else an array read through the library and then marked
+        read-only. ``copy=True``: always a new **writeable** array read through
+        the library. The task's size must be a multiple of the item size.
+        Byte order is the file's as written; see :attr:`swap_needed` (use
+        ``dtype=np.dtype('>f8')`` etc. when it is set).
         """
         t = self._task(task)
         dt = np.dtype(dtype)
@@ -247,16 +281,21 @@ class Container:
                                 f"{dt.itemsize} of {dt}", E_ARG, self.path)
         count = nbytes // dt.itemsize
         self._check()
+        out: np.ndarray
         if nbytes == 0:
-            return np.empty(0, dt)
-        if not copy and int(self.blockcount[t]) == 1:
+            out = np.empty(0, dt)
+        elif not copy and int(self.blockcount[t]) == 1:
             off = self.block_offsets(t)[0]
             try:
                 return np.memmap(self.task_file(t), dtype=dt, mode="r", offset=off, shape=(count,))
             except (OSError, ValueError):
-                pass  # e.g. a file system without mmap: read instead
-        out = np.empty(count, dt)
-        self._read_at(t, 0, out)
+                out = np.empty(count, dt)  # e.g. a file system without mmap: read instead
+                self._read_at(t, 0, out)
+        else:
+            out = np.empty(count, dt)
+            self._read_at(t, 0, out)
+        if not copy:
+            out.flags.writeable = False
         return out
 
     # ---- key-value -----------------------------------------------------------------------
@@ -310,21 +349,26 @@ class Container:
         nrec, total = self.key_stat(task, key)
         k = self._key(key)
         L = _lib.lib()
-        out = bytearray(total)
         if total == 0:
             return b""
-        with self._lock, _lib.Buffer(out, writable=True) as b:
+        # read into the bytes returned (see _lib.new_bytes), else a bytearray copied once
+        obj, addr = _lib.new_bytes(total)
+        out: Any = obj
+        if obj is None:
+            out = bytearray(total)
+        with self._lock, _lib.Buffer(out, writable=obj is None) as b:
             sid = self._check()
             t = self._kv_task(task)
             if L.sion_seek_key(sid, k, 0, 0) != _lib.SION_SUCCESS:
                 _lib.raise_last(f"{self.path}: task {t}: key {k}: cannot seek", self.path)
+            base = addr if obj is not None else b.address
             done = 0
             while done < total:
-                got = L.sion_fread_key(b.address + done, k, 1, total - done, sid)
+                got = L.sion_fread_key(base + done, k, 1, total - done, sid)
                 if got == 0:
                     _lib.raise_last(f"{self.path}: task {t}: key {k}: read {done} of {total} bytes", self.path)
                 done += int(got)
-        return bytes(out)
+        return obj if obj is not None else bytes(out)  # type: ignore[no-any-return]
 
     def records(self, task: int) -> Dict[int, bytes]:
         """Every key of a task with all its data: {key: bytes}."""
@@ -393,9 +437,11 @@ class TaskReader(io.RawIOBase):
         self._check()
         if size is None or size < 0:
             size = max(self.size - self._pos, 0)
-        buf = bytearray(min(int(size), max(self.size - self._pos, 0)))
-        n = self.readinto(buf)
-        return bytes(buf[:n])
+        if self._pos >= self.size:
+            return b""
+        data = self._c._read_bytes(self.task, self._pos, int(size))
+        self._pos += len(data)
+        return data
 
     def readall(self) -> bytes:
         return self.read(-1)
@@ -405,10 +451,9 @@ class TaskReader(io.RawIOBase):
         self._check()
         start = 0
         for size in self._c.blocksizes[: int(self._c.blockcount[self.task]), self.task]:
-            buf = bytearray(int(size))
-            n = self._c._read_at(self.task, start, buf)
-            start += n
-            yield bytes(buf[:n])
+            data = self._c._read_bytes(self.task, start, int(size))
+            start += len(data)
+            yield data
 
     def __iter__(self) -> Iterator[bytes]:  # type: ignore[override]
         return self.blocks()
@@ -419,13 +464,47 @@ class TaskReader(io.RawIOBase):
         return self._c.task_array(self.task, dtype, copy=copy)
 
 
-def open(path: PathLike, *, mode: str = "") -> Container:  # noqa: A001 - the package's entry point
-    """Open a container (or file 0 of a multi-file set) for reading, serially.
+@overload
+def open(path: PathLike, mode: Literal["r", "rb"] = "r", **mode_keys: Any) -> Container: ...  # noqa: A001,E704
 
-    No MPI is involved. ``mode`` may add mode keys of ``sion_open`` (e.g.
-    ``"ansi"``); reading is always binary. Raises :class:`sheaf.NotFoundError`,
-    :class:`sheaf.FormatError` (not a container, corrupt),
-    :class:`sheaf.UnclosedError` (never closed) or another
+
+@overload
+def open(path: PathLike, mode: Literal["w", "wb"], *, ntasks: int, chunksize: Any,  # noqa: A001,E704
+         globalranks: Optional[Any] = None, fsblksize: int = -1, **mode_keys: Any) -> "Writer": ...
+
+
+@overload
+def open(path: PathLike, mode: str = "r", *, ntasks: Optional[int] = None, chunksize: Any = None,  # noqa: A001,E704
+         globalranks: Optional[Any] = None, fsblksize: int = -1,
+         **mode_keys: Any) -> Union[Container, "Writer"]: ...
+
+
+def open(path: PathLike, mode: str = "r", *, ntasks: Optional[int] = None, chunksize: Any = None,  # noqa: A001
+         globalranks: Optional[Any] = None, fsblksize: int = -1, **mode_keys: Any) -> Union[Container, "Writer"]:
+    """Open a container serially (no MPI): for reading, or for writing all its tasks.
+
+    ``sheaf.open(path)`` / ``sheaf.open(path, "r")``: a :class:`Container`
+    (file 0 of a multi-file set opens the whole set). Raises
+    :class:`sheaf.NotFoundError`, :class:`sheaf.FormatError` (not a container,
+    corrupt), :class:`sheaf.UnclosedError` (never closed) or another
     :class:`sheaf.SheafError` with the library's message.
+
+    ``sheaf.open(path, "w", ntasks=N, chunksize=C)``: a
+    :class:`sheaf.Writer` of N tasks; C is the bytes per block of each task
+    (an int, or a sequence of N), ``globalranks`` the rank recorded for each
+    task (default 0..N-1), ``fsblksize`` the file-system block size (-1:
+    detected). One file (``nfiles`` 1).
+
+    ``mode`` may carry SIONlib mode keys after the direction (``"r,ansi"``,
+    ``"w,keyval"``), or they go as keywords: ``keyval=True``,
+    ``endianness="big"``, ``checksum=True``, ``ansi=True``.
     """
-    return Container(path, mode=mode)
+    from . import writer
+    direction, keys = writer.parse_mode(mode, mode_keys)
+    if direction == "w":
+        return writer.create(path, keys, ntasks, chunksize, globalranks, fsblksize)
+    given = [n for n, v in (("ntasks", ntasks), ("chunksize", chunksize), ("globalranks", globalranks)) if v is not None]
+    if given or fsblksize != -1:
+        raise ArgumentError(f"{', '.join(given) or 'fsblksize'}: only for writing (mode 'w'); a read takes them "
+                            f"from the file", E_ARG)
+    return Container(path, mode=keys)
