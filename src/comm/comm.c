@@ -156,9 +156,14 @@ int sheaf_comm_agree(sheaf_comm *c, int rc, const char *msg, int64_t *vals, int 
         memcpy(v + 1, vals, (size_t)n * sizeof *v);
     int lrc = sheaf_comm_allmin(c, v, n + 1);
     if (lrc) {
+        /* the layer's own message, said once (agreements in a row after a
+         * broken layer must not wrap it again and again) */
+        char why[SHEAF_COMM_MSGLEN];
+        snprintf(why, sizeof why, "%s", sheaf_comm_last_error());
+        if (strncmp(why, "sheaf_comm_agree: ", 18) != 0)
+            comm_err(SHEAF_COMM_ECOMM, "sheaf_comm_agree: the exchange failed (%d): %s", lrc, why);
         set_result(out, SHEAF_COMM_ECOMM, -1, sheaf_comm_last_error());
-        return comm_err(SHEAF_COMM_ECOMM, "sheaf_comm_agree: the exchange failed (%d): %s", lrc,
-                        out ? out->msg : "");
+        return SHEAF_COMM_ECOMM;
     }
     if (n)
         memcpy(vals, v + 1, (size_t)n * sizeof *v);
