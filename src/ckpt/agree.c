@@ -5,6 +5,7 @@
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #endif
 #include "proto.h"
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,7 +37,9 @@ int ck_ag_step(ck_ag *a, const char *step, int rc, const char *msg, int64_t *val
     sheaf_comm_agreement out;
     int code = sheaf_comm_agree(a->comm, rc, rc ? mine : NULL, vals, n, &out);
     if (code && !a->code) { /* the first failure of the sequence stays */
-        a->code = code;
+        /* codes inside are errno values (the public calls negate them); the
+         * layer's own failure (no failing rank, SHEAF_COMM_ECOMM) is EPROTO */
+        a->code = out.rank >= 0 ? code : EPROTO;
         a->rank = out.rank;
         if (out.rank >= 0)
             snprintf(a->msg, sizeof a->msg, "%s", out.msg);
