@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,16 +134,16 @@ static int write_sparse(int fd, const unsigned char *p, size_t n, uint64_t off)
 static int recv_file(struct sld_server *s, struct sln_link *l, struct sln_obj *o, int fwd)
 {
   struct sld_net *n = s->net;
-  char local[SLD_PATH_MAX], tmp[SLD_PATH_MAX], dir[SLD_PATH_MAX];
+  char local[SLD_PATH_MAX], tmp[NAME_MAX + 1];
+  const char *base = NULL;
+  int fd = -1, dfd = -1;
+  /* the path names the original file (a real path): clean, else the peer is refused */
+  if (o->size > SLN_FILE_MAX || !sld_path_clean(o->path, 1)) return -1;
   int keep = !sld_htab_get(&s->files, o->path) && !sld_local_name(s, o->path, local, sizeof local);
-  int fd = -1;
-  if (o->size > SLN_FILE_MAX) return -1;
   if (keep) {
-    snprintf(dir, sizeof dir, "%s", local);
-    *strrchr(dir, '/') = 0;
-    keep = !sld_mkdirs(dir) &&
-           snprintf(tmp, sizeof tmp, "%s.net%lu", local, ++s->seq) < (int)sizeof tmp &&
-           (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0;
+    keep = !sld_cache_parent(s, local, &dfd, &base) &&
+           snprintf(tmp, sizeof tmp, "%s.net%lu", base, ++s->seq) < (int)sizeof tmp &&
+           (fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0;
   }
   uint64_t got = 0;
   int bad = 0;
@@ -160,13 +161,16 @@ static int recv_file(struct sld_server *s, struct sln_link *l, struct sln_obj *o
     s->c[SLD_C_NET_BYTES] += d.len;
   }
   if (fd >= 0) {
+    int closed = 0;
     if (bad || !keep || ftruncate(fd, (off_t)o->size) ||
-        fchmod(fd, (mode_t)((o->mode & 0755) | 0400)) || close(fd) || rename(tmp, local)) {
-      unlink(tmp);
+        fchmod(fd, (mode_t)((o->mode & 0755) | 0400)) || (closed = 1, close(fd)) ||
+        renameat(dfd, tmp, dfd, base)) {
+      unlinkat(dfd, tmp, 0);
       keep = 0;
     }
-    if (fd >= 0 && (bad || !keep)) close(fd);
+    if (!closed) close(fd);
   }
+  if (dfd >= 0) close(dfd);
   if (bad) return -1;
   if (keep) snprintf(o->real, sizeof o->real, "%s", local);
   else if (!sld_htab_get(&s->files, o->path)) o->status = EIO;   /* could not keep it here */
@@ -305,7 +309,8 @@ static int serve_get(struct sld_server *s, struct sln_link *l, uint32_t len)
   struct sld_net *n = s->net;
   struct sln_get g;
   if (sln_unpack_get(l->buf + SLD_HDR_SIZE, len, &g)) return -1;
-  if (g.path[0] != '/') return -1;
+  /* a FILE is asked for by its real path (clean); other kinds by any absolute path */
+  if (g.path[0] != '/' || (g.kind == SLN_K_FILE && !sld_path_clean(g.path, 1))) return -1;
   n->cur_kind = g.kind;
   snprintf(n->cur_path, sizeof n->cur_path, "%s", g.path);
   n->cur_bcast = 0;

@@ -419,9 +419,14 @@ int sheaf_loader_serve(const char *cache_base, int strip, int ready_fd, char *er
   struct sld_server *s = calloc(1, sizeof *s);
   if (!s) { snprintf(err, errlen, "sheaf-ld: out of memory"); return -1; }
   s->strip = strip;
-  if (sld_cachedir_create(s, cache_base, err, errlen)) { free(s); return -1; }
+  if (sld_cachedir_create(s, cache_base, err, errlen)) {
+    if (s->dirfd >= 0) close(s->dirfd);
+    free(s);
+    return -1;
+  }
   int rc = serve(s, NULL, ready_fd, err, errlen);
   sld_remove_tree(s->dir);
+  close(s->dirfd);
   sld_cache_free(s);
   free(s);
   return rc;
@@ -435,9 +440,15 @@ int sheaf_loader_serve_net(const char *cache_base, const char *socket_path, int 
   if (!s) { snprintf(err, errlen, "sheaf-ld: out of memory"); return -1; }
   s->strip = strip;
   if (!(s->net = sld_net_create(ov, err, errlen))) { free(s); return -1; }
-  if (sld_cachedir_create(s, cache_base, err, errlen)) { sld_net_free(s->net); free(s); return -1; }
+  if (sld_cachedir_create(s, cache_base, err, errlen)) {
+    if (s->dirfd >= 0) close(s->dirfd);
+    sld_net_free(s->net);
+    free(s);
+    return -1;
+  }
   int rc = serve(s, socket_path, ready_fd, err, errlen);
   sld_remove_tree(s->dir);
+  close(s->dirfd);
   sld_cache_free(s);
   sld_net_free(s->net);
   free(s);
