@@ -14,6 +14,9 @@ struct sld_server;
 #define SLN_MAX_DEFERRED 1024
 
 #define SLN_KEY 32
+#define SLN_MAX_PENDING 64   /* connections in their handshake at once; more are refused */
+
+struct sln_pend;
 
 /* one authenticated TCP connection to a peer (blocking, with timeouts) */
 struct sln_link {
@@ -48,6 +51,12 @@ struct sld_net {
   char **gmount;                 /* mount point */
   int *grep;                     /* the representative of my group for it */
   struct sln_link **glink;       /* my link to that representative (made when first needed) */
+  /* handshake.c: connections in their handshake, the refusal log's rate limit */
+  struct sln_pend *pend[SLN_MAX_PENDING];
+  int npend;
+  long log_start;                /* the current window of the refusal log (ms, monotonic) */
+  int log_lines;                 /* lines logged in it */
+  unsigned long log_suppressed;  /* refusals not logged in it */
 };
 
 /* the "tree" of a link from a group member to its representative (mount index added) */
@@ -61,9 +70,13 @@ int sln_secret_load(const char *path, unsigned char key[SLN_KEY], char *err, siz
 /* the connecting side: 0 when the peer proved the key, -1 otherwise */
 int sln_auth_connect(int fd, const unsigned char key[SLN_KEY], uint32_t tree, uint32_t rank,
                      int timeout_ms);
-/* the accepting side: 0 and the peer's tree and rank, -1 (refused) */
-int sln_auth_accept(int fd, const unsigned char key[SLN_KEY], uint32_t *tree, uint32_t *rank,
-                    int timeout_ms);
+/* the accepting side, in steps (handshake.c runs them in the event loop):
+ * the CHALLENGE answering a HELLO (fresh nonce, MAC); then whether a PROOF
+ * fits that HELLO and CHALLENGE. 0, or -1 (refused) */
+int sln_auth_challenge(const unsigned char key[SLN_KEY], const struct sln_hello *h,
+                       struct sln_challenge *c);
+int sln_auth_check(const unsigned char key[SLN_KEY], const struct sln_hello *h,
+                   const struct sln_challenge *c, const struct sln_proof *p);
 
 /* link.c: frames and connections */
 int sln_send_all(int fd, const void *buf, size_t n);
@@ -118,7 +131,24 @@ void sld_net_free(struct sld_net *n);
 /* the body of the thread that links to the parents (join it before using them) */
 void *sld_net_connect_parents(void *arg);
 int sld_net_complete(const struct sld_net *n);
-/* the handshake with a connecting peer: its link, or NULL (refused, logged, counted) */
-struct sln_link *sld_net_accept(struct sld_server *s, int fd);
+/* an authenticated peer (fd blocking): it must be one of our children in the
+ * tree it names (not yet connected) or the front end; its link, or NULL
+ * (refused: fd closed, counted, logged) */
+struct sln_link *sld_net_admit(struct sld_server *s, int fd, uint32_t tree, uint32_t rank,
+                               const char *who);
+void sld_net_peer_name(int fd, char *out, size_t cap);
+
+/* handshake.c: the accepting side of the handshake in the event loop */
+/* accepts every waiting connection into its handshake (at most SLN_MAX_PENDING) */
+void sld_hs_accept(struct sld_server *s, int ep);
+/* bytes on a pending connection: its link when the handshake and the checks passed */
+struct sln_link *sld_hs_event(struct sld_server *s, int ep, struct sln_pend *p);
+/* refuses the pending connections past their deadline, writes the refusal
+ * log's summary when due; the ms until the next deadline, or -1 */
+int sld_hs_tick(struct sld_server *s, int ep);
+void sld_hs_free_all(struct sld_server *s, int ep);
+/* a refusal: counted, logged at most 10 lines in 10 s, then how many were not */
+void sld_net_refuse(struct sld_server *s, const char *who, const char *why);
+void sld_net_log_flush(struct sld_server *s, int force);
 
 #endif

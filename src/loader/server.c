@@ -225,18 +225,15 @@ static void fgfs_step(struct sld_server *s, int ep, struct netstate *ns, const c
   ns->ready_fd = -1;
 }
 
-static void accept_peers(struct sld_server *s, int ep)
+/* a pending handshake progressed: a new link joins the loop (before the FGFS
+ * collectives the children's frames are theirs, not the loop's) */
+static void on_pending(struct sld_server *s, int ep, struct sln_pend *p)
 {
-  for (;;) {
-    int fd = accept4(s->net->lfd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd < 0) return;
-    struct sln_link *l = sld_net_accept(s, fd);
-    if (!l) continue;
-    /* before the FGFS collectives the children's frames are theirs, not the loop's */
-    if (g_ns && (g_ns->fgfs_wait || g_ns->joining) && s->net->use_fgfs) continue;
-    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };
-    epoll_ctl(ep, EPOLL_CTL_ADD, l->fd, &ev);
-  }
+  struct sln_link *l = sld_hs_event(s, ep, p);
+  if (!l) return;
+  if (g_ns && (g_ns->fgfs_wait || g_ns->joining) && s->net->use_fgfs) return;
+  struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };
+  epoll_ctl(ep, EPOLL_CTL_ADD, l->fd, &ev);
 }
 
 /* whether a link still has bytes to read: an event of this loop's batch can
@@ -297,7 +294,9 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
   int nclients = 0, stop = 0;
   struct epoll_event evs[64];
   while (!stop) {
-    int n = epoll_wait(ep, evs, 64, ns && (ns->joining || ns->fgfs_wait) ? 10 : -1);
+    int wait = s->net ? sld_hs_tick(s, ep) : -1;   /* handshakes past their deadline refused */
+    if (ns && (ns->joining || ns->fgfs_wait) && (wait < 0 || wait > 10)) wait = 10;
+    int n = epoll_wait(ep, evs, 64, wait);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;
     if (ns && ns->joining && __atomic_load_n(&ns->done, __ATOMIC_ACQUIRE) &&
@@ -307,7 +306,8 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
       void *p = evs[i].data.ptr;
       if (p == &listen_tag) accept_all(s, ep, lfd, &nclients);
       else if (p == &signal_tag) stop = 1;
-      else if (p == &tcp_tag) accept_peers(s, ep);
+      else if (p == &tcp_tag) sld_hs_accept(s, ep);
+      else if (*(int *)p == 2) on_pending(s, ep, p);
       else if (*(int *)p == 1) on_link(s, p);
       else {
         struct client *c = p;
@@ -326,6 +326,7 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
     }
   }
   /* the remaining clients: a closed socket makes them fall back */
+  if (s->net) sld_hs_free_all(s, ep);
   close(ep);
   return 0;
 }

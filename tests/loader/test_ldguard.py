@@ -16,6 +16,9 @@ confine: no request of a local client and no message of a peer holding the job
   (link dropped) or answered from inside its cache, and a server whose parent
   did not misbehave still serves.
 
+stall: 50 silent and 50 slow-loris TCP peers change a local lookup by < 50 ms,
+  all are refused by their deadline, the refusal log is rate-limited.
+
 usage: test_ldguard.py CASE --server PATH --work DIR
 """
 import argparse
@@ -302,6 +305,91 @@ def case_confine(args):
     print("confine: a parent's FILE and DIR broadcasts with '..' changed nothing outside the cache")
 
 
+def case_stall(args):
+    """50 silent TCP peers and 50 slow-loris peers (one byte a second of a HELLO)
+    on the root's port change a local client's lookup time by < 50 ms (median
+    and 90th percentile, on the root and on node 1, whose misses go to the
+    root); every one of them is refused by its deadline (counted) and the
+    refusal log stays bounded (rate-limited, with a count of what it left out)"""
+    import threading
+    ov = Overlay(args, 2, "pull", timeout=3000)
+    stopper = threading.Event()
+    peers = []
+    try:
+        src = os.path.join(ov.work, "lib")
+        os.makedirs(src)
+        names = []
+        for i in range(400):
+            p = os.path.join(src, "libs%03d.so" % i)
+            with open(p, "wb") as f:
+                f.write(b"%d" % i)
+            names.append(os.path.realpath(p))
+        ask(ov.socks[1], OP_LISTDIR, os.path.realpath(src))
+        it = iter(names)
+
+        def lookups(k):
+            out = []
+            for i in range(k):
+                node = i % 2
+                t = time.monotonic()
+                r = ask(ov.socks[node], OP_LOOKUP, next(it), timeout=20)
+                out.append(time.monotonic() - t)
+                if not r or r[0] != 0:
+                    fail("stall: a lookup on node %d failed: %r" % (node, r))
+                time.sleep(0.02)
+            return sorted(out)
+
+        base = lookups(40)
+        hello = frame(1, struct.pack("<II", 0, 1) + os.urandom(32))
+        for i in range(100):
+            c = socket.create_connection(("127.0.0.1", ov.ports[0]), timeout=5)
+            peers.append(c)
+
+        def loris():
+            k = 0
+            while not stopper.is_set() and k < len(hello):
+                for c in peers[50:]:
+                    try:
+                        c.send(hello[k:k + 1])
+                    except OSError:
+                        pass
+                k += 1
+                stopper.wait(1.0)
+        th = threading.Thread(target=loris, daemon=True)
+        th.start()
+        time.sleep(0.2)
+        during = lookups(60)          # about 2.5 s with the peers connected
+        stopper.set()
+        th.join()
+        med = lambda v: v[len(v) // 2]
+        p90 = lambda v: v[int(len(v) * 0.9)]
+        print("stall: lookup median %.1f -> %.1f ms, p90 %.1f -> %.1f ms, max %.1f ms with 100 hostile peers"
+              % (1e3 * med(base), 1e3 * med(during), 1e3 * p90(base), 1e3 * p90(during), 1e3 * during[-1]))
+        if med(during) - med(base) > 0.05 or p90(during) - p90(base) > 0.05:
+            fail("stall: the hostile peers delayed local lookups by more than 50 ms")
+        # every hostile peer is refused by its handshake deadline (3 s here)
+        end = time.monotonic() + 10
+        while time.monotonic() < end and stats(ov.socks[0])[0]["net_refused"] < 100:
+            time.sleep(0.2)
+        refused = stats(ov.socks[0])[0]["net_refused"]
+        if refused != 100:
+            fail("stall: %d of 100 hostile peers refused" % refused)
+        for c in peers:
+            c.close()
+        ov.stop()
+        log = ov.stderr(0).splitlines()
+        lines = [x for x in log if ": refused peer " in x]
+        more = [x for x in log if "not logged" in x]
+        if len(lines) > 10 or not more:
+            fail("stall: refusal log not bounded: %d lines, summary %r" % (len(lines), more))
+        print("stall: 100 refusals counted, %d logged, then %r" % (len(lines), more[0]))
+    finally:
+        stopper.set()
+        for c in peers:
+            c.close()
+        ov.stop()
+
+
 def shutil_rm(p):
     import shutil
     shutil.rmtree(p, ignore_errors=True)
@@ -315,7 +403,7 @@ def main():
     args = ap.parse_args()
     shutil_rm(args.work)
     os.makedirs(args.work)
-    cases = {"confine": case_confine}
+    cases = {"confine": case_confine, "stall": case_stall}
     if args.case not in cases:
         fail("unknown case " + args.case)
     cases[args.case](args)
