@@ -31,6 +31,7 @@ struct sld_server {
   uint64_t c[SLD_NCOUNTERS];
   struct sld_net *net;         /* the overlay (NULL: a single node) */
   int dead;                    /* the overlay link to the parent failed: stop, clients fall back */
+  int wouldblock;              /* the request being served waits for an object from a parent */
 };
 
 /* a directory listing as the caches hold it */

@@ -44,12 +44,12 @@ void sld_net_free(struct sld_net *n)
 {
   if (!n) return;
   sld_policy_free(n);
+  sln_free_inflight(n);
   for (int i = 0; n->addrs && i < n->size; i++) free(n->addrs[i]);
   free(n->addrs);
   for (int t = 0; n->parents && t < n->roots; t++) sln_link_free(n->parents[t]);
   free(n->parents);
   for (int i = 0; i < n->npeers; i++) sln_link_free(n->peers[i]);
-  for (int i = 0; i < n->ndeferred; i++) free(n->deferred[i]);
   free(n->peers);
   if (n->lfd >= 0) close(n->lfd);
   explicit_bzero(n->key, sizeof n->key);
@@ -66,6 +66,7 @@ struct sld_net *sld_net_create(const struct sheaf_loader_overlay *ov, char *err,
   struct sld_net *n = calloc(1, sizeof *n);
   if (!n) { snprintf(err, errlen, "sheaf-ld: out of memory"); return NULL; }
   n->lfd = -1;
+  n->ep = -1;
   n->rank = ov->rank;
   n->size = ov->size;
   n->roots = ov->roots;

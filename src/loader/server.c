@@ -23,8 +23,10 @@
 #define SLD_MAX_CLIENTS 4096
 
 struct client {
-  int kind;                    /* 0 (links of the overlay: 1) */
+  int kind;                    /* 0 (links of the overlay: 1, handshakes: 2) */
   int fd;
+  int parked;                  /* its request waits for an object from a parent */
+  struct client *pprev, *pnext;
   size_t inlen, outlen, outoff;
   unsigned char in[SLD_MSG_MAX];
   unsigned char out[SLD_MSG_MAX];
@@ -50,8 +52,32 @@ static int listen_on(const char *path)
   return fd;
 }
 
+/* the clients whose request waits for an object from a parent (asked again when one arrives) */
+static struct client *parked_head;
+
+static void park(struct client *c)
+{
+  if (c->parked) return;
+  c->parked = 1;
+  c->pprev = NULL;
+  c->pnext = parked_head;
+  if (parked_head) parked_head->pprev = c;
+  parked_head = c;
+}
+
+static void unpark(struct client *c)
+{
+  if (!c->parked) return;
+  c->parked = 0;
+  if (c->pprev) c->pprev->pnext = c->pnext;
+  else parked_head = c->pnext;
+  if (c->pnext) c->pnext->pprev = c->pprev;
+  c->pprev = c->pnext = NULL;
+}
+
 static void drop(int ep, struct client *c, int *nclients)
 {
+  unpark(c);
   epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
   close(c->fd);
   free(c);
@@ -115,8 +141,17 @@ static int serve_input(struct sld_server *s, int ep, struct client *c)
     struct sld_request rq;
     struct sld_reply rp;
     if (sld_unpack_request(type, c->in + SLD_HDR_SIZE, len, &rq)) return -1;
+    uint64_t requests = s->c[SLD_C_REQUESTS], hits = s->c[SLD_C_HITS];
+    s->wouldblock = 0;
     sld_cache_serve(s, &rq, &rp);
     if (s->dead) return -1;            /* no parent: no answer, the client falls back */
+    if (s->wouldblock) {               /* asked again when the object arrives (counted once) */
+      s->c[SLD_C_REQUESTS] = requests;
+      s->c[SLD_C_HITS] = hits;
+      park(c);
+      return 0;
+    }
+    unpark(c);
     if (rq.op == SLD_OP_SHUTDOWN) stop = 1;
     c->outlen = sld_pack_reply(&rp, c->out, sizeof c->out);
     c->outoff = 0;
@@ -237,8 +272,8 @@ static void on_pending(struct sld_server *s, int ep, struct sln_pend *p)
 }
 
 /* whether a link still has bytes to read: an event of this loop's batch can
- * be stale, because a fetch made while serving an earlier event of the same
- * batch reads the parent's frames itself (sln_fetch); a blocking read on a
+ * be stale (a file's DATA frames are read right after its OBJ, and the
+ * FGFS collectives read tree 0's frames themselves); a blocking read on a
  * drained link would wait for the timeout and drop a healthy link */
 static int link_readable(int fd)
 {
@@ -271,6 +306,7 @@ static void on_link(struct sld_server *s, struct sln_link *l)
 /* dead child links out of the peer list (after a batch of events) */
 static void sweep(struct sld_net *n)
 {
+  sln_purge_parked(n);
   int k = 0;
   for (int i = 0; i < n->npeers; i++) {
     if (n->peers[i]->dead) sln_link_free(n->peers[i]);
@@ -292,9 +328,16 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
     epoll_ctl(ep, EPOLL_CTL_ADD, s->net->lfd, &ev);
   }
   int nclients = 0, stop = 0;
+  if (s->net) s->net->ep = ep;
+  parked_head = NULL;
   struct epoll_event evs[64];
   while (!stop) {
     int wait = s->net ? sld_hs_tick(s, ep) : -1;   /* handshakes past their deadline refused */
+    if (s->net) {                                   /* the parents must answer in time */
+      int live = sln_liveness(s);
+      if (s->dead) break;
+      if (live >= 0 && (wait < 0 || live < wait)) wait = live;
+    }
     if (ns && (ns->joining || ns->fgfs_wait) && (wait < 0 || wait > 10)) wait = 10;
     int n = epoll_wait(ep, evs, 64, wait);
     if (n < 0 && errno == EINTR) continue;
@@ -320,7 +363,16 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
     }
     if (s->net) {
       if (ns && ns->fgfs_wait) fgfs_step(s, ep, ns, sock);
-      sln_run_deferred(s);
+      /* objects arrived: the parked children's GETs, preloads and clients asked again */
+      while (s->net->progress && !s->dead && !stop) {
+        sln_rerun(s);
+        for (struct client *c = parked_head, *next; c && !stop; c = next) {
+          next = c->pnext;
+          int r = serve_input(s, ep, c);
+          if (r > 0) stop = 1;
+          if (r < 0) drop(ep, c, &nclients);
+        }
+      }
       sweep(s->net);
       if (s->dead || s->net->stop) stop = 1;
     }
