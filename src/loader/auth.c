@@ -130,29 +130,17 @@ int sln_auth_connect(int fd, const unsigned char key[SLN_KEY], uint32_t tree, ui
   return 0;
 }
 
-int sln_auth_accept(int fd, const unsigned char key[SLN_KEY], uint32_t *tree, uint32_t *rank,
-                    int timeout_ms)
+int sln_auth_challenge(const unsigned char key[SLN_KEY], const struct sln_hello *h,
+                       struct sln_challenge *c)
 {
   if (init()) return -1;
-  sln_set_timeouts(fd, timeout_ms);
-  unsigned char buf[256];
-  uint32_t type, len;
-  struct sln_hello h;
-  if (sln_recv_frame_fd(fd, buf, sizeof buf, &type, &len) || type != SLN_HELLO ||
-      sln_unpack_hello(buf + SLD_HDR_SIZE, len, &h))
-    return -1;
-  struct sln_challenge c;
-  randombytes_buf(c.nonce, SLN_NONCE);
-  mac_of(c.mac, key, 'P', h.tree, h.rank, h.nonce, c.nonce);
-  size_t n = sln_pack_challenge(&c, buf, sizeof buf);
-  struct sln_proof p;
-  if (sln_send_all(fd, buf, n) || sln_recv_frame_fd(fd, buf, sizeof buf, &type, &len) ||
-      type != SLN_PROOF || sln_unpack_proof(buf + SLD_HDR_SIZE, len, &p) ||
-      verify(p.mac, key, 'C', h.tree, h.rank, c.nonce, h.nonce))
-    return -1;
-  n = sln_pack_empty(SLN_WELCOME, buf, sizeof buf);
-  if (sln_send_all(fd, buf, n)) return -1;
-  *tree = h.tree;
-  *rank = h.rank;
+  randombytes_buf(c->nonce, SLN_NONCE);
+  mac_of(c->mac, key, 'P', h->tree, h->rank, h->nonce, c->nonce);
   return 0;
+}
+
+int sln_auth_check(const unsigned char key[SLN_KEY], const struct sln_hello *h,
+                   const struct sln_challenge *c, const struct sln_proof *p)
+{
+  return verify(p->mac, key, 'C', h->tree, h->rank, c->nonce, h->nonce) ? -1 : 0;
 }

@@ -34,9 +34,16 @@ int sln_auth_connect(int fd, const unsigned char key[SLN_KEY], uint32_t tree, ui
   return -1;
 }
 
-int sln_auth_accept(int fd, const unsigned char key[SLN_KEY], uint32_t *tree, uint32_t *rank,
-                    int timeout_ms)
+int sln_auth_challenge(const unsigned char key[SLN_KEY], const struct sln_hello *h,
+                       struct sln_challenge *c)
 {
-  (void)fd, (void)key, (void)tree, (void)rank, (void)timeout_ms;
+  (void)key, (void)h, (void)c;
+  return -1;
+}
+
+int sln_auth_check(const unsigned char key[SLN_KEY], const struct sln_hello *h,
+                   const struct sln_challenge *c, const struct sln_proof *p)
+{
+  (void)key, (void)h, (void)c, (void)p;
   return -1;
 }

@@ -332,6 +332,8 @@ static int real_of(struct sld_server *s, const char *path, char *real)
 
 int sld_local_name(const struct sld_server *s, const char *real, char *out, size_t cap)
 {
+  /* only a clean absolute real path names a copy: "..", "." or "//" could leave the cache */
+  if (!sld_path_clean(real, 1) || !strcmp(real, "/")) return EINVAL;
   return (size_t)snprintf(out, cap, "%s/f%s", s->dir, real) >= cap ? ENAMETOOLONG : 0;
 }
 
@@ -431,7 +433,9 @@ static void do_realpath(struct sld_server *s, const char *path, struct sld_reply
 }
 
 /* a node-local directory with the same names (empty files, directories,
- * symlinks), for opendir/readdir */
+ * symlinks), for opendir/readdir. It is named by the request's path when that
+ * is clean, else by the listing's real path (a path with "..", "." or "//"
+ * never names anything in the cache); made below the cache's descriptor. */
 static void do_listdir(struct sld_server *s, const char *path, struct sld_reply *rp)
 {
   char *done = sld_htab_get(&s->listed, path);
@@ -439,23 +443,28 @@ static void do_listdir(struct sld_server *s, const char *path, struct sld_reply 
   struct ldir *d = get_dir(s, path);
   if (!d) { rp->status = ENOMEM; return; }
   if (d->err) { rp->status = d->err; return; }
-  char local[SLD_PATH_MAX], ent[SLD_PATH_MAX];
-  if ((size_t)snprintf(local, sizeof local, "%s/d%s", s->dir, path) >= sizeof local) {
+  const char *name = sld_path_clean(path, 1) ? path : d->real;
+  char local[SLD_PATH_MAX];
+  if (!name || !sld_path_clean(name, 1)) { rp->status = EINVAL; return; }
+  if ((size_t)snprintf(local, sizeof local, "%s/d%s", s->dir, strcmp(name, "/") ? name : "") >=
+      sizeof local) {
     rp->status = ENAMETOOLONG;
     return;
   }
-  int err = sld_mkdirs(local);
+  int dfd = -1, err = sld_cache_dir(s, local, &dfd);
   for (size_t i = 0; !err && i < d->n; i++) {
-    if ((size_t)snprintf(ent, sizeof ent, "%s/%s", local, d->names[i]) >= sizeof ent) continue;
+    const char *nm = d->names[i];
+    if (!sld_path_clean(nm, 0) || strchr(nm, '/')) continue;   /* one plain component */
     int r;
-    if (d->types[i] == DT_DIR) r = mkdir(ent, 0700);
-    else if (d->types[i] == DT_LNK) r = symlink(".", ent);
+    if (d->types[i] == DT_DIR) r = mkdirat(dfd, nm, 0700);
+    else if (d->types[i] == DT_LNK) r = symlinkat(".", dfd, nm);
     else {
-      r = open(ent, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      r = openat(dfd, nm, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (r >= 0) r = close(r);
     }
     if (r && errno != EEXIST) err = errno;
   }
+  if (dfd >= 0) close(dfd);
   char *cp = err ? NULL : strdup(local);
   if (!err && (!cp || sld_htab_put(&s->listed, path, cp))) { free(cp); err = ENOMEM; }
   rp->status = err;

@@ -64,6 +64,7 @@ void sld_cleanup_stale(const char *base)
 
 int sld_cachedir_create(struct sld_server *s, const char *base, char *err, size_t errlen)
 {
+  s->dirfd = -1;
   if (!base || !base[0]) base = sld_default_base();
   sld_cleanup_stale(base);
   if (snprintf(s->dir, sizeof s->dir, "%s/sheaf-ld.%u.%ld", base, (unsigned)getuid(), (long)getpid()) >=
@@ -78,7 +79,9 @@ int sld_cachedir_create(struct sld_server *s, const char *base, char *err, size_
     return -1;
   }
   struct stat st;
-  if (lstat(s->dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
+  s->dirfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (s->dirfd < 0 || fstat(s->dirfd, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
+      (st.st_mode & 077)) {
     snprintf(err, errlen, "sheaf-ld: cache directory %s is not a private directory", s->dir);
     return -1;
   }

@@ -8,32 +8,13 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define SLD_MAX_EXTENTS 64
-
-int sld_mkdirs(const char *path)
-{
-  char p[SLD_PATH_MAX];
-  if (snprintf(p, sizeof p, "%s", path) >= (int)sizeof p) return ENAMETOOLONG;
-  for (char *c = p + 1;; c++) {
-    if (*c == '/' || !*c) {
-      char save = *c;
-      *c = 0;
-      struct stat st;
-      if (mkdir(p, 0700) && errno != EEXIST) return errno;
-      /* an existing component must be a real directory of ours, not a symlink */
-      if (lstat(p, &st)) return errno;
-      if (!S_ISDIR(st.st_mode)) return ENOTDIR;
-      *c = save;
-      if (!save) break;
-    }
-  }
-  return 0;
-}
 
 struct extent { uint64_t off, len; };
 
@@ -112,21 +93,23 @@ static int copy_stream(struct sld_server *s, int in, int out, uint64_t len)
 
 int sld_copy_file(struct sld_server *s, const char *src, const char *dst, mode_t mode)
 {
-  char tmp[SLD_PATH_MAX], dir[SLD_PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", dst);
-  char *sl = strrchr(dir, '/');
-  if (!sl) return EINVAL;
-  *sl = 0;
-  int err = sld_mkdirs(dir);
+  char tmp[NAME_MAX + 1];
+  const char *base;
+  int dfd, err = sld_cache_parent(s, dst, &dfd, &base);
   if (err) return err;
-  if (snprintf(tmp, sizeof tmp, "%s.tmp%lu", dst, ++s->seq) >= (int)sizeof tmp) return ENAMETOOLONG;
+  if (snprintf(tmp, sizeof tmp, "%s.tmp%lu", base, ++s->seq) >= (int)sizeof tmp) {
+    close(dfd);
+    return ENAMETOOLONG;
+  }
   s->c[SLD_C_READS]++;
   int in = open(src, O_RDONLY | O_CLOEXEC);
-  if (in < 0) return errno;
+  if (in < 0) { err = errno; close(dfd); return err; }
   struct stat st;
-  if (fstat(in, &st)) { err = errno; close(in); return err; }
-  int out = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0700);
-  if (out < 0) { err = errno; close(in); return err; }
+  int out = -1;
+  if (fstat(in, &st)) err = errno;
+  else if ((out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 0700)) < 0)
+    err = errno;
+  if (err) { close(in); close(dfd); return err; }
   uint64_t size = (uint64_t)st.st_size;
   unsigned char *b = NULL;
   if (size > SLD_SLURP_MAX) {
@@ -146,7 +129,9 @@ int sld_copy_file(struct sld_server *s, const char *src, const char *dst, mode_t
   if (!err && fchmod(out, mode)) err = errno;
   close(in);
   if (close(out) && !err) err = errno;
-  if (!err && rename(tmp, dst)) err = errno;
-  if (err) unlink(tmp);
+  /* renameat replaces a name of this directory (a planted symlink itself, never its target) */
+  if (!err && renameat(dfd, tmp, dfd, base)) err = errno;
+  if (err) unlinkat(dfd, tmp, 0);
+  close(dfd);
   return err;
 }

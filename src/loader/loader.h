@@ -23,6 +23,7 @@ void sld_htab_free(struct sld_htab *t, void (*freeval)(void *));
 /* the state of one server: cache directory, caches, counters */
 struct sld_server {
   char dir[SLD_PATH_MAX];      /* <base>/sheaf-ld.<uid>.<pid>, 0700 */
+  int dirfd;                   /* that directory: everything in the cache is made below it */
   char sock[SLD_PATH_MAX];     /* <dir>/sock */
   int strip;                   /* copies hold only the PT_LOAD extents of ELF files */
   unsigned long seq;
@@ -30,6 +31,7 @@ struct sld_server {
   uint64_t c[SLD_NCOUNTERS];
   struct sld_net *net;         /* the overlay (NULL: a single node) */
   int dead;                    /* the overlay link to the parent failed: stop, clients fall back */
+  int wouldblock;              /* the request being served waits for an object from a parent */
 };
 
 /* a directory listing as the caches hold it */
@@ -55,13 +57,19 @@ void sld_cache_store(struct sld_server *s, struct sln_obj *o);
 /* where the local copy of the original `real` goes */
 int sld_local_name(const struct sld_server *s, const char *real, char *out, size_t cap);
 
-/* copy.c: a copy of src at dst (created 0700-dir-relative, O_EXCL|O_NOFOLLOW via a
- * temporary name, then renamed); with strip, only the PT_LOAD extents of an ELF
- * file hold data (the rest is a hole). Adds to the read counters; 0 or an errno. */
+/* copy.c: a copy of src at dst, a path in the cache (created below the cache's
+ * descriptor, O_EXCL|O_NOFOLLOW via a temporary name, then renamed); with strip,
+ * only the PT_LOAD extents of an ELF file hold data (the rest is a hole). Adds to
+ * the read counters; 0 or an errno. */
 int sld_copy_file(struct sld_server *s, const char *src, const char *dst, mode_t mode);
-/* mkdir -p below the cache directory (components created 0700, never followed
- * through a symlink); 0 or an errno */
-int sld_mkdirs(const char *path);
+
+/* confine.c: local is <s->dir>/<clean relative name> (else EINVAL); the
+ * directory local itself (sld_cache_dir) or the one holding it
+ * (sld_cache_parent, *base = the last component) is opened, missing
+ * components created 0700, never through a symlink and never outside the
+ * cache (ENOTDIR when a component is a symlink). 0 and *dfd, or an errno. */
+int sld_cache_dir(const struct sld_server *s, const char *local, int *dfd);
+int sld_cache_parent(const struct sld_server *s, const char *local, int *dfd, const char **base);
 
 /* cachedir.c: the cache directory of this server and the removal of stale ones */
 int sld_cachedir_create(struct sld_server *s, const char *base, char *err, size_t errlen);

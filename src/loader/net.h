@@ -11,9 +11,17 @@
 
 struct sld_server;
 
-#define SLN_MAX_DEFERRED 1024
 
 #define SLN_KEY 32
+#define SLN_MAX_PENDING 64   /* connections in their handshake at once; more are refused */
+
+struct sln_pend;
+struct sld_htab;
+
+#define SLN_MAX_PARKED 65536   /* children's GETs and preloads waiting for a parent at once */
+
+/* a child's GET (l) or a preload (l NULL) waiting for an object from a parent */
+struct sln_parked { struct sln_link *l; uint32_t kind; char *path; };
 
 /* one authenticated TCP connection to a peer (blocking, with timeouts) */
 struct sln_link {
@@ -39,8 +47,6 @@ struct sld_net {
   char cur_path[SLD_PATH_MAX];
   int cur_bcast;                 /* it came by broadcast while it was served */
   int stop;                      /* a SHUTDOWN came: stop after forwarding it */
-  char *deferred[SLN_MAX_DEFERRED]; /* PRELOADs that came during a fetch */
-  int ndeferred;
   int use_fgfs;                  /* classify paths with the global file status */
   void *fgfs, *fgfs_comm;        /* policy.c: the ASYNC context and its collective layer */
   /* poorly distributed mount points: my group's representative reads them */
@@ -48,6 +54,21 @@ struct sld_net {
   char **gmount;                 /* mount point */
   int *grep;                     /* the representative of my group for it */
   struct sln_link **glink;       /* my link to that representative (made when first needed) */
+  /* objects.c: GETs sent to the parents (key "kind:path" -> struct inflight),
+   * how many are unanswered, when the last answer came; what waits for them */
+  struct sld_htab *inflight;
+  int outstanding;
+  long last_progress;
+  int progress;                  /* an object arrived: the parked requests are asked again */
+  struct sln_parked *parked;
+  size_t nparked, capparked;
+  int ep;                        /* the server's event loop (links made later join it) */
+  /* handshake.c: connections in their handshake, the refusal log's rate limit */
+  struct sln_pend *pend[SLN_MAX_PENDING];
+  int npend;
+  long log_start;                /* the current window of the refusal log (ms, monotonic) */
+  int log_lines;                 /* lines logged in it */
+  unsigned long log_suppressed;  /* refusals not logged in it */
 };
 
 /* the "tree" of a link from a group member to its representative (mount index added) */
@@ -61,9 +82,13 @@ int sln_secret_load(const char *path, unsigned char key[SLN_KEY], char *err, siz
 /* the connecting side: 0 when the peer proved the key, -1 otherwise */
 int sln_auth_connect(int fd, const unsigned char key[SLN_KEY], uint32_t tree, uint32_t rank,
                      int timeout_ms);
-/* the accepting side: 0 and the peer's tree and rank, -1 (refused) */
-int sln_auth_accept(int fd, const unsigned char key[SLN_KEY], uint32_t *tree, uint32_t *rank,
-                    int timeout_ms);
+/* the accepting side, in steps (handshake.c runs them in the event loop):
+ * the CHALLENGE answering a HELLO (fresh nonce, MAC); then whether a PROOF
+ * fits that HELLO and CHALLENGE. 0, or -1 (refused) */
+int sln_auth_challenge(const unsigned char key[SLN_KEY], const struct sln_hello *h,
+                       struct sln_challenge *c);
+int sln_auth_check(const unsigned char key[SLN_KEY], const struct sln_hello *h,
+                   const struct sln_challenge *c, const struct sln_proof *p);
 
 /* link.c: frames and connections */
 int sln_send_all(int fd, const void *buf, size_t n);
@@ -90,16 +115,24 @@ int sln_tree_of(const char *path, int roots);
 int sln_remote(const struct sld_net *n, const char *path);
 /* whether what this server reads of path is pushed to every server */
 int sln_pushes(const struct sld_net *n, const char *path);
-/* asks the parent for (kind, path); 0 with *o (OBJ), 1 when the object was
- * stored by a broadcast meanwhile (look it up again), -1 when the link failed
- * (the server then stops: its clients fall back) */
+/* asks the parent for (kind, path) unless that GET is on its way already,
+ * and never waits: 2 and s->wouldblock set (the caller's request is parked
+ * and asked again when an object arrives; the reply is stored in the caches),
+ * -1 when the link failed (the server then stops: its clients fall back) or
+ * there is no memory */
 int sln_fetch(struct sld_server *s, uint32_t kind, const char *path, struct sln_obj *o);
+/* the parked GETs and preloads asked again (after objects arrived) */
+void sln_rerun(struct sld_server *s);
+/* the parked entries of dead links dropped (before the links are freed) */
+void sln_purge_parked(struct sld_net *n);
+void sln_free_inflight(struct sld_net *n);
+/* ms until the parents must have answered something (-1: nothing asked);
+ * past it the server is dead (s->dead) */
+int sln_liveness(struct sld_server *s);
 /* sends an object (FILE: its bytes from o->real, the local copy) on a link */
 int sln_send_obj(struct sld_server *s, struct sln_link *l, const struct sln_obj *o);
 /* push mode: an object this server just read from the file system goes to every child */
 void sln_push(struct sld_server *s, const struct sln_obj *o);
-/* the PRELOADs that arrived while a fetch waited: looked up now */
-void sln_run_deferred(struct sld_server *s);
 /* a frame arrived on a link in the event loop: -1 drops the link */
 int sln_on_frame(struct sld_server *s, struct sln_link *l, uint32_t type, uint32_t len);
 
@@ -118,7 +151,24 @@ void sld_net_free(struct sld_net *n);
 /* the body of the thread that links to the parents (join it before using them) */
 void *sld_net_connect_parents(void *arg);
 int sld_net_complete(const struct sld_net *n);
-/* the handshake with a connecting peer: its link, or NULL (refused, logged, counted) */
-struct sln_link *sld_net_accept(struct sld_server *s, int fd);
+/* an authenticated peer (fd blocking): it must be one of our children in the
+ * tree it names (not yet connected) or the front end; its link, or NULL
+ * (refused: fd closed, counted, logged) */
+struct sln_link *sld_net_admit(struct sld_server *s, int fd, uint32_t tree, uint32_t rank,
+                               const char *who);
+void sld_net_peer_name(int fd, char *out, size_t cap);
+
+/* handshake.c: the accepting side of the handshake in the event loop */
+/* accepts every waiting connection into its handshake (at most SLN_MAX_PENDING) */
+void sld_hs_accept(struct sld_server *s, int ep);
+/* bytes on a pending connection: its link when the handshake and the checks passed */
+struct sln_link *sld_hs_event(struct sld_server *s, int ep, struct sln_pend *p);
+/* refuses the pending connections past their deadline, writes the refusal
+ * log's summary when due; the ms until the next deadline, or -1 */
+int sld_hs_tick(struct sld_server *s, int ep);
+void sld_hs_free_all(struct sld_server *s, int ep);
+/* a refusal: counted, logged at most 10 lines in 10 s, then how many were not */
+void sld_net_refuse(struct sld_server *s, const char *who, const char *why);
+void sld_net_log_flush(struct sld_server *s, int force);
 
 #endif

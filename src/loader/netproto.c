@@ -184,8 +184,9 @@ static void cnames(struct cur *c, struct sln_obj *m, uint32_t n)
   for (uint32_t i = 0; i < n && !c->bad; i++) {
     cbytes(c, &m->types[i], 1);
     curstr(c, name, sizeof name);
-    if (c->bad || !name[0] || strchr(name, '/') || (i && strcmp(m->names[i - 1], name) >= 0)) {
-      c->bad = 1;   /* names are sorted, distinct, one component each */
+    if (c->bad || !sld_path_clean(name, 0) || strchr(name, '/') ||
+        (i && strcmp(m->names[i - 1], name) >= 0)) {
+      c->bad = 1;   /* names are sorted, distinct, one component each, never "." or ".." */
       break;
     }
     if (!(m->names[i] = strdup(name))) c->bad = 1;
@@ -214,6 +215,12 @@ int sln_unpack_obj(const unsigned char *p, size_t len, struct sln_obj *m)
   uint32_t n = cur32(&c);
   if (m->kind < SLN_K_DIR || m->kind > SLN_K_FILE || (n && m->kind != SLN_K_DIR) ||
       m->path[0] != '/' || m->status < 0 || m->status > 4095)
+    c.bad = 1;
+  /* a FILE is named by its real path, and a listing's or a resolution's real
+   * path may name things in the cache: clean absolute paths only (no "..",
+   * ".", "//"), so that no peer steers the server outside its cache */
+  if ((m->kind == SLN_K_FILE && !sld_path_clean(m->path, 1)) ||
+      ((m->kind == SLN_K_DIR || m->kind == SLN_K_REAL) && !m->status && !sld_path_clean(m->real, 1)))
     c.bad = 1;
   cnames(&c, m, n);
   if (c.bad || c.left) { sln_obj_free(m); return -1; }

@@ -2,19 +2,24 @@
  * path's tree for what it lacks (GET), serves its children's GETs from its
  * caches (asking its own parent on a miss), sends an object and a file's
  * bytes, and in push mode broadcasts what its tree's root read (forwarded to
- * the children first, then stored). Every wait is bounded by the link's
- * timeouts; a failed parent link makes the server stop (its clients and its
- * subtree fall back to the file system). */
+ * the children first, then stored). A GET is never waited for: the request
+ * that needed it is parked and asked again when objects arrive (issue 26);
+ * sending and a file's DATA frames are bounded by the link's timeouts; a
+ * failed parent link, or no answer for the timeout, makes the server stop
+ * (its clients and its subtree fall back to the file system). */
 #define _GNU_SOURCE
 #include "loader.h"
 #include "net.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SLN_FILE_MAX (1ull << 40)   /* a file larger than this is refused */
@@ -62,6 +67,8 @@ static struct sln_link *route(struct sld_server *s, const char *path, int *t)
   l->rank = (uint32_t)rep;
   l->parent = 1;
   n->glink[g] = l;
+  struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };   /* its replies come in the loop */
+  if (n->ep >= 0) epoll_ctl(n->ep, EPOLL_CTL_ADD, fd, &ev);
   return l;
 }
 
@@ -133,16 +140,16 @@ static int write_sparse(int fd, const unsigned char *p, size_t n, uint64_t off)
 static int recv_file(struct sld_server *s, struct sln_link *l, struct sln_obj *o, int fwd)
 {
   struct sld_net *n = s->net;
-  char local[SLD_PATH_MAX], tmp[SLD_PATH_MAX], dir[SLD_PATH_MAX];
+  char local[SLD_PATH_MAX], tmp[NAME_MAX + 1];
+  const char *base = NULL;
+  int fd = -1, dfd = -1;
+  /* the path names the original file (a real path): clean, else the peer is refused */
+  if (o->size > SLN_FILE_MAX || !sld_path_clean(o->path, 1)) return -1;
   int keep = !sld_htab_get(&s->files, o->path) && !sld_local_name(s, o->path, local, sizeof local);
-  int fd = -1;
-  if (o->size > SLN_FILE_MAX) return -1;
   if (keep) {
-    snprintf(dir, sizeof dir, "%s", local);
-    *strrchr(dir, '/') = 0;
-    keep = !sld_mkdirs(dir) &&
-           snprintf(tmp, sizeof tmp, "%s.net%lu", local, ++s->seq) < (int)sizeof tmp &&
-           (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0;
+    keep = !sld_cache_parent(s, local, &dfd, &base) &&
+           snprintf(tmp, sizeof tmp, "%s.net%lu", base, ++s->seq) < (int)sizeof tmp &&
+           (fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) >= 0;
   }
   uint64_t got = 0;
   int bad = 0;
@@ -160,13 +167,16 @@ static int recv_file(struct sld_server *s, struct sln_link *l, struct sln_obj *o
     s->c[SLD_C_NET_BYTES] += d.len;
   }
   if (fd >= 0) {
+    int closed = 0;
     if (bad || !keep || ftruncate(fd, (off_t)o->size) ||
-        fchmod(fd, (mode_t)((o->mode & 0755) | 0400)) || close(fd) || rename(tmp, local)) {
-      unlink(tmp);
+        fchmod(fd, (mode_t)((o->mode & 0755) | 0400)) || (closed = 1, close(fd)) ||
+        renameat(dfd, tmp, dfd, base)) {
+      unlinkat(dfd, tmp, 0);
       keep = 0;
     }
-    if (fd >= 0 && (bad || !keep)) close(fd);
+    if (!closed) close(fd);
   }
+  if (dfd >= 0) close(dfd);
   if (bad) return -1;
   if (keep) snprintf(o->real, sizeof o->real, "%s", local);
   else if (!sld_htab_get(&s->files, o->path)) o->status = EIO;   /* could not keep it here */
@@ -206,78 +216,120 @@ static void shutdown_all(struct sld_server *s)
   n->stop = 1;
 }
 
-/* a PRELOAD that came while a fetch waited: forwarded to the children now,
- * the local look-up later (sln_run_deferred), at most SLN_MAX_DEFERRED */
-static int defer_preload(struct sld_server *s, struct sln_link *l, uint32_t len)
+/* ---- fetches that never wait (issue 26): a GET goes up, the request that
+ * needed it is parked (s->wouldblock) and asked again when a reply or a
+ * broadcast arrives on a parent link in the event loop; so servers of a forest
+ * that ask each other at the same time never wait on each other ---- */
+
+struct inflight { int done; };
+
+static long mono_ms(void)
 {
-  struct sld_net *n = s->net;
-  struct sln_get g;
-  if (sln_unpack_get(l->buf + SLD_HDR_SIZE, len, &g) || g.path[0] != '/') return -1;
-  to_children(n, l->tree, l->buf, SLD_HDR_SIZE + len);
-  if (n->ndeferred >= SLN_MAX_DEFERRED) return 0;   /* a later request asks for it anyway */
-  if (!(n->deferred[n->ndeferred] = strdup(g.path))) return 0;
-  n->ndeferred++;
-  return 0;
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
 }
 
-void sln_run_deferred(struct sld_server *s)
+static void key_of(uint32_t kind, const char *path, char *k, size_t cap)
 {
-  struct sld_net *n = s->net;
-  while (n->ndeferred > 0 && !s->dead) {
-    char *p = n->deferred[--n->ndeferred];
-    struct sld_request rq;
-    struct sld_reply rp;
-    memset(&rq, 0, sizeof rq);
-    rq.op = SLD_OP_LOOKUP;
-    snprintf(rq.path, sizeof rq.path, "%s", p);
-    free(p);
-    sld_cache_serve(s, &rq, &rp);
-  }
+  snprintf(k, cap, "%u:%s", (unsigned)kind, path);
 }
 
 int sln_fetch(struct sld_server *s, uint32_t kind, const char *path, struct sln_obj *o)
 {
+  (void)o;
   struct sld_net *n = s->net;
+  char key[SLD_PATH_MAX + 16];
+  key_of(kind, path, key, sizeof key);
+  if (!n->inflight && !(n->inflight = calloc(1, sizeof *n->inflight))) return -1;
+  struct inflight *f = sld_htab_get(n->inflight, key);
+  if (f && !f->done) { s->wouldblock = 1; return 2; }   /* asked already: its reply wakes us */
+  if (!f) {
+    if (!(f = calloc(1, sizeof *f))) return -1;
+    if (sld_htab_put(n->inflight, key, f)) { free(f); return -1; }
+  }
   int t = 0;
   struct sln_link *l = s->dead ? NULL : route(s, path, &t);
   struct sln_get g = { kind, { 0 } };
   unsigned char b[SLD_HDR_SIZE + 8 + SLD_PATH_MAX];
   snprintf(g.path, sizeof g.path, "%s", path);
   size_t blen = sln_pack_get(SLN_GET, &g, b, sizeof b);
-  if (s->dead || !l || l->dead || !blen || sln_send_all(l->fd, b, blen)) goto lost;
-  s->c[SLD_C_NET_GETS]++;
-  for (;;) {
-    uint32_t type, len;
-    if (sln_recv_frame(l, &type, &len)) goto lost;
-    if (type == SLN_OBJ) {
-      if (take_obj(s, l, len, o)) goto lost;
-      if (o->flags & SLN_F_BCAST) continue;
-      if (o->kind != kind || strcmp(o->path, path)) { sln_obj_free(o); goto lost; }
-      if (sld_cache_has(s, kind, path)) {   /* a broadcast brought it meanwhile: that copy */
-        sln_obj_free(o);
-        return 1;
-      }
-      return 0;
-    }
-    if (type == SLN_ACK) {
-      struct sln_get a;
-      if (sln_unpack_get(l->buf + SLD_HDR_SIZE, len, &a) || a.kind != kind || strcmp(a.path, path))
-        goto lost;
-      return 1;
-    }
-    if (type == SLN_SHUTDOWN && !len) { shutdown_all(s); goto lost; }
-    if (type == SLN_PRELOAD) {   /* forwarded now, served after this fetch */
-      if (defer_preload(s, l, len)) goto lost;
-      continue;
-    }
-    goto lost;   /* nothing else comes from a parent while we wait */
+  if (s->dead || !l || l->dead || !blen || sln_send_all(l->fd, b, blen)) {
+    if (!s->dead)
+      fprintf(stderr, "sheaf-ld[%d]: the link to the parent (tree %d) failed: this node's clients "
+                      "fall back to the file system\n", n->rank, t);
+    s->dead = 1;
+    return -1;
   }
-lost:
-  if (!s->dead)
-    fprintf(stderr, "sheaf-ld[%d]: the link to the parent (tree %d) failed: this node's clients "
-                    "fall back to the file system\n", n->rank, t);
+  f->done = 0;
+  if (!n->outstanding++) n->last_progress = mono_ms();
+  s->c[SLD_C_NET_GETS]++;
+  s->wouldblock = 1;
+  return 2;
+}
+
+/* a reply (OBJ or ACK) for (kind, path) came: 1 when it was asked for */
+static int arrived(struct sld_net *n, uint32_t kind, const char *path)
+{
+  char key[SLD_PATH_MAX + 16];
+  key_of(kind, path, key, sizeof key);
+  struct inflight *f = n->inflight ? sld_htab_get(n->inflight, key) : NULL;
+  n->progress = 1;
+  if (!f || f->done) return 0;
+  f->done = 1;
+  n->outstanding--;
+  n->last_progress = mono_ms();
+  return 1;
+}
+
+int sln_liveness(struct sld_server *s)
+{
+  struct sld_net *n = s->net;
+  if (!n->outstanding || s->dead) return -1;
+  long left = n->last_progress + n->timeout_ms - mono_ms();
+  if (left > 0) return (int)left;
+  fprintf(stderr, "sheaf-ld[%d]: no answer from the parents for %d ms with %d requests outstanding: "
+                  "this node's clients fall back to the file system\n", n->rank, n->timeout_ms,
+          n->outstanding);
   s->dead = 1;
   return -1;
+}
+
+void sln_free_inflight(struct sld_net *n)
+{
+  if (n->inflight) sld_htab_free(n->inflight, free);
+  free(n->inflight);
+  n->inflight = NULL;
+  for (size_t i = 0; i < n->nparked; i++) free(n->parked[i].path);
+  free(n->parked);
+  n->parked = NULL;
+  n->nparked = n->capparked = 0;
+}
+
+static int park(struct sld_net *n, struct sln_link *l, uint32_t kind, const char *path)
+{
+  if (n->nparked == n->capparked) {
+    size_t nc = n->capparked ? 2 * n->capparked : 64;
+    if (nc > SLN_MAX_PARKED) return -1;
+    struct sln_parked *np = realloc(n->parked, nc * sizeof *np);
+    if (!np) return -1;
+    n->parked = np;
+    n->capparked = nc;
+  }
+  char *p = strdup(path);
+  if (!p) return -1;
+  n->parked[n->nparked++] = (struct sln_parked){ l, kind, p };
+  return 0;
+}
+
+void sln_purge_parked(struct sld_net *n)
+{
+  size_t k = 0;
+  for (size_t i = 0; i < n->nparked; i++) {
+    if (n->parked[i].l && n->parked[i].l->dead) free(n->parked[i].path);
+    else n->parked[k++] = n->parked[i];
+  }
+  n->nparked = k;
 }
 
 void sln_push(struct sld_server *s, const struct sln_obj *o)
@@ -299,27 +351,70 @@ void sln_push(struct sld_server *s, const struct sln_obj *o)
 }
 
 /* a child's GET: the object from our caches (or our parent), or ACK when it
- * went down by broadcast meanwhile */
-static int serve_get(struct sld_server *s, struct sln_link *l, uint32_t len)
+ * went down by broadcast meanwhile; 2 when it waits for our parent */
+static int answer_get(struct sld_server *s, struct sln_link *l, uint32_t kind, const char *path)
 {
   struct sld_net *n = s->net;
-  struct sln_get g;
-  if (sln_unpack_get(l->buf + SLD_HDR_SIZE, len, &g)) return -1;
-  if (g.path[0] != '/') return -1;
+  struct sln_get g = { kind, { 0 } };
+  snprintf(g.path, sizeof g.path, "%s", path);
   n->cur_kind = g.kind;
   snprintf(n->cur_path, sizeof n->cur_path, "%s", g.path);
   n->cur_bcast = 0;
+  s->wouldblock = 0;
   struct sln_obj o;
   int r = sld_cache_obj(s, g.kind, g.path, &o);
   n->cur_kind = 0;
-  s->c[SLD_C_NET_SERVED]++;
   if (r || l->dead) return -1;
+  if (s->wouldblock) return 2;
+  s->c[SLD_C_NET_SERVED]++;
   if (n->cur_bcast) {
     unsigned char b[SLD_HDR_SIZE + 8 + SLD_PATH_MAX];
     size_t bl = sln_pack_get(SLN_ACK, &g, b, sizeof b);
     return bl && !sln_send_all(l->fd, b, bl) ? 0 : -1;
   }
   return sln_send_obj(s, l, &o);
+}
+
+static int serve_get(struct sld_server *s, struct sln_link *l, uint32_t len)
+{
+  struct sln_get g;
+  if (sln_unpack_get(l->buf + SLD_HDR_SIZE, len, &g)) return -1;
+  /* a FILE is asked for by its real path (clean); other kinds by any absolute path */
+  if (g.path[0] != '/' || (g.kind == SLN_K_FILE && !sld_path_clean(g.path, 1))) return -1;
+  int r = answer_get(s, l, g.kind, g.path);
+  return r == 2 ? park(s->net, l, g.kind, g.path) : r;
+}
+
+/* a preload's look-up, as a client's (parked like a GET when it waits) */
+static void preload_lookup(struct sld_server *s, const char *path)
+{
+  struct sld_request rq;
+  struct sld_reply rp;
+  memset(&rq, 0, sizeof rq);
+  rq.op = SLD_OP_LOOKUP;
+  snprintf(rq.path, sizeof rq.path, "%s", path);
+  s->wouldblock = 0;
+  sld_cache_serve(s, &rq, &rp);
+}
+
+void sln_rerun(struct sld_server *s)
+{
+  struct sld_net *n = s->net;
+  n->progress = 0;
+  size_t k = 0, end = n->nparked;
+  for (size_t i = 0; i < end; i++) {
+    struct sln_parked p = n->parked[i];
+    int r = 0;
+    if (s->dead || (p.l && p.l->dead)) r = -1;
+    else if (!p.l) { preload_lookup(s, p.path); r = s->wouldblock ? 2 : 0; }
+    else r = answer_get(s, p.l, p.kind, p.path);
+    if (r == 2) { n->parked[k++] = p; continue; }
+    if (r < 0 && p.l && !p.l->dead) drop_link(p.l);
+    free(p.path);
+  }
+  /* parked while these ran: none (a re-run never parks anew), but keep any */
+  for (size_t i = end; i < n->nparked; i++) n->parked[k++] = n->parked[i];
+  n->nparked = k;
 }
 
 /* the front end's PRELOAD: goes to every server (down every tree from here),
@@ -334,12 +429,8 @@ static int preload(struct sld_server *s, struct sln_link *l, uint32_t len)
   } else {
     to_children(n, l->tree, l->buf, SLD_HDR_SIZE + len);
   }
-  struct sld_request rq;
-  struct sld_reply rp;
-  memset(&rq, 0, sizeof rq);
-  rq.op = SLD_OP_LOOKUP;
-  snprintf(rq.path, sizeof rq.path, "%s", g.path);
-  sld_cache_serve(s, &rq, &rp);
+  preload_lookup(s, g.path);
+  if (s->wouldblock && park(n, NULL, SLN_K_FILE, g.path)) return -1;
   if (l->rank != SLN_FRONTEND_RANK) return 0;
   unsigned char b[SLD_HDR_SIZE + 8 + SLD_PATH_MAX];
   size_t bl = sln_pack_get(SLN_ACK, &g, b, sizeof b);
@@ -366,10 +457,18 @@ int sln_on_frame(struct sld_server *s, struct sln_link *l, uint32_t type, uint32
   }
   if (type == SLN_PRELOAD && (l->parent || l->rank == SLN_FRONTEND_RANK)) return preload(s, l, len);
   if (l->parent) {
+    if (type == SLN_ACK) {   /* the object came by broadcast before: it is stored */
+      struct sln_get a;
+      if (sln_unpack_get(l->buf + SLD_HDR_SIZE, len, &a)) return -1;
+      arrived(s->net, a.kind, a.path);
+      return 0;
+    }
     if (type != SLN_OBJ) return -1;
     struct sln_obj o;
     if (take_obj(s, l, len, &o)) return -1;
-    if (!(o.flags & SLN_F_BCAST)) sln_obj_free(&o);   /* a late reply: dropped */
+    if (o.flags & SLN_F_BCAST) { s->net->progress = 1; return 0; }   /* stored by take_obj */
+    if (arrived(s->net, o.kind, o.path)) sld_cache_store(s, &o);     /* else unasked: dropped */
+    sln_obj_free(&o);
     return 0;
   }
   if (type == SLN_GET) return serve_get(s, l, len);

@@ -44,12 +44,12 @@ void sld_net_free(struct sld_net *n)
 {
   if (!n) return;
   sld_policy_free(n);
+  sln_free_inflight(n);
   for (int i = 0; n->addrs && i < n->size; i++) free(n->addrs[i]);
   free(n->addrs);
   for (int t = 0; n->parents && t < n->roots; t++) sln_link_free(n->parents[t]);
   free(n->parents);
   for (int i = 0; i < n->npeers; i++) sln_link_free(n->peers[i]);
-  for (int i = 0; i < n->ndeferred; i++) free(n->deferred[i]);
   free(n->peers);
   if (n->lfd >= 0) close(n->lfd);
   explicit_bzero(n->key, sizeof n->key);
@@ -66,6 +66,7 @@ struct sld_net *sld_net_create(const struct sheaf_loader_overlay *ov, char *err,
   struct sld_net *n = calloc(1, sizeof *n);
   if (!n) { snprintf(err, errlen, "sheaf-ld: out of memory"); return NULL; }
   n->lfd = -1;
+  n->ep = -1;
   n->rank = ov->rank;
   n->size = ov->size;
   n->roots = ov->roots;
@@ -143,7 +144,7 @@ static int add_peer(struct sld_net *n, struct sln_link *l)
   return 0;
 }
 
-static void peer_name(int fd, char *out, size_t cap)
+void sld_net_peer_name(int fd, char *out, size_t cap)
 {
   struct sockaddr_storage a;
   socklen_t l = sizeof a;
@@ -161,22 +162,18 @@ static void peer_name(int fd, char *out, size_t cap)
   snprintf(out, cap, "%s:%d", h, port);
 }
 
-/* a peer connects: the handshake (bounded wait), then it must be one of our
- * children in the tree it names (not yet connected) or the front end */
-struct sln_link *sld_net_accept(struct sld_server *s, int fd)
+/* an authenticated peer must be one of our children in the tree it names
+ * (not yet connected) or the front end */
+struct sln_link *sld_net_admit(struct sld_server *s, int fd, uint32_t tree, uint32_t rank,
+                               const char *who)
 {
   struct sld_net *n = s->net;
-  uint32_t tree = 0, rank = 0;
-  char who[80];
-  peer_name(fd, who, sizeof who);
-  int wait = n->timeout_ms < 5000 ? n->timeout_ms : 5000;
   const char *why = NULL;
-  if (sln_auth_accept(fd, n->key, &tree, &rank, wait)) why = "the handshake failed (wrong secret, replay or garbage)";
-  else if (rank == SLN_FRONTEND_RANK ? tree != 0 :
-           tree >= SLN_GROUP_TREE ? (tree - SLN_GROUP_TREE >= (uint32_t)n->ngm ||
-                                     n->grep[tree - SLN_GROUP_TREE] != n->rank || rank >= (uint32_t)n->size)
-           : (tree >= (uint32_t)n->roots || rank >= (uint32_t)n->size ||
-              sln_parent((int)rank, n->size, (int)tree) != n->rank))
+  if (rank == SLN_FRONTEND_RANK ? tree != 0 :
+      tree >= SLN_GROUP_TREE ? (tree - SLN_GROUP_TREE >= (uint32_t)n->ngm ||
+                                n->grep[tree - SLN_GROUP_TREE] != n->rank || rank >= (uint32_t)n->size)
+      : (tree >= (uint32_t)n->roots || rank >= (uint32_t)n->size ||
+         sln_parent((int)rank, n->size, (int)tree) != n->rank))
     why = "it is not a child (or group member) of this server";
   for (int i = 0; !why && rank != SLN_FRONTEND_RANK && i < n->npeers; i++)
     if (!n->peers[i]->dead && n->peers[i]->rank == rank && n->peers[i]->tree == tree)
@@ -184,8 +181,7 @@ struct sln_link *sld_net_accept(struct sld_server *s, int fd)
   struct sln_link *l = why ? NULL : calloc(1, sizeof *l);
   if (!why && (!l || add_peer(n, l))) { free(l); l = NULL; why = "out of memory"; }
   if (why) {
-    s->c[SLD_C_NET_REFUSED]++;
-    fprintf(stderr, "sheaf-ld[%d]: refused peer %s: %s\n", n->rank, who, why);
+    sld_net_refuse(s, who, why);
     close(fd);
     return NULL;
   }

@@ -86,6 +86,21 @@ int sld_unpack_reply(const unsigned char *p, size_t len, struct sld_reply *r)
   return c.bad || c.left ? -1 : 0;
 }
 
+int sld_path_clean(const char *path, int abs)
+{
+  size_t n = strnlen(path, SLD_PATH_MAX);
+  if (n >= SLD_PATH_MAX || (path[0] == '/') != (abs != 0)) return 0;
+  if (abs && n == 1) return 1;
+  const char *c = abs ? path + 1 : path;
+  for (;;) {
+    const char *e = strchr(c, '/');
+    size_t k = e ? (size_t)(e - c) : strlen(c);
+    if (!k || (k == 1 && c[0] == '.') || (k == 2 && c[0] == '.' && c[1] == '.')) return 0;
+    if (!e) return 1;
+    c = e + 1;
+  }
+}
+
 const char *sld_counter_name(int i)
 {
   static const char *const names[SLD_NCOUNTERS] = {

@@ -76,6 +76,12 @@ int sld_unpack_header(const unsigned char *buf, uint32_t *type, uint32_t *len);
 int sld_unpack_request(uint32_t type, const unsigned char *p, size_t len, struct sld_request *r);
 int sld_unpack_reply(const unsigned char *p, size_t len, struct sld_reply *r);
 
+/* whether path is clean: absolute (abs = 1: starts with '/'; "/" itself is
+ * clean) or relative (abs = 0: non-empty, no leading '/'), shorter than
+ * SLD_PATH_MAX, and no component empty ("//", a trailing '/'), "." or "..".
+ * What the server creates in its cache is named by clean paths only. */
+int sld_path_clean(const char *path, int abs);
+
 /* the names of the counters, for printing ("listings", ...) */
 const char *sld_counter_name(int i);
 

@@ -8,7 +8,7 @@
  * whose open failed, outside the audit interface).
  *
  * Where the answer could differ from ld.so's (a DT_RPATH chain through other
- * objects, $LIB, relative directories, hwcaps or legacy subdirectories that
+ * objects, $LIB, a hit in a relative or empty directory, hwcaps or legacy subdirectories that
  * exist, an ld.so.cache entry with hwcaps, secure mode, DF_1_NODEFLIB, a
  * non-ELF64 file), slc_resolve returns 1 and ld.so searches itself, asking
  * for each candidate as before. */
@@ -160,7 +160,23 @@ static int expand(const char *el, size_t n, const struct link_map *owner, char *
   }
   out[w] = 0;
   while (w > 1 && out[w - 1] == '/') out[--w] = 0;
-  return out[0] == '/' ? 0 : -1;            /* relative (or empty) directories: ld.so's own */
+  return 0;                                 /* absolute, or relative to the working directory */
+}
+
+/* a relative directory (ld.so reads an empty element as "./") as the path it
+ * names now: the working directory (physical, as getcwd gives it) joined with it */
+static int from_cwd(char *dir, size_t cap)
+{
+  char cwd[SLD_PATH_MAX];
+  if (!getcwd(cwd, sizeof cwd) || cwd[0] != '/') return -1;
+  const char *rest = strcmp(dir, ".") ? dir : "";
+  if (!strncmp(rest, "./", 2)) rest += 2;
+  char tmp[SLD_PATH_MAX];
+  if ((size_t)snprintf(tmp, sizeof tmp, "%s%s%s", cwd, rest[0] && strcmp(cwd, "/") ? "/" : "", rest) >=
+          sizeof tmp || strlen(tmp) >= cap)
+    return -1;
+  strcpy(dir, tmp);
+  return 0;
 }
 
 /* whether ld.so would look in subdirectories of dir: 1 plain, -1 unsure */
@@ -216,22 +232,25 @@ static int try_dir(const char *dir, int caps, const char *name, char *orig, char
   return 0;
 }
 
-/* every directory of a ':'-separated list (seps) in order */
+/* every directory of a ':'-separated list (seps) in order. An empty element
+ * is the working directory, as ld.so reads it ("./", glibc's fillin_rpath),
+ * and so is every relative one (the working directory joined with it): searched
+ * here like the others. A hit there goes back to ld.so (-1), which names the
+ * object by the relative path; a miss - the common case, a trailing ':' left by
+ * a module system - lets the search go on without ld.so's own walk. */
 static int try_list(const char *list, const char *seps, const struct link_map *owner,
                     const char *name, char *orig, char *out, size_t cap)
 {
+  if (!list[0]) return 1;                     /* an empty list */
   for (const char *p = list;;) {
     size_t n = strcspn(p, seps);
-    if (n) {
-      char dir[SLD_PATH_MAX];
-      if (expand(p, n, owner, dir, sizeof dir)) return -1;
-      int r = try_dir(dir, 1, name, orig, out, cap);
-      if (r <= 0) return r;
-    } else if (!p[n] && p == list) {
-      return 1;                               /* an empty list */
-    } else {
-      return -1;                              /* an empty element: the working directory */
-    }
+    char dir[SLD_PATH_MAX];
+    if (n ? expand(p, n, owner, dir, sizeof dir) : (strcpy(dir, "."), 0)) return -1;
+    int rel = dir[0] != '/';
+    if (rel && from_cwd(dir, sizeof dir)) return -1;
+    int r = try_dir(dir, 1, name, orig, out, cap);
+    if (r == 0 && rel) return -1;
+    if (r <= 0) return r;
     if (!p[n]) return 1;
     p += n + 1;
   }

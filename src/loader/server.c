@@ -23,8 +23,10 @@
 #define SLD_MAX_CLIENTS 4096
 
 struct client {
-  int kind;                    /* 0 (links of the overlay: 1) */
+  int kind;                    /* 0 (links of the overlay: 1, handshakes: 2) */
   int fd;
+  int parked;                  /* its request waits for an object from a parent */
+  struct client *pprev, *pnext;
   size_t inlen, outlen, outoff;
   unsigned char in[SLD_MSG_MAX];
   unsigned char out[SLD_MSG_MAX];
@@ -50,8 +52,32 @@ static int listen_on(const char *path)
   return fd;
 }
 
+/* the clients whose request waits for an object from a parent (asked again when one arrives) */
+static struct client *parked_head;
+
+static void park(struct client *c)
+{
+  if (c->parked) return;
+  c->parked = 1;
+  c->pprev = NULL;
+  c->pnext = parked_head;
+  if (parked_head) parked_head->pprev = c;
+  parked_head = c;
+}
+
+static void unpark(struct client *c)
+{
+  if (!c->parked) return;
+  c->parked = 0;
+  if (c->pprev) c->pprev->pnext = c->pnext;
+  else parked_head = c->pnext;
+  if (c->pnext) c->pnext->pprev = c->pprev;
+  c->pprev = c->pnext = NULL;
+}
+
 static void drop(int ep, struct client *c, int *nclients)
 {
+  unpark(c);
   epoll_ctl(ep, EPOLL_CTL_DEL, c->fd, NULL);
   close(c->fd);
   free(c);
@@ -115,8 +141,17 @@ static int serve_input(struct sld_server *s, int ep, struct client *c)
     struct sld_request rq;
     struct sld_reply rp;
     if (sld_unpack_request(type, c->in + SLD_HDR_SIZE, len, &rq)) return -1;
+    uint64_t requests = s->c[SLD_C_REQUESTS], hits = s->c[SLD_C_HITS];
+    s->wouldblock = 0;
     sld_cache_serve(s, &rq, &rp);
     if (s->dead) return -1;            /* no parent: no answer, the client falls back */
+    if (s->wouldblock) {               /* asked again when the object arrives (counted once) */
+      s->c[SLD_C_REQUESTS] = requests;
+      s->c[SLD_C_HITS] = hits;
+      park(c);
+      return 0;
+    }
+    unpark(c);
     if (rq.op == SLD_OP_SHUTDOWN) stop = 1;
     c->outlen = sld_pack_reply(&rp, c->out, sizeof c->out);
     c->outoff = 0;
@@ -225,23 +260,20 @@ static void fgfs_step(struct sld_server *s, int ep, struct netstate *ns, const c
   ns->ready_fd = -1;
 }
 
-static void accept_peers(struct sld_server *s, int ep)
+/* a pending handshake progressed: a new link joins the loop (before the FGFS
+ * collectives the children's frames are theirs, not the loop's) */
+static void on_pending(struct sld_server *s, int ep, struct sln_pend *p)
 {
-  for (;;) {
-    int fd = accept4(s->net->lfd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd < 0) return;
-    struct sln_link *l = sld_net_accept(s, fd);
-    if (!l) continue;
-    /* before the FGFS collectives the children's frames are theirs, not the loop's */
-    if (g_ns && (g_ns->fgfs_wait || g_ns->joining) && s->net->use_fgfs) continue;
-    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };
-    epoll_ctl(ep, EPOLL_CTL_ADD, l->fd, &ev);
-  }
+  struct sln_link *l = sld_hs_event(s, ep, p);
+  if (!l) return;
+  if (g_ns && (g_ns->fgfs_wait || g_ns->joining) && s->net->use_fgfs) return;
+  struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };
+  epoll_ctl(ep, EPOLL_CTL_ADD, l->fd, &ev);
 }
 
 /* whether a link still has bytes to read: an event of this loop's batch can
- * be stale, because a fetch made while serving an earlier event of the same
- * batch reads the parent's frames itself (sln_fetch); a blocking read on a
+ * be stale (a file's DATA frames are read right after its OBJ, and the
+ * FGFS collectives read tree 0's frames themselves); a blocking read on a
  * drained link would wait for the timeout and drop a healthy link */
 static int link_readable(int fd)
 {
@@ -274,6 +306,7 @@ static void on_link(struct sld_server *s, struct sln_link *l)
 /* dead child links out of the peer list (after a batch of events) */
 static void sweep(struct sld_net *n)
 {
+  sln_purge_parked(n);
   int k = 0;
   for (int i = 0; i < n->npeers; i++) {
     if (n->peers[i]->dead) sln_link_free(n->peers[i]);
@@ -295,9 +328,18 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
     epoll_ctl(ep, EPOLL_CTL_ADD, s->net->lfd, &ev);
   }
   int nclients = 0, stop = 0;
+  if (s->net) s->net->ep = ep;
+  parked_head = NULL;
   struct epoll_event evs[64];
   while (!stop) {
-    int n = epoll_wait(ep, evs, 64, ns && (ns->joining || ns->fgfs_wait) ? 10 : -1);
+    int wait = s->net ? sld_hs_tick(s, ep) : -1;   /* handshakes past their deadline refused */
+    if (s->net) {                                   /* the parents must answer in time */
+      int live = sln_liveness(s);
+      if (s->dead) break;
+      if (live >= 0 && (wait < 0 || live < wait)) wait = live;
+    }
+    if (ns && (ns->joining || ns->fgfs_wait) && (wait < 0 || wait > 10)) wait = 10;
+    int n = epoll_wait(ep, evs, 64, wait);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) break;
     if (ns && ns->joining && __atomic_load_n(&ns->done, __ATOMIC_ACQUIRE) &&
@@ -307,7 +349,8 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
       void *p = evs[i].data.ptr;
       if (p == &listen_tag) accept_all(s, ep, lfd, &nclients);
       else if (p == &signal_tag) stop = 1;
-      else if (p == &tcp_tag) accept_peers(s, ep);
+      else if (p == &tcp_tag) sld_hs_accept(s, ep);
+      else if (*(int *)p == 2) on_pending(s, ep, p);
       else if (*(int *)p == 1) on_link(s, p);
       else {
         struct client *c = p;
@@ -320,12 +363,22 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
     }
     if (s->net) {
       if (ns && ns->fgfs_wait) fgfs_step(s, ep, ns, sock);
-      sln_run_deferred(s);
+      /* objects arrived: the parked children's GETs, preloads and clients asked again */
+      while (s->net->progress && !s->dead && !stop) {
+        sln_rerun(s);
+        for (struct client *c = parked_head, *next; c && !stop; c = next) {
+          next = c->pnext;
+          int r = serve_input(s, ep, c);
+          if (r > 0) stop = 1;
+          if (r < 0) drop(ep, c, &nclients);
+        }
+      }
       sweep(s->net);
       if (s->dead || s->net->stop) stop = 1;
     }
   }
   /* the remaining clients: a closed socket makes them fall back */
+  if (s->net) sld_hs_free_all(s, ep);
   close(ep);
   return 0;
 }
@@ -419,9 +472,14 @@ int sheaf_loader_serve(const char *cache_base, int strip, int ready_fd, char *er
   struct sld_server *s = calloc(1, sizeof *s);
   if (!s) { snprintf(err, errlen, "sheaf-ld: out of memory"); return -1; }
   s->strip = strip;
-  if (sld_cachedir_create(s, cache_base, err, errlen)) { free(s); return -1; }
+  if (sld_cachedir_create(s, cache_base, err, errlen)) {
+    if (s->dirfd >= 0) close(s->dirfd);
+    free(s);
+    return -1;
+  }
   int rc = serve(s, NULL, ready_fd, err, errlen);
   sld_remove_tree(s->dir);
+  close(s->dirfd);
   sld_cache_free(s);
   free(s);
   return rc;
@@ -435,9 +493,15 @@ int sheaf_loader_serve_net(const char *cache_base, const char *socket_path, int 
   if (!s) { snprintf(err, errlen, "sheaf-ld: out of memory"); return -1; }
   s->strip = strip;
   if (!(s->net = sld_net_create(ov, err, errlen))) { free(s); return -1; }
-  if (sld_cachedir_create(s, cache_base, err, errlen)) { sld_net_free(s->net); free(s); return -1; }
+  if (sld_cachedir_create(s, cache_base, err, errlen)) {
+    if (s->dirfd >= 0) close(s->dirfd);
+    sld_net_free(s->net);
+    free(s);
+    return -1;
+  }
   int rc = serve(s, socket_path, ready_fd, err, errlen);
   sld_remove_tree(s->dir);
+  close(s->dirfd);
   sld_cache_free(s);
   sld_net_free(s->net);
   free(s);

@@ -6,7 +6,9 @@
  * and a length within SLN_FRAME_MAX; an accepted message packs back to
  * exactly the payload it came from (unpack consumed every byte and kept every
  * value); an accepted object's names are sorted, distinct, single components;
- * a refused object leaves nothing allocated. */
+ * a refused object leaves nothing allocated; an accepted object's paths that
+ * name things in the cache (a FILE's path, a DIR's or REAL's real path) are
+ * confined: absolute, no empty, "." or ".." component (issue 26). */
 #include "netproto.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,26 @@ static void same(const unsigned char *packed, size_t n, const unsigned char *p, 
 {
     CHECK(n == SLD_HDR_SIZE + plen);
     CHECK(memcmp(packed + SLD_HDR_SIZE, p, plen) == 0);
+}
+
+/* an absolute path whose components are neither empty, "." nor "..", checked
+ * here independently of sld_path_clean: appended to a cache directory it
+ * stays below it */
+static int confined(const char *p)
+{
+    if (p[0] != '/')
+        return 0;
+    if (!p[1])
+        return 1;
+    for (const char *c = p + 1;;) {
+        const char *e = strchr(c, '/');
+        size_t k = e ? (size_t)(e - c) : strlen(c);
+        if (k == 0 || (k == 1 && c[0] == '.') || (k == 2 && c[0] == '.' && c[1] == '.'))
+            return 0;
+        if (!e)
+            return 1;
+        c = e + 1;
+    }
 }
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
@@ -47,8 +69,14 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     struct sln_obj *o = malloc(sizeof *o);
     if (o && sln_unpack_obj(p, plen, o) == 0) {
         CHECK(o->path[0] == '/' && (o->n == 0 || o->kind == SLN_K_DIR));
+        /* the paths that may name things in the cache are clean (confined) */
+        if (o->kind == SLN_K_FILE)
+            CHECK(confined(o->path));
+        if ((o->kind == SLN_K_DIR || o->kind == SLN_K_REAL) && o->status == 0)
+            CHECK(confined(o->real));
         for (uint32_t i = 0; i < o->n; i++) {
             CHECK(o->names[i][0] && !strchr(o->names[i], '/'));
+            CHECK(strcmp(o->names[i], ".") && strcmp(o->names[i], ".."));
             if (i) CHECK(strcmp(o->names[i - 1], o->names[i]) < 0);
         }
         size_t cap = sln_obj_size(o);

@@ -7,7 +7,8 @@
  * Checked beyond "no crash": a header is accepted only with the magic and a
  * length within SLD_MSG_MAX, and an accepted request or reply packs back to
  * exactly the payload it was unpacked from (unpack consumed every byte and
- * kept every value). */
+ * kept every value); a decoded path that sld_path_clean accepts (what names
+ * things in the server's cache) has no empty, "." or ".." component. */
 #include "proto.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,19 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     struct sld_reply *rp = malloc(sizeof *rp);
     if (rq && sld_unpack_request(type, p, plen, rq) == 0) {
         CHECK(rq->op == type && strlen(rq->path) < SLD_PATH_MAX);
+        /* the decoded path as the server names cache entries by it: clean
+         * only if walking its components from a directory never climbs above
+         * it nor stays on a "." (checked independently of sld_path_clean) */
+        if (sld_path_clean(rq->path, 1)) {
+            CHECK(rq->path[0] == '/');
+            CHECK(!strstr(rq->path, "//") && !strstr(rq->path, "/./") && !strstr(rq->path, "/../"));
+            size_t n = strlen(rq->path);
+            CHECK(n == 1 || rq->path[n - 1] != '/');
+            CHECK(!(n >= 2 && !strcmp(rq->path + n - 2, "/.")) && !(n >= 3 && !strcmp(rq->path + n - 3, "/..")));
+        }
+        if (sld_path_clean(rq->path, 0))
+            CHECK(rq->path[0] && rq->path[0] != '/' && strcmp(rq->path, ".") && strcmp(rq->path, "..") &&
+                  strncmp(rq->path, "../", 3) && strncmp(rq->path, "./", 2) && !strstr(rq->path, "/../"));
         size_t n = sld_pack_request(rq, out, sizeof out);
         CHECK(n == SLD_HDR_SIZE + plen && memcmp(out + SLD_HDR_SIZE, p, plen) == 0);
     }

@@ -4,7 +4,7 @@ does not depend on the process count, and the application processes reach
 it not at all.
 
     check_loader.py --countfs EXE --work DIR --driver c|py --launch-exe SHEAF_LAUNCH
-                    --mpiexec CMD [--np P]
+                    --mpiexec CMD [--np P] [--llp-suffix :]
 
 DIR is a genload.py output. Runs the driver under
 `sheaf-launch --stats-file F [--python-prefix mnt/py --python-prefix mnt/bin] --
@@ -18,6 +18,9 @@ the trace) and asserts:
   - every file of the tree is opened once and every directory listed at most
     once in the whole run; every countfs counter and every server counter
     (listings, stats, reads, bytes, realpaths) is the same at 1 and at P.
+With --llp-suffix ':' (a trailing empty entry in LD_LIBRARY_PATH, the working
+directory for ld.so) the same must hold: the client searches the working
+directory itself instead of handing the search back to ld.so (issue 26).
 Exit 0, 1 on a failed assertion, 77 if FUSE cannot be mounted (skip).
 """
 import argparse
@@ -41,8 +44,9 @@ def check(cond, what):
 
 
 def measure(a, np):
-    out = os.path.join(a.work, "loader-%s-%d.json" % (a.driver, np))
-    stats = os.path.join(a.work, "loader-%s-%d.stats" % (a.driver, np))
+    tag = "%s%s-%d" % (a.driver, "-colon" if a.llp_suffix else "", np)
+    out = os.path.join(a.work, "loader-%s.json" % tag)
+    stats = os.path.join(a.work, "loader-%s.stats" % tag)
     for f in (out, stats):
         if os.path.exists(f):
             os.unlink(f)
@@ -53,12 +57,13 @@ def measure(a, np):
     wrapper.append("--")
     cmd = [sys.executable, os.path.join(HERE, "bed", "ldbed_run.py"), "--countfs", a.countfs,
            "--work", a.work, "--driver", a.driver, "--np", str(np), "--launch", "mpi",
-           "--mpiexec", a.mpiexec, "--wrapper", " ".join(wrapper), "--trace", "--json", out]
+           "--mpiexec", a.mpiexec, "--wrapper", " ".join(wrapper), "--trace", "--json", out,
+           "--llp-suffix=" + a.llp_suffix]
     r = subprocess.run(cmd)
     if r.returncode == 77:
         sys.exit(77)
-    check(r.returncode == 0, "%s driver at %d processes under sheaf-launch: all printed the "
-          "expected sums" % (a.driver, np))
+    check(r.returncode == 0, "%s driver at %d processes under sheaf-launch%s: all printed the "
+          "expected sums" % (a.driver, np, " (LD_LIBRARY_PATH + %r)" % a.llp_suffix if a.llp_suffix else ""))
     if r.returncode != 0:
         sys.exit(1)
     with open(out) as f:
@@ -95,6 +100,9 @@ def main():
     p.add_argument("--launch-exe", required=True)
     p.add_argument("--mpiexec", required=True)
     p.add_argument("--np", type=int, default=4)
+    p.add_argument("--llp-suffix", default="",
+                   help="appended to LD_LIBRARY_PATH: ':' makes an empty entry (the working "
+                        "directory, as ld.so reads it); the client must search it itself")
     a = p.parse_args()
     a.work = os.path.abspath(a.work)
     res = {}

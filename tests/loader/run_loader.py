@@ -107,10 +107,10 @@ def stats(path):
         return {k: int(v) for k, v in (line.split() for line in f)}
 
 
-def launch(args, line, env, timeout=120, check=True, work=None, tag="run"):
+def launch(args, line, env, timeout=120, check=True, work=None, tag="run", cwd=None):
     sf = os.path.join(work, tag + ".stats")
     cmd = [args.launch, "--cache-dir", os.path.join(work, "cache"), "--stats-file", sf] + line
-    p = run(cmd, env=env, timeout=timeout, check=check)
+    p = run(cmd, env=env, timeout=timeout, check=check, cwd=cwd)
     return p, (stats(sf) if os.path.exists(sf) else {})
 
 
@@ -197,6 +197,19 @@ def case_solib(args, work):
         if tag == "nostrip" and (st["stripped"] != 0 or st["bytes"] < base["bytes"]):
             fail(f"--strip=no: {st}")
         print(f"{tag}: identical output, oracle holds, server {st}")
+    # empty LD_LIBRARY_PATH entries are the working directory (issue 26): a
+    # trailing ':' run elsewhere (a miss there: the client searches on itself),
+    # and a leading one run in d1, whose libraries then come from "./" (a hit in
+    # a relative directory goes back to ld.so): output identical to plain loading
+    for pre, post, cwd, tag in (("", ":", work, "colon_tail"), (":", "", os.path.join(t, "d1"), "colon_head")):
+        envc = env_for(t)
+        envc["LD_LIBRARY_PATH"] = pre + envc["LD_LIBRARY_PATH"] + post
+        plain = run([app], env=envc, cwd=cwd)
+        orc = os.path.join(work, tag + ".oracle")
+        p, st = launch(args, ["--", app], dict(envc, LDAPP_ORACLE=orc), work=work, tag=tag, cwd=cwd)
+        if p.stdout != plain.stdout:
+            fail(f"{tag}: output differs\nplain:\n{plain.stdout}\nloader:\n{p.stdout}")
+        print(f"{tag}: LD_LIBRARY_PATH {pre!r}...{post!r} in {cwd}: identical output, server {st}")
     # a #! script: the interpreter runs with the client, the program it starts too
     orc = os.path.join(work, "script.oracle")
     plain = run([os.path.join(t, "script.sh")], env=env_for(t))

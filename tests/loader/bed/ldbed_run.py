@@ -164,7 +164,8 @@ def run(a):
         err = srv.communicate()[1].strip()
         print("ldbed: SKIP: cannot mount FUSE here: %s" % err)
         return 77
-    envvars = {"LD_LIBRARY_PATH": ":".join(os.path.join(mnt, d) for d in man["ld_library_path"]),
+    envvars = {"LD_LIBRARY_PATH": ":".join(os.path.join(mnt, d) for d in man["ld_library_path"]) +
+               a.llp_suffix,
                "PYTHONPATH": ":".join(os.path.join(mnt, d) for d in man["pythonpath"]),
                "PYTHONDONTWRITEBYTECODE": "1"}
     env = dict(os.environ)
@@ -256,6 +257,8 @@ def main():
     p.add_argument("--keep-cache", action="store_true")
     p.add_argument("--env-inherit", action="store_true")
     p.add_argument("--trace", action="store_true")
+    p.add_argument("--llp-suffix", default="",
+                   help="appended to LD_LIBRARY_PATH, e.g. ':' (an empty entry, as module systems leave)")
     p.add_argument("--json")
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--quiet", action="store_true")
