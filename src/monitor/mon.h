@@ -34,6 +34,7 @@ typedef struct mon_state {
     char dir[1024];         /* the job's log directory */
     uint32_t max_files, max_dirs;
     uint64_t interval_ns, align;
+    uint64_t align_mask;    /* align - 1 when align is a power of two, else 0 */
     mon_frec *recs;         /* max_files + max_dirs + 1 records (the last: MON_K_OTHER) */
     uint32_t nfiles, ndirs; /* used */
     uint32_t *hash;         /* name hash of the used records: index + 1, 0 free */

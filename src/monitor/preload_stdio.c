@@ -45,23 +45,26 @@ static inline mon_frec *stream_rec(FILE *f)
 /* count n bytes moved by a stdio call that took t0..(now) (t0 0: untimed) */
 static void stdio_rw(mon_frec *r, FILE *f, int wr, uint64_t n, const void *buf, uint64_t t0)
 {
-    int e = errno;
     uint64_t at = mon_fd_advance(stream_fd(f), n);
     if (t0) {
+        int e = errno;
         uint64_t t1 = mon_now_ns();
         mon_count_rw(r, wr, at, n, buf, t1 - t0, t1, 1);
         mon_tick(t1);
-    } else {
-        mon_count_rw(r, wr, at, n, buf, 0, 0, 1);
-        if (__builtin_expect(++mon_stdio_n % MON_STDIO_TICK == 0, 0)) {
-            uint64_t now = mon_now_ns();
-            uint64_t *last = &r->c[MC_LAST_NS];
-            if (now > __atomic_load_n(last, __ATOMIC_RELAXED))
-                __atomic_store_n(last, now, __ATOMIC_RELAXED);
-            mon_tick(now);
-        }
+        errno = e;
+        return;
     }
-    errno = e;
+    /* untimed: nothing here sets errno but the rare clock read and snapshot */
+    mon_count_rw(r, wr, at, n, buf, 0, 0, 1);
+    if (__builtin_expect(++mon_stdio_n % MON_STDIO_TICK == 0, 0)) {
+        int e = errno;
+        uint64_t now = mon_now_ns();
+        uint64_t *last = &r->c[MC_LAST_NS];
+        if (now > __atomic_load_n(last, __ATOMIC_RELAXED))
+            __atomic_store_n(last, now, __ATOMIC_RELAXED);
+        mon_tick(now);
+        errno = e;
+    }
 }
 
 static FILE *opened(FILE *f, const char *path, uint64_t t0)

@@ -142,6 +142,107 @@ static const char *tail(const char *s, size_t w)
     return l > w ? s + l - w : s;
 }
 
+static void print_json(const sheaf_monitor_job *job, FILE *o, const agg *a, size_t na, const uint64_t *tot,
+                       uint64_t nfiles, uint64_t nfolded, uint64_t nagg)
+{
+    fprintf(o, "{\"processes_count\":%zu,\"files_count\":%llu,\"folded_opens\":%llu,\"aggregates_count\":%llu,"
+               "\"totals\":",
+            job->nprocs, (unsigned long long)nfiles, (unsigned long long)nfolded, (unsigned long long)nagg);
+    json_counters(o, tot);
+    fputs(",\"files\":[", o);
+    int first = 1;
+    for (size_t i = 0; i < na; i++) {
+        if (a[i].kind != MON_K_FILE)
+            continue;
+        fprintf(o, "%s{\"name\":", first ? "" : ",");
+        json_str(o, a[i].name);
+        fprintf(o, ",\"processes\":%u,\"counters\":", a[i].procs);
+        json_counters(o, a[i].c);
+        fputc('}', o);
+        first = 0;
+    }
+    fputs("],\"folded\":[", o);
+    first = 1;
+    for (size_t i = 0; i < na; i++) {
+        if (a[i].kind == MON_K_FILE)
+            continue;
+        fprintf(o, "%s{\"kind\":\"%s\",\"name\":", first ? "" : ",", kind_name(a[i].kind));
+        json_str(o, a[i].name);
+        fprintf(o, ",\"processes\":%u,\"counters\":", a[i].procs);
+        json_counters(o, a[i].c);
+        fputc('}', o);
+        first = 0;
+    }
+    fputs("],\"processes\":[", o);
+    for (size_t i = 0; i < job->nprocs; i++) {
+        const mr_proc *p = &job->procs[i];
+        uint64_t c[MC_N], own, folded;
+        proc_totals(p, c, &own, &folded);
+        fprintf(o, "%s{\"rank\":%d,\"pid\":%llu,\"ppid\":%llu,\"host\":", i ? "," : "", p->head.rank,
+                (unsigned long long)p->head.pid, (unsigned long long)p->head.ppid);
+        json_str(o, p->head.host);
+        fputs(",\"exe\":", o);
+        json_str(o, p->head.exe);
+        fputs(",\"log\":", o);
+        json_str(o, p->log);
+        fprintf(o, ",\"snapshots\":%llu,\"clean_end\":%s,\"recovered\":%s,\"max_files\":%u,\"files\":%llu,"
+                   "\"folded_opens\":%llu,\"counters\":",
+                (unsigned long long)p->snaps, p->final ? "true" : "false", p->recovered ? "true" : "false",
+                p->head.max_files, (unsigned long long)own, (unsigned long long)folded);
+        json_counters(o, c);
+        fputc('}', o);
+    }
+    fputs("],\"notes\":", o);
+    json_str(o, job->notes);
+    fputs("}\n", o);
+}
+
+static void print_text(const sheaf_monitor_job *job, FILE *o, const agg *a, size_t na, const uint64_t *tot,
+                       uint64_t nfiles, uint64_t nfolded, uint64_t nagg)
+{
+    fprintf(o, "job: %zu processes, %llu files with a record of their own, %llu opens folded into %llu "
+               "aggregates\n",
+            job->nprocs, (unsigned long long)nfiles, (unsigned long long)nfolded, (unsigned long long)nagg);
+    fprintf(o, "%-40s %8s %8s %8s %14s %14s %10s\n", "", "opens", "reads", "writes", "bytes read",
+            "bytes written", "io time s");
+    text_line(o, "total", tot);
+    fprintf(o, "\nper file (by bytes moved):\n");
+    size_t shown = 0, files = 0;
+    for (size_t i = 0; i < na; i++) {
+        if (a[i].kind != MON_K_FILE)
+            continue;
+        files++;
+        if (shown < TEXT_FILES) {
+            text_line(o, tail(a[i].name, 40), a[i].c);
+            shown++;
+        }
+    }
+    if (files > shown)
+        fprintf(o, "... %zu more files (--json lists them all)\n", files - shown);
+    if (nagg) {
+        fprintf(o, "\nfolded past the file-record budget (per directory):\n");
+        for (size_t i = 0; i < na; i++)
+            if (a[i].kind != MON_K_FILE) {
+                char what[80];
+                snprintf(what, sizeof what, "%s (%llu opens)", tail(a[i].name, 24),
+                         (unsigned long long)a[i].c[MC_FILES]);
+                text_line(o, what, a[i].c);
+            }
+    }
+    fprintf(o, "\nper process:\n");
+    for (size_t i = 0; i < job->nprocs; i++) {
+        const mr_proc *p = &job->procs[i];
+        uint64_t c[MC_N], own, folded;
+        proc_totals(p, c, &own, &folded);
+        char what[200];
+        snprintf(what, sizeof what, "rank %d pid %llu %s%s", p->head.rank, (unsigned long long)p->head.pid,
+                 tail(p->head.exe, 16), p->final ? "" : " (killed)");
+        text_line(o, what, c);
+    }
+    if (job->notes[0])
+        fprintf(o, "\nnotes:\n%s", job->notes);
+}
+
 int sheaf_monitor_print(const sheaf_monitor_job *job, FILE *o, int json, char *err, size_t errlen)
 {
     if (!job || !o) {
@@ -166,100 +267,10 @@ int sheaf_monitor_print(const sheaf_monitor_job *job, FILE *o, int json, char *e
             nfolded += a[i].c[MC_FILES];
         }
     }
-    if (json) {
-        fprintf(o, "{\"processes_count\":%zu,\"files_count\":%llu,\"folded_opens\":%llu,\"aggregates_count\":%llu,"
-                   "\"totals\":",
-                job->nprocs, (unsigned long long)nfiles, (unsigned long long)nfolded, (unsigned long long)nagg);
-        json_counters(o, tot);
-        fputs(",\"files\":[", o);
-        int first = 1;
-        for (size_t i = 0; i < na; i++) {
-            if (a[i].kind != MON_K_FILE)
-                continue;
-            fprintf(o, "%s{\"name\":", first ? "" : ",");
-            json_str(o, a[i].name);
-            fprintf(o, ",\"processes\":%u,\"counters\":", a[i].procs);
-            json_counters(o, a[i].c);
-            fputc('}', o);
-            first = 0;
-        }
-        fputs("],\"folded\":[", o);
-        first = 1;
-        for (size_t i = 0; i < na; i++) {
-            if (a[i].kind == MON_K_FILE)
-                continue;
-            fprintf(o, "%s{\"kind\":\"%s\",\"name\":", first ? "" : ",", kind_name(a[i].kind));
-            json_str(o, a[i].name);
-            fprintf(o, ",\"processes\":%u,\"counters\":", a[i].procs);
-            json_counters(o, a[i].c);
-            fputc('}', o);
-            first = 0;
-        }
-        fputs("],\"processes\":[", o);
-        for (size_t i = 0; i < job->nprocs; i++) {
-            const mr_proc *p = &job->procs[i];
-            uint64_t c[MC_N], own, folded;
-            proc_totals(p, c, &own, &folded);
-            fprintf(o, "%s{\"rank\":%d,\"pid\":%llu,\"ppid\":%llu,\"host\":", i ? "," : "", p->head.rank,
-                    (unsigned long long)p->head.pid, (unsigned long long)p->head.ppid);
-            json_str(o, p->head.host);
-            fputs(",\"exe\":", o);
-            json_str(o, p->head.exe);
-            fputs(",\"log\":", o);
-            json_str(o, p->log);
-            fprintf(o, ",\"snapshots\":%llu,\"clean_end\":%s,\"recovered\":%s,\"max_files\":%u,\"files\":%llu,"
-                       "\"folded_opens\":%llu,\"counters\":",
-                    (unsigned long long)p->snaps, p->final ? "true" : "false", p->recovered ? "true" : "false",
-                    p->head.max_files, (unsigned long long)own, (unsigned long long)folded);
-            json_counters(o, c);
-            fputc('}', o);
-        }
-        fputs("],\"notes\":", o);
-        json_str(o, job->notes);
-        fputs("}\n", o);
-    } else {
-        fprintf(o, "job: %zu processes, %llu files with a record of their own, %llu opens folded into %llu "
-                   "aggregates\n",
-                job->nprocs, (unsigned long long)nfiles, (unsigned long long)nfolded, (unsigned long long)nagg);
-        fprintf(o, "%-40s %8s %8s %8s %14s %14s %10s\n", "", "opens", "reads", "writes", "bytes read",
-                "bytes written", "io time s");
-        text_line(o, "total", tot);
-        fprintf(o, "\nper file (by bytes moved):\n");
-        size_t shown = 0, files = 0;
-        for (size_t i = 0; i < na; i++) {
-            if (a[i].kind != MON_K_FILE)
-                continue;
-            files++;
-            if (shown < TEXT_FILES) {
-                text_line(o, tail(a[i].name, 40), a[i].c);
-                shown++;
-            }
-        }
-        if (files > shown)
-            fprintf(o, "... %zu more files (--json lists them all)\n", files - shown);
-        if (nagg) {
-            fprintf(o, "\nfolded past the file-record budget (per directory):\n");
-            for (size_t i = 0; i < na; i++)
-                if (a[i].kind != MON_K_FILE) {
-                    char what[80];
-                    snprintf(what, sizeof what, "%s (%llu opens)", tail(a[i].name, 24),
-                             (unsigned long long)a[i].c[MC_FILES]);
-                    text_line(o, what, a[i].c);
-                }
-        }
-        fprintf(o, "\nper process:\n");
-        for (size_t i = 0; i < job->nprocs; i++) {
-            const mr_proc *p = &job->procs[i];
-            uint64_t c[MC_N], own, folded;
-            proc_totals(p, c, &own, &folded);
-            char what[200];
-            snprintf(what, sizeof what, "rank %d pid %llu %s%s", p->head.rank, (unsigned long long)p->head.pid,
-                     tail(p->head.exe, 16), p->final ? "" : " (killed)");
-            text_line(o, what, c);
-        }
-        if (job->notes[0])
-            fprintf(o, "\nnotes:\n%s", job->notes);
-    }
+    if (json)
+        print_json(job, o, a, na, tot, nfiles, nfolded, nagg);
+    else
+        print_text(job, o, a, na, tot, nfiles, nfolded, nagg);
     free(a);
     return ferror(o) ? SHEAF_E_IO : 0;
 }

@@ -70,6 +70,7 @@ void mon_init(void)
     mon_g.max_dirs = (uint32_t)env_u64("SHEAF_MONITOR_MAX_DIRS", 256, 1, MON_IDS_MAX / 4);
     mon_g.interval_ns = env_u64("SHEAF_MONITOR_INTERVAL_MS", 10000, 10, 86400000) * 1000000u;
     mon_g.align = env_u64("SHEAF_MONITOR_ALIGN", 4096, 1, 1u << 30);
+    mon_g.align_mask = (mon_g.align & (mon_g.align - 1)) ? 0 : mon_g.align - 1;
     size_t nrec = (size_t)mon_g.max_files + mon_g.max_dirs + 1;
     uint32_t hs = 16;
     while (hs < 2 * nrec)
@@ -226,7 +227,7 @@ void mon_count_meta(mon_frec *r, int counter, uint64_t ns)
     __atomic_store_n(&r->dirty, 1, __ATOMIC_RELAXED);
 }
 
-void mon_count_rw(mon_frec *r, int write, uint64_t off, uint64_t n, const void *buf, uint64_t ns, uint64_t now, int stdio)
+static void count_rw_mt(mon_frec *r, int write, uint64_t off, uint64_t n, const void *buf, uint64_t ns, uint64_t now, int stdio)
 {
     add(&r->c[write ? MC_WRITES : MC_READS], 1);
     add(&r->c[write ? MC_BYTES_WRITTEN : MC_BYTES_READ], n);
@@ -258,10 +259,49 @@ void mon_count_rw(mon_frec *r, int write, uint64_t off, uint64_t n, const void *
             add(&r->c[MC_RW_SWITCHES], 1);
         __atomic_store_n(&r->last_rw, rw, __ATOMIC_RELAXED);
     }
-    if (off % mon_g.align)
+    if (mon_g.align_mask ? (off & mon_g.align_mask) : (off % mon_g.align))
         add(&r->c[MC_FILE_NOT_ALIGNED], 1);
     if ((uintptr_t)buf % 8)
         add(&r->c[MC_MEM_NOT_ALIGNED], 1);
     if (!__atomic_load_n(&r->dirty, __ATOMIC_RELAXED))
         __atomic_store_n(&r->dirty, 1, __ATOMIC_RELAXED);
+}
+
+void mon_count_rw(mon_frec *r, int write, uint64_t off, uint64_t n, const void *buf, uint64_t ns, uint64_t now, int stdio)
+{
+    if (!__libc_single_threaded) {
+        count_rw_mt(r, write, off, n, buf, ns, now, stdio);
+        return;
+    }
+    /* one thread: plain adds (the same counting as count_rw_mt) */
+    uint64_t *c = r->c;
+    c[write ? MC_WRITES : MC_READS]++;
+    c[write ? MC_BYTES_WRITTEN : MC_BYTES_READ] += n;
+    c[(write ? MC_HIST_WRITE : MC_HIST_READ) + (n < 100 ? 0 : mon_hist_bucket(n))]++;
+    c[MC_STDIO_OPS] += (uint64_t)stdio;
+    if (ns) {
+        c[write ? MC_WRITE_NS : MC_READ_NS] += ns;
+        if (!c[MC_FIRST_NS] || now - ns < c[MC_FIRST_NS])
+            c[MC_FIRST_NS] = now - ns;
+        if (now > c[MC_LAST_NS])
+            c[MC_LAST_NS] = now;
+    }
+    uint64_t *mx = &c[write ? MC_MAX_BYTE_WRITTEN : MC_MAX_BYTE_READ];
+    if (off + n > *mx)
+        *mx = off + n;
+    uint64_t *end = write ? &r->write_end : &r->read_end;
+    uint64_t prev = *end;
+    if (prev && off >= prev - 1) {
+        c[write ? MC_SEQ_WRITES : MC_SEQ_READS]++;
+        c[write ? MC_CONSEC_WRITES : MC_CONSEC_READS] += off == prev - 1;
+    }
+    *end = off + n + 1;
+    int rw = write ? 2 : 1;
+    if (r->last_rw != rw) {
+        c[MC_RW_SWITCHES] += r->last_rw != 0;
+        r->last_rw = rw;
+    }
+    c[MC_FILE_NOT_ALIGNED] += (mon_g.align_mask ? (off & mon_g.align_mask) : (off % mon_g.align)) != 0;
+    c[MC_MEM_NOT_ALIGNED] += ((uintptr_t)buf & 7) != 0;
+    r->dirty = 1;
 }
