@@ -20,7 +20,6 @@
 
 struct mon_real mon_real;
 
-#define RES(name) mon_real.name = (__typeof__(mon_real.name))dlsym(RTLD_NEXT, #name)
 
 void mon_resolve(void)
 {
@@ -88,36 +87,36 @@ static void opened(int fd, const char *path, int dirfd, uint64_t t0)
         opened(fd, path, dirfd, t0);                                                                             \
     return fd;
 
-int open(const char *path, int flags, ...)
+int MON_FN(open)(const char *path, int flags, ...)
 {
     MODE_ARG(flags);
     OPEN_BODY(mon_real.open(path, flags, mode), path, AT_FDCWD);
 }
-int open64(const char *path, int flags, ...)
+int MON_FN(open64)(const char *path, int flags, ...)
 {
     MODE_ARG(flags);
     OPEN_BODY(mon_real.open64(path, flags, mode), path, AT_FDCWD);
 }
-int openat(int dirfd, const char *path, int flags, ...)
+int MON_FN(openat)(int dirfd, const char *path, int flags, ...)
 {
     MODE_ARG(flags);
     OPEN_BODY(mon_real.openat(dirfd, path, flags, mode), path, dirfd);
 }
-int openat64(int dirfd, const char *path, int flags, ...)
+int MON_FN(openat64)(int dirfd, const char *path, int flags, ...)
 {
     MODE_ARG(flags);
     OPEN_BODY(mon_real.openat64(dirfd, path, flags, mode), path, dirfd);
 }
-int creat(const char *path, mode_t mode)
+int MON_FN(creat)(const char *path, mode_t mode)
 {
     OPEN_BODY(mon_real.creat(path, mode), path, AT_FDCWD);
 }
-int creat64(const char *path, mode_t mode)
+int MON_FN(creat64)(const char *path, mode_t mode)
 {
     OPEN_BODY(mon_real.creat64(path, mode), path, AT_FDCWD);
 }
 
-int close(int fd)
+int MON_FN(close)(int fd)
 {
     MON_READY();
     mon_frec *r = MON_ON() ? mon_fd_rec(fd) : NULL;
@@ -141,17 +140,17 @@ static int duped(int fd, int nfd)
         mon_fd_set(nfd, r, r ? __atomic_load_n(&mon_fds[fd].pos, __ATOMIC_RELAXED) : 0);
     return nfd;
 }
-int dup(int fd)
+int MON_FN(dup)(int fd)
 {
     MON_READY();
     return MON_ON() ? duped(fd, mon_real.dup(fd)) : mon_real.dup(fd);
 }
-int dup2(int fd, int fd2)
+int MON_FN(dup2)(int fd, int fd2)
 {
     MON_READY();
     return MON_ON() ? duped(fd, mon_real.dup2(fd, fd2)) : mon_real.dup2(fd, fd2);
 }
-int dup3(int fd, int fd2, int flags)
+int MON_FN(dup3)(int fd, int fd2, int flags)
 {
     MON_READY();
     return MON_ON() ? duped(fd, mon_real.dup3(fd, fd2, flags)) : mon_real.dup3(fd, fd2, flags);
@@ -175,39 +174,39 @@ int dup3(int fd, int fd2, int flags)
     }                                                                                                            \
     return got;
 
-ssize_t read(int fd, void *buf, size_t n)
+ssize_t MON_FN(read)(int fd, void *buf, size_t n)
 {
     RW_BODY(mon_real.read(fd, buf, n), 0, 1, 0, buf);
 }
-ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+ssize_t MON_FN(__read_chk)(int fd, void *buf, size_t n, size_t buflen)
 {
     RW_BODY(mon_real.__read_chk(fd, buf, n, buflen), 0, 1, 0, buf);
 }
-ssize_t write(int fd, const void *buf, size_t n)
+ssize_t MON_FN(write)(int fd, const void *buf, size_t n)
 {
     RW_BODY(mon_real.write(fd, buf, n), 1, 1, 0, buf);
 }
-ssize_t pread(int fd, void *buf, size_t n, off_t off)
+ssize_t MON_FN(pread)(int fd, void *buf, size_t n, off_t off)
 {
     RW_BODY(mon_real.pread(fd, buf, n, off), 0, 0, off, buf);
 }
-ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+ssize_t MON_FN(pread64)(int fd, void *buf, size_t n, off64_t off)
 {
     RW_BODY(mon_real.pread64(fd, buf, n, off), 0, 0, off, buf);
 }
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+ssize_t MON_FN(pwrite)(int fd, const void *buf, size_t n, off_t off)
 {
     RW_BODY(mon_real.pwrite(fd, buf, n, off), 1, 0, off, buf);
 }
-ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+ssize_t MON_FN(pwrite64)(int fd, const void *buf, size_t n, off64_t off)
 {
     RW_BODY(mon_real.pwrite64(fd, buf, n, off), 1, 0, off, buf);
 }
-ssize_t readv(int fd, const struct iovec *iov, int iovcnt)
+ssize_t MON_FN(readv)(int fd, const struct iovec *iov, int iovcnt)
 {
     RW_BODY(mon_real.readv(fd, iov, iovcnt), 0, 1, 0, iovcnt > 0 ? iov[0].iov_base : NULL);
 }
-ssize_t writev(int fd, const struct iovec *iov, int iovcnt)
+ssize_t MON_FN(writev)(int fd, const struct iovec *iov, int iovcnt)
 {
     RW_BODY(mon_real.writev(fd, iov, iovcnt), 1, 1, 0, iovcnt > 0 ? iov[0].iov_base : NULL);
 }
@@ -224,7 +223,7 @@ static void *mapped(void *p, size_t len, int flags, int fd, uint64_t t0)
     }
     return p;
 }
-void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+void *MON_FN(mmap)(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
     MON_READY();
     if (!MON_ON())
@@ -232,7 +231,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
     uint64_t t0 = mon_now_ns();
     return mapped(mon_real.mmap(addr, len, prot, flags, fd, off), len, flags, fd, t0);
 }
-void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
+void *MON_FN(mmap64)(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 {
     MON_READY();
     if (!MON_ON())
@@ -260,27 +259,27 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
     errno = e;                                                                                                   \
     return rc;
 
-off_t lseek(int fd, off_t off, int whence)
+off_t MON_FN(lseek)(int fd, off_t off, int whence)
 {
     FD_META(mon_real.lseek(fd, off, whence), MC_SEEKS, 1);
 }
-off64_t lseek64(int fd, off64_t off, int whence)
+off64_t MON_FN(lseek64)(int fd, off64_t off, int whence)
 {
     FD_META(mon_real.lseek64(fd, off, whence), MC_SEEKS, 1);
 }
-int fstat(int fd, struct stat *st)
+int MON_FN(fstat)(int fd, struct stat *st)
 {
     FD_META(mon_real.fstat(fd, st), MC_STATS, 0);
 }
-int fstat64(int fd, struct stat64 *st)
+int MON_FN(fstat64)(int fd, struct stat64 *st)
 {
     FD_META(mon_real.fstat64(fd, st), MC_STATS, 0);
 }
-int fsync(int fd)
+int MON_FN(fsync)(int fd)
 {
     FD_META(mon_real.fsync(fd), MC_FSYNCS, 0);
 }
-int fdatasync(int fd)
+int MON_FN(fdatasync)(int fd)
 {
     FD_META(mon_real.fdatasync(fd), MC_FSYNCS, 0);
 }
@@ -304,23 +303,23 @@ int fdatasync(int fd)
     }                                                                                                            \
     return rc;
 
-int stat(const char *path, struct stat *st)
+int MON_FN(stat)(const char *path, struct stat *st)
 {
     PATH_META(mon_real.stat(path, st), path, AT_FDCWD);
 }
-int lstat(const char *path, struct stat *st)
+int MON_FN(lstat)(const char *path, struct stat *st)
 {
     PATH_META(mon_real.lstat(path, st), path, AT_FDCWD);
 }
-int stat64(const char *path, struct stat64 *st)
+int MON_FN(stat64)(const char *path, struct stat64 *st)
 {
     PATH_META(mon_real.stat64(path, st), path, AT_FDCWD);
 }
-int lstat64(const char *path, struct stat64 *st)
+int MON_FN(lstat64)(const char *path, struct stat64 *st)
 {
     PATH_META(mon_real.lstat64(path, st), path, AT_FDCWD);
 }
-int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+int MON_FN(fstatat)(int dirfd, const char *path, struct stat *st, int flags)
 {
     if (!*path && (flags & AT_EMPTY_PATH)) {
         int fd = dirfd;
@@ -328,7 +327,7 @@ int fstatat(int dirfd, const char *path, struct stat *st, int flags)
     }
     PATH_META(mon_real.fstatat(dirfd, path, st, flags), path, dirfd);
 }
-int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
+int MON_FN(fstatat64)(int dirfd, const char *path, struct stat64 *st, int flags)
 {
     if (!*path && (flags & AT_EMPTY_PATH)) {
         int fd = dirfd;
@@ -337,7 +336,7 @@ int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
     PATH_META(mon_real.fstatat64(dirfd, path, st, flags), path, dirfd);
 }
 
-int chdir(const char *path)
+int MON_FN(chdir)(const char *path)
 {
     MON_READY();
     int rc = mon_real.chdir(path);
@@ -354,32 +353,32 @@ int chdir(const char *path)
     return rc;
 }
 
-int execve(const char *path, char *const argv[], char *const envp[])
+int MON_FN(execve)(const char *path, char *const argv[], char *const envp[])
 {
     MON_READY();
     mon_final();
     return mon_real.execve(path, argv, envp);
 }
-int execv(const char *path, char *const argv[])
+int MON_FN(execv)(const char *path, char *const argv[])
 {
     MON_READY();
     mon_final();
     return mon_real.execv(path, argv);
 }
-int execvp(const char *file, char *const argv[])
+int MON_FN(execvp)(const char *file, char *const argv[])
 {
     MON_READY();
     mon_final();
     return mon_real.execvp(file, argv);
 }
-void _exit(int status)
+void MON_FN(_exit)(int status)
 {
     MON_READY();
     mon_final();
     mon_real._exit(status);
     __builtin_unreachable();
 }
-void _Exit(int status)
+void MON_FN(_Exit)(int status)
 {
     MON_READY();
     mon_final();

@@ -77,6 +77,21 @@ extern struct mon_real mon_real;
 void mon_resolve(void);
 void mon_resolve_stdio(void);
 
+/* the wrappers' names and how the real functions are found: LD_PRELOAD (the
+ * libc names, dlsym RTLD_NEXT) or a link with -Wl,--wrap (MON_STATIC:
+ * __wrap_NAME, and the linker's __real_NAME) */
+#ifdef MON_STATIC
+#define MON_FN(name) __wrap_##name
+#define RES(name)                                                                                                \
+    do {                                                                                                         \
+        extern __typeof__(*mon_real.name) __real_##name;                                                         \
+        mon_real.name = &__real_##name;                                                                          \
+    } while (0)
+#else
+#define MON_FN(name) name
+#define RES(name) mon_real.name = (__typeof__(mon_real.name))dlsym(RTLD_NEXT, #name)
+#endif
+
 #define MON_READY()                                                                                              \
     do {                                                                                                         \
         if (__builtin_expect(!__atomic_load_n(&mon_real.ready, __ATOMIC_ACQUIRE), 0))                           \

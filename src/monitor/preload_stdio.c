@@ -17,7 +17,6 @@
 #define MON_STDIO_TIMED 4096
 #define MON_STDIO_TICK 4096
 
-#define RES(name) mon_real.name = (__typeof__(mon_real.name))dlsym(RTLD_NEXT, #name)
 
 void mon_resolve_stdio(void)
 {
@@ -85,7 +84,7 @@ static FILE *opened(FILE *f, const char *path, uint64_t t0)
     return f;
 }
 
-FILE *fopen(const char *path, const char *mode)
+FILE *MON_FN(fopen)(const char *path, const char *mode)
 {
     MON_READY();
     if (!MON_ON())
@@ -93,7 +92,7 @@ FILE *fopen(const char *path, const char *mode)
     uint64_t t0 = mon_now_ns();
     return opened(mon_real.fopen(path, mode), path, t0);
 }
-FILE *fopen64(const char *path, const char *mode)
+FILE *MON_FN(fopen64)(const char *path, const char *mode)
 {
     MON_READY();
     if (!MON_ON())
@@ -102,7 +101,7 @@ FILE *fopen64(const char *path, const char *mode)
     return opened(mon_real.fopen64(path, mode), path, t0);
 }
 
-int fclose(FILE *f)
+int MON_FN(fclose)(FILE *f)
 {
     MON_READY();
     mon_frec *r = stream_rec(f);
@@ -120,7 +119,7 @@ int fclose(FILE *f)
     return rc;
 }
 
-int fflush(FILE *f)
+int MON_FN(fflush)(FILE *f)
 {
     MON_READY();
     mon_frec *r = stream_rec(f);
@@ -136,7 +135,7 @@ int fflush(FILE *f)
     return rc;
 }
 
-size_t fread(void *ptr, size_t size, size_t n, FILE *f)
+size_t MON_FN(fread)(void *ptr, size_t size, size_t n, FILE *f)
 {
     MON_READY();
     mon_frec *r = stream_rec(f);
@@ -148,7 +147,7 @@ size_t fread(void *ptr, size_t size, size_t n, FILE *f)
     return got;
 }
 
-size_t fwrite(const void *ptr, size_t size, size_t n, FILE *f)
+size_t MON_FN(fwrite)(const void *ptr, size_t size, size_t n, FILE *f)
 {
     MON_READY();
     mon_frec *r = stream_rec(f);
@@ -170,11 +169,11 @@ size_t fwrite(const void *ptr, size_t size, size_t n, FILE *f)
         stdio_rw(r, f, 1, 1, &c, 0);                                                                             \
     return rc;
 
-int fputc(int c, FILE *f)
+int MON_FN(fputc)(int c, FILE *f)
 {
     CHAR_OUT(mon_real.fputc(c, f));
 }
-int putc(int c, FILE *f)
+int MON_FN(putc)(int c, FILE *f)
 {
     CHAR_OUT(mon_real.putc(c, f));
 }
@@ -189,16 +188,16 @@ int putc(int c, FILE *f)
         stdio_rw(r, f, 0, 1, &rc, 0);                                                                            \
     return rc;
 
-int fgetc(FILE *f)
+int MON_FN(fgetc)(FILE *f)
 {
     CHAR_IN(mon_real.fgetc(f));
 }
-int getc(FILE *f)
+int MON_FN(getc)(FILE *f)
 {
     CHAR_IN(mon_real.getc(f));
 }
 
-int fputs(const char *s, FILE *f)
+int MON_FN(fputs)(const char *s, FILE *f)
 {
     MON_READY();
     mon_frec *r = stream_rec(f);
@@ -212,7 +211,7 @@ int fputs(const char *s, FILE *f)
     return rc;
 }
 
-char *fgets(char *s, int n, FILE *f)
+char *MON_FN(fgets)(char *s, int n, FILE *f)
 {
     MON_READY();
     mon_frec *r = stream_rec(f);
@@ -232,33 +231,33 @@ static int printed(mon_frec *r, FILE *f, int rc, const char *fmt)
     return rc;
 }
 
-int vfprintf(FILE *f, const char *fmt, va_list ap)
+int MON_FN(vfprintf)(FILE *f, const char *fmt, va_list ap)
 {
     MON_READY();
     mon_frec *r = stream_rec(f);
     int rc = mon_real.vfprintf(f, fmt, ap);
     return r ? printed(r, f, rc, fmt) : rc;
 }
-int fprintf(FILE *f, const char *fmt, ...)
+int MON_FN(fprintf)(FILE *f, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = vfprintf(f, fmt, ap);
+    int rc = MON_FN(vfprintf)(f, fmt, ap);
     va_end(ap);
     return rc;
 }
-int __vfprintf_chk(FILE *f, int flag, const char *fmt, va_list ap)
+int MON_FN(__vfprintf_chk)(FILE *f, int flag, const char *fmt, va_list ap)
 {
     MON_READY();
     mon_frec *r = stream_rec(f);
     int rc = mon_real.__vfprintf_chk(f, flag, fmt, ap);
     return r ? printed(r, f, rc, fmt) : rc;
 }
-int __fprintf_chk(FILE *f, int flag, const char *fmt, ...)
+int MON_FN(__fprintf_chk)(FILE *f, int flag, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    int rc = __vfprintf_chk(f, flag, fmt, ap);
+    int rc = MON_FN(__vfprintf_chk)(f, flag, fmt, ap);
     va_end(ap);
     return rc;
 }
@@ -288,19 +287,19 @@ static int seeked(mon_frec *r, FILE *f, int rc, int64_t off, int whence, uint64_
     uint64_t t0 = mon_now_ns();                                                                                  \
     return seeked(r, f, call, (int64_t)off, whence, t0);
 
-int fseek(FILE *f, long off, int whence)
+int MON_FN(fseek)(FILE *f, long off, int whence)
 {
     SEEK_BODY(mon_real.fseek(f, off, whence));
 }
-int fseeko(FILE *f, off_t off, int whence)
+int MON_FN(fseeko)(FILE *f, off_t off, int whence)
 {
     SEEK_BODY(mon_real.fseeko(f, off, whence));
 }
-int fseeko64(FILE *f, off64_t off, int whence)
+int MON_FN(fseeko64)(FILE *f, off64_t off, int whence)
 {
     SEEK_BODY(mon_real.fseeko64(f, off, whence));
 }
-void rewind(FILE *f)
+void MON_FN(rewind)(FILE *f)
 {
     MON_READY();
     mon_frec *r = stream_rec(f);

@@ -6,6 +6,8 @@ CASE:
   pattern  mon_pattern under `sheaf stats run`: exact counters per file and per
            process (POSIX, stdio, readv/writev, mmap, stat, 2 threads on one
            descriptor, a forked child with its own record stream)
+  pattern-static  the same, mon_pattern_static: linked -static with the
+           --wrap options file (no LD_PRELOAD at work)
   kill     4 mon_worker processes killed with SIGKILL mid-run: the log holds
            exactly the 3 phases each flushed before the kill, not the 4th
   budget   5,000 files with a budget of 1,024 records: totals exact, the
@@ -50,11 +52,11 @@ def files_by_name(js):
     return {os.path.basename(f["name"]): f for f in js["files"]}
 
 
-def case_pattern(sheaf, bindir, work):
+def case_pattern(sheaf, bindir, work, prog="mon_pattern"):
     d = os.path.join(work, "data")
     os.makedirs(d)
     log = os.path.join(work, "pattern.mon")
-    p = run(sheaf, "stats", "run", "-o", log, "--", os.path.join(bindir, "mon_pattern"), d)
+    p = run(sheaf, "stats", "run", "-o", log, "--", os.path.join(bindir, prog), d)
     eq(p.returncode, 0, "mon_pattern exit (%s)" % p.stderr.strip())
     js = summary(sheaf, log)
     eq(js["processes_count"], 2, "processes (parent and forked child)")
@@ -200,6 +202,12 @@ def main(argv):
         return 77
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    if case == "pattern-static":
+        p = run("ldd", os.path.join(bindir, "mon_pattern_static"))
+        check("not a dynamic executable" in p.stdout + p.stderr, "mon_pattern_static is static: " + p.stdout)
+        case_pattern(sheaf, bindir, work, "mon_pattern_static")
+        print("%s: %s" % (case, "FAILED (%d)" % len(FAILS) if FAILS else "ok"))
+        return 1 if FAILS else 0
     {"pattern": case_pattern, "kill": case_kill, "budget": case_budget, "cli": case_cli}[case](sheaf, bindir, work)
     print("%s: %s" % (case, "FAILED (%d)" % len(FAILS) if FAILS else "ok"))
     return 1 if FAILS else 0
