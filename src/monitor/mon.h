@@ -64,6 +64,8 @@ void mon_fd_set(int fd, mon_frec *rec, uint64_t pos);
 
 /* counting (lock-free: plain adds while the process has one thread, atomic adds after) */
 void mon_count_rw(mon_frec *r, int write, uint64_t off, uint64_t n, const void *buf, uint64_t ns, uint64_t now, int stdio);
+/* a stdio call of fewer than 4 KiB (untimed): operations, bytes, size bucket, highest byte only */
+void mon_count_small(mon_frec *r, int write, uint64_t off, uint64_t n);
 void mon_count_meta(mon_frec *r, int counter, uint64_t ns);
 void mon_count_add(mon_frec *r, int counter, uint64_t v);
 

@@ -1,7 +1,10 @@
 /* preload_stdio.c - the stdio functions libsheaf_monitor_preload.so
  * interposes. A stream is followed through its descriptor's slot. Calls
  * moving fewer than MON_STDIO_TIMED bytes are counted but not timed (they
- * are copies into libc's buffer; a clock read would cost more than the call):
+ * are copies into libc's buffer; a clock read would cost more than the call),
+ * and only their operations, bytes, size bucket and highest byte are kept
+ * (Darshan's STDIO module keeps no more; sequential/consecutive/alignment
+ * counts are those of the POSIX calls and of stdio calls of 4 KiB or more):
  * every MON_STDIO_TICK of them in a thread read the clock once, for the last
  * time and the snapshot interval. Opens, closes, flushes and seeks are timed. */
 #undef _FILE_OFFSET_BITS
@@ -54,7 +57,7 @@ static void stdio_rw(mon_frec *r, FILE *f, int wr, uint64_t n, const void *buf, 
         return;
     }
     /* untimed: nothing here sets errno but the rare clock read and snapshot */
-    mon_count_rw(r, wr, at, n, buf, 0, 0, 1);
+    mon_count_small(r, wr, at, n);
     if (__builtin_expect(++mon_stdio_n % MON_STDIO_TICK == 0, 0)) {
         int e = errno;
         uint64_t now = mon_now_ns();

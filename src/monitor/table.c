@@ -305,3 +305,28 @@ void mon_count_rw(mon_frec *r, int write, uint64_t off, uint64_t n, const void *
     c[MC_MEM_NOT_ALIGNED] += ((uintptr_t)buf & 7) != 0;
     r->dirty = 1;
 }
+
+void mon_count_small(mon_frec *r, int write, uint64_t off, uint64_t n)
+{
+    uint64_t *c = r->c;
+    int h = (write ? MC_HIST_WRITE : MC_HIST_READ) + (n < 100 ? 0 : mon_hist_bucket(n));
+    uint64_t *mx = &c[write ? MC_MAX_BYTE_WRITTEN : MC_MAX_BYTE_READ];
+    if (!__libc_single_threaded) {
+        add(&c[write ? MC_WRITES : MC_READS], 1);
+        add(&c[write ? MC_BYTES_WRITTEN : MC_BYTES_READ], n);
+        add(&c[h], 1);
+        add(&c[MC_STDIO_OPS], 1);
+        if (off + n > __atomic_load_n(mx, __ATOMIC_RELAXED))
+            setmax(mx, off + n);
+        if (!__atomic_load_n(&r->dirty, __ATOMIC_RELAXED))
+            __atomic_store_n(&r->dirty, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    c[write ? MC_WRITES : MC_READS]++;
+    c[write ? MC_BYTES_WRITTEN : MC_BYTES_READ] += n;
+    c[h]++;
+    c[MC_STDIO_OPS]++;
+    if (off + n > *mx)
+        *mx = off + n;
+    r->dirty = 1;
+}
