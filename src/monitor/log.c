@@ -142,12 +142,12 @@ void mon_snapshot(int final)
     if (!mon_g.on)
         return;
     mon_busy++;
-    uint64_t now = mon_now_ns();
     if (final)
         pthread_mutex_lock(&mon_g.lock);
     else if (pthread_mutex_trylock(&mon_g.lock) != 0)
         goto out;
-    if (!final && now - mon_g.last_snap_ns < mon_g.interval_ns)
+    uint64_t now = mon_now_ns();
+    if (!final && (int64_t)(now - mon_g.last_snap_ns) < (int64_t)mon_g.interval_ns)
         goto unlock;
     mon_g.last_snap_ns = now;
     size_t nrec = (size_t)mon_g.max_files + mon_g.max_dirs + 1;
@@ -193,6 +193,8 @@ void mon_snapshot(int final)
     } else if (sion_flush(mon_g.sid) != SION_SUCCESS && sheaf_last_error()[0]) {
         give_up("flushing the log failed");
     }
+    /* the interval runs from the end of the snapshot (a slow flush does not shorten it) */
+    __atomic_store_n(&mon_g.last_snap_ns, mon_now_ns(), __ATOMIC_RELAXED);
 unlock:
     pthread_mutex_unlock(&mon_g.lock);
 out:
@@ -201,6 +203,6 @@ out:
 
 void mon_tick(uint64_t now)
 {
-    if (now - __atomic_load_n(&mon_g.last_snap_ns, __ATOMIC_RELAXED) >= mon_g.interval_ns)
+    if ((int64_t)(now - __atomic_load_n(&mon_g.last_snap_ns, __ATOMIC_RELAXED)) >= (int64_t)mon_g.interval_ns)
         mon_snapshot(0);
 }
