@@ -25,6 +25,7 @@ SHEAF_API int openat64(int dirfd, const char *path, int flags, ...);
 SHEAF_API int creat(const char *path, mode_t mode);
 SHEAF_API int creat64(const char *path, mode_t mode);
 SHEAF_API int close(int fd);
+SHEAF_API int close_range(unsigned int first, unsigned int last, int flags);
 SHEAF_API int dup(int fd);
 SHEAF_API int dup2(int fd, int fd2);
 SHEAF_API int dup3(int fd, int fd2, int flags);

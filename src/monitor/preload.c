@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <linux/close_range.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -23,7 +24,7 @@ struct mon_real mon_real;
 
 void mon_resolve(void)
 {
-    RES(open); RES(open64); RES(openat); RES(openat64); RES(creat); RES(creat64); RES(close);
+    RES(open); RES(open64); RES(openat); RES(openat64); RES(creat); RES(creat64); RES(close); RES(close_range);
     RES(dup); RES(dup2); RES(dup3); RES(read); RES(write); RES(pread); RES(pread64); RES(pwrite);
     RES(pwrite64); RES(readv); RES(writev); RES(__read_chk); RES(mmap); RES(mmap64); RES(lseek);
     RES(lseek64); RES(stat); RES(lstat); RES(fstat); RES(fstatat); RES(stat64); RES(lstat64);
@@ -130,6 +131,19 @@ int MON_FN(close)(int fd)
     mon_count_meta(r, -1, t1 - t0);
     mon_tick(t1);
     errno = e;
+    return rc;
+}
+
+/* descriptors closed together (e.g. before an exec): their slots are freed,
+ * so a descriptor number reused by a pipe or socket is not counted as the file */
+int MON_FN(close_range)(unsigned int first, unsigned int last, int flags)
+{
+    MON_READY();
+    int rc = mon_real.close_range(first, last, flags);
+    if (rc == 0 && mon_g.on && !(flags & CLOSE_RANGE_CLOEXEC))
+        for (unsigned int fd = first; fd <= last && fd < MON_FD_MAX; fd++)
+            if (mon_fds[fd].rec)
+                mon_fd_set((int)fd, NULL, 0);
     return rc;
 }
 

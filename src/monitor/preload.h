@@ -21,6 +21,7 @@ struct mon_real {
     int (*creat)(const char *, mode_t);
     int (*creat64)(const char *, mode_t);
     int (*close)(int);
+    int (*close_range)(unsigned int, unsigned int, int);
     int (*dup)(int);
     int (*dup2)(int, int);
     int (*dup3)(int, int, int);

@@ -13,6 +13,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include "sheaf_monitor_preload.h"
@@ -73,7 +74,7 @@ static FILE *opened(FILE *f, const char *path, uint64_t t0)
 {
     if (f) {
         int e = errno;
-        mon_frec *r = mon_lookup(path, -100 /* AT_FDCWD */);
+        mon_frec *r = mon_lookup(path, AT_FDCWD);
         if (r) {
             uint64_t t1 = mon_now_ns();
             mon_count_meta(r, MC_OPENS, t1 - t0);

@@ -124,5 +124,14 @@ int main(int argc, char **argv)
     if (waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws) || WEXITSTATUS(ws))
         die("child");
     close(dfd);
+    /* F: 10 bytes, closed by close_range; a pipe then reuses the number: its 5 bytes are not F's */
+    int ffd = open("F", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    int pp[2];
+    if (ffd < 0 || write(ffd, buf, 10) != 10 || close_range((unsigned)ffd, (unsigned)ffd, 0) || pipe(pp))
+        die("F");
+    if (pp[0] != ffd && pp[1] != ffd)
+        die("pipe did not reuse F's descriptor");
+    if (write(pp[1], buf, 5) != 5)
+        die("pipe");
     return 0;
 }
