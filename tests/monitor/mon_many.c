@@ -1,6 +1,7 @@
 /* mon_many.c - N files of (i % 100) + 1 bytes each, half in DIR/a, half in
  * DIR/b, each opened, written once and closed (test_monitor.py budget).
- * Prints the total bytes. usage: mon_many DIR N */
+ * Prints the total bytes and, with a third argument, the peak resident
+ * memory (VmHWM, kB; one more open). usage: mon_many DIR N [hwm] */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +11,7 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 3)
+    if (argc != 3 && argc != 4)
         return 2;
     int n = atoi(argv[2]);
     char path[4096], buf[100];
@@ -28,6 +29,15 @@ int main(int argc, char **argv)
             return 1;
         total += (long long)len;
     }
-    printf("%lld\n", total);
+    /* the peak resident memory (kB), for the memory bound at many files */
+    long hwm = -1;
+    FILE *st = argc == 4 ? fopen("/proc/self/status", "r") : NULL;
+    char line[256];
+    while (st && fgets(line, sizeof line, st))
+        if (!strncmp(line, "VmHWM:", 6))
+            hwm = atol(line + 6);
+    if (st)
+        fclose(st);
+    printf("%lld %ld\n", total, hwm);
     return 0;
 }

@@ -12,6 +12,8 @@ CASE:
            exactly the 3 phases each flushed before the kill, not the 4th
   budget   5,000 files with a budget of 1,024 records: totals exact, the
            folded files reported per directory
+  memory   10^4 and 10^5 files: the monitored process's peak memory does not
+           grow with the files touched
   cli      usage errors and a log that was never closed without --recover
 Exit 0 pass, 1 fail, 77 skip.
 """
@@ -21,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 FAILS = []
@@ -145,7 +148,7 @@ def case_budget(sheaf, bindir, work):
     p = run(sheaf, "stats", "run", "-o", log, "--max-files", "1024", "--", os.path.join(bindir, "mon_many"), d,
             str(n))
     eq(p.returncode, 0, "mon_many exit")
-    total = int(p.stdout)
+    total = int(p.stdout.split()[0])
     eq(total, sum(i % 100 + 1 for i in range(n)), "program's total")
     js = summary(sheaf, log)
     eq(js["totals"]["bytes_written"], total, "total bytes written (exact past the budget)")
@@ -161,6 +164,38 @@ def case_budget(sheaf, bindir, work):
     eq(folded["a"]["counters"]["files"], (n - 1024) // 2, "files folded into a")
     t = run(sheaf, "stats", "summary", log)
     check("folded past the file-record budget" in t.stdout and "more files" in t.stdout, "text names the folding")
+
+
+def case_memory(sheaf, bindir, work):
+    """10^4 and 10^5 files touched with the default budget (4096 records): the
+    peak memory of the monitored process does not grow with the files (the
+    table is fixed at start), and the monitored - plain difference stays
+    under the table's size plus libsheaf's mapping (16 MiB)."""
+    base = "/dev/shm"
+    if not os.path.isdir(base) or not os.access(base, os.W_OK):
+        print("SKIP: no writable /dev/shm for 10^5 files")
+        raise SystemExit(77)
+    hwm = {}
+    for n in (10000, 100000):
+        for kind in ("plain", "mon"):
+            d = tempfile.mkdtemp(prefix="monmem.", dir=base)
+            try:
+                cmd = [os.path.join(bindir, "mon_many"), d, str(n), "hwm"]
+                if kind == "mon":
+                    cmd = [sheaf, "stats", "run", "-o", os.path.join(work, "mem%d.mon" % n), "--"] + cmd
+                p = run(*cmd)
+                eq(p.returncode, 0, "mon_many %d %s" % (n, kind))
+                hwm[(n, kind)] = int(p.stdout.split()[1])
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+        js = summary(sheaf, os.path.join(work, "mem%d.mon" % n))
+        eq(js["totals"]["opens"], n + 1, "opens at %d files (+ /proc/self/status)" % n)
+        eq(js["files_count"], min(n + 1, 4096), "own records at %d files" % n)
+    print("peak resident kB:", hwm)
+    grow = hwm[(100000, "mon")] - hwm[(10000, "mon")]
+    check(grow < 1024, "monitored peak grew by %d kB from 10^4 to 10^5 files (bound: fixed table)" % grow)
+    extra = hwm[(100000, "mon")] - hwm[(100000, "plain")]
+    check(extra < 16 * 1024, "monitored - plain at 10^5 files: %d kB (< 16 MiB)" % extra)
 
 
 def case_cli(sheaf, bindir, work):
@@ -210,7 +245,8 @@ def main(argv):
         case_pattern(sheaf, bindir, work, "mon_pattern_static")
         print("%s: %s" % (case, "FAILED (%d)" % len(FAILS) if FAILS else "ok"))
         return 1 if FAILS else 0
-    {"pattern": case_pattern, "kill": case_kill, "budget": case_budget, "cli": case_cli}[case](sheaf, bindir, work)
+    {"pattern": case_pattern, "kill": case_kill, "budget": case_budget, "cli": case_cli,
+     "memory": case_memory}[case](sheaf, bindir, work)
     print("%s: %s" % (case, "FAILED (%d)" % len(FAILS) if FAILS else "ok"))
     return 1 if FAILS else 0
 
