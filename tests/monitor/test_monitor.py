@@ -14,6 +14,7 @@ CASE:
            folded files reported per directory
   memory   10^4 and 10^5 files: the monitored process's peak memory does not
            grow with the files touched
+  python   a multiprocessing pool (forked workers, os._exit): bytes exact per file
   cli      usage errors and a log that was never closed without --recover
 Exit 0 pass, 1 fail, 77 skip.
 """
@@ -198,6 +199,42 @@ def case_memory(sheaf, bindir, work):
     check(extra < 16 * 1024, "monitored - plain at 10^5 files: %d kB (< 16 MiB)" % extra)
 
 
+PY_POOL = r"""
+import multiprocessing as mp, os, sys
+def job(i):
+    with open(os.path.join(sys.argv[1], "p%d" % i), "wb", buffering=0) as f:
+        for _ in range(i + 1):
+            f.write(b"p" * 1000)
+    return os.getpid()
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    pool = mp.Pool(2)
+    pids = pool.map(job, range(4), chunksize=1)
+    pool.close()   # workers end by os._exit (not terminate(): SIGTERM loses their last interval)
+    pool.join()
+    print(len(set(pids)))
+"""
+
+
+def case_python(sheaf, bindir, work):
+    """Python's multiprocessing (forked workers that leave by os._exit after
+    pool.close/join): each file's bytes exact, written by worker processes."""
+    d = os.path.join(work, "py")
+    os.makedirs(d)
+    log = os.path.join(work, "py.mon")
+    p = run(sheaf, "stats", "run", "-o", log, "--", sys.executable, "-c", PY_POOL, d)
+    eq(p.returncode, 0, "python pool (%s)" % p.stderr.strip()[-300:])
+    js = summary(sheaf, log)
+    f = files_by_name(js)
+    for i in range(4):
+        c = f["p%d" % i]["counters"]
+        eq((c["opens"], c["writes"], c["bytes_written"]), (1, i + 1, 1000 * (i + 1)), "p%d" % i)
+    writers = [q for q in js["processes"] if q["counters"]["bytes_written"] >= 1000]
+    check(len(writers) >= 1 and all(q["ppid"] != 0 for q in writers), "written by the pool's workers")
+    eq(sum(q["counters"]["bytes_written"] for q in writers), 10000, "the workers' bytes")
+    check(all(q["clean_end"] for q in writers), "workers' logs closed (os._exit)")
+
+
 def case_cli(sheaf, bindir, work):
     eq(run(sheaf, "stats").returncode, 2, "no subcommand")
     eq(run(sheaf, "stats", "run").returncode, 2, "run without a command")
@@ -245,7 +282,7 @@ def main(argv):
         case_pattern(sheaf, bindir, work, "mon_pattern_static")
         print("%s: %s" % (case, "FAILED (%d)" % len(FAILS) if FAILS else "ok"))
         return 1 if FAILS else 0
-    {"pattern": case_pattern, "kill": case_kill, "budget": case_budget, "cli": case_cli,
+    {"pattern": case_pattern, "kill": case_kill, "budget": case_budget, "cli": case_cli, "python": case_python,
      "memory": case_memory}[case](sheaf, bindir, work)
     print("%s: %s" % (case, "FAILED (%d)" % len(FAILS) if FAILS else "ok"))
     return 1 if FAILS else 0
