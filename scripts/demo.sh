@@ -16,7 +16,8 @@
 #      loaded by 1 and 4 processes from countfs, a counting FUSE file system, plain
 #      and under sheaf-launch; root and /dev/fuse), a Fortran particle checkpoint
 #      by 4 ranks restarted by 3 (examples/mp2c), the checkpoint strategies (coio
-#      vs rbio, sheaf ckpt), the container read from Python (bindings/python)
+#      vs rbio, sheaf ckpt), the checkpoint job under job I/O monitoring (sheaf
+#      stats run, then sheaf stats summary), the container read from Python (bindings/python)
 # Works from any directory. Files go to $SHEAF_BUILD/demo (kept for a look).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -26,7 +27,7 @@ set -euo pipefail
 echo "== build ($SHEAF_BUILD)"
 sheaf_configure >/dev/null
 targets=(pack_dir)
-for t in sheaf_cli sheaf_fgfs_cli ckpt_demo lock_bench mp2c_checkpoint sheaf-ckpt-bench mpiio_pfr_test dache_test sheaf_launch; do
+for t in sheaf_cli sheaf_monitor_preload sheaf_fgfs_cli ckpt_demo lock_bench mp2c_checkpoint sheaf-ckpt-bench mpiio_pfr_test dache_test sheaf_launch; do
     if cmake --build "$SHEAF_BUILD" --target help 2>/dev/null | grep -q "^$t:"; then
         targets+=("$t")
     fi
@@ -302,6 +303,26 @@ if [ -x "$ckb" ] && [ -n "$sheaf" ] && [ -x "$MPIEXEC" ]; then
             "$sheaf" ckpt verify "$work/ckpt6/rep00-rbio"
     }
     part_run "checkpoint strategies" ckpt_strategies_demo || :
+fi
+
+# job I/O monitoring (src/monitor): the checkpoint job again, under `sheaf stats run`
+# (every process's POSIX and stdio I/O per file, a log per process), then its summary
+if [ -n "$sheaf" ] && [ -f "$SHEAF_BUILD/src/monitor/libsheaf_monitor_preload.so" ]; then
+    if [ -x "$ckpt" ] && [ -x "$MPIEXEC" ]; then
+        mon_cmd=("$MPIEXEC" -n 4 "$ckpt" -s 2 -d "$work/ckpt-mon")
+        mon_what="mpiexec -n 4 ckpt_demo -s 2"
+    else
+        mon_cmd=(sh -c "mkdir -p '$work/mon' && seq 100000 > '$work/mon/a' && sort -n '$work/mon/a' > '$work/mon/b'")
+        mon_what="sh -c 'seq 100000 > a && sort -n a > b'"
+    fi
+    part_title "job I/O monitoring: a job under sheaf stats run, then sheaf stats summary" \
+        "sheaf stats run -o stats.mon -- $mon_what; sheaf stats summary stats.mon"
+    monitor_demo() {
+        "$sheaf" stats run -o "$work/stats.mon" -- "${mon_cmd[@]}" >/dev/null &&
+            "$sheaf" stats summary "$work/stats.mon" >"$work/stats.txt" &&
+            sed -n '1,9p' "$work/stats.txt" && echo "..." && sed -n '/^per process/,$p' "$work/stats.txt"
+    }
+    part_run "job I/O monitoring" monitor_demo || :
 fi
 
 # the same container from Python (bindings/python): with the tests' venv if

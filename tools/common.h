@@ -75,6 +75,7 @@ int cmd_split(int argc, char **argv);
 int cmd_defrag(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_recover(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 int cmd_ckpt(int argc, char **argv); /* cmd_ckpt.c: checkpoints (sheaf_ckpt_read.h) */
 /* Progress reporting of split and defrag: sionsplit and siondefrag print
  * SIONlib's lines through these hooks (compat.c); sheaf's own commands pass

@@ -16,6 +16,7 @@ static void usage(FILE *o)
             "  verify FILE                                check structure and read all data\n"
             "  recover [--salvage] [--dry-run] FILE       close a container whose writers crashed\n"
             "  ckpt list|info|verify|extract ...          checkpoints of libsheaf_ckpt\n"
+            "  stats run|env|summary ...                  job I/O monitoring (doc/monitor.md)\n"
             "  version                                    print versions\n"
             "  help                                       this text\n"
             "Run 'sheaf <command> --help' for the options of a command.\n"
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
         return version();
     static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
         {"dump", cmd_dump}, {"cat", cmd_cat}, {"split", cmd_split}, {"defrag", cmd_defrag}, {"verify", cmd_verify},
-        {"recover", cmd_recover}, {"ckpt", cmd_ckpt},
+        {"recover", cmd_recover}, {"ckpt", cmd_ckpt}, {"stats", cmd_stats},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name)) {

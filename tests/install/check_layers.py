@@ -67,6 +67,8 @@ LAYERS = {
     "src/ckpt":   {"rank": 6, "may": None, "forbid": [], "acyclic": True},
     "src/mpiio":  {"rank": 6, "may": None, "forbid": [], "acyclic": True},
     "src/loader": {"rank": 6, "may": None, "forbid": []},
+    # job I/O monitoring: libsheaf's public API only; never calls back into the parts it observes
+    "src/monitor": {"rank": 6, "may": [], "forbid": PARALLEL_SYS},
     # programs and bindings to other languages: the public API only
     "tools":      {"rank": 9, "may": [], "forbid": []},
     "examples":   {"rank": 9, "may": [], "forbid": []},

@@ -1,0 +1,206 @@
+/* record.c - pack and unpack the monitor log's fixed-size records (record.h). */
+#include "record.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *const mon_counter_names[MC_N] = {
+    "opens", "reads", "writes", "seeks", "stats", "fsyncs", "mmaps", "flushes", "stdio_ops",
+    "bytes_read", "bytes_written", "mmap_bytes", "max_byte_read", "max_byte_written",
+    "seq_reads", "seq_writes", "consec_reads", "consec_writes", "rw_switches",
+    "file_not_aligned", "mem_not_aligned", "read_ns", "write_ns", "meta_ns", "first_ns", "last_ns", "files",
+    "read_0_100", "read_100_1K", "read_1K_10K", "read_10K_100K", "read_100K_1M", "read_1M_4M",
+    "read_4M_10M", "read_10M_100M", "read_100M_1G", "read_1G_plus",
+    "write_0_100", "write_100_1K", "write_1K_10K", "write_10K_100K", "write_100K_1M", "write_1M_4M",
+    "write_4M_10M", "write_10M_100M", "write_100M_1G", "write_1G_plus",
+};
+
+int mon_counter_merge(int i)
+{
+    if (i == MC_MAX_BYTE_READ || i == MC_MAX_BYTE_WRITTEN || i == MC_LAST_NS)
+        return 1;
+    if (i == MC_FIRST_NS)
+        return 2;
+    return 0;
+}
+
+int mon_hist_bucket(uint64_t n)
+{
+    static const uint64_t lim[MON_HIST_N - 1] = {100, 1024, 10240, 102400, 1048576, 4194304, 10485760,
+                                                 104857600, 1073741824};
+    int b = 0;
+    while (b < MON_HIST_N - 1 && n >= lim[b])
+        b++;
+    return b;
+}
+
+static void put16(unsigned char **p, uint16_t v)
+{
+    (*p)[0] = (unsigned char)v;
+    (*p)[1] = (unsigned char)(v >> 8);
+    *p += 2;
+}
+static void put32(unsigned char **p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        (*p)[i] = (unsigned char)(v >> (8 * i));
+    *p += 4;
+}
+static void put64(unsigned char **p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        (*p)[i] = (unsigned char)(v >> (8 * i));
+    *p += 8;
+}
+static void putb(unsigned char **p, const char *s, size_t n)
+{
+    memcpy(*p, s, n);
+    *p += n;
+}
+static uint16_t get16(const unsigned char **p)
+{
+    uint16_t v = (uint16_t)((*p)[0] | ((*p)[1] << 8));
+    *p += 2;
+    return v;
+}
+static uint32_t get32(const unsigned char **p)
+{
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++)
+        v |= (uint32_t)(*p)[i] << (8 * i);
+    *p += 4;
+    return v;
+}
+static uint64_t get64(const unsigned char **p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)(*p)[i] << (8 * i);
+    *p += 8;
+    return v;
+}
+static void getb(const unsigned char **p, char *s, size_t n)
+{
+    memcpy(s, *p, n);
+    *p += n;
+}
+
+void mon_rec_pack(const mon_rec *r, unsigned char *out)
+{
+    unsigned char *p = out;
+    memset(out, 0, MON_REC_SIZE);
+    put32(&p, MON_MAGIC);
+    put16(&p, r->type);
+    put16(&p, 0);
+    switch (r->type) {
+    case MON_T_HEAD: {
+        const mon_head *h = &r->u.head;
+        put32(&p, h->version);
+        put32(&p, (uint32_t)h->rank);
+        put32(&p, h->max_files);
+        put32(&p, h->max_dirs);
+        put64(&p, h->pid);
+        put64(&p, h->ppid);
+        put64(&p, h->start_ns);
+        put64(&p, h->interval_ns);
+        put64(&p, h->align);
+        putb(&p, h->host, MON_HOST_MAX);
+        putb(&p, h->exe, MON_EXE_MAX);
+        break;
+    }
+    case MON_T_NAME: {
+        const mon_name *n = &r->u.name;
+        put32(&p, n->id);
+        put32(&p, n->offset);
+        put32(&p, n->total);
+        put32(&p, n->len);
+        putb(&p, n->seg, n->len <= MON_NAME_SEG ? n->len : MON_NAME_SEG);
+        break;
+    }
+    case MON_T_FILE: {
+        const mon_filerec *f = &r->u.file;
+        put32(&p, f->id);
+        put32(&p, f->kind);
+        put64(&p, f->snap);
+        for (int i = 0; i < MC_N; i++)
+            put64(&p, f->c[i]);
+        break;
+    }
+    case MON_T_SNAP:
+        put64(&p, r->u.snap.snap);
+        put64(&p, r->u.snap.time_ns);
+        put64(&p, r->u.snap.nfile);
+        put64(&p, r->u.snap.final);
+        break;
+    default:
+        break;
+    }
+}
+
+#define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -1)
+
+int mon_rec_unpack(const unsigned char *in, mon_rec *r, char *err, size_t errlen)
+{
+    const unsigned char *p = in;
+    memset(r, 0, sizeof *r);
+    uint32_t magic = get32(&p);
+    if (magic != MON_MAGIC)
+        return BAD("not a monitor record (magic 0x%08x)", magic);
+    r->type = get16(&p);
+    (void)get16(&p);
+    switch (r->type) {
+    case MON_T_HEAD: {
+        mon_head *h = &r->u.head;
+        h->version = get32(&p);
+        if (h->version != MON_VERSION)
+            return BAD("log version %u, this reader knows %d", h->version, MON_VERSION);
+        h->rank = (int32_t)get32(&p);
+        h->max_files = get32(&p);
+        h->max_dirs = get32(&p);
+        if (h->max_files >= MON_IDS_MAX || h->max_dirs >= MON_IDS_MAX)
+            return BAD("head record: budget %u files / %u dirs is past the limit %u", h->max_files, h->max_dirs,
+                       MON_IDS_MAX);
+        h->pid = get64(&p);
+        h->ppid = get64(&p);
+        h->start_ns = get64(&p);
+        h->interval_ns = get64(&p);
+        h->align = get64(&p);
+        getb(&p, h->host, MON_HOST_MAX);
+        getb(&p, h->exe, MON_EXE_MAX);
+        h->host[MON_HOST_MAX - 1] = 0;
+        h->exe[MON_EXE_MAX - 1] = 0;
+        return 0;
+    }
+    case MON_T_NAME: {
+        mon_name *n = &r->u.name;
+        n->id = get32(&p);
+        n->offset = get32(&p);
+        n->total = get32(&p);
+        n->len = get32(&p);
+        if (n->id >= MON_IDS_MAX || n->total == 0 || n->total >= MON_NAME_MAX || n->len > MON_NAME_SEG ||
+            n->offset > n->total || n->len > n->total - n->offset)
+            return BAD("name record: id %u, segment %u+%u of %u out of bounds", n->id, n->offset, n->len, n->total);
+        getb(&p, n->seg, n->len);
+        return 0;
+    }
+    case MON_T_FILE: {
+        mon_filerec *f = &r->u.file;
+        f->id = get32(&p);
+        f->kind = get32(&p);
+        f->snap = get64(&p);
+        if (f->id >= MON_IDS_MAX || f->kind < MON_K_FILE || f->kind > MON_K_OTHER)
+            return BAD("file record: id %u kind %u out of bounds", f->id, f->kind);
+        for (int i = 0; i < MC_N; i++)
+            f->c[i] = get64(&p);
+        return 0;
+    }
+    case MON_T_SNAP:
+        r->u.snap.snap = get64(&p);
+        r->u.snap.time_ns = get64(&p);
+        r->u.snap.nfile = get64(&p);
+        r->u.snap.final = get64(&p);
+        return 0;
+    default:
+        return BAD("unknown record type %u", r->type);
+    }
+}
