@@ -62,7 +62,7 @@ static int put(const mon_rec *r)
 
 static void give_up(const char *what)
 {
-    fprintf(stderr, "sheaf monitor (pid %ld): %s: %s; monitoring off for this process\n", (long)getpid(), what,
+    dprintf(2, "sheaf monitor (pid %ld): %s: %s; monitoring off for this process\n", (long)getpid(), what,
             sheaf_last_error());
     mon_g.on = 0;
 }
@@ -75,7 +75,7 @@ static int open_log(void)
         if (*p == '/')
             *p = '_';
     if (mkdir(mon_g.dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "sheaf monitor: cannot create the log directory %s: %s; monitoring off\n", mon_g.dir,
+        dprintf(2, "sheaf monitor: cannot create the log directory %s: %s; monitoring off\n", mon_g.dir,
                 strerror(errno));
         mon_g.on = 0;
         return -1;

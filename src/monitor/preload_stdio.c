@@ -22,12 +22,6 @@
 #define MON_STDIO_TICK 4096
 
 
-void mon_resolve_stdio(void)
-{
-    RES(fopen); RES(fopen64); RES(fclose); RES(fflush); RES(fread); RES(fwrite); RES(fputc); RES(putc);
-    RES(fputs); RES(fgetc); RES(getc); RES(fgets); RES(vfprintf); RES(__vfprintf_chk); RES(fseek);
-    RES(fseeko); RES(fseeko64); RES(rewind);
-}
 
 static __thread unsigned mon_stdio_n __attribute__((tls_model("initial-exec")));
 

@@ -37,7 +37,7 @@ static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
     if (errno || *end || v < lo || v > hi) {
-        fprintf(stderr, "sheaf monitor: %s=%s is not a number in [%llu, %llu]: using %llu\n", name, s,
+        dprintf(2, "sheaf monitor: %s=%s is not a number in [%llu, %llu]: using %llu\n", name, s,
                 (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)def);
         return def;
     }
@@ -78,7 +78,7 @@ void mon_init(void)
     mon_g.recs = calloc(nrec, sizeof *mon_g.recs);
     mon_g.hash = calloc(hs, sizeof *mon_g.hash);
     if (!mon_g.recs || !mon_g.hash) {
-        fprintf(stderr, "sheaf monitor: no memory for %zu file records: monitoring off\n", nrec);
+        dprintf(2, "sheaf monitor: no memory for %zu file records: monitoring off\n", nrec);
         free(mon_g.recs);
         free(mon_g.hash);
         return;

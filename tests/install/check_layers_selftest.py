@@ -50,11 +50,13 @@ CASES = [
      "tools: include cycle between modules {t, u}"),
 ]
 
-# (name, files, wanted rc, wanted text): a folder still in PENDING_CYCLES
-# (src/ckpt: being untangled on another branch) has its cycle printed, not counted
+# (name, files, wanted rc, wanted text): a folder in PENDING_CYCLES (here
+# src/par, made pending through SHEAF_LAYERS_PENDING, whether or not a folder
+# is pending today) has its cycle printed, not counted; a row marked acyclic
+# overrides it
 PENDING = [
-    ("pending folder's cycle", {"src/ckpt/a.h": '#include "b.h"\n', "src/ckpt/b.h": '#include "a.h"\n'}, 0,
-     "pending src/ckpt: include cycle between modules {a, b}"),
+    ("pending folder's cycle", {"src/par/a.h": '#include "b.h"\n', "src/par/b.h": '#include "a.h"\n'}, 0,
+     "pending src/par: include cycle between modules {a, b}"),
 ]
 
 # A call cycle seen only in the objects: src/par/p1.c and p2.c include no
@@ -74,10 +76,11 @@ def make(root, files):
             fh.write(text)
 
 
-def run(files):
+def run(files, env=None):
     with tempfile.TemporaryDirectory() as d:
         make(d, files)
-        p = subprocess.run([sys.executable, CHECK, d], capture_output=True, text=True)
+        p = subprocess.run([sys.executable, CHECK, d], capture_output=True, text=True,
+                           env=dict(os.environ, **(env or {})))
         return p.returncode, p.stdout + p.stderr
 
 
@@ -122,7 +125,7 @@ def main():
     for name, extra, want_rc, want in PENDING:
         files = dict(CLEAN)
         files.update(extra)
-        rc, out = run(files)
+        rc, out = run(files, {"SHEAF_LAYERS_PENDING": "src/par"})
         if rc != want_rc or want not in out:
             print("FAIL %s: rc %d, wanted rc %d and %r in\n%s" % (name, rc, want_rc, want, out))
             bad += 1
