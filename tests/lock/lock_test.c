@@ -15,6 +15,9 @@
  * race     MCS release race forced by a delay between the tail swap and the
  *          link (test hooks): no lost waiter, the race/repair path counted;
  *          MCS_SWAP with an usurper; then K random delays, counter N*K
+ * storm    K back-to-back acquires of one lock per rank, an occupancy word in
+ *          shared memory checked on entry (0 overlaps) and a plain counter
+ *          (N*K): a tail swap that is not atomic is caught (one node, else 77)
  * badinput error codes and messages for bad ids, double release, release of
  *          a lock not held, free while held, bad or disagreeing options
  * Prints what it checks; exit 0 when every rank passed. */
@@ -25,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
+#include <unistd.h>
 
 #define TAG_GO 101
 #define TAG_ENQ 102
@@ -187,6 +192,89 @@ static void run_count(sheaf_lock_kind kind, int K)
     check_sleeps(s, kind, &st);
     counters_close(&c);
     must(sheaf_lock_free(&s), "free");
+}
+
+/* ---- storm ---- */
+/* every rank acquires lock 0 K times back to back, nothing between release and
+ * the next acquire: the tail swaps of the ranks running at once collide as
+ * often as the machine allows. In the critical section an occupancy word in
+ * shared memory (processor atomics: a check that costs nanoseconds, so the
+ * section stays short and the swaps many) must be 0 on entry, and a plain
+ * load+store counter must end at N*K. An acquire whose swap is not atomic
+ * (a load and a store) lets two ranks in at once or loses a waiter (its
+ * predecessor's link is overwritten: the run stops at the alarm). Ranks of one
+ * node only (else 77). */
+static int storm_skipped;
+static long *storm_count, storm_seen = -1;
+/* every 20 s while this rank is in the loop: the shared counter must have
+ * moved (the other ranks may have finished; a lost waiter never returns) */
+static void storm_alarm(int sig)
+{
+    (void)sig;
+    long v = __atomic_load_n(storm_count, __ATOMIC_SEQ_CST);
+    if (v == storm_seen) {
+        static const char m[] = "FAIL storm: no acquire for 20 s (a waiter lost: its link or the tail overwritten)\n";
+        if (write(1, m, sizeof m - 1) < 0) {
+        }
+        _exit(3);
+    }
+    storm_seen = v;
+    alarm(20);
+}
+
+static void run_storm(sheaf_lock_kind kind, int K)
+{
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int nn, local, all_local;
+    MPI_Comm_size(node, &nn);
+    local = nn == np;
+    MPI_Allreduce(&local, &all_local, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_local) {
+        storm_skipped = 1;
+        MPI_Comm_free(&node);
+        return;
+    }
+    long *base, *w;
+    MPI_Win win;
+    MPI_Win_allocate_shared(me == 0 ? 2 * (MPI_Aint)sizeof(long) : 0, sizeof(long), MPI_INFO_NULL, node, &base, &win);
+    MPI_Aint sz;
+    int du;
+    MPI_Win_shared_query(win, 0, &sz, &du, &w);
+    if (me == 0) {
+        __atomic_store_n(&w[0], 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&w[1], 0, __ATOMIC_SEQ_CST);
+    }
+    sheaf_lock_set *s = make_set(MPI_COMM_WORLD, kind, 1);
+    MPI_Barrier(MPI_COMM_WORLD);
+    long overlaps = 0;
+    storm_count = &w[1];
+    storm_seen = -1;
+    signal(SIGALRM, storm_alarm);
+    alarm(20);
+    for (int i = 0; s && i < K; i++) {
+        must(sheaf_lock_acquire(s, 0), "acquire");
+        overlaps += __atomic_fetch_add(&w[0], 1, __ATOMIC_SEQ_CST) != 0;
+        __atomic_store_n(&w[1], __atomic_load_n(&w[1], __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&w[0], 1, __ATOMIC_SEQ_CST);
+        must(sheaf_lock_release(s, 0), "release");
+    }
+    alarm(0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    long all = 0;
+    MPI_Allreduce(&overlaps, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (me == 0) {
+        long n = __atomic_load_n(&w[1], __ATOMIC_SEQ_CST);
+        CHECK(all == 0, "storm %s: %ld acquires found another rank inside", sheaf_lock_kind_name(kind), all);
+        CHECK(n == (long)np * K, "storm %s: counter %ld, expected %ld", sheaf_lock_kind_name(kind), n, (long)np * K);
+        printf("storm %-8s %s: %d ranks x %d back-to-back acquires: 0 overlaps expected, %ld seen; counter %ld of %ld\n",
+               sheaf_lock_kind_name(kind), sheaf_lock_progress_name(sheaf_lock_progress_used(s)), np, K, all, n,
+               (long)np * K);
+    }
+    if (s)
+        must(sheaf_lock_free(&s), "free");
+    MPI_Win_free(&win);
+    MPI_Comm_free(&node);
 }
 
 /* ---- handoff (propagation) ---- */
@@ -638,10 +726,19 @@ int main(int argc, char **argv)
             run_race(list[i], K);
         else if (!strcmp(scenario, "badinput"))
             run_badinput(list[i]);
+        else if (!strcmp(scenario, "storm"))
+            run_storm(list[i], K);
         MPI_Barrier(MPI_COMM_WORLD);
     }
     if (!strcmp(scenario, "badinput"))
         run_badopts();
+    if (storm_skipped) {
+        if (me == 0)
+            printf("SKIP: storm: the ranks are not on one node (its check uses shared memory)\n");
+        MPI_Comm_free(&tcomm);
+        MPI_Finalize();
+        return 77;
+    }
     int bad = failures, allbad = 0;
     MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)
