@@ -7,17 +7,15 @@
  *          exclusion); lock 0 by all, then 2P+1 striped locks: exactly N*K
  * handoff  propagation (Coloma Fig. 6.6): rank 0 holds, the others queue,
  *          then the lock passes through all; for 2..P ranks: RMA operations
- *          per waiter exactly constant for MCS and the flag array, growing
- *          with the waiters for polling
+ *          per waiter exactly constant for MCS and the flag array; polling
+ *          scripted through the POLL hook (rank 0 gates every poll): waiter w
+ *          polls exactly w+1 times, w+4 operations (growing, no timing)
  * order    a deterministic arrival sequence (rank 0 lets one rank at a time
  *          queue): MCS hands off in arrival order, the flag array circularly
  *          from the releaser
  * race     MCS release race forced by a delay between the tail swap and the
  *          link (test hooks): no lost waiter, the race/repair path counted;
  *          MCS_SWAP with an usurper; then K random delays, counter N*K
- * storm    K back-to-back acquires of one lock per rank, an occupancy word in
- *          shared memory checked on entry (0 overlaps) and a plain counter
- *          (N*K): a tail swap that is not atomic is caught (one node, else 77)
  * badinput error codes and messages for bad ids, double release, release of
  *          a lock not held, free while held, bad or disagreeing options
  * Prints what it checks; exit 0 when every rank passed. */
@@ -28,14 +26,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <signal.h>
-#include <unistd.h>
 
 #define TAG_GO 101
 #define TAG_ENQ 102
 #define TAG_SWAPPED 103
 #define TAG_ACQ 104
 #define TAG_LINK 105
+#define TAG_POLL 106
+#define TAG_REL 107
+#define TAG_DONE 108
 
 static int me, np, failures;
 static sheaf_lock_progress_mode progress = SHEAF_LOCK_PROGRESS_LIBRARY;
@@ -194,89 +193,6 @@ static void run_count(sheaf_lock_kind kind, int K)
     must(sheaf_lock_free(&s), "free");
 }
 
-/* ---- storm ---- */
-/* every rank acquires lock 0 K times back to back, nothing between release and
- * the next acquire: the tail swaps of the ranks running at once collide as
- * often as the machine allows. In the critical section an occupancy word in
- * shared memory (processor atomics: a check that costs nanoseconds, so the
- * section stays short and the swaps many) must be 0 on entry, and a plain
- * load+store counter must end at N*K. An acquire whose swap is not atomic
- * (a load and a store) lets two ranks in at once or loses a waiter (its
- * predecessor's link is overwritten: the run stops at the alarm). Ranks of one
- * node only (else 77). */
-static int storm_skipped;
-static long *storm_count, storm_seen = -1;
-/* every 20 s while this rank is in the loop: the shared counter must have
- * moved (the other ranks may have finished; a lost waiter never returns) */
-static void storm_alarm(int sig)
-{
-    (void)sig;
-    long v = __atomic_load_n(storm_count, __ATOMIC_SEQ_CST);
-    if (v == storm_seen) {
-        static const char m[] = "FAIL storm: no acquire for 20 s (a waiter lost: its link or the tail overwritten)\n";
-        if (write(1, m, sizeof m - 1) < 0) {
-        }
-        _exit(3);
-    }
-    storm_seen = v;
-    alarm(20);
-}
-
-static void run_storm(sheaf_lock_kind kind, int K)
-{
-    MPI_Comm node;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    int nn, local, all_local;
-    MPI_Comm_size(node, &nn);
-    local = nn == np;
-    MPI_Allreduce(&local, &all_local, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all_local) {
-        storm_skipped = 1;
-        MPI_Comm_free(&node);
-        return;
-    }
-    long *base, *w;
-    MPI_Win win;
-    MPI_Win_allocate_shared(me == 0 ? 2 * (MPI_Aint)sizeof(long) : 0, sizeof(long), MPI_INFO_NULL, node, &base, &win);
-    MPI_Aint sz;
-    int du;
-    MPI_Win_shared_query(win, 0, &sz, &du, &w);
-    if (me == 0) {
-        __atomic_store_n(&w[0], 0, __ATOMIC_SEQ_CST);
-        __atomic_store_n(&w[1], 0, __ATOMIC_SEQ_CST);
-    }
-    sheaf_lock_set *s = make_set(MPI_COMM_WORLD, kind, 1);
-    MPI_Barrier(MPI_COMM_WORLD);
-    long overlaps = 0;
-    storm_count = &w[1];
-    storm_seen = -1;
-    signal(SIGALRM, storm_alarm);
-    alarm(20);
-    for (int i = 0; s && i < K; i++) {
-        must(sheaf_lock_acquire(s, 0), "acquire");
-        overlaps += __atomic_fetch_add(&w[0], 1, __ATOMIC_SEQ_CST) != 0;
-        __atomic_store_n(&w[1], __atomic_load_n(&w[1], __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-        __atomic_fetch_sub(&w[0], 1, __ATOMIC_SEQ_CST);
-        must(sheaf_lock_release(s, 0), "release");
-    }
-    alarm(0);
-    MPI_Barrier(MPI_COMM_WORLD);
-    long all = 0;
-    MPI_Allreduce(&overlaps, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (me == 0) {
-        long n = __atomic_load_n(&w[1], __ATOMIC_SEQ_CST);
-        CHECK(all == 0, "storm %s: %ld acquires found another rank inside", sheaf_lock_kind_name(kind), all);
-        CHECK(n == (long)np * K, "storm %s: counter %ld, expected %ld", sheaf_lock_kind_name(kind), n, (long)np * K);
-        printf("storm %-8s %s: %d ranks x %d back-to-back acquires: 0 overlaps expected, %ld seen; counter %ld of %ld\n",
-               sheaf_lock_kind_name(kind), sheaf_lock_progress_name(sheaf_lock_progress_used(s)), np, K, all, n,
-               (long)np * K);
-    }
-    if (s)
-        must(sheaf_lock_free(&s), "free");
-    MPI_Win_free(&win);
-    MPI_Comm_free(&node);
-}
-
 /* ---- handoff (propagation) ---- */
 typedef struct {
     sheaf_lock_set *s;
@@ -287,6 +203,7 @@ typedef struct {
     int link_hold;        /* MCS_SWAPPED: send TAG_SWAPPED to rank 0, link only after its TAG_LINK */
     int link_release_to;  /* RELEASE_RACE: then send TAG_LINK to this rank */
     int rand_delay;       /* MCS_SWAPPED: random delay (race stress) */
+    int poll_gate;        /* POLL: send TAG_POLL to rank 0, poll only after its TAG_GO */
     unsigned seed;
 } hookctx;
 
@@ -326,6 +243,11 @@ static void test_hook(int point, int id, void *arg)
         int go;
         MPI_Send(&wr, 1, MPI_INT, 0, TAG_SWAPPED, tcomm);
         MPI_Recv(&go, 1, MPI_INT, 0, TAG_LINK, tcomm, MPI_STATUS_IGNORE);
+    }
+    if (point == SHEAF_LOCK_HOOK_POLL && h->poll_gate) {
+        int go;
+        MPI_Send(&wr, 1, MPI_INT, 0, TAG_POLL, tcomm);
+        MPI_Recv(&go, 1, MPI_INT, 0, TAG_GO, tcomm, MPI_STATUS_IGNORE);
     }
     if (point == SHEAF_LOCK_HOOK_MCS_SWAPPED && h->rand_delay && rand_r(&h->seed) % 4 == 0)
         sleep_us((long)(rand_r(&h->seed) % 300));
@@ -398,44 +320,109 @@ static double propagation(sheaf_lock_kind kind, int k, uint64_t *maxw, uint64_t 
     return per;
 }
 
+/* Polling, scripted (no timing): every re-read of the lock word waits at the
+ * POLL hook for rank 0's go, so rank 0 decides who polls when. Rank 0 holds
+ * the lock; each waiter fails its swap and parks before its first poll. Round
+ * 0: each waiter polls once (held). Rank 0 releases. Round j = 1..k-1: rank 0
+ * lets every waiter still waiting poll once, in rank order: the first finds
+ * the lock free and takes it, the others find it held; then the holder
+ * releases. Waiter w takes the lock in round w after exactly w+1 polls; its
+ * RMA operations: the failed swap, w+1 reads, the winning swap, the release
+ * write = w+4. Per waiter they grow with the waiters (the cost of polling);
+ * MCS and the flag array stay constant (propagation above). */
+static void poll_scripted(int k, uint64_t *sum_out)
+{
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, me < k ? 0 : MPI_UNDEFINED, me, &sub);
+    *sum_out = 0;
+    if (sub != MPI_COMM_NULL) {
+        sheaf_lock_set *s = make_set(sub, SHEAF_LOCK_POLL, 1);
+        hookctx h = {.s = s, .race_go = -1, .link_release_to = -1};
+        must(sheaf_lock_set_hook(s, test_hook, &h), "hook");
+        uint64_t mine = 0;
+        if (me == 0) {
+            int who, waiting[64] = {0}, go = 1;
+            must(sheaf_lock_acquire(s, 0), "acquire");
+            MPI_Barrier(sub);
+            for (int i = 1; i < k; i++) { /* everyone parked before its first poll */
+                MPI_Recv(&who, 1, MPI_INT, MPI_ANY_SOURCE, TAG_POLL, tcomm, MPI_STATUS_IGNORE);
+                waiting[who] = 1;
+            }
+            for (int w = 1; w < k; w++) { /* round 0: a poll each, the lock held */
+                MPI_Send(&go, 1, MPI_INT, w, TAG_GO, tcomm);
+                MPI_Recv(&who, 1, MPI_INT, w, TAG_POLL, tcomm, MPI_STATUS_IGNORE);
+            }
+            must(sheaf_lock_release(s, 0), "release");
+            for (int round = 1; round < k; round++) {
+                int holder = -1;
+                for (int w = 1; w < k; w++) {
+                    if (!waiting[w])
+                        continue;
+                    MPI_Status st;
+                    MPI_Send(&go, 1, MPI_INT, w, TAG_GO, tcomm);
+                    MPI_Recv(&who, 1, MPI_INT, w, MPI_ANY_TAG, tcomm, &st);
+                    if (st.MPI_TAG == TAG_ACQ) {
+                        CHECK(holder < 0, "poll k=%d round %d: ranks %d and %d both took the lock", k, round, holder, w);
+                        holder = w;
+                        waiting[w] = 0;
+                    }
+                }
+                CHECK(holder == round, "poll k=%d round %d: rank %d took the lock, expected %d", k, round, holder, round);
+                if (holder < 0)
+                    MPI_Abort(MPI_COMM_WORLD, 2);
+                MPI_Send(&go, 1, MPI_INT, holder, TAG_REL, tcomm);
+                MPI_Recv(&who, 1, MPI_INT, holder, TAG_DONE, tcomm, MPI_STATUS_IGNORE);
+            }
+        } else {
+            int go;
+            MPI_Barrier(sub);
+            sheaf_lock_stats_reset(s);
+            h.poll_gate = 1;
+            h.acq_notify = 1;
+            must(sheaf_lock_acquire(s, 0), "acquire");
+            h.poll_gate = h.acq_notify = 0;
+            MPI_Recv(&go, 1, MPI_INT, 0, TAG_REL, tcomm, MPI_STATUS_IGNORE);
+            must(sheaf_lock_release(s, 0), "release");
+            MPI_Send(&me, 1, MPI_INT, 0, TAG_DONE, tcomm);
+            sheaf_lock_stats st;
+            sheaf_lock_stats_get(s, &st);
+            mine = st.rma_ops;
+            CHECK(st.contended == 1 && st.polls == (uint64_t)me + 1 && st.rma_ops == (uint64_t)me + 4,
+                  "poll k=%d waiter %d: contended %llu polls %llu rma ops %llu, expected 1, %d, %d", k, me,
+                  (unsigned long long)st.contended, (unsigned long long)st.polls, (unsigned long long)st.rma_ops,
+                  me + 1, me + 4);
+        }
+        MPI_Reduce(&mine, sum_out, 1, MPI_UINT64_T, MPI_SUM, 0, sub);
+        must(sheaf_lock_free(&s), "free");
+        MPI_Comm_free(&sub);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void run_handoff(sheaf_lock_kind kind)
 {
-    /* polling: sleeping waits of 50..2000 us against a 30 ms hold, so that
-     * every waiter polls many times per hold period however 2 cores are
-     * shared. The growth is a matter of timing, not of a fixed count: the
-     * sweep is repeated (up to 3 times) until it shows; MCS and the flag
-     * array are asserted exactly on every sweep. */
-    poll_min = 50, poll_max = 2000;
-    int attempts = kind == SHEAF_LOCK_POLL ? 3 : 1;
-    for (int a = 0; a < attempts; a++) {
-        double per[64] = {0};
-        uint64_t mx = 0, mn = 0;
-        for (int k = 2; k <= np && k < 64; k++) {
-            per[k] = propagation(kind, k, &mx, &mn);
-            if (me == 0)
-                printf("handoff %-8s %s: %d ranks: %.1f RMA ops per waiter (acquire+release; min %llu max %llu)\n",
-                       sheaf_lock_kind_name(kind), sheaf_lock_progress_name(progress), k, per[k],
-                       (unsigned long long)mn, (unsigned long long)mx);
+    uint64_t mx = 0, mn = 0, sum = 0;
+    for (int k = 2; k <= np && k < 64; k++) {
+        if (kind == SHEAF_LOCK_POLL) {
+            /* scripted: exact counts, whatever the scheduler does */
+            poll_scripted(k, &sum);
+            if (me == 0) {
+                uint64_t want = 0;
+                for (int w = 1; w < k; w++)
+                    want += (uint64_t)w + 4;
+                CHECK(sum == want, "poll k=%d: waiter ops sum %llu, expected %llu", k, (unsigned long long)sum,
+                      (unsigned long long)want);
+                printf("handoff poll     %s: %d ranks: %.1f RMA ops per waiter (scripted polls: waiter w polls w+1 "
+                       "times; sum %llu, expected %llu)\n", sheaf_lock_progress_name(progress), k,
+                       (double)sum / (k - 1), (unsigned long long)sum, (unsigned long long)want);
+            }
+            continue;
         }
-        int grows = 1;
-        if (me == 0 && kind == SHEAF_LOCK_POLL && np >= 3 && progress != SHEAF_LOCK_PROGRESS_SHARED) {
-            /* over MPI RMA on 2 oversubscribed cores one remote read costs up
-             * to ~50 ms (the home must be scheduled and inside MPI): the poll
-             * rate falls as ranks are added and hides the growth (doc/lock.md) */
-            printf("handoff poll: growth not asserted over MPI RMA on this box (poll rate is set by scheduling)\n");
-        } else if (me == 0 && kind == SHEAF_LOCK_POLL && np >= 3) {
-            /* the last waiter polled through k-1 hold periods, the first
-             * through one; the average per waiter grows with the waiters */
-            grows = per[np] > 1.2 * per[2] && (double)mx >= 1.5 * (double)mn;
-            if (!grows && a + 1 < attempts)
-                printf("handoff poll: no clear growth on this sweep (timing on a shared 2-core box): again\n");
-            else
-                CHECK(grows, "poll: ops per waiter %.1f at %d ranks vs %.1f at 2, max %llu min %llu: no growth", per[np],
-                      np, per[2], (unsigned long long)mx, (unsigned long long)mn);
-        }
-        MPI_Bcast(&grows, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        if (grows)
-            break;
+        double per = propagation(kind, k, &mx, &mn);
+        if (me == 0)
+            printf("handoff %-8s %s: %d ranks: %.1f RMA ops per waiter (acquire+release; min %llu max %llu)\n",
+                   sheaf_lock_kind_name(kind), sheaf_lock_progress_name(progress), k, per, (unsigned long long)mn,
+                   (unsigned long long)mx);
     }
 }
 
@@ -726,19 +713,12 @@ int main(int argc, char **argv)
             run_race(list[i], K);
         else if (!strcmp(scenario, "badinput"))
             run_badinput(list[i]);
-        else if (!strcmp(scenario, "storm"))
-            run_storm(list[i], K);
+
         MPI_Barrier(MPI_COMM_WORLD);
     }
     if (!strcmp(scenario, "badinput"))
         run_badopts();
-    if (storm_skipped) {
-        if (me == 0)
-            printf("SKIP: storm: the ranks are not on one node (its check uses shared memory)\n");
-        MPI_Comm_free(&tcomm);
-        MPI_Finalize();
-        return 77;
-    }
+
     int bad = failures, allbad = 0;
     MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)
