@@ -117,7 +117,8 @@ enum {
     SHEAF_LOCK_HOOK_ENQUEUED = 1,     /* a contended acquirer is registered (flag set / linked / first swap failed) */
     SHEAF_LOCK_HOOK_MCS_SWAPPED = 2,  /* MCS: the tail swap returned a predecessor; before the link */
     SHEAF_LOCK_HOOK_RELEASE_RACE = 3, /* MCS: the tail CAS failed (MCS_SWAP: the swap returned another rank; before the re-submit swap) */
-    SHEAF_LOCK_HOOK_ACQUIRED = 4      /* the lock is held (before acquire returns) */
+    SHEAF_LOCK_HOOK_ACQUIRED = 4,     /* the lock is held (before acquire returns) */
+    SHEAF_LOCK_HOOK_POLL = 5          /* POLL: before each re-read of the lock word (after the back-off) */
 };
 typedef void (*sheaf_lock_hook_fn)(int point, int lock_id, void *arg);
 

@@ -12,6 +12,18 @@
 # bytes per rank (default "16 256": 1 MiB and 16 MiB per rank; a list: one
 # strided run pair per size; the ratios are printed per size).
 set -eu
+# tee_status FILE CMD...: CMD's output shown and appended to FILE, the exit
+# status CMD's own. POSIX sh has no pipefail: `CMD | tee` takes tee's status,
+# so a crashing benchmark would be masked (set -e never sees it).
+tee_status() {
+    _ts_file=$1
+    shift
+    _ts_st=$(mktemp) || exit 1
+    { if "$@"; then _ts_rc=0; else _ts_rc=$?; fi; echo "$_ts_rc" >"$_ts_st"; } | tee -a "$_ts_file"
+    _ts_rc=$(cat "$_ts_st")
+    rm -f "$_ts_st"
+    return "${_ts_rc:-1}"
+}
 BENCH=$1 FSCOUNT=$2 DIR=$3
 MPIEXEC=${MPIEXEC:-mpiexec} PROGRESS=${PROGRESS:-auto} NPS=${NPS:-"4 8"} SIZES=${STEPS:-"16 256"}
 unset STEPS
@@ -23,8 +35,7 @@ preload=$FSCOUNT
 if ldd "$BENCH" 2>/dev/null | grep -q libasan; then preload="$(ldd "$BENCH" | awk '/libasan/ {print $3}'):$FSCOUNT"; fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 run() {  # run NP WORKLOAD MODE STEPS
-  $MPIEXEC -n "$1" env LD_PRELOAD="$preload" FSCOUNT_PREFIX="$DIR" STEPS="$4" "$BENCH" "$2" "$3" "$DIR" "$PROGRESS" |
-    tee -a "$out"
+  tee_status "$out" $MPIEXEC -n "$1" env LD_PRELOAD="$preload" FSCOUNT_PREFIX="$DIR" STEPS="$4" "$BENCH" "$2" "$3" "$DIR" "$PROGRESS"
 }
 for np in $NPS; do
   for mode in mpi dache; do run "$np" sliding "$mode" 16; done

@@ -58,12 +58,15 @@ for round in $(seq 1 "$ROUNDS"); do
             done
             dir=$(mktemp -d "$OUT/$impl.XXXXXX")
             for op in write read; do
-                "$LAUNCH" -n "$np" "$bin" "$dir" "$op" "$REPS" "$NUMFILES" | sed "s/^/$impl $round /" >> "$OUT/raw.txt"
+                # no pipe: a failing run must stop the script (set -e), not vanish into sed
+                "$LAUNCH" -n "$np" "$bin" "$dir" "$op" "$REPS" "$NUMFILES" >"$OUT/run.tmp"
+                sed "s/^/$impl $round /" "$OUT/run.tmp" >>"$OUT/raw.txt"
             done
             rm -rf "$dir"
         done
     done
 done
+rm -f "$OUT/run.tmp"
 # columns of raw.txt: impl round op np milliseconds
 awk '{ k = $1 " " $3 " " $4; v[k] = v[k] " " $5 }
      END { for (k in v) print k, v[k] }' "$OUT/raw.txt" | sort |
@@ -78,4 +81,5 @@ for (op, np_, impl), v in sorted(rows.items()):
     ref = rows.get((op, np_, "sionlib"))
     ratio = "%.2fx" % (statistics.median(v) / statistics.median(ref)) if ref and impl != "sionlib" else ""
     print("%-6s %3d  %-8s %5d %9.1f %9.1f  %s" % (op, np_, impl, len(v), statistics.median(v), min(v), ratio))
-' | tee "$OUT/summary.txt"
+' >"$OUT/summary.txt"
+cat "$OUT/summary.txt"

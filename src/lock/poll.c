@@ -60,6 +60,7 @@ int lk_poll_acquire(struct sheaf_lock_set *S, int id)
             backoff(S, range);
             if (range < S->poll_max_us)
                 range = range * 2 > S->poll_max_us ? S->poll_max_us : range * 2;
+            lk_hook(S, SHEAF_LOCK_HOOK_POLL, id); /* a test may gate each poll (tests/lock: handoff) */
             S->st.polls++;
             rc = lk_read(S, home, word, &v, 0);
             if (rc)

@@ -3,9 +3,10 @@
 ckpt_mpi_test wrote (roundtrip, no dedicated writers): list, info, verify,
 extract of every field as raw and as .npy compared byte for byte with the
 values the writers stored (the test's formula), the .npy also through numpy
-when it is installed; then damage: a flipped data byte is found by verify
-(exit 1) and by extract (checksum), a damaged manifest is not listed, and
-usage errors exit 2."""
+when it is installed; then damage: a flipped data byte of the last unit (a
+plain file or a task of a sion container: both are checked, a checksum
+skipped for either fails) is found by verify (exit 1) and by extract
+(checksum), a damaged manifest is not listed, and usage errors exit 2."""
 import os
 import shutil
 import struct
@@ -82,20 +83,38 @@ try:
     shutil.copytree(base, cp)
     cd = os.path.join(cp, "step-%020d" % step)
     units = [l.split() for l in open(os.path.join(cd, "manifest")) if l.startswith("unit ")]
-    if units[-1][1] == "plain":
-        victim = os.path.join(cd, units[-1][2])
-        with open(victim, "r+b") as fh:  # a byte of field u's data (its block offset: field table entry 0)
-            fh.seek(112 + 48)
-            at = struct.unpack("<Q", fh.read(8))[0] + 16 + 5
-            fh.seek(at)
-            b = fh.read(1)
-            fh.seek(at)
-            fh.write(bytes([b[0] ^ 0x5A]))
-        out = run("verify", cd, expect=1)
-        if not out.startswith("DAMAGED: ") or " 1 damaged parts" not in out:
-            sys.exit(f"FAIL: verify of a damaged copy: {out}")
-        run("extract", "-f", "u", "-o", os.path.join(tmp, "x"), cd, expect=1)
-        print("check_tool: a flipped byte: verify DAMAGED, extract refused")
+    # one data byte of the last unit, plain file or sion task alike: element 5
+    # of field u of the unit's first rank, a value found nowhere else (the
+    # writers' formula), searched for in every file of the step
+    kind, first = units[-1][1], int(units[-1][4])
+    if kind not in ("plain", "sion"):
+        sys.exit(f"FAIL: unit kind {kind!r} has no damage check")
+    needle = struct.pack("<d", step * 1e6 + first * 1000.0 + 5 + 0.5)
+    hits = []
+    for top, _, files in sorted(os.walk(cd)):  # fpp with subdirs: units in d00000/...
+        for fn in sorted(files):
+            path = os.path.join(top, fn)
+            if path == os.path.join(cd, "manifest"):
+                continue
+            data = open(path, "rb").read()
+            at = data.find(needle)
+            while at >= 0:
+                hits.append((path, at))
+                at = data.find(needle, at + 1)
+    if len(hits) != 1:
+        sys.exit(f"FAIL: element 5 of field u of rank {first} ({kind} unit) found {len(hits)} times: {hits}")
+    victim, at = hits[0][0], hits[0][1] + 3
+    with open(victim, "r+b") as fh:
+        fh.seek(at)
+        b = fh.read(1)
+        fh.seek(at)
+        fh.write(bytes([b[0] ^ 0x5A]))
+    out = run("verify", cd, expect=1)
+    if not out.startswith("DAMAGED: ") or " 1 damaged parts" not in out:
+        sys.exit(f"FAIL: verify of a copy with a flipped byte in a {kind} unit: {out}")
+    run("extract", "-f", "u", "-o", os.path.join(tmp, "x"), cd, expect=1)
+    print(f"check_tool: a flipped byte in a {kind} unit ({os.path.relpath(victim, cd)} offset {at}): "
+          "verify DAMAGED, extract refused")
     with open(os.path.join(cd, "manifest"), "w") as fh:
         fh.write("sheaf-ckpt-manifest 1\napp x\n")
     if f"step {step} " in run("list", cp):

@@ -7,9 +7,13 @@
  * checksum before writing it, so that mutations of the header fields reach
  * the table decoder instead of stopping at the checksum. Then the public API:
  * open, every field's info and rank counts, a bounded read of each field, and
- * verify. Nothing is asserted: ASan/UBSan, the malloc limit and the timeout
- * catch bugs (bad input must give an error code, never a crash or a huge
- * allocation). */
+ * verify. Besides ASan/UBSan, the malloc limit and the timeout (bad input must
+ * give an error code, never a crash or a huge allocation), an accepted input
+ * must keep these properties (exercise): a known strategy; 1 <= units <= ranks;
+ * each field's element size is its type's, its count fits the unit file (all
+ * fields together too) and is the sum of its rank counts; a whole read that
+ * passed its checksums reads the same bytes as a slice read; out-of-range
+ * reads fail; and a clean verify means every whole read passes. */
 #include "../../src/ckpt/format.h" /* not src/core/format.h */
 #include "sheaf_ckpt_read.h"
 #include <fcntl.h>
@@ -40,32 +44,72 @@ static void fix_header_sum(unsigned char *u, size_t n)
     ckf_put_u64(u + need - 8, ckf_hash(u, need - 8, CKF_HASH_SEED));
 }
 
-static void exercise(sheaf_ckpt *ck)
+#define CHECK(c)                                                                                                      \
+    do {                                                                                                              \
+        if (!(c)) {                                                                                                   \
+            fprintf(stderr, "fuzz_ckpt: property failed: %s (line %d)\n", #c, __LINE__);                             \
+            abort();                                                                                                  \
+        }                                                                                                             \
+    } while (0)
+
+/* Properties of a checkpoint the reader accepted (ulen: bytes of the one unit
+ * file there is): the description is consistent and inside the input, reads
+ * agree with each other and with verify. */
+static void exercise(sheaf_ckpt *ck, size_t ulen)
 {
     (void)sheaf_ckpt_step(ck);
-    (void)sheaf_ckpt_app(ck);
-    (void)sheaf_ckpt_strategy(ck);
-    int nr = sheaf_ckpt_nranks(ck), nf = sheaf_ckpt_nfields(ck);
-    (void)sheaf_ckpt_nunits(ck);
-    static unsigned char buf[1 << 16];
+    const char *app = sheaf_ckpt_app(ck), *strat = sheaf_ckpt_strategy(ck);
+    CHECK(app && strat);
+    CHECK(!strcmp(strat, "fpp") || !strcmp(strat, "coio") || !strcmp(strat, "rbio") || !strcmp(strat, "sion"));
+    int nr = sheaf_ckpt_nranks(ck), nf = sheaf_ckpt_nfields(ck), nu = sheaf_ckpt_nunits(ck);
+    CHECK(nr >= 1 && nu >= 1 && nu <= nr && nf >= 0 && nf <= 1024);
+    static unsigned char buf[1 << 16], part[1 << 16];
+    uint64_t data_bytes = 0;
+    int all_read = 1; /* every field read whole (all checksums) without error */
     for (int f = 0; f < nf && f < 64; f++) {
         sheaf_ckpt_field_info fi;
-        if (sheaf_ckpt_field(ck, f, &fi))
-            continue;
-        (void)sheaf_ckpt_field_index(ck, fi.name);
-        for (int r = 0; r < nr && r < 64; r++)
-            (void)sheaf_ckpt_rank_count(ck, f, r);
-        uint64_t n = fi.elemsize ? sizeof buf / fi.elemsize : 0;
-        if (n > fi.count)
+        CHECK(sheaf_ckpt_field(ck, f, &fi) == 0);
+        CHECK(memchr(fi.name, 0, sizeof fi.name) != NULL);
+        int idx = sheaf_ckpt_field_index(ck, fi.name);
+        CHECK(idx >= 0 && idx <= f);
+        CHECK(fi.elemsize > 0 && fi.elemsize == sheaf_ckpt_type_size(fi.type));
+        /* every element is in the unit file: the counts fit the input */
+        CHECK(fi.count <= ulen / fi.elemsize);
+        data_bytes += fi.count * fi.elemsize;
+        CHECK(data_bytes <= ulen);
+        uint64_t sum = 0;
+        for (int r = 0; r < nr; r++) {
+            uint64_t c = sheaf_ckpt_rank_count(ck, f, r);
+            CHECK(c <= fi.count - sum); /* the rank counts add up to the field's count */
+            sum += c;
+        }
+        CHECK(sum == fi.count);
+        CHECK(sheaf_ckpt_rank_count(ck, f, nr) == 0 && sheaf_ckpt_rank_count(ck, f, -1) == 0);
+        uint64_t n = sizeof buf / fi.elemsize;
+        if (n >= fi.count) {
             n = fi.count;
-        (void)sheaf_ckpt_read(ck, f, 0, n, buf);
-        if (fi.count > 2)
-            (void)sheaf_ckpt_read(ck, f, fi.count / 2, 1, buf);
-        (void)sheaf_ckpt_read(ck, f, fi.count, 1, buf); /* out of range: an error */
+            int rc = sheaf_ckpt_read(ck, f, 0, n, buf);
+            if (rc)
+                all_read = 0;
+            /* a whole read that passed its checksums: any slice reads the same bytes */
+            if (!rc && n > 2) {
+                uint64_t a = n / 3, k = n - a;
+                CHECK(sheaf_ckpt_read(ck, f, a, k, part) == 0);
+                CHECK(memcmp(part, buf + a * fi.elemsize, k * fi.elemsize) == 0);
+            }
+        } else {
+            all_read = 0;
+            (void)sheaf_ckpt_read(ck, f, 0, n, buf);
+        }
+        CHECK(sheaf_ckpt_read(ck, f, fi.count, 1, buf) != 0); /* out of range: an error */
     }
-    (void)sheaf_ckpt_read(ck, nf, 0, 1, buf);
+    CHECK(sheaf_ckpt_read(ck, nf, 0, 1, buf) != 0);
+    CHECK(sheaf_ckpt_read(ck, -1, 0, 1, buf) != 0);
     uint64_t bad = 0;
-    (void)sheaf_ckpt_verify(ck, &bad);
+    int vrc = sheaf_ckpt_verify(ck, &bad);
+    /* verify checks every part's checksum: clean means every whole read passes */
+    if (vrc == 0 && bad == 0 && nf <= 64)
+        CHECK(all_read);
 }
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
@@ -95,7 +139,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         if (getenv("FUZZ_CKPT_DEBUG")) /* why an input is refused */
             fprintf(stderr, "fuzz_ckpt: open: %d %s\n", rc, rc ? sheaf_ckpt_errmsg() : "ok");
         if (rc == 0) {
-            exercise(ck);
+            exercise(ck, ulen);
             sheaf_ckpt_close(ck);
         }
     }

@@ -5,7 +5,11 @@
  *    to the same values;
  *  - every block that holds bytes lies inside the file before start_of_varheader
  *    (an empty one may start past it: a recovered file whose end came before a
- *    task's chunk). */
+ *    task's chunk). Seeds: corpus/meta-empty-block-past-table.bin (an empty
+ *    block past the table, accepted) and meta-block-past-table.bin (the same
+ *    with that block holding 1 byte: the reader's "extends past the block
+ *    table" refusal; without that check in src/core/format.c the property
+ *    above aborts on it). */
 #include "format.h"
 #include "metaio.h" /* core_meta_read: the codec plus the checksum trailer */
 #include "error.h"

@@ -7,8 +7,9 @@
  *          exclusion); lock 0 by all, then 2P+1 striped locks: exactly N*K
  * handoff  propagation (Coloma Fig. 6.6): rank 0 holds, the others queue,
  *          then the lock passes through all; for 2..P ranks: RMA operations
- *          per waiter exactly constant for MCS and the flag array, growing
- *          with the waiters for polling
+ *          per waiter exactly constant for MCS and the flag array; polling
+ *          scripted through the POLL hook (rank 0 gates every poll): waiter w
+ *          polls exactly w+1 times, w+4 operations (growing, no timing)
  * order    a deterministic arrival sequence (rank 0 lets one rank at a time
  *          queue): MCS hands off in arrival order, the flag array circularly
  *          from the releaser
@@ -31,6 +32,9 @@
 #define TAG_SWAPPED 103
 #define TAG_ACQ 104
 #define TAG_LINK 105
+#define TAG_POLL 106
+#define TAG_REL 107
+#define TAG_DONE 108
 
 static int me, np, failures;
 static sheaf_lock_progress_mode progress = SHEAF_LOCK_PROGRESS_LIBRARY;
@@ -199,6 +203,7 @@ typedef struct {
     int link_hold;        /* MCS_SWAPPED: send TAG_SWAPPED to rank 0, link only after its TAG_LINK */
     int link_release_to;  /* RELEASE_RACE: then send TAG_LINK to this rank */
     int rand_delay;       /* MCS_SWAPPED: random delay (race stress) */
+    int poll_gate;        /* POLL: send TAG_POLL to rank 0, poll only after its TAG_GO */
     unsigned seed;
 } hookctx;
 
@@ -238,6 +243,11 @@ static void test_hook(int point, int id, void *arg)
         int go;
         MPI_Send(&wr, 1, MPI_INT, 0, TAG_SWAPPED, tcomm);
         MPI_Recv(&go, 1, MPI_INT, 0, TAG_LINK, tcomm, MPI_STATUS_IGNORE);
+    }
+    if (point == SHEAF_LOCK_HOOK_POLL && h->poll_gate) {
+        int go;
+        MPI_Send(&wr, 1, MPI_INT, 0, TAG_POLL, tcomm);
+        MPI_Recv(&go, 1, MPI_INT, 0, TAG_GO, tcomm, MPI_STATUS_IGNORE);
     }
     if (point == SHEAF_LOCK_HOOK_MCS_SWAPPED && h->rand_delay && rand_r(&h->seed) % 4 == 0)
         sleep_us((long)(rand_r(&h->seed) % 300));
@@ -310,44 +320,109 @@ static double propagation(sheaf_lock_kind kind, int k, uint64_t *maxw, uint64_t 
     return per;
 }
 
+/* Polling, scripted (no timing): every re-read of the lock word waits at the
+ * POLL hook for rank 0's go, so rank 0 decides who polls when. Rank 0 holds
+ * the lock; each waiter fails its swap and parks before its first poll. Round
+ * 0: each waiter polls once (held). Rank 0 releases. Round j = 1..k-1: rank 0
+ * lets every waiter still waiting poll once, in rank order: the first finds
+ * the lock free and takes it, the others find it held; then the holder
+ * releases. Waiter w takes the lock in round w after exactly w+1 polls; its
+ * RMA operations: the failed swap, w+1 reads, the winning swap, the release
+ * write = w+4. Per waiter they grow with the waiters (the cost of polling);
+ * MCS and the flag array stay constant (propagation above). */
+static void poll_scripted(int k, uint64_t *sum_out)
+{
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, me < k ? 0 : MPI_UNDEFINED, me, &sub);
+    *sum_out = 0;
+    if (sub != MPI_COMM_NULL) {
+        sheaf_lock_set *s = make_set(sub, SHEAF_LOCK_POLL, 1);
+        hookctx h = {.s = s, .race_go = -1, .link_release_to = -1};
+        must(sheaf_lock_set_hook(s, test_hook, &h), "hook");
+        uint64_t mine = 0;
+        if (me == 0) {
+            int who, waiting[64] = {0}, go = 1;
+            must(sheaf_lock_acquire(s, 0), "acquire");
+            MPI_Barrier(sub);
+            for (int i = 1; i < k; i++) { /* everyone parked before its first poll */
+                MPI_Recv(&who, 1, MPI_INT, MPI_ANY_SOURCE, TAG_POLL, tcomm, MPI_STATUS_IGNORE);
+                waiting[who] = 1;
+            }
+            for (int w = 1; w < k; w++) { /* round 0: a poll each, the lock held */
+                MPI_Send(&go, 1, MPI_INT, w, TAG_GO, tcomm);
+                MPI_Recv(&who, 1, MPI_INT, w, TAG_POLL, tcomm, MPI_STATUS_IGNORE);
+            }
+            must(sheaf_lock_release(s, 0), "release");
+            for (int round = 1; round < k; round++) {
+                int holder = -1;
+                for (int w = 1; w < k; w++) {
+                    if (!waiting[w])
+                        continue;
+                    MPI_Status st;
+                    MPI_Send(&go, 1, MPI_INT, w, TAG_GO, tcomm);
+                    MPI_Recv(&who, 1, MPI_INT, w, MPI_ANY_TAG, tcomm, &st);
+                    if (st.MPI_TAG == TAG_ACQ) {
+                        CHECK(holder < 0, "poll k=%d round %d: ranks %d and %d both took the lock", k, round, holder, w);
+                        holder = w;
+                        waiting[w] = 0;
+                    }
+                }
+                CHECK(holder == round, "poll k=%d round %d: rank %d took the lock, expected %d", k, round, holder, round);
+                if (holder < 0)
+                    MPI_Abort(MPI_COMM_WORLD, 2);
+                MPI_Send(&go, 1, MPI_INT, holder, TAG_REL, tcomm);
+                MPI_Recv(&who, 1, MPI_INT, holder, TAG_DONE, tcomm, MPI_STATUS_IGNORE);
+            }
+        } else {
+            int go;
+            MPI_Barrier(sub);
+            sheaf_lock_stats_reset(s);
+            h.poll_gate = 1;
+            h.acq_notify = 1;
+            must(sheaf_lock_acquire(s, 0), "acquire");
+            h.poll_gate = h.acq_notify = 0;
+            MPI_Recv(&go, 1, MPI_INT, 0, TAG_REL, tcomm, MPI_STATUS_IGNORE);
+            must(sheaf_lock_release(s, 0), "release");
+            MPI_Send(&me, 1, MPI_INT, 0, TAG_DONE, tcomm);
+            sheaf_lock_stats st;
+            sheaf_lock_stats_get(s, &st);
+            mine = st.rma_ops;
+            CHECK(st.contended == 1 && st.polls == (uint64_t)me + 1 && st.rma_ops == (uint64_t)me + 4,
+                  "poll k=%d waiter %d: contended %llu polls %llu rma ops %llu, expected 1, %d, %d", k, me,
+                  (unsigned long long)st.contended, (unsigned long long)st.polls, (unsigned long long)st.rma_ops,
+                  me + 1, me + 4);
+        }
+        MPI_Reduce(&mine, sum_out, 1, MPI_UINT64_T, MPI_SUM, 0, sub);
+        must(sheaf_lock_free(&s), "free");
+        MPI_Comm_free(&sub);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void run_handoff(sheaf_lock_kind kind)
 {
-    /* polling: sleeping waits of 50..2000 us against a 30 ms hold, so that
-     * every waiter polls many times per hold period however 2 cores are
-     * shared. The growth is a matter of timing, not of a fixed count: the
-     * sweep is repeated (up to 3 times) until it shows; MCS and the flag
-     * array are asserted exactly on every sweep. */
-    poll_min = 50, poll_max = 2000;
-    int attempts = kind == SHEAF_LOCK_POLL ? 3 : 1;
-    for (int a = 0; a < attempts; a++) {
-        double per[64] = {0};
-        uint64_t mx = 0, mn = 0;
-        for (int k = 2; k <= np && k < 64; k++) {
-            per[k] = propagation(kind, k, &mx, &mn);
-            if (me == 0)
-                printf("handoff %-8s %s: %d ranks: %.1f RMA ops per waiter (acquire+release; min %llu max %llu)\n",
-                       sheaf_lock_kind_name(kind), sheaf_lock_progress_name(progress), k, per[k],
-                       (unsigned long long)mn, (unsigned long long)mx);
+    uint64_t mx = 0, mn = 0, sum = 0;
+    for (int k = 2; k <= np && k < 64; k++) {
+        if (kind == SHEAF_LOCK_POLL) {
+            /* scripted: exact counts, whatever the scheduler does */
+            poll_scripted(k, &sum);
+            if (me == 0) {
+                uint64_t want = 0;
+                for (int w = 1; w < k; w++)
+                    want += (uint64_t)w + 4;
+                CHECK(sum == want, "poll k=%d: waiter ops sum %llu, expected %llu", k, (unsigned long long)sum,
+                      (unsigned long long)want);
+                printf("handoff poll     %s: %d ranks: %.1f RMA ops per waiter (scripted polls: waiter w polls w+1 "
+                       "times; sum %llu, expected %llu)\n", sheaf_lock_progress_name(progress), k,
+                       (double)sum / (k - 1), (unsigned long long)sum, (unsigned long long)want);
+            }
+            continue;
         }
-        int grows = 1;
-        if (me == 0 && kind == SHEAF_LOCK_POLL && np >= 3 && progress != SHEAF_LOCK_PROGRESS_SHARED) {
-            /* over MPI RMA on 2 oversubscribed cores one remote read costs up
-             * to ~50 ms (the home must be scheduled and inside MPI): the poll
-             * rate falls as ranks are added and hides the growth (doc/lock.md) */
-            printf("handoff poll: growth not asserted over MPI RMA on this box (poll rate is set by scheduling)\n");
-        } else if (me == 0 && kind == SHEAF_LOCK_POLL && np >= 3) {
-            /* the last waiter polled through k-1 hold periods, the first
-             * through one; the average per waiter grows with the waiters */
-            grows = per[np] > 1.2 * per[2] && (double)mx >= 1.5 * (double)mn;
-            if (!grows && a + 1 < attempts)
-                printf("handoff poll: no clear growth on this sweep (timing on a shared 2-core box): again\n");
-            else
-                CHECK(grows, "poll: ops per waiter %.1f at %d ranks vs %.1f at 2, max %llu min %llu: no growth", per[np],
-                      np, per[2], (unsigned long long)mx, (unsigned long long)mn);
-        }
-        MPI_Bcast(&grows, 1, MPI_INT, 0, MPI_COMM_WORLD);
-        if (grows)
-            break;
+        double per = propagation(kind, k, &mx, &mn);
+        if (me == 0)
+            printf("handoff %-8s %s: %d ranks: %.1f RMA ops per waiter (acquire+release; min %llu max %llu)\n",
+                   sheaf_lock_kind_name(kind), sheaf_lock_progress_name(progress), k, per, (unsigned long long)mn,
+                   (unsigned long long)mx);
     }
 }
 
@@ -644,10 +719,12 @@ int main(int argc, char **argv)
             run_race(list[i], K);
         else if (!strcmp(scenario, "badinput"))
             run_badinput(list[i]);
+
         MPI_Barrier(MPI_COMM_WORLD);
     }
     if (!strcmp(scenario, "badinput"))
         run_badopts();
+
     int bad = failures, allbad = 0;
     MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (me == 0)

@@ -8,6 +8,10 @@
  *                per-call realms > 0, pfr 0, nocache 0; the file on disk is
  *                right in every mode; under pfr the second read comes from
  *                the aggregators' realm caches (no file-system read).
+ *   nocache DIR  under sheaf_cache=nocache a collective read sees what another
+ *                writer put into the file after the last read, with no sync
+ *                in between (the backend's cache is invalidated before every
+ *                collective read); pfr returns the old bytes (the control).
  *   audit DIR    every file-system call of a session with changing views
  *                (sliding window, BTIO-like, FLASH-like) logged per rank: under
  *                pfr every byte is touched by exactly one rank, the owner the
@@ -110,6 +114,67 @@ static int test_stale(const char *dir) {
   CHECK(r_pfr == 0, "pfr: second read went to the file system (%llu calls)", (unsigned long long)r_pfr);
   CHECK(nprocs < 2 || r_nc > 0, "nocache: second read made no file-system call");
   return finish_test("stale");
+}
+
+/* ---- nocache: the backend's cache is invalidated before every collective read ----
+ * Under the fixture every aggregator keeps the pages it read. read_all of the
+ * whole file (pattern a), then another writer (rank 0, plain POSIX writes and
+ * fsync: not through this handle, no note) replaces the file with pattern b,
+ * barrier, read_all again with no sync in between. nocache must return b in
+ * every byte (doc/mpiio.md: "invalidated before every collective read"); pfr
+ * on the same sequence returns a from its realm cache (the control: the
+ * sequence does reach a cached page). Deleting the invalidation in
+ * mio_coll_io makes nocache return a too. */
+static int64_t external_run(const char *dir, const char *mode) {
+  enum { S = 65536 };
+  char p[512], h[256];
+  snprintf(p, sizeof p, "%s/external-%s", dir, mode);
+  make_file(p, S);
+  snprintf(h, sizeof h, "sheaf_backend=noncoherent,sheaf_cache=%s,cb_nodes=%d,sheaf_page_size=4096", mode, nprocs);
+  MPI_Info info = mkinfo(h);
+  sheaf_file fh;
+  OK(sheaf_file_open(MPI_COMM_WORLD, p, MPI_MODE_RDWR, info, &fh), fh);
+  int64_t q = S / nprocs;
+  unsigned char *buf = malloc(S);
+  OK(sheaf_file_read_at_all(fh, rank * q, buf, (int)q, MPI_BYTE), fh);
+  int bad1 = 0;
+  for (int64_t i = 0; i < q; i++) bad1 += buf[i] != pat_a(rank * q + i);
+  CHECK(bad1 == 0, "%s: first read: %d wrong bytes", mode, bad1);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {  /* another writer, behind the layer */
+    unsigned char *b = malloc(S);
+    for (int64_t i = 0; i < S; i++) b[i] = pat_b(i);
+    int fd = open(p, O_WRONLY);
+    CHECK(fd >= 0 && pwrite(fd, b, S, 0) == S && fsync(fd) == 0, "%s: external write of %s", mode, p);
+    if (fd >= 0) close(fd);
+    free(b);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  OK(sheaf_file_read_at_all(fh, rank * q, buf, (int)q, MPI_BYTE), fh);
+  int64_t old = 0, other = 0;
+  for (int64_t i = 0; i < q; i++) {
+    old += buf[i] == pat_a(rank * q + i) && buf[i] != pat_b(rank * q + i);
+    other += buf[i] != pat_b(rank * q + i);
+  }
+  OK(sheaf_file_close(&fh), fh);
+  int64_t mine[2] = {old, other}, all[2] = {0, 0};
+  MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) {
+    printf("external write: %s: %lld of %d bytes read after it are the old ones (%lld not the new)\n", mode,
+           (long long)all[0], S, (long long)all[1]);
+    unlink(p);
+  }
+  MPI_Info_free(&info);
+  free(buf);
+  return all[1];
+}
+
+static int test_nocache(const char *dir) {
+  int64_t nc = external_run(dir, "nocache"), pfr = external_run(dir, "pfr");
+  CHECK(nc == 0, "nocache: %lld bytes of the second read_all are not what the other writer wrote "
+        "(the backend's cache was not invalidated before the read)", (long long)nc);
+  CHECK(pfr > 0, "pfr: the realm cache returned the new bytes: the sequence does not reach a cached page");
+  return finish_test("nocache");
 }
 
 /* ---- audit ---- */
@@ -440,9 +505,10 @@ int main(int argc, char **argv) {
   int rc = 2;
   if (argc >= 3 && !strcmp(argv[1], "stale")) rc = test_stale(argv[2]);
   else if (argc >= 3 && !strcmp(argv[1], "audit")) rc = test_audit(argv[2]);
+  else if (argc >= 3 && !strcmp(argv[1], "nocache")) rc = test_nocache(argv[2]);
   else if (argc >= 3 && !strcmp(argv[1], "rounds")) rc = test_rounds(argv[2]);
   else if (argc >= 3 && !strcmp(argv[1], "table31")) rc = test_table31(argv[2]);
-  else if (rank == 0) fprintf(stderr, "usage: mpiio_pfr_test stale|audit|rounds|table31 DIR\n");
+  else if (rank == 0) fprintf(stderr, "usage: mpiio_pfr_test stale|nocache|audit|rounds|table31 DIR\n");
   MPI_Finalize();
   return rc;
 }

@@ -1,6 +1,10 @@
 """Shared fixtures of the Python tests: the vectors and their manifest, the
 sheaf command-line tool. Environment (set by ctest, tests/python/CMakeLists.txt):
-SHEAF_VECTORS_DIR, SHEAF_CLI (build/tools/sheaf), SHEAF_LIBRARY, PYTHONPATH."""
+SHEAF_VECTORS_DIR, SHEAF_CLI (build/tools/sheaf), SHEAF_LIBRARY, PYTHONPATH.
+
+No silent skips: a session in which a test skipped (SHEAF_CLI unset, say) and
+none failed exits 77 (ctest's SKIP_RETURN_CODE) after naming every skipped
+test and its reason; pytest alone would exit 0 and ctest would call it passed."""
 import json
 import os
 
@@ -29,6 +33,23 @@ def cli():
     if not path or not os.path.exists(path):
         pytest.skip("SHEAF_CLI (the sheaf tool) not set")
     return path
+
+
+_skipped = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        _skipped.append((report.nodeid, reason))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _skipped and exitstatus == 0:
+        for nodeid, reason in _skipped:
+            print(f"\nSKIP: {nodeid}: {reason}")
+        print(f"SKIP: {len(_skipped)} test(s) skipped: exit 77 (a skip for ctest, not a pass)")
+        session.exitstatus = 77
 
 
 def pattern(task, n):
