@@ -151,12 +151,6 @@ void sld_net_free(struct sld_net *n);
 /* the body of the thread that links to the parents (join it before using them) */
 void *sld_net_connect_parents(void *arg);
 int sld_net_complete(const struct sld_net *n);
-/* an authenticated peer (fd blocking): it must be one of our children in the
- * tree it names (not yet connected) or the front end; its link, or NULL
- * (refused: fd closed, counted, logged) */
-struct sln_link *sld_net_admit(struct sld_server *s, int fd, uint32_t tree, uint32_t rank,
-                               const char *who);
-void sld_net_peer_name(int fd, char *out, size_t cap);
 
 /* handshake.c: the accepting side of the handshake in the event loop */
 /* accepts every waiting connection into its handshake (at most SLN_MAX_PENDING) */
@@ -170,5 +164,11 @@ void sld_hs_free_all(struct sld_server *s, int ep);
 /* a refusal: counted, logged at most 10 lines in 10 s, then how many were not */
 void sld_net_refuse(struct sld_server *s, const char *who, const char *why);
 void sld_net_log_flush(struct sld_server *s, int force);
+/* an authenticated peer (fd blocking): it must be one of our children in the
+ * tree it names (not yet connected) or the front end; its link, or NULL
+ * (refused: fd closed, counted, logged) */
+struct sln_link *sld_net_admit(struct sld_server *s, int fd, uint32_t tree, uint32_t rank,
+                               const char *who);
+void sld_net_peer_name(int fd, char *out, size_t cap);
 
 #endif
