@@ -79,9 +79,7 @@ LAYERS = {
 # its folder out of this set (or sets its row's "acyclic": True, which wins
 # over this set) when its circles are broken. A pending folder's cycles are
 # still printed, and one that has none left is pointed out. Do not add to it.
-PENDING_CYCLES = {
-    "src/loader",  # cache.c <-> objects.c (and the server's request path)
-}
+PENDING_CYCLES = set()   # empty: the last one, src/loader, is acyclic (issue 29)
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 SOURCE_EXT = (".c", ".h")
