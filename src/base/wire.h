@@ -1,7 +1,6 @@
 /* wire.h - little-endian fields of wire messages and a bounded read cursor,
  * for every part that puts integers on a wire or into a file in a fixed byte
- * order (src/fgfs's messages; src/loader's protocols keep their own copy,
- * lebuf.h, until they switch to this one). Header only: static inline
+ * order (src/fgfs's messages, src/loader's two protocols). Header only: static inline
  * functions, no library, no state; C library only (no MPI, no OpenMP, no
  * other folder of sheaf), so every folder may include it (doc/design.md,
  * "Layers": src/base is rank 0). Internal: not installed. */

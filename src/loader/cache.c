@@ -163,19 +163,14 @@ static struct ldir *get_dir(struct sld_server *s, const char *path)
 {
   struct ldir *d = sld_htab_get(&s->dirs, path);
   if (d) { s->c[SLD_C_HITS]++; return d; }
-  if (sln_remote(s->net, path)) {
+  struct sln_where w;
+  sln_where(s->net, path, &w);
+  if (w.remote) { sln_fetch(s, SLN_K_DIR, path, &w); return NULL; }   /* parked, or the server stops */
+  d = read_dir(s, path);
+  if (d && w.push) {
     struct sln_obj o;
-    int r = sln_fetch(s, SLN_K_DIR, path, &o);
-    if (r) return r > 0 ? sld_htab_get(&s->dirs, path) : NULL;
-    d = dir_of_obj(&o);
-    sln_obj_free(&o);
-  } else {
-    d = read_dir(s, path);
-    if (d && sln_pushes(s->net, path)) {
-      struct sln_obj o;
-      obj_of_dir(path, d, &o);
-      sln_push(s, &o);
-    }
+    obj_of_dir(path, d, &o);
+    sln_push(s, &o, &w);
   }
   if (d && sld_htab_put(&s->dirs, path, d)) { free_dir(d); return NULL; }
   return d;
@@ -240,34 +235,29 @@ static void do_stat(struct sld_server *s, const char *path, int follow, struct s
     int t = check_listing(s, path, NULL, NULL);
     if (t < 0 && t != -EAGAIN) { rp->status = -t; return; }
     if (s->dead) { rp->status = ENOMEM; return; }
-    struct sln_obj o;
-    int r = 0;
-    if (sln_remote(s->net, path)) {
-      r = sln_fetch(s, follow ? SLN_K_STAT : SLN_K_LSTAT, path, &o);
-      if (r < 0 || (r > 0 && !(e = sld_htab_get(tab, path)))) { rp->status = ENOMEM; return; }
+    struct sln_where w;
+    sln_where(s->net, path, &w);
+    if (w.remote) {   /* parked (the reply is stored, the request asked again), or the server stops */
+      sln_fetch(s, follow ? SLN_K_STAT : SLN_K_LSTAT, path, &w);
+      rp->status = ENOMEM;
+      return;
     }
-    if (!e) {
-      e = calloc(1, sizeof *e);
-      if (!e) { rp->status = ENOMEM; return; }
-      if (sln_remote(s->net, path)) {
-        e->err = o.status;
-        e->st = o.st;
-      } else {
-        struct stat st;
-        s->c[SLD_C_STATS]++;
-        if ((follow ? stat(path, &st) : lstat(path, &st)) != 0) e->err = errno;
-        else to_sld_stat(&st, &e->st);
-        if (sln_pushes(s->net, path)) {
-          memset(&o, 0, sizeof o);
-          o.kind = follow ? SLN_K_STAT : SLN_K_LSTAT;
-          snprintf(o.path, sizeof o.path, "%s", path);
-          o.status = e->err;
-          o.st = e->st;
-          sln_push(s, &o);
-        }
-      }
-      if (sld_htab_put(tab, path, e)) { free(e); rp->status = ENOMEM; return; }
+    e = calloc(1, sizeof *e);
+    if (!e) { rp->status = ENOMEM; return; }
+    struct stat st;
+    s->c[SLD_C_STATS]++;
+    if ((follow ? stat(path, &st) : lstat(path, &st)) != 0) e->err = errno;
+    else to_sld_stat(&st, &e->st);
+    if (w.push) {
+      struct sln_obj o;
+      memset(&o, 0, sizeof o);
+      o.kind = follow ? SLN_K_STAT : SLN_K_LSTAT;
+      snprintf(o.path, sizeof o.path, "%s", path);
+      o.status = e->err;
+      o.st = e->st;
+      sln_push(s, &o, &w);
     }
+    if (sld_htab_put(tab, path, e)) { free(e); rp->status = ENOMEM; return; }
   } else {
     s->c[SLD_C_HITS]++;
   }
@@ -280,17 +270,10 @@ static void do_stat(struct sld_server *s, const char *path, int follow, struct s
 static int resolve_once(struct sld_server *s, const char *path, char *real)
 {
   struct lreal *r = sld_htab_get(&s->reals, path);
-  if (!r && sln_remote(s->net, path)) {
-    struct sln_obj o;
-    int k = sln_fetch(s, SLN_K_REAL, path, &o);
-    if (k < 0 || (k > 0 && !(r = sld_htab_get(&s->reals, path)))) return -ENOMEM;
-    if (!r) {
-      if (!(r = calloc(1, sizeof *r))) return -ENOMEM;
-      r->err = o.status;
-      if (!r->err && !(r->real = strdup(o.real))) r->err = ENOMEM;
-      if (sld_htab_put(&s->reals, path, r)) { free_real(r); return -ENOMEM; }
-    }
-  } else if (!r) {
+  if (!r) {
+    struct sln_where w;
+    sln_where(s->net, path, &w);
+    if (w.remote) { sln_fetch(s, SLN_K_REAL, path, &w); return -ENOMEM; }   /* parked, or the server stops */
     if (s->dead) return -ENOMEM;
     r = calloc(1, sizeof *r);
     if (!r) return -ENOMEM;
@@ -298,14 +281,14 @@ static int resolve_once(struct sld_server *s, const char *path, char *real)
     if (!realpath(path, real)) r->err = errno;
     else if (!(r->real = strdup(real))) r->err = ENOMEM;
     if (sld_htab_put(&s->reals, path, r)) { free_real(r); return -ENOMEM; }
-    if (sln_pushes(s->net, path)) {
+    if (w.push) {
       struct sln_obj o;
       memset(&o, 0, sizeof o);
       o.kind = SLN_K_REAL;
       snprintf(o.path, sizeof o.path, "%s", path);
       o.status = r->err;
       if (r->real) snprintf(o.real, sizeof o.real, "%s", r->real);
-      sln_push(s, &o);
+      sln_push(s, &o, &w);
     }
   } else {
     s->c[SLD_C_HITS]++;
@@ -357,14 +340,10 @@ static struct lfile *get_file(struct sld_server *s, const char *real)
   struct lfile *f = sld_htab_get(&s->files, real);
   if (f) { s->c[SLD_C_HITS]++; return f; }
   if (s->dead) return NULL;
-  if (sln_remote(s->net, real)) {
-    struct sln_obj o;
-    int r = sln_fetch(s, SLN_K_FILE, real, &o);
-    if (r) return r > 0 ? sld_htab_get(&s->files, real) : NULL;
-    if (!(f = calloc(1, sizeof *f))) return NULL;
-    f->err = o.status;
-    if (!f->err && !(f->local = strdup(o.real))) f->err = ENOMEM;
-  } else if (sld_policy_pass(s->net, real)) {
+  struct sln_where w;
+  sln_where(s->net, real, &w);
+  if (w.remote) { sln_fetch(s, SLN_K_FILE, real, &w); return NULL; }   /* parked, or the server stops */
+  if (w.pass) {
     /* node-local or well distributed (FGFS): the clients read the original */
     if (!(f = calloc(1, sizeof *f))) return NULL;
     struct stat st;
@@ -386,10 +365,10 @@ static struct lfile *get_file(struct sld_server *s, const char *real)
     if (!f->err && !f->local) f->err = ENOMEM;
   }
   if (sld_htab_put(&s->files, real, f)) { free_file(f); return NULL; }
-  if (sln_pushes(s->net, real)) {
+  if (w.push) {
     struct sln_obj o;
     obj_of_file(real, f, &o);
-    sln_push(s, &o);
+    sln_push(s, &o, &w);
   }
   return f;
 }

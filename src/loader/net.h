@@ -109,30 +109,43 @@ int sln_children(int rank, int size, int tree, int *out, int cap);
 /* the tree (and so the root) that owns a path: a hash range of paths */
 int sln_tree_of(const char *path, int roots);
 
-/* objects.c: what travels on the overlay */
-/* whether this server must ask its parent for path (it does not root its
- * tree, and the path is not passed through) */
-int sln_remote(const struct sld_net *n, const char *path);
-/* whether what this server reads of path is pushed to every server */
-int sln_pushes(const struct sld_net *n, const char *path);
+/* route.c: the overlay's helpers below the caches and the frames */
+/* where the objects of a path come from, decided once per missed key (one
+ * policy look-up, one tree hash) and handed to the GET and the push, which
+ * decide nothing again: pass (the clients read the original), remote (ask
+ * the parent: tree's, or the group's representative), or read here (push:
+ * and broadcast it down the tree). No overlay: pass/remote/push 0. */
+struct sln_where {
+  int pass, remote, push;
+  int tree;    /* the path's tree */
+  int group;   /* the poorly distributed mount point's index, else -1 */
+};
+void sln_where(const struct sld_net *n, const char *path, struct sln_where *w);
 /* asks the parent for (kind, path) unless that GET is on its way already,
  * and never waits: 2 and s->wouldblock set (the caller's request is parked
  * and asked again when an object arrives; the reply is stored in the caches),
  * -1 when the link failed (the server then stops: its clients fall back) or
- * there is no memory */
-int sln_fetch(struct sld_server *s, uint32_t kind, const char *path, struct sln_obj *o);
-/* the parked GETs and preloads asked again (after objects arrived) */
-void sln_rerun(struct sld_server *s);
-/* the parked entries of dead links dropped (before the links are freed) */
-void sln_purge_parked(struct sld_net *n);
+ * there is no memory. Never 0: the object is in the caches when it arrives. */
+int sln_fetch(struct sld_server *s, uint32_t kind, const char *path, const struct sln_where *w);
+/* a reply (OBJ or ACK) for (kind, path) came: 1 when it was asked for */
+int sln_arrived(struct sld_net *n, uint32_t kind, const char *path);
 void sln_free_inflight(struct sld_net *n);
 /* ms until the parents must have answered something (-1: nothing asked);
  * past it the server is dead (s->dead) */
 int sln_liveness(struct sld_server *s);
 /* sends an object (FILE: its bytes from o->real, the local copy) on a link */
 int sln_send_obj(struct sld_server *s, struct sln_link *l, const struct sln_obj *o);
+/* sends a whole buffer on every child link of `tree` (a failed child is dropped) */
+void sln_to_children(struct sld_net *n, uint32_t tree, const unsigned char *b, size_t len);
+void sln_drop_link(struct sln_link *l);
 /* push mode: an object this server just read from the file system goes to every child */
-void sln_push(struct sld_server *s, const struct sln_obj *o);
+void sln_push(struct sld_server *s, const struct sln_obj *o, const struct sln_where *w);
+
+/* objects.c: the frames that arrive on links (on top of the caches) */
+/* the parked GETs and preloads asked again (after objects arrived) */
+void sln_rerun(struct sld_server *s);
+/* the parked entries of dead links dropped (before the links are freed) */
+void sln_purge_parked(struct sld_net *n);
 /* a frame arrived on a link in the event loop: -1 drops the link */
 int sln_on_frame(struct sld_server *s, struct sln_link *l, uint32_t type, uint32_t len);
 
@@ -142,6 +155,8 @@ int sld_policy_pass(const struct sld_net *n, const char *path);  /* 1: clients r
 /* a poorly distributed path: the index of its mount point (its group's
  * representative reads it), else -1 */
 int sld_policy_group(const struct sld_net *n, const char *path);
+/* both in one call: 1 when passed through (*group -1), else 0 and *group */
+int sld_policy_of(const struct sld_net *n, const char *path, int *group);
 void sld_policy_free(struct sld_net *n);
 
 /* overlay.c: the server's side */
@@ -151,12 +166,6 @@ void sld_net_free(struct sld_net *n);
 /* the body of the thread that links to the parents (join it before using them) */
 void *sld_net_connect_parents(void *arg);
 int sld_net_complete(const struct sld_net *n);
-/* an authenticated peer (fd blocking): it must be one of our children in the
- * tree it names (not yet connected) or the front end; its link, or NULL
- * (refused: fd closed, counted, logged) */
-struct sln_link *sld_net_admit(struct sld_server *s, int fd, uint32_t tree, uint32_t rank,
-                               const char *who);
-void sld_net_peer_name(int fd, char *out, size_t cap);
 
 /* handshake.c: the accepting side of the handshake in the event loop */
 /* accepts every waiting connection into its handshake (at most SLN_MAX_PENDING) */
@@ -170,5 +179,11 @@ void sld_hs_free_all(struct sld_server *s, int ep);
 /* a refusal: counted, logged at most 10 lines in 10 s, then how many were not */
 void sld_net_refuse(struct sld_server *s, const char *who, const char *why);
 void sld_net_log_flush(struct sld_server *s, int force);
+/* an authenticated peer (fd blocking): it must be one of our children in the
+ * tree it names (not yet connected) or the front end; its link, or NULL
+ * (refused: fd closed, counted, logged) */
+struct sln_link *sld_net_admit(struct sld_server *s, int fd, uint32_t tree, uint32_t rank,
+                               const char *who);
+void sld_net_peer_name(int fd, char *out, size_t cap);
 
 #endif

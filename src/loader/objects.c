@@ -1,12 +1,14 @@
-/* objects.c - the objects of the overlay: a server asks its parent in the
- * path's tree for what it lacks (GET), serves its children's GETs from its
- * caches (asking its own parent on a miss), sends an object and a file's
- * bytes, and in push mode broadcasts what its tree's root read (forwarded to
- * the children first, then stored). A GET is never waited for: the request
- * that needed it is parked and asked again when objects arrive (issue 26);
- * sending and a file's DATA frames are bounded by the link's timeouts; a
- * failed parent link, or no answer for the timeout, makes the server stop
- * (its clients and its subtree fall back to the file system). */
+/* objects.c - the frames that arrive on the overlay's links, on top of the
+ * caches: a reply or a broadcast received (a FILE's bytes into the node-local
+ * cache; a broadcast forwarded to the children first, then stored), a child's
+ * GET served from the caches (asking our own parent on a miss, through
+ * cache.c), the preload, the shutdown and the front end's STATS. A GET is
+ * never waited for: the child's GET or preload that needed it is parked here
+ * and asked again when objects arrive (issue 26); the GETs themselves, the
+ * sending of objects and the push are route.c's (below the caches, so no
+ * call goes back up); a failed parent link, or no answer for the timeout,
+ * makes the server stop (its clients and its subtree fall back to the file
+ * system). */
 #define _GNU_SOURCE
 #include "loader.h"
 #include "net.h"
@@ -17,105 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define SLN_FILE_MAX (1ull << 40)   /* a file larger than this is refused */
-
-/* the server that reads path from the file system: its group's representative
- * (poorly distributed, --fgfs), else the root of its tree */
-static int reader_of(const struct sld_net *n, const char *path)
-{
-  int g = sld_policy_group(n, path);
-  return g >= 0 ? n->grep[g] : sln_tree_of(path, n->roots) % n->size;
-}
-
-int sln_remote(const struct sld_net *n, const char *path)
-{
-  return n && !sld_policy_pass(n, path) && n->rank != reader_of(n, path);
-}
-
-int sln_pushes(const struct sld_net *n, const char *path)
-{
-  return n && n->push && !sld_policy_pass(n, path) && sld_policy_group(n, path) < 0 &&
-         n->rank == sln_tree_of(path, n->roots) % n->size;
-}
-
-/* the link a GET for path goes on: the parent in its tree, or (poorly
- * distributed) the link to the group's representative, made when first needed */
-static struct sln_link *route(struct sld_server *s, const char *path, int *t)
-{
-  struct sld_net *n = s->net;
-  int g = sld_policy_group(n, path);
-  *t = sln_tree_of(path, n->roots);
-  if (g < 0) return n->parents[*t];
-  *t = (int)(SLN_GROUP_TREE + (uint32_t)g);
-  if (n->glink[g] && !n->glink[g]->dead) return n->glink[g];
-  sln_link_free(n->glink[g]);
-  n->glink[g] = NULL;
-  int rep = n->grep[g];
-  int fd = sln_dial(n->addrs[rep], n->timeout_ms);
-  if (fd < 0) return NULL;
-  if (sln_auth_connect(fd, n->key, (uint32_t)*t, (uint32_t)n->rank, n->timeout_ms)) { close(fd); return NULL; }
-  struct sln_link *l = calloc(1, sizeof *l);
-  if (!l) { close(fd); return NULL; }
-  l->kind = 1;
-  l->fd = fd;
-  l->tree = (uint32_t)*t;
-  l->rank = (uint32_t)rep;
-  l->parent = 1;
-  n->glink[g] = l;
-  struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };   /* its replies come in the loop */
-  if (n->ep >= 0) epoll_ctl(n->ep, EPOLL_CTL_ADD, fd, &ev);
-  return l;
-}
-
-static void drop_link(struct sln_link *l)
-{
-  if (l->fd >= 0) close(l->fd);
-  l->fd = -1;
-  l->dead = 1;
-}
-
-/* sends a whole buffer on every child link of `tree` (a failed child is dropped) */
-static void to_children(struct sld_net *n, uint32_t tree, const unsigned char *b, size_t len)
-{
-  for (int i = 0; i < n->npeers; i++) {
-    struct sln_link *c = n->peers[i];
-    if (c->dead || c->rank == SLN_FRONTEND_RANK || c->tree != tree) continue;
-    if (sln_send_all(c->fd, b, len)) {
-      fprintf(stderr, "sheaf-ld[%d]: child %u lost, its subtree falls back\n", n->rank, c->rank);
-      drop_link(c);
-    }
-  }
-}
-
-int sln_send_obj(struct sld_server *s, struct sln_link *l, const struct sln_obj *o)
-{
-  size_t cap = sln_obj_size(o);
-  unsigned char *b = malloc(cap);
-  size_t len = b ? sln_pack_obj(o, b, cap) : 0;
-  int bad = !len || sln_send_all(l->fd, b, len);
-  free(b);
-  if (bad || o->kind != SLN_K_FILE || o->status) return bad ? -1 : 0;
-  int fd = open(o->real, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return -1;
-  unsigned char *chunk = malloc(SLD_HDR_SIZE + 8 + SLN_CHUNK), *data = malloc(SLN_CHUNK);
-  uint64_t left = o->size;
-  while (chunk && data && left) {
-    struct sln_coll d = { 0, (uint32_t)(left < SLN_CHUNK ? left : SLN_CHUNK), data };
-    if (read(fd, data, d.len) != (ssize_t)d.len) break;
-    size_t fl = sln_pack_coll(SLN_DATA, &d, chunk, SLD_HDR_SIZE + 8 + SLN_CHUNK);
-    if (!fl || sln_send_all(l->fd, chunk, fl)) break;
-    left -= d.len;
-  }
-  free(data);
-  free(chunk);
-  close(fd);
-  return left ? -1 : 0;
-}
 
 /* writes the non-zero 4 KiB blocks (zero blocks stay holes, as in a stripped copy) */
 static int write_sparse(int fd, const unsigned char *p, size_t n, uint64_t off)
@@ -161,7 +68,7 @@ static int recv_file(struct sld_server *s, struct sln_link *l, struct sln_obj *o
       bad = 1;
       break;
     }
-    if (fwd) to_children(n, l->tree, l->buf, SLD_HDR_SIZE + len);
+    if (fwd) sln_to_children(n, l->tree, l->buf, SLD_HDR_SIZE + len);
     if (fd >= 0 && write_sparse(fd, d.data, d.len, got)) keep = 0;
     got += d.len;
     s->c[SLD_C_NET_BYTES] += d.len;
@@ -192,7 +99,7 @@ static int take_obj(struct sld_server *s, struct sln_link *l, uint32_t len, stru
   s->c[SLD_C_NET_OBJS]++;
   int bcast = (o->flags & SLN_F_BCAST) != 0;
   if (bcast) {
-    to_children(n, l->tree, l->buf, SLD_HDR_SIZE + len);
+    sln_to_children(n, l->tree, l->buf, SLD_HDR_SIZE + len);
     s->c[SLD_C_NET_PUSHED]++;
   }
   if (o->kind == SLN_K_FILE && !o->status && recv_file(s, l, o, bcast)) {
@@ -212,99 +119,12 @@ static void shutdown_all(struct sld_server *s)
   struct sld_net *n = s->net;
   unsigned char b[SLD_HDR_SIZE];
   sln_pack_empty(SLN_SHUTDOWN, b, sizeof b);
-  for (int t = 0; t < n->roots; t++) to_children(n, (uint32_t)t, b, sizeof b);
+  for (int t = 0; t < n->roots; t++) sln_to_children(n, (uint32_t)t, b, sizeof b);
   n->stop = 1;
 }
 
-/* ---- fetches that never wait (issue 26): a GET goes up, the request that
- * needed it is parked (s->wouldblock) and asked again when a reply or a
- * broadcast arrives on a parent link in the event loop; so servers of a forest
- * that ask each other at the same time never wait on each other ---- */
-
-struct inflight { int done; };
-
-static long mono_ms(void)
-{
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
-}
-
-static void key_of(uint32_t kind, const char *path, char *k, size_t cap)
-{
-  snprintf(k, cap, "%u:%s", (unsigned)kind, path);
-}
-
-int sln_fetch(struct sld_server *s, uint32_t kind, const char *path, struct sln_obj *o)
-{
-  (void)o;
-  struct sld_net *n = s->net;
-  char key[SLD_PATH_MAX + 16];
-  key_of(kind, path, key, sizeof key);
-  if (!n->inflight && !(n->inflight = calloc(1, sizeof *n->inflight))) return -1;
-  struct inflight *f = sld_htab_get(n->inflight, key);
-  if (f && !f->done) { s->wouldblock = 1; return 2; }   /* asked already: its reply wakes us */
-  if (!f) {
-    if (!(f = calloc(1, sizeof *f))) return -1;
-    if (sld_htab_put(n->inflight, key, f)) { free(f); return -1; }
-  }
-  int t = 0;
-  struct sln_link *l = s->dead ? NULL : route(s, path, &t);
-  struct sln_get g = { kind, { 0 } };
-  unsigned char b[SLD_HDR_SIZE + 8 + SLD_PATH_MAX];
-  snprintf(g.path, sizeof g.path, "%s", path);
-  size_t blen = sln_pack_get(SLN_GET, &g, b, sizeof b);
-  if (s->dead || !l || l->dead || !blen || sln_send_all(l->fd, b, blen)) {
-    if (!s->dead)
-      fprintf(stderr, "sheaf-ld[%d]: the link to the parent (tree %d) failed: this node's clients "
-                      "fall back to the file system\n", n->rank, t);
-    s->dead = 1;
-    return -1;
-  }
-  f->done = 0;
-  if (!n->outstanding++) n->last_progress = mono_ms();
-  s->c[SLD_C_NET_GETS]++;
-  s->wouldblock = 1;
-  return 2;
-}
-
-/* a reply (OBJ or ACK) for (kind, path) came: 1 when it was asked for */
-static int arrived(struct sld_net *n, uint32_t kind, const char *path)
-{
-  char key[SLD_PATH_MAX + 16];
-  key_of(kind, path, key, sizeof key);
-  struct inflight *f = n->inflight ? sld_htab_get(n->inflight, key) : NULL;
-  n->progress = 1;
-  if (!f || f->done) return 0;
-  f->done = 1;
-  n->outstanding--;
-  n->last_progress = mono_ms();
-  return 1;
-}
-
-int sln_liveness(struct sld_server *s)
-{
-  struct sld_net *n = s->net;
-  if (!n->outstanding || s->dead) return -1;
-  long left = n->last_progress + n->timeout_ms - mono_ms();
-  if (left > 0) return (int)left;
-  fprintf(stderr, "sheaf-ld[%d]: no answer from the parents for %d ms with %d requests outstanding: "
-                  "this node's clients fall back to the file system\n", n->rank, n->timeout_ms,
-          n->outstanding);
-  s->dead = 1;
-  return -1;
-}
-
-void sln_free_inflight(struct sld_net *n)
-{
-  if (n->inflight) sld_htab_free(n->inflight, free);
-  free(n->inflight);
-  n->inflight = NULL;
-  for (size_t i = 0; i < n->nparked; i++) free(n->parked[i].path);
-  free(n->parked);
-  n->parked = NULL;
-  n->nparked = n->capparked = 0;
-}
+/* ---- requests that wait for a parent: a child's GET or a preload is parked
+ * and asked again when objects arrive (the GETs themselves: route.c) ---- */
 
 static int park(struct sld_net *n, struct sln_link *l, uint32_t kind, const char *path)
 {
@@ -330,24 +150,6 @@ void sln_purge_parked(struct sld_net *n)
     else n->parked[k++] = n->parked[i];
   }
   n->nparked = k;
-}
-
-void sln_push(struct sld_server *s, const struct sln_obj *o)
-{
-  struct sld_net *n = s->net;
-  struct sln_obj b = *o;
-  b.flags |= SLN_F_BCAST;
-  uint32_t tree = (uint32_t)sln_tree_of(o->path, n->roots);
-  for (int i = 0; i < n->npeers; i++) {
-    struct sln_link *c = n->peers[i];
-    if (c->dead || c->rank == SLN_FRONTEND_RANK || c->tree != tree) continue;
-    if (sln_send_obj(s, c, &b)) {
-      fprintf(stderr, "sheaf-ld[%d]: child %u lost, its subtree falls back\n", n->rank, c->rank);
-      drop_link(c);
-    }
-  }
-  s->c[SLD_C_NET_PUSHED]++;
-  if (o->kind == n->cur_kind && !strcmp(o->path, n->cur_path)) n->cur_bcast = 1;
 }
 
 /* a child's GET: the object from our caches (or our parent), or ACK when it
@@ -409,7 +211,7 @@ void sln_rerun(struct sld_server *s)
     else if (!p.l) { preload_lookup(s, p.path); r = s->wouldblock ? 2 : 0; }
     else r = answer_get(s, p.l, p.kind, p.path);
     if (r == 2) { n->parked[k++] = p; continue; }
-    if (r < 0 && p.l && !p.l->dead) drop_link(p.l);
+    if (r < 0 && p.l && !p.l->dead) sln_drop_link(p.l);
     free(p.path);
   }
   /* parked while these ran: none (a re-run never parks anew), but keep any */
@@ -425,9 +227,9 @@ static int preload(struct sld_server *s, struct sln_link *l, uint32_t len)
   struct sln_get g;
   if (sln_unpack_get(l->buf + SLD_HDR_SIZE, len, &g) || g.path[0] != '/') return -1;
   if (l->rank == SLN_FRONTEND_RANK) {
-    for (int t = 0; t < n->roots; t++) to_children(n, (uint32_t)t, l->buf, SLD_HDR_SIZE + len);
+    for (int t = 0; t < n->roots; t++) sln_to_children(n, (uint32_t)t, l->buf, SLD_HDR_SIZE + len);
   } else {
-    to_children(n, l->tree, l->buf, SLD_HDR_SIZE + len);
+    sln_to_children(n, l->tree, l->buf, SLD_HDR_SIZE + len);
   }
   preload_lookup(s, g.path);
   if (s->wouldblock && park(n, NULL, SLN_K_FILE, g.path)) return -1;
@@ -460,14 +262,14 @@ int sln_on_frame(struct sld_server *s, struct sln_link *l, uint32_t type, uint32
     if (type == SLN_ACK) {   /* the object came by broadcast before: it is stored */
       struct sln_get a;
       if (sln_unpack_get(l->buf + SLD_HDR_SIZE, len, &a)) return -1;
-      arrived(s->net, a.kind, a.path);
+      sln_arrived(s->net, a.kind, a.path);
       return 0;
     }
     if (type != SLN_OBJ) return -1;
     struct sln_obj o;
     if (take_obj(s, l, len, &o)) return -1;
     if (o.flags & SLN_F_BCAST) { s->net->progress = 1; return 0; }   /* stored by take_obj */
-    if (arrived(s->net, o.kind, o.path)) sld_cache_store(s, &o);     /* else unasked: dropped */
+    if (sln_arrived(s->net, o.kind, o.path)) sld_cache_store(s, &o);     /* else unasked: dropped */
     sln_obj_free(&o);
     return 0;
   }

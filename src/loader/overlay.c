@@ -1,8 +1,8 @@
 /* overlay.c - a load server's place in the overlay: the secret, the TCP
  * listener bound to the address the launcher gave, the links to its parents
  * (made by a helper thread, so that servers of a forest whose parents wait on
- * each other never block each other's handshakes), accepting and refusing
- * peers, and the front end's side (sheaf_loader_fe_*). */
+ * each other never block each other's handshakes) and the front end's side
+ * (sheaf_loader_fe_*). Accepting and refusing peers is handshake.c's. */
 #define _GNU_SOURCE
 #include "loader.h"
 #include "net.h"
@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 static int split_hosts(const char *hosts, int size, char ***out)
@@ -129,68 +127,6 @@ int sld_net_complete(const struct sld_net *n)
   for (int t = 0; t < n->roots; t++)
     if (sln_parent(n->rank, n->size, t) >= 0 && !n->parents[t]) return 0;
   return 1;
-}
-
-static int add_peer(struct sld_net *n, struct sln_link *l)
-{
-  if (n->npeers == n->cappeers) {
-    int nc = n->cappeers ? 2 * n->cappeers : 16;
-    struct sln_link **np = realloc(n->peers, (size_t)nc * sizeof *np);
-    if (!np) return -1;
-    n->peers = np;
-    n->cappeers = nc;
-  }
-  n->peers[n->npeers++] = l;
-  return 0;
-}
-
-void sld_net_peer_name(int fd, char *out, size_t cap)
-{
-  struct sockaddr_storage a;
-  socklen_t l = sizeof a;
-  char h[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  if (!getpeername(fd, (struct sockaddr *)&a, &l)) {
-    if (a.ss_family == AF_INET) {
-      inet_ntop(AF_INET, &((struct sockaddr_in *)&a)->sin_addr, h, sizeof h);
-      port = ntohs(((struct sockaddr_in *)&a)->sin_port);
-    } else if (a.ss_family == AF_INET6) {
-      inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&a)->sin6_addr, h, sizeof h);
-      port = ntohs(((struct sockaddr_in6 *)&a)->sin6_port);
-    }
-  }
-  snprintf(out, cap, "%s:%d", h, port);
-}
-
-/* an authenticated peer must be one of our children in the tree it names
- * (not yet connected) or the front end */
-struct sln_link *sld_net_admit(struct sld_server *s, int fd, uint32_t tree, uint32_t rank,
-                               const char *who)
-{
-  struct sld_net *n = s->net;
-  const char *why = NULL;
-  if (rank == SLN_FRONTEND_RANK ? tree != 0 :
-      tree >= SLN_GROUP_TREE ? (tree - SLN_GROUP_TREE >= (uint32_t)n->ngm ||
-                                n->grep[tree - SLN_GROUP_TREE] != n->rank || rank >= (uint32_t)n->size)
-      : (tree >= (uint32_t)n->roots || rank >= (uint32_t)n->size ||
-         sln_parent((int)rank, n->size, (int)tree) != n->rank))
-    why = "it is not a child (or group member) of this server";
-  for (int i = 0; !why && rank != SLN_FRONTEND_RANK && i < n->npeers; i++)
-    if (!n->peers[i]->dead && n->peers[i]->rank == rank && n->peers[i]->tree == tree)
-      why = "that child is connected already";
-  struct sln_link *l = why ? NULL : calloc(1, sizeof *l);
-  if (!why && (!l || add_peer(n, l))) { free(l); l = NULL; why = "out of memory"; }
-  if (why) {
-    sld_net_refuse(s, who, why);
-    close(fd);
-    return NULL;
-  }
-  sln_set_timeouts(fd, n->timeout_ms);
-  l->kind = 1;
-  l->fd = fd;
-  l->tree = tree;
-  l->rank = rank;
-  return l;
 }
 
 /* ---- the front end (the launcher) ---- */

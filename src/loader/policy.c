@@ -275,3 +275,11 @@ void sld_policy_free(struct sld_net *n)
   (void)n;
 }
 #endif
+
+int sld_policy_of(const struct sld_net *n, const char *path, int *group)
+{
+  *group = -1;
+  if (sld_policy_pass(n, path)) return 1;
+  *group = sld_policy_group(n, path);
+  return 0;
+}

@@ -67,8 +67,6 @@ LAYERS = {
     "src/ckpt":   {"rank": 6, "may": None, "forbid": [], "acyclic": True},
     "src/mpiio":  {"rank": 6, "may": None, "forbid": [], "acyclic": True},
     "src/loader": {"rank": 6, "may": None, "forbid": []},
-    # job I/O monitoring: libsheaf's public API only; never calls back into the parts it observes
-    "src/monitor": {"rank": 6, "may": [], "forbid": PARALLEL_SYS},
     # programs and bindings to other languages: the public API only
     "tools":      {"rank": 9, "may": [], "forbid": []},
     "examples":   {"rank": 9, "may": [], "forbid": []},
@@ -81,12 +79,7 @@ LAYERS = {
 # its folder out of this set (or sets its row's "acyclic": True, which wins
 # over this set) when its circles are broken. A pending folder's cycles are
 # still printed, and one that has none left is pointed out. Do not add to it.
-PENDING_CYCLES = {
-    "src/loader",  # cache.c <-> objects.c (and the server's request path)
-}
-# SHEAF_LAYERS_PENDING (':'-list of folders) adds to the set: the selftest
-# checks the mechanism with it whether or not a folder is pending today.
-PENDING_CYCLES |= {f for f in os.environ.get("SHEAF_LAYERS_PENDING", "").split(":") if f}
+PENDING_CYCLES = set()   # empty: the last one, src/loader, is acyclic (issue 29)
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 SOURCE_EXT = (".c", ".h")
