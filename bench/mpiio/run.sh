@@ -7,18 +7,8 @@
 # where pfr reads more file-system bytes than the MPI library.
 # MPIEXEC: the launcher (default: mpiexec). SCALE: size factor (default 1).
 set -eu
-# tee_status FILE CMD...: CMD's output shown and appended to FILE, the exit
-# status CMD's own. POSIX sh has no pipefail: `CMD | tee` takes tee's status,
-# so a crashing benchmark would be masked (set -e never sees it).
-tee_status() {
-    _ts_file=$1
-    shift
-    _ts_st=$(mktemp) || exit 1
-    { if "$@"; then _ts_rc=0; else _ts_rc=$?; fi; echo "$_ts_rc" >"$_ts_st"; } | tee -a "$_ts_file"
-    _ts_rc=$(cat "$_ts_st")
-    rm -f "$_ts_st"
-    return "${_ts_rc:-1}"
-}
+# tee_status FILE CMD... (bench/tee_status.sh): CMD's output shown and kept, its exit status
+. "$(dirname "$0")/../tee_status.sh"
 BENCH=$1 FSCOUNT=$2 DIR=$3 SMOKE=${4:-}
 MPIEXEC=${MPIEXEC:-mpiexec}
 mkdir -p "$DIR"
