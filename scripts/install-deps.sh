@@ -5,6 +5,9 @@
 #   build-essential cmake ninja-build pkg-config  build
 #   python3 libcmocka-dev                         tests
 #   clang libclang-rt-14-dev                      libFuzzer targets (tests/fuzz)
+#   clang-format                                  the one code style (.clang-format): CI checks
+#                                                 src/ tools/ tests/ bench/ include/ with
+#                                                 scripts/format.sh --check
 #   mpich libmpich-dev                            the parallel (MPI) layer and its tests
 #   libxxhash-dev                                 libsheaf_fgfs (src/fgfs): XXH3 hashes of global
 #                                                 names (Bloom filter, triage) and of files (the
@@ -47,7 +50,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
-          clang libclang-rt-14-dev mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
+          clang libclang-rt-14-dev clang-format mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
           libxxhash-dev fio python3-matplotlib strace
           libfuse3-dev fuse3 python3-dev gfortran python3-venv python3-numpy python3-pytest
           libhdf5-mpich-dev libhdf5-openmpi-dev hdf5-tools libsodium-dev)
