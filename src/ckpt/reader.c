@@ -452,18 +452,75 @@ uint64_t sheaf_ckpt_rank_count(const sheaf_ckpt *ck, int f, int r)
     return s->h.counts[(uint64_t)f * s->h.nranks + ((uint64_t)r - s->h.first_rank)];
 }
 
-/* Read the whole part of (unit, local rank lr) of field f into buf and check it. */
+#define PART_CHUNK (1u << 20) /* bytes hashed at a time: a part's check costs no more memory */
+
+/* Stream bytes [off, off+bytes) of unit s through the checksum; the bytes
+ * [from, from+len) of that range are copied to out (may be NULL) as they
+ * pass. *sum gets the checksum. */
+static int part_stream(unit_src *s, uint64_t off, uint64_t bytes, uint64_t from, uint64_t len, unsigned char *out,
+                       uint64_t *sum)
+{
+    ckf_hstate h;
+    ckf_hash_begin(&h, CKF_HASH_SEED);
+    unsigned char *tmp = malloc(bytes < PART_CHUNK ? (bytes ? bytes : 1) : PART_CHUNK);
+    if (!tmp)
+        return ckf_err(ENOMEM, "%s: no memory for a read buffer", s->name);
+    int rc = 0;
+    for (uint64_t done = 0; done < bytes && !rc; ) {
+        uint64_t k = bytes - done < PART_CHUNK ? bytes - done : PART_CHUNK;
+        if ((rc = src_read(s, tmp, k, off + done)) != 0)
+            break;
+        ckf_hash_add(&h, tmp, k);
+        uint64_t a = from > done ? from : done, e = from + len < done + k ? from + len : done + k;
+        if (out && a < e)
+            memcpy(out + (a - from), tmp + (a - done), (size_t)(e - a));
+        done += k;
+    }
+    free(tmp);
+    *sum = ckf_hash_end(&h);
+    return rc;
+}
+
+/* Field f's block header of unit s is what the unit's header says: 0, an
+ * error of the read, or EIO with *damaged = 1. */
+static int block_check(unit_src *s, uint32_t f, int *damaged)
+{
+    unsigned char bh[CKF_BLOCK_HDR], want[CKF_BLOCK_HDR];
+    *damaged = 0;
+    int rc = src_read(s, bh, CKF_BLOCK_HDR, s->h.fields[f].block_offset);
+    if (rc)
+        return rc;
+    ckf_block_hdr(f, s->h.fields[f].block_bytes, want);
+    if (memcmp(bh, want, CKF_BLOCK_HDR) && (*damaged = 1))
+        return ckf_err(EIO, "%s: field '%s': block header damaged (checksum mismatch of its marker)", s->name,
+                       s->h.fields[f].name);
+    return 0;
+}
+
+/* Elements [skip, skip+n) of the part of (unit, local rank lr) of field f
+ * into buf. The part's checksum covers the whole part, so the whole part is
+ * checked before the call succeeds, also when only some of it is asked for
+ * (a restart with another rank count reads at most two parts partly per
+ * call: it reads those in full, streamed in 1 MiB pieces). */
 static int read_part(sheaf_ckpt *ck, unit_src *s, int f, uint32_t lr, uint64_t skip, uint64_t n, void *buf)
 {
+    (void)ck;
     const ckf_field *fd = &s->h.fields[f];
     uint64_t off = fd->block_offset + CKF_BLOCK_HDR;
     for (uint32_t r = 0; r < lr; r++)
         off += s->h.counts[(uint64_t)f * s->h.nranks + r] * fd->elemsize;
-    uint64_t cnt = s->h.counts[(uint64_t)f * s->h.nranks + lr];
-    int rc = src_read(s, buf, n * fd->elemsize, off + skip * fd->elemsize);
+    uint64_t cnt = s->h.counts[(uint64_t)f * s->h.nranks + lr], sum;
+    int damaged, rc = block_check(s, (uint32_t)f, &damaged);
     if (rc)
         return rc;
-    if (skip == 0 && n == cnt && ckf_hash(buf, n * fd->elemsize, CKF_HASH_SEED) != s->h.sums[(uint64_t)f * s->h.nranks + lr])
+    if (skip == 0 && n == cnt) {
+        rc = src_read(s, buf, n * fd->elemsize, off);
+        sum = rc ? 0 : ckf_hash(buf, n * fd->elemsize, CKF_HASH_SEED);
+    } else
+        rc = part_stream(s, off, cnt * fd->elemsize, skip * fd->elemsize, n * fd->elemsize, buf, &sum);
+    if (rc)
+        return rc;
+    if (sum != s->h.sums[(uint64_t)f * s->h.nranks + lr])
         return ckf_err(EIO, "%s: field '%s' of rank %" PRIu64 ": checksum mismatch", s->name, fd->name,
                        s->h.first_rank + lr);
     ckf_swap_elems(buf, n, fd->elemsize);
@@ -502,36 +559,26 @@ static int rd_read(sheaf_ckpt *ck, int f, uint64_t first, uint64_t n, void *buf)
 
 static int verify_unit(unit_src *s, uint64_t *bad)
 {
-    unsigned char bh[CKF_BLOCK_HDR], want[CKF_BLOCK_HDR];
     for (uint32_t f = 0; f < s->h.nfields; f++) {
         const ckf_field *fd = &s->h.fields[f];
-        int rc = src_read(s, bh, CKF_BLOCK_HDR, fd->block_offset);
-        if (rc)
-            return rc;
-        ckf_block_hdr(f, fd->block_bytes, want);
-        if (memcmp(bh, want, CKF_BLOCK_HDR)) {
+        int damaged, rc = block_check(s, f, &damaged);
+        if (damaged) {
             *bad += 1;
             continue;
         }
+        if (rc)
+            return rc;
         uint64_t off = fd->block_offset + CKF_BLOCK_HDR;
         for (uint32_t r = 0; r < s->h.nranks; r++) {
-            uint64_t bytes = s->h.counts[(uint64_t)f * s->h.nranks + r] * fd->elemsize, done = 0;
-            uint64_t h = CKF_HASH_SEED;
-            unsigned char *tmp = malloc(bytes ? bytes : 1);
-            if (!tmp)
-                return ckf_err(ENOMEM, "%s: no memory for %" PRIu64 " bytes", s->name, bytes);
-            rc = src_read(s, tmp, bytes, off);
-            if (!rc)
-                h = ckf_hash(tmp, bytes, CKF_HASH_SEED);
-            free(tmp);
-            if (rc)
+            uint64_t bytes = s->h.counts[(uint64_t)f * s->h.nranks + r] * fd->elemsize, h;
+            if ((rc = part_stream(s, off, bytes, 0, 0, NULL, &h)) != 0)
                 return rc;
-            (void)done;
             if (h != s->h.sums[(uint64_t)f * s->h.nranks + r])
                 *bad += 1;
             off += bytes;
         }
     }
+    ckf_err(0, "%s", "");
     return 0;
 }
 
