@@ -1,6 +1,7 @@
 /* format.c - encode/decode of the checkpoint unit header and the manifest,
  * the data checksum and byte order (doc/ckpt.md). */
 #include "format.h"
+#include "errrec.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -8,13 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Thread_local char errbuf[512];
 
 size_t ckf_type_size(int t)
 {
     static const unsigned char sizes[] = {0, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8}; /* SHEAF_CKPT_U8 .. F64 */
     return t >= 1 && t <= SHEAF_CKPT_F64 ? sizes[t] : 0;
 }
+
+#ifdef CKF_ERR_ELSEWHERE
+/* libsheaf_ckpt.so's copy: the record is libsheaf_ckpt_read's (errrec.h) */
+int ckf_err(int code, const char *fmt, ...)
+{
+    char b[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    sheaf__ckpt_errset(b);
+    return code;
+}
+
+const char *ckf_errmsg(void) { return sheaf_ckpt_errmsg(); }
+#else
+static _Thread_local char errbuf[512];
 
 int ckf_err(int code, const char *fmt, ...)
 {
@@ -26,6 +43,9 @@ int ckf_err(int code, const char *fmt, ...)
 }
 
 const char *ckf_errmsg(void) { return errbuf; }
+
+void sheaf__ckpt_errset(const char *msg) { snprintf(errbuf, sizeof errbuf, "%s", msg ? msg : ""); }
+#endif
 
 int ckf_host_is_le(void)
 {
