@@ -59,6 +59,25 @@ int sheaf_ckpt_type_by_name(const char *name)
     return 0;
 }
 
+/* Open the regular file p for reading: O_NONBLOCK, then fstat, so that a
+ * FIFO (or a device) in its place is refused at once instead of waiting for
+ * a writer (the container tools do the same, src/core/io.c). 0 and *fd, or
+ * an errno with the message naming p. */
+static int open_regular(const char *p, int *fd, struct stat *st)
+{
+    *fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (*fd < 0)
+        return ckf_err(errno, "%s: %s", p, strerror(errno));
+    int fl;
+    if (fstat(*fd, st) || !S_ISREG(st->st_mode) || (fl = fcntl(*fd, F_GETFL)) < 0 ||
+        fcntl(*fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        close(*fd);
+        *fd = -1;
+        return ckf_err(EINVAL, "%s: not a regular file", p);
+    }
+    return 0;
+}
+
 /* Read the whole small file dir/name into a NUL-terminated malloc'd string. */
 static int slurp(const char *dir, const char *name, char **out, size_t *len)
 {
@@ -66,14 +85,10 @@ static int slurp(const char *dir, const char *name, char **out, size_t *len)
     int rc = ckf_join(p, sizeof p, dir, name);
     if (rc)
         return rc;
-    int fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return ckf_err(errno, "%s: %s", p, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return ckf_err(EINVAL, "%s: not a regular file", p);
-    }
+    int fd;
+    if ((rc = open_regular(p, &fd, &st)) != 0)
+        return rc;
     if (st.st_size > MANIFEST_MAX) {
         close(fd);
         return ckf_err(EFBIG, "%s: %lld bytes: larger than a manifest may be (%u bytes)", p,
@@ -233,6 +248,13 @@ static int src_read(unit_src *s, void *buf, uint64_t n, uint64_t off)
 
 static int sion_open_container(const char *path, unit_src *s)
 {
+    /* the container's first file must be a regular file before sion_open
+     * opens it (a FIFO would block there) */
+    struct stat st;
+    int fd, rc = open_regular(path, &fd, &st);
+    if (rc)
+        return rc;
+    close(fd);
     int nfiles;
     sion_int32 fsblk;
     FILE *fp = NULL;
@@ -261,10 +283,10 @@ static int unit_open(sheaf_ckpt *ck, uint32_t i)
         return jrc;
     snprintf(s->name, sizeof s->name, "%s", p + (strlen(p) > 255 ? strlen(p) - 255 : 0));
     if (s->u->kind == 'p') {
-        s->fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         struct stat st;
-        if (s->fd < 0 || fstat(s->fd, &st) || !S_ISREG(st.st_mode))
-            return ckf_err(errno ? errno : EINVAL, "%s: %s", p, errno ? strerror(errno) : "not a regular file");
+        int rc = open_regular(p, &s->fd, &st);
+        if (rc)
+            return rc;
         s->size = (uint64_t)st.st_size;
     } else {
         /* consecutive units of one container share its sid (the writer lists
