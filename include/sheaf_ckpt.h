@@ -88,7 +88,9 @@ SHEAF_API int sheaf_ckpt_latest_mpi(MPI_Comm comm, const char *base, uint64_t *s
 SHEAF_API int sheaf_ckpt_role(const sheaf_ckpt_ctx *ctx);
 SHEAF_API const char *sheaf_ckpt_strategy_name(const sheaf_ckpt_ctx *ctx);
 SHEAF_API void sheaf_ckpt_get_stats(const sheaf_ckpt_ctx *ctx, sheaf_ckpt_stats *st);
-/* Message of the last failure of this context ("" if none). */
+/* Message of the last failure of this context ("" if none). A failed
+ * sheaf_ckpt_init (no context) and sheaf_ckpt_latest_mpi (on every rank)
+ * leave theirs in sheaf_ckpt_errmsg() (sheaf_ckpt_read.h). */
 SHEAF_API const char *sheaf_ckpt_error(const sheaf_ckpt_ctx *ctx);
 
 #ifdef __cplusplus

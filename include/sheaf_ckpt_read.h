@@ -74,8 +74,10 @@ SHEAF_API uint64_t sheaf_ckpt_rank_count(const sheaf_ckpt *ck, int f, int r);
 
 /* Read elements [first, first+n) of field f, numbered over all writer ranks
  * in rank order (rank 0's elements first): restart with any number of ranks,
- * each reading the range it is given. Values are in host byte order. The
- * checksum of every rank part touched entirely is checked (EIO on mismatch). */
+ * each reading the range it is given. Values are in host byte order. Every
+ * rank part the range touches is checked whole against its checksum, also
+ * one read only in part (-EIO on mismatch: no damaged byte is returned by a
+ * call that succeeds). */
 SHEAF_API int sheaf_ckpt_read(sheaf_ckpt *ck, int f, uint64_t first, uint64_t n, void *buf);
 /* Read every byte of every unit and check all checksums; *bad = rank parts
  * whose checksum differs (0 for a good checkpoint). */

@@ -1,6 +1,7 @@
 /* format.c - encode/decode of the checkpoint unit header and the manifest,
  * the data checksum and byte order (doc/ckpt.md). */
 #include "format.h"
+#include "errrec.h"
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -8,13 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-static _Thread_local char errbuf[512];
 
 size_t ckf_type_size(int t)
 {
     static const unsigned char sizes[] = {0, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8}; /* SHEAF_CKPT_U8 .. F64 */
     return t >= 1 && t <= SHEAF_CKPT_F64 ? sizes[t] : 0;
 }
+
+#ifdef CKF_ERR_ELSEWHERE
+/* libsheaf_ckpt.so's copy: the record is libsheaf_ckpt_read's (errrec.h) */
+int ckf_err(int code, const char *fmt, ...)
+{
+    char b[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    sheaf__ckpt_errset(b);
+    return code;
+}
+
+const char *ckf_errmsg(void) { return sheaf_ckpt_errmsg(); }
+#else
+static _Thread_local char errbuf[512];
 
 int ckf_err(int code, const char *fmt, ...)
 {
@@ -26,6 +43,9 @@ int ckf_err(int code, const char *fmt, ...)
 }
 
 const char *ckf_errmsg(void) { return errbuf; }
+
+void sheaf__ckpt_errset(const char *msg) { snprintf(errbuf, sizeof errbuf, "%s", msg ? msg : ""); }
+#endif
 
 int ckf_host_is_le(void)
 {
@@ -74,26 +94,57 @@ void ckf_swap_elems(void *data, uint64_t n, size_t es)
 }
 
 /* 64-bit words (little-endian, the tail zero-padded): h ^= w; h *= P;
- * h ^= h >> 29; finally h ^= n. */
-uint64_t ckf_hash(const void *data, uint64_t n, uint64_t seed)
+ * h ^= h >> 29; finally h ^= n. Streamed: ckf_hash_add in pieces of any size
+ * gives the same value as one ckf_hash of the concatenation. */
+static uint64_t hash_word(uint64_t h, uint64_t w)
+{
+    const uint64_t P = 0x100000001b3ull * 0x9e3779b1ull | 1u;
+    h ^= w;
+    h *= P;
+    return h ^ (h >> 29);
+}
+
+void ckf_hash_begin(ckf_hstate *s, uint64_t seed)
+{
+    memset(s, 0, sizeof *s);
+    s->h = seed;
+}
+
+void ckf_hash_add(ckf_hstate *s, const void *data, uint64_t n)
 {
     const unsigned char *p = data;
-    uint64_t h = seed;
-    const uint64_t P = 0x100000001b3ull * 0x9e3779b1ull | 1u;
-    uint64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        h ^= ckf_get_u64(p + i);
-        h *= P;
-        h ^= h >> 29;
+    s->n += n;
+    while (n && s->tl) { /* complete a word begun by the previous piece */
+        s->t[s->tl++] = *p++;
+        n--;
+        if (s->tl == 8) {
+            s->h = hash_word(s->h, ckf_get_u64(s->t));
+            s->tl = 0;
+        }
     }
-    if (i < n) {
+    for (; n >= 8; n -= 8, p += 8)
+        s->h = hash_word(s->h, ckf_get_u64(p));
+    memcpy(s->t, p, (size_t)n);
+    s->tl = (unsigned)n;
+}
+
+uint64_t ckf_hash_end(ckf_hstate *s)
+{
+    uint64_t h = s->h;
+    if (s->tl) {
         unsigned char t[8] = {0};
-        memcpy(t, p + i, (size_t)(n - i));
-        h ^= ckf_get_u64(t);
-        h *= P;
-        h ^= h >> 29;
+        memcpy(t, s->t, s->tl);
+        h = hash_word(h, ckf_get_u64(t));
     }
-    return h ^ n;
+    return h ^ s->n;
+}
+
+uint64_t ckf_hash(const void *data, uint64_t n, uint64_t seed)
+{
+    ckf_hstate s;
+    ckf_hash_begin(&s, seed);
+    ckf_hash_add(&s, data, n);
+    return ckf_hash_end(&s);
 }
 
 uint64_t ckf_header_size(uint32_t nfields, uint32_t nranks)

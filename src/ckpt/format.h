@@ -50,6 +50,15 @@ void ckf_block_hdr(uint32_t f, uint64_t bytes, unsigned char out[16]);
 /* The data checksum (doc/ckpt.md): over the little-endian bytes. */
 uint64_t ckf_hash(const void *data, uint64_t n, uint64_t seed);
 #define CKF_HASH_SEED 0x5348454146434b31ull
+/* The same checksum over data given in pieces (bounded memory). */
+typedef struct ckf_hstate {
+    uint64_t h, n;
+    unsigned char t[8];
+    unsigned tl;
+} ckf_hstate;
+void ckf_hash_begin(ckf_hstate *s, uint64_t seed);
+void ckf_hash_add(ckf_hstate *s, const void *data, uint64_t n);
+uint64_t ckf_hash_end(ckf_hstate *s);
 
 /* Host <-> little-endian for elements of size es (no-op on little-endian hosts). */
 int ckf_host_is_le(void);

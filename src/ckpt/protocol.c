@@ -142,7 +142,9 @@ static int root_decide(sheaf_ckpt_ctx *c, ck_slot *s)
                 return rc;
             msg[sizeof msg - 1] = 0;
         }
-        if (!s->res.rc) {
+        /* the lowest failing rank's code, but a timeout wins: a rank that
+         * timed out returns ETIMEDOUT itself, and so must every rank */
+        if (!s->res.rc || (c->rcs[r] == ETIMEDOUT && s->res.rc != ETIMEDOUT)) {
             s->res.rc = c->rcs[r];
             s->res.rank = r;
             snprintf(s->res.msg, sizeof s->res.msg, "%s", msg);
@@ -258,6 +260,12 @@ static int ckpt_write(sheaf_ckpt_ctx *c, uint64_t step)
     s->local_rc = write_strategy(c, step, s->local_msg, sizeof s->local_msg);
     c->seq++;
     slot_post(c, s);
+    if (c->broken && c->rank != 0) { /* a wait of this rank's own part timed out (an rbio writer whose
+                                       * worker's data never came): ETIMEDOUT now, the code every other
+                                       * rank gets for this step (rank 0 prefers it, or times out too) */
+        c->st.blocked_s = ck_now() - t0;
+        return err ? err : s->local_rc ? s->local_rc : EIO;
+    }
     if (c->cfg.strategy != CK_RBIO || c->rank == 0)
         rc = slot_complete(c, s);
     c->st.blocked_s = ck_now() - t0;

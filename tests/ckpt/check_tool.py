@@ -6,7 +6,9 @@ values the writers stored (the test's formula), the .npy also through numpy
 when it is installed; then damage: a flipped data byte of the last unit (a
 plain file or a task of a sion container: both are checked, a checksum
 skipped for either fails) is found by verify (exit 1) and by extract
-(checksum), a damaged manifest is not listed, and usage errors exit 2."""
+(checksum), a FIFO in place of a unit file or of the manifest is refused
+without hanging (every command within 20 s), a damaged manifest is not
+listed, and usage errors exit 2."""
 import os
 import shutil
 import struct
@@ -18,7 +20,10 @@ sheaf, base, np_, step = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.arg
 
 
 def run(*args, expect=0):
-    p = subprocess.run([sheaf, "ckpt", *args], capture_output=True, text=True)
+    try:
+        p = subprocess.run([sheaf, "ckpt", *args], capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"FAIL: sheaf ckpt {' '.join(args)}: no answer within 20 s (hangs)")
     if p.returncode != expect:
         sys.exit(f"FAIL: sheaf ckpt {' '.join(args)}: exit {p.returncode}, expected {expect}\n{p.stdout}{p.stderr}")
     return p.stdout
@@ -115,6 +120,28 @@ try:
     run("extract", "-f", "u", "-o", os.path.join(tmp, "x"), cd, expect=1)
     print(f"check_tool: a flipped byte in a {kind} unit ({os.path.relpath(victim, cd)} offset {at}): "
           "verify DAMAGED, extract refused")
+    # a FIFO in place of a unit file, then of the manifest: refused at once
+    # (not a regular file), never a hang (issue 31: open() waited for a writer)
+    fc = os.path.join(tmp, "fifo")
+    shutil.copytree(base, fc)
+    fd_ = os.path.join(fc, "step-%020d" % step)
+    unit0 = [l.split() for l in open(os.path.join(fd_, "manifest")) if l.startswith("unit ")][0][2]
+    os.unlink(os.path.join(fd_, unit0))
+    os.mkfifo(os.path.join(fd_, unit0))
+    for args in (("info", fd_), ("verify", fd_), ("extract", "-f", "u", "-o", os.path.join(tmp, "y"), fd_)):
+        try:
+            err = subprocess.run([sheaf, "ckpt", *args], capture_output=True, text=True, timeout=20)
+        except subprocess.TimeoutExpired:
+            sys.exit(f"FAIL: {args[0]} with a FIFO unit: no answer within 20 s (hangs)")
+        if err.returncode != 1 or "not a regular file" not in err.stderr:
+            sys.exit(f"FAIL: {args[0]} with a FIFO unit: exit {err.returncode}: {err.stderr}")
+    os.unlink(os.path.join(fd_, "manifest"))
+    os.mkfifo(os.path.join(fd_, "manifest"))
+    if f"step {step} " in run("list", fc):
+        sys.exit("FAIL: a checkpoint whose manifest is a FIFO is listed")
+    run("info", fd_, expect=1)
+    run("verify", fd_, expect=1)
+    print("check_tool: a FIFO as a unit or manifest: refused, no hang")
     with open(os.path.join(cd, "manifest"), "w") as fh:
         fh.write("sheaf-ckpt-manifest 1\napp x\n")
     if f"step {step} " in run("list", cp):

@@ -255,7 +255,18 @@ static int badinput(const char *base)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = sheaf_ckpt_init(MPI_COMM_WORLD, base, "t", bad[i], &c);
         CHECK(rc == -EINVAL && c == NULL, "options '%s' gave %d", bad[i], rc);
+        /* the one error record (issue 31): init's message reaches
+         * sheaf_ckpt_errmsg (it went to a second copy before) */
+        CHECK(strstr(sheaf_ckpt_errmsg(), "sheaf_ckpt_init(") != NULL, "options '%s': errmsg '%s'", bad[i],
+              sheaf_ckpt_errmsg());
     }
+    /* sheaf_ckpt_latest_mpi: the same code and rank 0's message on every rank */
+    char none[4200];
+    uint64_t st = 7;
+    snprintf(none, sizeof none, "%s/no-such-dir", base);
+    int lrc = sheaf_ckpt_latest_mpi(MPI_COMM_WORLD, none, &st);
+    CHECK(lrc == -ENOENT && strstr(sheaf_ckpt_errmsg(), "no-such-dir") != NULL, "latest_mpi: %d '%s'", lrc,
+          sheaf_ckpt_errmsg());
     setenv("SHEAF_CKPT_STRATEGY", "nonsense", 1);
     CHECK(sheaf_ckpt_init(MPI_COMM_WORLD, base, "t", "strategy=fpp", &c) == -EINVAL, "bad SHEAF_CKPT_STRATEGY");
     setenv("SHEAF_CKPT_STRATEGY", "coio", 1);

@@ -7,6 +7,8 @@
  *          (EINVAL naming the unit), not ENOMEM, no crash, in seconds
  *   huge   a manifest larger than the 64 MiB cap: EFBIG naming the file
  *   count  a short manifest claiming 16 million units: EINVAL, nothing allocated
+ *   sparse a unit whose header claims 1 GiB (a sparse file): EINVAL for its
+ *          checksum, within the limit (the old reader: ENOMEM)
  * usage: test_ckpt_hostile SEED WORKDIR  (SEED: tests/fuzz/corpus/ckpt-coio-2ranks.bin,
  * a packed checkpoint: flags byte, manifest, NUL, unit file bytes) */
 #include "sheaf_ckpt_read.h"
@@ -158,6 +160,36 @@ int main(int argc, char **argv)
     printf("count: status %d, code %d: %s\n", st, code, msg);
     CHECK(st == 0 && code == -EINVAL && strstr(msg, "/count/manifest") && strstr(msg, "unit or rank count"),
           "status %d code %d: %s", st, code, msg);
+
+    /* sparse: a unit whose header claims 64 fields x 2^20 ranks (a 1 GiB
+     * header), a hole past its first 112 bytes: refused (header checksum)
+     * within the 384 MiB limit, not ENOMEM (the old reader allocated the 1
+     * GiB header before checking it) */
+    snprintf(dir, sizeof dir, "%s/sparse", argv[2]);
+    mkdir(dir, 0777);
+    const unsigned snf = 64, snr = 1u << 20;
+    uint64_t need = 112 + 64ull * snf + 16ull * snf * snr + 8;
+    unsigned char hdr[112] = "SHEAFCK1";
+    const uint64_t vals[][3] = {{8, 4, 1}, {12, 4, need}, {16, 8, 1}, {24, 4, snf}, {28, 4, snr}, {32, 8, 0},
+                                {40, 8, snr}};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
+        for (uint64_t b = 0; b < vals[i][1]; b++)
+            hdr[vals[i][0] + b] = (unsigned char)(vals[i][2] >> (8 * b));
+    put(dir, "u0", hdr, sizeof hdr);
+    snprintf(mp, sizeof mp, "%s/u0", dir);
+    if (truncate(mp, (off_t)(need + 16 * snf))) {
+        printf("truncate %s failed\n", mp);
+        return 2;
+    }
+    char m4[256];
+    snprintf(m4, sizeof m4, "sheaf-ckpt-manifest 1\napp a\nstrategy coio\nstep 1\nranks %u\nunits 1\n"
+             "unit plain u0 -1 0 %u\nend\n", snr, snr);
+    put(dir, "manifest", m4, strlen(m4));
+    st = open_bounded(dir, &code, msg, sizeof msg, &secs);
+    printf("sparse (%llu-byte header claimed): status %d, code %d, %.2f s: %s\n", (unsigned long long)need, st, code,
+           secs, msg);
+    CHECK(st == 0 && code == -EINVAL && strstr(msg, "/sparse/u0") && strstr(msg, "header checksum"),
+          "status %d code %d (ENOMEM = %d: the header allocated before it is checked): %s", st, code, ENOMEM, msg);
 
     printf("test_ckpt_hostile: %s\n", fails ? "FAILED" : "OK");
     return fails ? 1 : 0;

@@ -4,9 +4,11 @@
 Usage: check_exports.py SOURCE_DIR LIBDIR...
 
 The allowlist is read from the headers, not kept by hand: every declaration
-marked SHEAF_API in SOURCE_DIR/include/*.h, plus the one internal binding
+marked SHEAF_API in SOURCE_DIR/include/*.h, plus the internal interfaces
+between sheaf's libraries, whose names must start with "sheaf__": the binding
 interface the parallel libraries use (SHEAF_API declarations in
-src/par/binding.h, whose names must start with "sheaf__").
+src/par/binding.h, libsheaf.so) and the checkpoints' one error record
+(src/ckpt/errrec.h, libsheaf_ckpt_read.so, which libsheaf_ckpt.so writes to).
 
 Each header belongs to one library: include/sion_<part>.h,
 include/sion_datatypes_<part>.h and include/sheaf_<part>*.h to
@@ -201,13 +203,15 @@ def main(argv):
     allowed = {part: {} for part in libs}   # part -> name -> header
     incdir = os.path.join(src, "include")
     headers = sorted(os.path.join(incdir, h) for h in os.listdir(incdir) if h.endswith(".h"))
-    binding = os.path.join(src, "src", "par", "binding.h")
-    for h in headers + ([binding] if os.path.exists(binding) else []):
-        part = "" if h == binding else library_of(h, parts)
+    # internal interfaces between sheaf's own libraries: (header, library part)
+    internal = {os.path.join(src, "src", "par", "binding.h"): "",
+                os.path.join(src, "src", "ckpt", "errrec.h"): "ckpt_read"}
+    for h in headers + [i for i in internal if os.path.exists(i)]:
+        part = internal[h] if h in internal else library_of(h, parts)
         if part not in allowed:
             continue   # e.g. sion_mpi.h in a build without MPI
         for n in api_names(h):
-            if h == binding and not n.startswith("sheaf__"):
+            if h in internal and not n.startswith("sheaf__"):
                 print(f"check_exports: {h}: internal export {n} must be named sheaf__*", file=sys.stderr)
                 return 1
             allowed[part][n] = os.path.relpath(h, src)
