@@ -96,28 +96,37 @@ static int wants_dache(MPI_Info info) {
 
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
   int rc = PMPI_File_open(comm, filename, amode, info, fh);
-  if (rc != MPI_SUCCESS || !wanted(info)) return rc;
+  if (rc != MPI_SUCCESS) return rc;
   int slot = -1;
   for (int i = 0; i < MAXF && slot < 0; i++)
     if (!table[i].sf) slot = i;
+  int want = wanted(info), dache = wants_dache(info), ok = slot >= 0 || !want;
+  /* one agreement (one MPI_Allreduce) on every open, taken over or not: a
+   * free table slot where wanted, and whether each rank wants the file
+   * taken over and as DACHe (minimum, maximum) - a rank that asked alone
+   * would wait in sheaf_file_open for the others */
+  int64_t v[4] = {want, -want, dache, -dache};
+  sheaf_comm_mpi_ref_t ref;
+  sheaf_comm_agreement a;
+  int bad = sheaf_comm_agree(sheaf_comm_mpi_ref(&ref, comm), ok ? 0 : -1, ok ? NULL : "table full", v, 4, &a);
+  if (!bad && v[1] == 0) return MPI_SUCCESS;  /* nobody asked */
+  const char *why = bad ? "the file table is full (or the agreement failed)"
+                  : v[0] != -v[1] ? "sheaf_cache/SHEAF_MPIIO asks for sheaf on some ranks only"
+                  : v[2] != -v[3] ? "sheaf_cache=dache on some ranks only" : NULL;
   MPI_Info mine;
   if (info != MPI_INFO_NULL) MPI_Info_dup(info, &mine);
   else MPI_Info_create(&mine);
-  int dache = wants_dache(info);
   if (dache) MPI_Info_set(mine, "sheaf_cache", "dache");
   else MPI_Info_set(mine, "sheaf_write_through", "true");
   /* the real open created the file; delete-on-close is the real handle's */
   int samode = amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN |
                          MPI_MODE_SEQUENTIAL);
   sheaf_file sf = NULL;
-  int src = 0, ok = slot >= 0;
-  sheaf_comm_mpi_ref_t ref;  /* every rank has a free table slot (one MPI_Allreduce) */
-  int any = sheaf_comm_agree(sheaf_comm_mpi_ref(&ref, comm), ok ? 0 : -1, ok ? NULL : "table full", NULL, 0, NULL) == 0;
-  if (any) src = sheaf_file_open(comm, filename, samode, mine, &sf);
+  int src = why ? -1 : sheaf_file_open(comm, filename, samode, mine, &sf);
   MPI_Info_free(&mine);
-  if (!any || src != 0) {  /* not taken over: the real handle serves everything */
+  if (src != 0) {  /* not taken over: the real handle serves everything */
     if (getenv("SHEAF_MPIIO_VERBOSE"))
-      fprintf(stderr, "sheaf-mpiio: %s not taken over: %s\n", filename, any ? sheaf_mpiio_open_errmsg() : "table full");
+      fprintf(stderr, "sheaf-mpiio: %s not taken over: %s\n", filename, why ? why : sheaf_mpiio_open_errmsg());
     return MPI_SUCCESS;
   }
   table[slot].real = *fh;
