@@ -10,8 +10,11 @@
  *                         every rank, message checked; matching hints open,
  *                         write_at_all and read back the same bytes
  *   hints_test pmpi DIR   MPI_File_open through libsheaf-mpiio-pmpi.so (linked
- *                         in front of MPI): a mismatch is never a hang; the
- *                         file opens on the MPI library's MPI-IO, bytes checked
+ *                         in front of MPI): a mismatch, or DACHe hints it
+ *                         cannot serve (item 3: more pages than locks), fail
+ *                         the open on every rank with rank 0 saying why;
+ *                         with sheaf_fallback=true everywhere the file opens
+ *                         on MPI's MPI-IO with a warning (bytes checked)
  * Run at 2 and 3 ranks (the odd ranks get the other value). */
 #include <errno.h>
 #include <unistd.h>
@@ -107,33 +110,96 @@ static void rw_mpi(MPI_File f, const char *what) {
   CHECK(memcmp(buf, back, sizeof buf) == 0, "%s: bytes read back differ", what);
 }
 
-/* open with kv0 on rank 0, kv1 elsewhere; want_ok: the open must succeed
- * (then the bytes are checked), else fail on every rank */
-static void open_mpi(const char *dir, const char *name, const char *kv0, const char *kv1, int want_ok) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/hints_pmpi_%s.dat", dir, name);
-  MPI_Info info = info_for(kv0, kv1);
-  MPI_File f = MPI_FILE_NULL;
-  int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &f);
-  MPI_Info_free(&info);
-  if (want_ok) {
-    CHECK(rc == MPI_SUCCESS, "%s: MPI_File_open -> %d", name, rc);
-  } else {
-    CHECK(rc != MPI_SUCCESS && f == MPI_FILE_NULL, "%s: MPI_File_open -> %d, want an error on every rank", name, rc);
+/* rank 0's stderr during an open, into err (the warning / error line) */
+static int open_captured(const char *path, MPI_Info info, MPI_File *f, char *err, size_t len) {
+  char tmp[600];
+  snprintf(tmp, sizeof tmp, "%s.err", path);
+  int saved = -1;
+  if (rank == 0) {
+    fflush(stderr);
+    saved = dup(2);
+    FILE *t = fopen(tmp, "w");
+    if (t) { dup2(fileno(t), 2); fclose(t); }
   }
-  if (rc == MPI_SUCCESS) {
-    rw_mpi(f, name);
-    CHECK(MPI_File_close(&f) == MPI_SUCCESS, "%s: close", name);
+  int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, f);
+  err[0] = 0;
+  if (rank == 0) {
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    FILE *t = fopen(tmp, "r");
+    if (t) { size_t n = fread(err, 1, len - 1, t); err[n] = 0; fclose(t); }
+    unlink(tmp);
+  }
+  return rc;
+}
+
+/* hints sheaf cannot serve: the open fails on every rank naming why; with
+ * sheaf_fallback=true on every rank it opens on MPI's MPI-IO with a warning */
+static void refused(const char *dir, const char *name, const char *kv0, const char *kv1, const char *key) {
+  char path[512], err[4096], k0[512], k1[512];
+  snprintf(path, sizeof path, "%s/hints_pmpi_%s.dat", dir, name);
+  for (int fb = 0; fb < 2; fb++) {
+    snprintf(k0, sizeof k0, "%s%s", kv0, fb ? ",sheaf_fallback=true" : "");
+    snprintf(k1, sizeof k1, "%s%s", kv1, fb ? ",sheaf_fallback=true" : "");
+    MPI_Info info = info_for(k0, k1);
+    MPI_File f = MPI_FILE_NULL;
+    int rc = open_captured(path, info, &f, err, sizeof err);
+    MPI_Info_free(&info);
+    if (!fb) {
+      CHECK(rc != MPI_SUCCESS && f == MPI_FILE_NULL, "%s: MPI_File_open -> %d, want an error on every rank", name, rc);
+      if (rank == 0)
+        CHECK(strstr(err, "MPI_File_open") && strstr(err, key) && strstr(err, "sheaf_fallback"),
+              "%s: rank 0's message does not name %s: '%s'", name, key, err);
+    } else {
+      CHECK(rc == MPI_SUCCESS, "%s with sheaf_fallback=true: MPI_File_open -> %d", name, rc);
+      if (rank == 0)
+        CHECK(strstr(err, "warning") && strstr(err, key), "%s: rank 0's warning does not name %s: '%s'", name, key,
+              err);
+    }
+    if (rc == MPI_SUCCESS) {
+      rw_mpi(f, name);
+      CHECK(MPI_File_close(&f) == MPI_SUCCESS, "%s: close", name);
+    }
   }
 }
 
 static int test_pmpi(const char *dir) {
   /* before: ranks 1.. opened on MPI's MPI-IO alone while rank 0 waited in sheaf's open */
-  open_mpi(dir, "pfr1", "sheaf_cache=pfr", "", 1);
-  open_mpi(dir, "dache1", "sheaf_cache=dache,sheaf_dache_max_size=1M", "sheaf_cache=pfr", 1);
+  refused(dir, "pfr1", "sheaf_cache=pfr", "", "on some ranks only");
+  refused(dir, "dache1", "sheaf_cache=dache,sheaf_dache_max_size=1M", "sheaf_cache=pfr", "dache on some ranks only");
   /* before: taken over with different round sizes, write_at_all hung */
-  open_mpi(dir, "cbbuf", "sheaf_cache=pfr,cb_buffer_size=1024", "sheaf_cache=pfr,cb_buffer_size=16777216", 1);
-  open_mpi(dir, "same", "sheaf_cache=pfr,cb_buffer_size=1024", "sheaf_cache=pfr,cb_buffer_size=1024", 1);
+  refused(dir, "cbbuf", "sheaf_cache=pfr,cb_buffer_size=1024", "sheaf_cache=pfr,cb_buffer_size=16777216",
+          "cb_buffer_size");
+  /* issue 30 item 3: more pages than locks - before: silently left to MPI's MPI-IO */
+  refused(dir, "smallpage", "sheaf_cache=dache,sheaf_dache_page_size=64", "sheaf_cache=dache,sheaf_dache_page_size=64",
+          "more than the");
+  /* fallback asked on some ranks only: no fallback, the open fails everywhere */
+  {
+    char path[512], err[4096];
+    snprintf(path, sizeof path, "%s/hints_pmpi_fbone.dat", dir);
+    MPI_Info info = info_for("sheaf_cache=dache,sheaf_dache_page_size=64,sheaf_fallback=true",
+                             "sheaf_cache=dache,sheaf_dache_page_size=64");
+    MPI_File f = MPI_FILE_NULL;
+    int rc = open_captured(path, info, &f, err, sizeof err);
+    MPI_Info_free(&info);
+    CHECK(rc != MPI_SUCCESS && f == MPI_FILE_NULL, "fallback on rank 0 only: MPI_File_open -> %d", rc);
+    if (rc == MPI_SUCCESS) MPI_File_close(&f);
+  }
+  /* matching hints: taken over, works */
+  {
+    char path[512], err[4096];
+    snprintf(path, sizeof path, "%s/hints_pmpi_same.dat", dir);
+    MPI_Info info = mkinfo("sheaf_cache=pfr,cb_buffer_size=1024");
+    MPI_File f = MPI_FILE_NULL;
+    int rc = open_captured(path, info, &f, err, sizeof err);
+    MPI_Info_free(&info);
+    CHECK(rc == MPI_SUCCESS && (rank != 0 || err[0] == 0), "same hints: open -> %d, stderr '%s'", rc, err);
+    if (rc == MPI_SUCCESS) {
+      rw_mpi(f, "same");
+      MPI_File_close(&f);
+    }
+  }
   return finish_test("hints.pmpi");
 }
 
