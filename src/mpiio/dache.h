@@ -34,6 +34,7 @@ typedef struct mio_dache_cfg {
   int progress;       /* sheaf_lock_progress_mode */
   int atomic;         /* page-granular two-phase locking for every request */
   int audit;          /* run mio_dache_audit at every sheaf_file_sync */
+  int64_t direct;     /* requests of at least this many bytes bypass the page copies (0: never) */
 } mio_dache_cfg;
 
 typedef struct mio_dache_stats {

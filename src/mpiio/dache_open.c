@@ -81,6 +81,7 @@ static void fill_config(dache *d, sheaf_file fh, const mio_dache_cfg *cfg) {
   d->nmeta = (d->npages + d->P - 1) / d->P;
   d->atomic = cfg->atomic;
   d->audit = cfg->audit;
+  d->direct = cfg->direct;
   const char *br = getenv("SHEAF_DACHE_BREAK");
   d->broken = br && *br && strcmp(br, "0") != 0;
   d->meta_win = d->slot_win = MPI_WIN_NULL;
