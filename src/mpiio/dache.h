@@ -34,6 +34,7 @@ typedef struct mio_dache_cfg {
   int progress;       /* sheaf_lock_progress_mode */
   int atomic;         /* page-granular two-phase locking for every request */
   int audit;          /* run mio_dache_audit at every sheaf_file_sync */
+  int64_t direct;     /* requests of at least this many bytes bypass the page copies (0: never) */
 } mio_dache_cfg;
 
 typedef struct mio_dache_stats {
@@ -47,8 +48,17 @@ typedef struct mio_dache_stats {
 
 /* parse the sheaf_dache_* hints into cfg (defaults first) */
 int mio_dache_hints(MPI_Info info, mio_dache_cfg *cfg, char *err, size_t errlen);
-/* collective (fh->comm); fails on every rank or none; installs fh->cache */
-int mio_dache_create(sheaf_file fh, const mio_dache_cfg *cfg);
+/* collective (fh->comm); rc: this rank's state so far (its first agreement
+ * carries it); fails on every rank or none; installs fh->cache */
+int mio_dache_create(sheaf_file fh, const mio_dache_cfg *cfg, int rc);
+/* hints.c: every value that must be the same on every rank (the layer's
+ * hints, the access mode, cb_nodes, the backend, DACHe's hints; cfg NULL:
+ * defaults of 0) as minimum/maximum pairs (the maximum negated) into v, for
+ * one agreement; returns the count (at most 62). mio_hints_check: after the
+ * agreement, the first hint whose minimum and maximum differ fails with a
+ * message naming it and both values (the same result on every rank). */
+int mio_hints_pack(sheaf_file fh, int cb_nodes, int nc, int64_t fpage, const mio_dache_cfg *cfg, int64_t *v);
+int mio_hints_check(sheaf_file fh, const int64_t *v);
 /* a request of this rank: file segments (sorted), data contiguous in buf.
  * Independent; collective calls use it too (doc/mpiio.md). */
 int mio_dache_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, char *buf);

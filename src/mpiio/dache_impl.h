@@ -34,6 +34,9 @@ typedef struct dache {
   int nwords;                   /* words of freebits */
   void *coll;                   /* shm: the node collectives' area (rank 0's slot window), else NULL */
   sheaf_comm sc;                /* shm: the handle's collectives on that area (fh->coll, dache_coll.c) */
+  int64_t direct;               /* direct-path threshold in bytes (0: never) */
+  int64_t run_off, run_n;       /* the direct path's pending run of uncached bytes (file offset, length) */
+  char *run_buf;                /* and its data */
   mio_dache_stats st;
 } dache;
 

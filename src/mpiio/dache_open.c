@@ -81,14 +81,15 @@ static void fill_config(dache *d, sheaf_file fh, const mio_dache_cfg *cfg) {
   d->nmeta = (d->npages + d->P - 1) / d->P;
   d->atomic = cfg->atomic;
   d->audit = cfg->audit;
+  d->direct = cfg->direct;
   const char *br = getenv("SHEAF_DACHE_BREAK");
   d->broken = br && *br && strcmp(br, "0") != 0;
   d->meta_win = d->slot_win = MPI_WIN_NULL;
 }
 
-int mio_dache_create(sheaf_file fh, const mio_dache_cfg *cfg) {
-  dache *d = calloc(1, sizeof *d);
-  int rc = d ? 0 : mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", fh->path);
+int mio_dache_create(sheaf_file fh, const mio_dache_cfg *cfg, int rc) {
+  dache *d = rc ? NULL : calloc(1, sizeof *d);
+  if (!rc && !d) rc = mio_set_err(fh, SHEAF_MPIIO_ENOMEM, "%s: DACHe: out of memory", fh->path);
   if (d) {
     fill_config(d, fh, cfg);
     fh->cache.ops = &dache_ops;

@@ -1,14 +1,14 @@
 /* dache_page.c - DACHe's per-page access protocol (lookup, insert, remote
  * hit with pinning, local LRU eviction with write-back, all under the page's
- * lock), the atomic mode (two-phase locking over the request's pages) and
- * the local page -> slot map. Below dache_open.c (creation, the cache
+ * lock), the atomic mode and the direct path (two-phase locking over the
+ * request's pages) and the local page -> slot map. Below dache_open.c (creation, the cache
  * operations) and dache_sync.c; calls neither. See dache.h and doc/mpiio.md
  * "DACHe".
  *
  * Deadlock freedom: a rank holds at most one page lock while it waits on
  * anything but the file system and the target of a one-sided operation (the
- * atomic mode holds several, taken in ascending page order, and never waits
- * for a slot). A miss that finds no free slot releases the page's lock,
+ * atomic mode and the direct path hold several, taken in ascending page
+ * order, and never wait for a slot). A miss that finds no free slot releases the page's lock,
  * evicts (one victim lock at a time) and looks the page up again; pinned
  * victims are skipped and a rank whose every slot is pinned waits holding no
  * lock, making MPI progress. */
@@ -333,7 +333,48 @@ static int each_piece(dache *d, const mio_seg *segs, size_t nseg, char *buf, int
   return 0;
 }
 
-static int atomic_io(dache *d, const mio_seg *segs, size_t nseg, char *buf, int is_write) {
+/* the direct path: a pending run of bytes of uncached pages, contiguous in
+ * the file and in the buffer, read or written with one call (under the locks
+ * of its pages, before they are released) */
+static int run_flush(dache *d, int is_write) {
+  int64_t off = d->run_off, n = d->run_n;
+  if (n == 0) return 0;
+  d->run_n = 0;
+  if (is_write) {
+    int rc = mio_fs_write(&d->fh->be, d->run_buf, n, off);
+    return rc ? rc : push(d, off, n);
+  }
+  int rc = push(d, off, n);
+  return rc ? rc : mio_fs_read(&d->fh->be, d->run_buf, n, off);
+}
+
+/* requests of sheaf_dache_direct_size bytes or more, under the locks of
+ * every page of the request: a page some rank caches is read or written in
+ * its slot (the cached copy stays the only one and stays current), the
+ * others go straight to the file, consecutive ones in one call - no page
+ * copy, no insertion, no eviction */
+static int access_direct(dache *d, int64_t pg, int64_t a, int64_t n, char *buf, int is_write) {
+  int32_t m[DM_INTS];
+  int rc = dm_get(d, pg, m);
+  if (rc) return rc;
+  if (m[DM_OWNER] != DM_NONE) {
+    rc = run_flush(d, is_write);
+    return rc ? rc : access_locked(d, pg, a, n, buf, is_write);
+  }
+  int64_t off = pg * d->page + a;
+  if (d->run_n && (d->run_off + d->run_n != off || d->run_buf + d->run_n != buf) && (rc = run_flush(d, is_write)))
+    return rc;
+  if (!d->run_n) d->run_off = off, d->run_buf = buf;
+  d->run_n += n;
+  d->st.direct++;
+  if (is_write && !m[DM_WB]) {  /* in the file before the lock is released: no zero-fill any more */
+    m[DM_WB] = 1;
+    rc = dm_put(d, pg, m);
+  }
+  return rc;
+}
+
+static int locked_io(dache *d, const mio_seg *segs, size_t nseg, char *buf, int is_write, page_fn fn) {
   int64_t *pgs = NULL;
   size_t np = 0, cap = 0;
   int rc = 0;
@@ -349,7 +390,10 @@ static int atomic_io(dache *d, const mio_seg *segs, size_t nseg, char *buf, int 
     }
   size_t held = 0;
   while (!rc && held < np && !(rc = d_lock(d, pgs[held]))) held++;
-  if (!rc) rc = each_piece(d, segs, nseg, buf, is_write, access_locked);
+  d->run_n = 0;
+  if (!rc) rc = each_piece(d, segs, nseg, buf, is_write, fn);
+  int r2 = run_flush(d, is_write);  /* the last run, before any lock goes */
+  if (!rc) rc = r2;
   while (held > 0) rc = d_unlock(d, pgs[--held], rc);
   free(pgs);
   return rc;
@@ -363,5 +407,9 @@ int mio_dache_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, 
     return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: DACHe: access up to byte %lld beyond sheaf_dache_max_size %lld",
                        fh->path, (long long)end, (long long)(d->npages * d->page));
   if (is_write && end > fh->known_end) fh->known_end = end;
-  return d->atomic ? atomic_io(d, segs, nseg, buf, is_write) : each_piece(d, segs, nseg, buf, is_write, access_page);
+  if (d->atomic) return locked_io(d, segs, nseg, buf, is_write, access_locked);
+  int64_t total = 0;
+  for (size_t i = 0; i < nseg; i++) total += segs[i].len;
+  if (d->direct > 0 && total >= d->direct) return locked_io(d, segs, nseg, buf, is_write, access_direct);
+  return each_piece(d, segs, nseg, buf, is_write, access_page);
 }

@@ -318,6 +318,7 @@ int mio_dache_hints(MPI_Info info, mio_dache_cfg *c, char *err, size_t errlen) {
   c->lock_kind = SHEAF_LOCK_MCS;
   c->progress = SHEAF_LOCK_PROGRESS_AUTO;
   c->atomic = c->audit = 0;
+  c->direct = (int64_t)1 << 20;
   int64_t x;
   if (mio_hint_get(info, "sheaf_dache_page_size", v, sizeof v)) {
     if (parse_i64(v, &x) || x < 8 || x > (1 << 26) || (x & (x - 1)))
@@ -333,6 +334,11 @@ int mio_dache_hints(MPI_Info info, mio_dache_cfg *c, char *err, size_t errlen) {
     if (parse_i64(v, &x) || x < 1 || x > ((int64_t)1 << 50))
       return bad_hint(err, errlen, "sheaf_dache_max_size", v, "bytes, at least 1");
     c->max_size = x;
+  }
+  if (mio_hint_get(info, "sheaf_dache_direct_size", v, sizeof v)) {
+    if (parse_i64(v, &x) || x < 0)
+      return bad_hint(err, errlen, "sheaf_dache_direct_size", v, "bytes, 0 for never");
+    c->direct = x;
   }
   if ((c->max_size + c->page - 1) / c->page > (1 << 22)) {
     snprintf(err, errlen, "hints sheaf_dache_max_size/sheaf_dache_page_size: %lld pages, more than the %d "

@@ -47,21 +47,31 @@ static int open_backend(sheaf_file fh, int flags, int nc, int64_t fpage) {
             : mio_backend_posix_open(&fh->be, fh->path, flags);
 }
 
-/* DACHe: created collectively (its windows and locks), failing everywhere or
- * nowhere; rc is this rank's state so far, returned updated. One agreement
- * carries every rank's state, its hints' and whether it asked for DACHe
- * (minimum and maximum): the same decision everywhere. */
-static int open_dache(sheaf_file fh, MPI_Comm comm, MPI_Info info, const char *path, int rc) {
+/* The open's agreement (over the caller's communicator: fh and its
+ * duplicate may be missing): every rank's state so far and every value that
+ * must be the same everywhere (mio_hints_pack: the hints, the access mode,
+ * DACHe's hints) as minima and maxima - one MPI_Allreduce, so a mismatch
+ * fails on every rank with a message naming the hint (never a hang in a
+ * later collective). Then, with the same values everywhere: the aggregators
+ * (collective for cb_nodes unset) and DACHe (created collectively, failing
+ * everywhere or nowhere). rc is this rank's state so far, returned updated. */
+static int open_agreed(sheaf_file fh, MPI_Comm comm, MPI_Info info, int cb_nodes, int nc, int64_t fpage, int rc) {
   mio_dache_cfg cfg;
   int want = fh && fh->cache_mode == MIO_CACHE_DACHE;
-  int hrc = rc ? rc : want ? mio_dache_hints(info, &cfg, fh->err, sizeof fh->err) : 0;
-  int64_t v[2] = {want, -(int64_t)want};
+  if (!rc && want) rc = mio_dache_hints(info, &cfg, fh->err, sizeof fh->err);
+  int64_t v[62];
+  int n = mio_hints_pack(fh, cb_nodes, nc, fpage, want ? &cfg : NULL, v);
   sheaf_comm_mpi_ref_t ref;
-  hrc = mio_agree_in(sheaf_comm_mpi_ref(&ref, comm), fh, hrc, v, 2);
+  int hrc = mio_agree_in(sheaf_comm_mpi_ref(&ref, comm), fh, rc, v, n);
   if (hrc) return rc ? rc : hrc;
-  if (v[1] == 0) return 0;  /* nobody asked for it */
-  if (v[0] == 0) return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: sheaf_cache=dache on some ranks only", path);
-  return mio_dache_create(fh, &cfg);
+  rc = mio_hints_check(fh, v);
+  if (rc) return rc;  /* the same on every rank */
+  rc = mio_pick_aggregators(fh->comm, cb_nodes, &fh->aggs, &fh->naggs);
+  if (rc) rc = mio_set_err(fh, rc, "%s: out of memory", fh->path);
+  fh->my_agg = -1;
+  for (int i = 0; fh->aggs && i < fh->naggs; i++)
+    if (fh->aggs[i] == fh->rank) fh->my_agg = i;
+  return want ? mio_dache_create(fh, &cfg, rc) : rc;  /* else agreed at the end of the open */
 }
 
 int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, sheaf_file *out) {
@@ -100,14 +110,6 @@ int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, s
   if (!rc && os_flags(amode, &flags))
     rc = mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: invalid access mode 0x%x", path, (unsigned)amode);
   /* every rank takes part in every collective below, failed or not */
-  int arc = mio_pick_aggregators(fh && fh->comm != MPI_COMM_NULL ? fh->comm : comm, cb_nodes,
-                                 fh ? &fh->aggs : &(int *){NULL}, fh ? &fh->naggs : &(int){0});
-  if (!rc && arc) rc = mio_set_err(fh, arc, "%s: out of memory", path);
-  if (fh) {
-    fh->my_agg = -1;
-    for (int i = 0; fh->aggs && i < fh->naggs; i++)
-      if (fh->aggs[i] == fh->rank) fh->my_agg = i;
-  }
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   /* rank 0 creates, then the others open */
@@ -125,7 +127,7 @@ int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, s
     if (fh->be.audit_fd < 0) rc = mio_set_err(fh, SHEAF_MPIIO_EIO, "%s: cannot open the audit log %s", path, p);
   }
   if (!rc) rc = set_default_view(fh);
-  rc = open_dache(fh, comm, info, path, rc);
+  rc = open_agreed(fh, comm, info, cb_nodes, nc, fpage, rc);
   rc = mio_shared_create(fh, comm, info, rc);  /* after DACHe: may use its shared memory */
   /* over the caller's communicator: fh (and its duplicate) may be missing */
   sheaf_comm_mpi_ref_t ref;

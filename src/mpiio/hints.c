@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "mpiio_impl.h"
+#include "dache.h"
 
 int mio_hint_get(MPI_Info info, const char *key, char *val, int len) {
   int flag = 0;
@@ -38,6 +38,7 @@ int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoheren
   const char *env = getenv("SHEAF_MPIIO");
   fh->cache_mode = MIO_CACHE_NONE;
   if (env && strcmp(env, "pfr") == 0) fh->cache_mode = MIO_CACHE_PFR;
+  if (env && strcmp(env, "nocache") == 0) fh->cache_mode = MIO_CACHE_NOCACHE;
   fh->pfr_policy = MIO_PFR_AAR;
   fh->indep_policy = MIO_INDEP_REFUSE;
   fh->align = 1;
@@ -108,5 +109,52 @@ int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoheren
   }
   if (mio_hint_get(info, "sheaf_audit_log", v, sizeof v)) snprintf(audit, auditlen, "%s", v);
   if (fh->cache_bytes < fh->page) fh->cache_bytes = fh->page;
+  return 0;
+}
+
+/* ---- what must agree across the ranks (doc/mpiio.md "Hints") ---- */
+enum { H_CACHE, H_REALMS, H_PFR, H_PFR_SIZE, H_INDEP, H_ALIGN, H_CBBUF, H_CSIZE, H_PAGE, H_FPAGE, H_CBNODES,
+       H_BACKEND, H_WT, H_AMODE, H_DPAGE, H_DSLOTS, H_DMAX, H_DLOCK, H_DPROG, H_DATOMIC, H_DAUDIT, H_N };
+static const char *const h_names[H_N] = {
+  "sheaf_cache", "sheaf_realms", "sheaf_pfr_size (policy)", "sheaf_pfr_size", "sheaf_independent",
+  "sheaf_fr_alignment", "cb_buffer_size", "sheaf_cache_size", "sheaf_page_size", "sheaf_fixture_page", "cb_nodes",
+  "sheaf_backend", "sheaf_write_through", "access mode", "sheaf_dache_page_size", "sheaf_dache_slots",
+  "sheaf_dache_max_size", "sheaf_dache_lock", "sheaf_dache_progress", "sheaf_dache_atomic", "sheaf_dache_audit"};
+
+int mio_hints_pack(sheaf_file fh, int cb_nodes, int nc, int64_t fpage, const mio_dache_cfg *cfg, int64_t *v) {
+  int64_t x[H_N] = {0};
+  if (fh) {
+    x[H_CACHE] = fh->cache_mode, x[H_REALMS] = fh->realm_mode, x[H_PFR] = fh->pfr_policy;
+    x[H_PFR_SIZE] = fh->pfr_policy == MIO_PFR_USER ? fh->pfr_user : 0, x[H_INDEP] = fh->indep_policy;
+    x[H_ALIGN] = fh->align, x[H_CBBUF] = fh->cb_buffer, x[H_CSIZE] = fh->cache_bytes, x[H_PAGE] = fh->page;
+    x[H_WT] = fh->write_through, x[H_AMODE] = fh->amode;
+  }
+  x[H_FPAGE] = fpage, x[H_CBNODES] = cb_nodes, x[H_BACKEND] = nc;
+  if (cfg) {
+    x[H_DPAGE] = cfg->page, x[H_DSLOTS] = cfg->nslots, x[H_DMAX] = cfg->max_size, x[H_DLOCK] = cfg->lock_kind;
+    x[H_DPROG] = cfg->progress, x[H_DATOMIC] = cfg->atomic, x[H_DAUDIT] = cfg->audit;
+  }
+  for (int i = 0; i < H_N; i++) v[2 * i] = x[i], v[2 * i + 1] = -x[i];  /* minimum, maximum */
+  return 2 * H_N;
+}
+
+static void h_value(int i, int64_t x, char *out, size_t len) {
+  static const char *const cache[] = {"none", "pfr", "nocache", "dache"};
+  if (i == H_CACHE && x >= 0 && x < 4) snprintf(out, len, "%s", cache[x]);
+  else if (i == H_BACKEND) snprintf(out, len, "%s", x ? "noncoherent" : "posix");
+  else if (i == H_CBNODES && x == 0) snprintf(out, len, "unset");
+  else if (i == H_AMODE) snprintf(out, len, "0x%llx", (long long)x);
+  else snprintf(out, len, "%lld", (long long)x);
+}
+
+int mio_hints_check(sheaf_file fh, const int64_t *v) {
+  for (int i = 0; i < H_N; i++)
+    if (v[2 * i] != -v[2 * i + 1]) {
+      char lo[32], hi[32];
+      h_value(i, v[2 * i], lo, sizeof lo);
+      h_value(i, -v[2 * i + 1], hi, sizeof hi);
+      return mio_set_err(fh, SHEAF_MPIIO_EARG, "%s: hint %s is not the same on every rank (%s on some, %s on "
+                         "others): the open fails on every rank", fh->path, h_names[i], lo, hi);
+    }
   return 0;
 }

@@ -2,7 +2,11 @@
  * MPI-IO programs, through the MPI profiling interface.
  *
  * MPI_File_open takes a file over when its info has sheaf_cache=pfr (or
- * nocache/none/dache) or the environment has SHEAF_MPIIO=pfr or dache. The
+ * nocache/none/dache) or the environment has SHEAF_MPIIO=pfr, nocache or
+ * dache; when sheaf's open fails (bad or mismatched hints, a DACHe it cannot
+ * build as asked) MPI_File_open fails on every rank, or with the hint
+ * sheaf_fallback=true (SHEAF_MPIIO_FALLBACK=1) the MPI library serves the
+ * file and rank 0 prints a warning. The
  * real MPI-IO handle is opened too, with the same view kept on it, and is the
  * handle the program sees. Who answers which call (doc/mpiio.md section 6):
  *  - every taken-over file: open/close, set_view, seek, get_position, sync,
@@ -79,7 +83,21 @@ static int wanted(MPI_Info info) {
                      strcmp(v, "dache") == 0;
   }
   const char *env = getenv("SHEAF_MPIIO");
-  return env && (strcmp(env, "pfr") == 0 || strcmp(env, "dache") == 0);
+  return env && (strcmp(env, "pfr") == 0 || strcmp(env, "nocache") == 0 || strcmp(env, "dache") == 0);
+}
+
+/* sheaf_fallback=true (or SHEAF_MPIIO_FALLBACK=1): a file sheaf cannot take
+ * over as asked runs on the MPI library's MPI-IO with a warning instead of
+ * failing the open */
+static int wants_fallback(MPI_Info info) {
+  char v[MPI_MAX_INFO_VAL + 1];
+  int flag = 0;
+  if (info != MPI_INFO_NULL) {
+    MPI_Info_get(info, "sheaf_fallback", MPI_MAX_INFO_VAL, v, &flag);
+    if (flag) return strcmp(v, "true") == 0;
+  }
+  const char *env = getenv("SHEAF_MPIIO_FALLBACK");
+  return env && strcmp(env, "1") == 0;
 }
 
 /* DACHe serves independent calls too (its cache is coherent) */
@@ -94,32 +112,59 @@ static int wants_dache(MPI_Info info) {
   return env && strcmp(env, "dache") == 0;
 }
 
+/* sheaf could not take the file over (the same on every rank): with fallback
+ * asked on every rank, the real handle serves everything and rank 0 warns;
+ * else the open fails on every rank (the real handle closed) with rank 0
+ * printing why - never a silent fallback (issue 30) */
+static int not_taken(MPI_Comm comm, const char *filename, MPI_File *fh, const char *why, int fallback) {
+  int r = 0;
+  MPI_Comm_rank(comm, &r);
+  if (fallback) {
+    if (r == 0 || getenv("SHEAF_MPIIO_VERBOSE"))
+      fprintf(stderr, "sheaf-mpiio: warning: %s not taken over, served by the MPI library's MPI-IO "
+              "(sheaf_fallback): %s\n", filename, why);
+    return MPI_SUCCESS;
+  }
+  if (r == 0 || getenv("SHEAF_MPIIO_VERBOSE"))
+    fprintf(stderr, "sheaf-mpiio: MPI_File_open(%s) failed: %s (the hint sheaf_fallback=true or "
+            "SHEAF_MPIIO_FALLBACK=1 runs it on the MPI library's MPI-IO instead)\n", filename, why);
+  PMPI_File_close(fh);
+  *fh = MPI_FILE_NULL;
+  MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_ARG);  /* MPI: open errors go to MPI_FILE_NULL's handler */
+  return MPI_ERR_ARG;
+}
+
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh) {
   int rc = PMPI_File_open(comm, filename, amode, info, fh);
-  if (rc != MPI_SUCCESS || !wanted(info)) return rc;
+  if (rc != MPI_SUCCESS) return rc;
   int slot = -1;
   for (int i = 0; i < MAXF && slot < 0; i++)
     if (!table[i].sf) slot = i;
+  int want = wanted(info), dache = wants_dache(info), fb = wants_fallback(info), ok = slot >= 0 || !want;
+  /* one agreement (one MPI_Allreduce) on every open, taken over or not: a
+   * free table slot where wanted, and whether each rank wants the file
+   * taken over, as DACHe and with fallback (minimum, maximum) - a rank that
+   * asked alone would wait in sheaf_file_open for the others */
+  int64_t v[6] = {want, -want, dache, -dache, fb, -fb};
+  sheaf_comm_mpi_ref_t ref;
+  sheaf_comm_agreement a;
+  int bad = sheaf_comm_agree(sheaf_comm_mpi_ref(&ref, comm), ok ? 0 : -1, ok ? NULL : "table full", v, 6, &a);
+  if (!bad && v[1] == 0) return MPI_SUCCESS;  /* nobody asked */
+  const char *why = bad ? "the file table is full (or the agreement failed)"
+                  : v[0] != -v[1] ? "sheaf_cache/SHEAF_MPIIO asks for sheaf on some ranks only"
+                  : v[2] != -v[3] ? "sheaf_cache=dache on some ranks only" : NULL;
   MPI_Info mine;
   if (info != MPI_INFO_NULL) MPI_Info_dup(info, &mine);
   else MPI_Info_create(&mine);
-  int dache = wants_dache(info);
   if (dache) MPI_Info_set(mine, "sheaf_cache", "dache");
   else MPI_Info_set(mine, "sheaf_write_through", "true");
   /* the real open created the file; delete-on-close is the real handle's */
   int samode = amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN |
                          MPI_MODE_SEQUENTIAL);
   sheaf_file sf = NULL;
-  int src = 0, ok = slot >= 0;
-  sheaf_comm_mpi_ref_t ref;  /* every rank has a free table slot (one MPI_Allreduce) */
-  int any = sheaf_comm_agree(sheaf_comm_mpi_ref(&ref, comm), ok ? 0 : -1, ok ? NULL : "table full", NULL, 0, NULL) == 0;
-  if (any) src = sheaf_file_open(comm, filename, samode, mine, &sf);
+  int src = why ? -1 : sheaf_file_open(comm, filename, samode, mine, &sf);
   MPI_Info_free(&mine);
-  if (!any || src != 0) {  /* not taken over: the real handle serves everything */
-    if (getenv("SHEAF_MPIIO_VERBOSE"))
-      fprintf(stderr, "sheaf-mpiio: %s not taken over: %s\n", filename, any ? sheaf_mpiio_open_errmsg() : "table full");
-    return MPI_SUCCESS;
-  }
+  if (src != 0) return not_taken(comm, filename, fh, why ? why : sheaf_mpiio_open_errmsg(), !bad && v[4] == 1);
   table[slot].real = *fh;
   table[slot].sf = sf;
   table[slot].dache = dache;

@@ -48,6 +48,26 @@ if [ -e "$prefix/bin/sheaf" ]; then
     done
 fi
 
+step "every installed dynamic library and program has a RUNPATH with \$ORIGIN"
+# (issue 30: libsheaf_mpiio.so had none, so an LD_PREloaded interposition
+# library failed with "libsheaf_lock.so.0: cannot open"). The loader's
+# auditor is the exception by design: DT_RPATH to libc's directory only.
+if command -v readelf >/dev/null 2>&1; then
+    nelf=0
+    for f in "$libdir"/lib*.so.* "$prefix"/bin/*; do
+        [ -f "$f" ] && [ ! -L "$f" ] && head -c 4 "$f" | grep -q 'ELF' || continue
+        readelf -d "$f" 2>/dev/null | grep -q 'NEEDED' || continue   # static: nothing to find
+        case $f in */libsheaf_audit.so.*) continue ;; esac
+        rp=$(readelf -d "$f" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+        case ":$rp:" in *':$ORIGIN'*) ;; *) die "$f has no RUNPATH with \$ORIGIN (RUNPATH '$rp')" ;; esac
+        nelf=$((nelf + 1))
+    done
+    [ "$nelf" -ge 3 ] || die "only $nelf ELF files checked for RUNPATH"
+    echo "    $nelf files"
+else
+    echo "    readelf not found: RUNPATH not checked"
+fi
+
 step "every installed program starts from the prefix ($prefix, not a system path)"
 # No LD_LIBRARY_PATH: the programs must find their libraries themselves.
 unset LD_LIBRARY_PATH
@@ -266,6 +286,22 @@ int main(void) { sion_file_check_par_args_mpi *a = sion_file_check_par_args_init
     return sion_file_check_par_args_free_mpi(a) == SION_SUCCESS; }' |
         "$mpicc" -std=c99 -Wall -Werror -I"$prefix/include" -fsyntax-only -x c - ||
         die "sion.h after <mpi.h> lacks SION_MPI_INT32/64 or the file-check calls"
+fi
+
+if [ -n "$mpi" ] && [ -e "$libdir/libsheaf-mpiio-pmpi.so" ] && [ -z "$extra" ]; then
+    # (not in sanitizer builds: ASan must come first in a preload list)
+    step "the installed interposition library preloads with no LD_LIBRARY_PATH (SHEAF_MPIIO=nocache and pfr)"
+    mkdir -p "$tmp/preload"
+    "$mpicc" -o "$tmp/preload/romio_style" "$src/tests/mpiio/romio_style.c" || die "mpicc romio_style.c"
+    (cd "$tmp/preload" && "$mpiexec" -n 2 ./romio_style plain.dat) || die "romio_style on MPI's MPI-IO"
+    for m in nocache pfr; do
+        (cd "$tmp/preload" && "$mpiexec" -n 2 env -u LD_LIBRARY_PATH LD_PRELOAD="$libdir/libsheaf-mpiio-pmpi.so" \
+            SHEAF_MPIIO=$m SHEAF_MPIIO_REPORT=1 ./romio_style $m.dat 2> $m.err) || {
+            cat "$tmp/preload/$m.err" >&2; die "LD_PRELOAD of the installed libsheaf-mpiio-pmpi.so (SHEAF_MPIIO=$m)"; }
+        grep -q "served by sheaf" "$tmp/preload/$m.err" || {
+            cat "$tmp/preload/$m.err" >&2; die "SHEAF_MPIIO=$m: the preloaded library did not take the file over"; }
+        cmp "$tmp/preload/plain.dat" "$tmp/preload/$m.dat" || die "SHEAF_MPIIO=$m: other bytes than MPI's MPI-IO"
+    done
 fi
 
 step "README.md's C code blocks build and run with sionconfig${mpi:+ (and the MPI one with mpicc)}"

@@ -20,6 +20,9 @@
  *       broken: run with SHEAF_DACHE_BREAK=1 (lookups always miss: the
  *       single-copy logic off); passes only if mismatches or audit
  *       violations are found - the test can see the failure it guards.
+ *       direct=N: sheaf_dache_direct_size=N - requests of N bytes or more
+ *       bypass the page copies (under their pages' locks), the others go
+ *       through the pages: the same model checks, and direct pieces > 0.
  *   atomic DIR   sheaf_dache_atomic=true: every rank writes the same
  *       multi-page range (contiguous, 5 pages, unaligned) at once, 30 rounds;
  *       the range must come entirely from one writer. (Atomic mode does not
@@ -37,6 +40,7 @@
 #define KOPS 8
 
 static int me, np;
+static long g_direct;  /* sheaf_dache_direct_size of the coherence run (0: the default, never reached) */
 
 static uint64_t sm(uint64_t *s) {
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -146,6 +150,8 @@ static int test_coherence(const char *dir, const char *progress, const char *loc
   snprintf(hints, sizeof hints, "sheaf_cache=dache,sheaf_backend=noncoherent,sheaf_fixture_page=256,"
            "sheaf_dache_page_size=%d,sheaf_dache_slots=%d,sheaf_dache_max_size=8192,sheaf_dache_progress=%s,"
            "sheaf_dache_lock=%s", PAGE, slots, progress, lock);
+  if (g_direct > 0)
+    snprintf(hints + strlen(hints), sizeof hints - strlen(hints), ",sheaf_dache_direct_size=%ld", g_direct);
   MPI_Info info = mkinfo(hints);
   sheaf_file fh = NULL;
   int rc = sheaf_file_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, info, &fh);
@@ -173,9 +179,9 @@ static int test_coherence(const char *dir, const char *progress, const char *loc
   }
   mio_dache_stats ds;
   OK(mio_dache_stats_get(fh, &ds), fh);
-  uint64_t mine[7] = {ds.remote_hits, ds.misses, ds.evictions, ds.local_hits, ds.home_inserts, ds.adopted,
-                      ds.zero_fills}, sum[7];
-  MPI_Allreduce(mine, sum, 7, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  uint64_t mine[8] = {ds.remote_hits, ds.misses, ds.evictions, ds.local_hits, ds.home_inserts, ds.adopted,
+                      ds.zero_fills, ds.direct}, sum[8];
+  MPI_Allreduce(mine, sum, 8, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
   rc = sheaf_file_close(&fh);
   if (!broken) CHECK(rc == 0, "close: %s", sheaf_mpiio_open_errmsg());
   int64_t bad = 0, fbad = 0;
@@ -191,11 +197,11 @@ static int test_coherence(const char *dir, const char *progress, const char *loc
     free(f);
     printf("coherence %s/%s np=%d slots=%d%s: read mismatches %lld, audit violations %lld, file bytes wrong %lld, "
            "remote hits %llu, local hits %llu, misses %llu, evictions %llu, inserts at the home %llu, adopted %llu, "
-           "zero-filled %llu\n", progress, lock, np, slots,
+           "zero-filled %llu, direct pieces %llu\n", progress, lock, np, slots,
            broken ? " (single-copy logic disabled)" : "", (long long)bad, (long long)viol, (long long)fbad,
            (unsigned long long)sum[0], (unsigned long long)sum[3], (unsigned long long)sum[1],
            (unsigned long long)sum[2], (unsigned long long)sum[4], (unsigned long long)sum[5],
-           (unsigned long long)sum[6]);
+           (unsigned long long)sum[6], (unsigned long long)sum[7]);
   }
   MPI_Bcast(&fbad, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
   if (broken) {
@@ -206,6 +212,10 @@ static int test_coherence(const char *dir, const char *progress, const char *loc
     CHECK(fbad == 0, "%lld file bytes differ from the model", (long long)fbad);
     CHECK(sum[0] > 0 && sum[1] > 0 && sum[2] > 0, "remote hits %llu, misses %llu, evictions %llu: not all exercised",
           (unsigned long long)sum[0], (unsigned long long)sum[1], (unsigned long long)sum[2]);
+    if (g_direct > 0)  /* the mixed run: large requests took the direct path, the small ones the pages */
+      CHECK(sum[7] > 0, "direct=%ld: no page piece went the direct path", g_direct);
+    else
+      CHECK(sum[7] == 0, "%llu direct pieces without the direct path asked for", (unsigned long long)sum[7]);
   }
   free(model);
   if (me == 0) remove(path);
@@ -309,6 +319,15 @@ int main(int argc, char **argv) {
     MPI_Finalize();
     return 2;
   }
+  /* coherence ... direct=N (anywhere after SLOTS): requests of N bytes or more
+   * take the direct path (mixed with the small ones through the pages) */
+  for (int i = 6; i < argc; i++)
+    if (!strncmp(argv[i], "direct=", 7)) {
+      g_direct = atol(argv[i] + 7);
+      for (int j = i; j + 1 < argc; j++) argv[j] = argv[j + 1];
+      argc--;
+      break;
+    }
   int rc = 2;
   if (!strcmp(mode, "coherence")) {
     if (!strcmp(progress, "async") && provided < MPI_THREAD_MULTIPLE) {
