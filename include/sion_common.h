@@ -11,10 +11,12 @@
  * process gets 0; an MPI program's first sid is 1 (the MPI layer's generic API
  * id takes 0: API ids and sids share the numbers); a serial open of an n-file
  * set uses n+1 numbers; a parallel read open uses one more number on global
- * task 0, which SIONlib spends on a look at file 0. But a number is never
- * given out twice: after its close a sid is invalid for good (calls on it fail
- * with a message saying it was closed), where SIONlib may hand it to a later
- * open.
+ * task 0, which SIONlib spends on a look at file 0. Closed numbers are handed
+ * out again as SIONlib does: only when no fresh number is left (and from 0
+ * once all ids are closed); until then a closed sid is refused with a message
+ * saying it was closed, afterwards it names the newer open, as in SIONlib.
+ * SHEAF_SID_NOREUSE=1 in the environment makes every closed sid invalid for
+ * good (numbers then only increase).
  *
  * Errors: every call that fails records a message naming the file and the
  * cause (see sheaf_last_error() in sheaf.h) and, unless disabled with

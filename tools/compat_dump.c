@@ -3,8 +3,10 @@
  * computed as SIONlib's siondump computes them; `sheaf dump` has sheaf's own
  * format. */
 #include "common.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define MB(x) ((double)(x) / 1024.0 / 1024.0)
 
@@ -248,6 +250,62 @@ static void print_files(const tool_in *in, int nfiles, const char *prefix, int m
     }
 }
 
+/* A member of a set opened alone (file 0 opened the whole set, and the
+ * library checked the set's count against its mapping): the header's count of
+ * files is believed only as far as the files on disk bear it out, so that the
+ * listing of member names stays bounded by the real size of the files (a 7.8
+ * KB member claiming 2^30 files made this print 2^30 names, ~64 GB). File 0
+ * of the set holds a mapping of at least one task per file (8 bytes each), so
+ * the count must fit in its size; when file 0 is missing (or cannot be
+ * located: the member was renamed), the set's last member must exist or the
+ * count fit in the member's own size at 8 bytes a file. 0, or 1
+ * after a message naming the file and the cause. */
+static int check_set_claim(const char *file, const sheaf_file_info *f0)
+{
+    if (f0->nfiles <= 1 || f0->nfiles_open != 1)
+        return 0;
+    size_t n = strlen(file);
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, ".%06d", f0->filenumber);
+    size_t sl = f0->filenumber > 0 ? strlen(suffix) : 0;
+    struct stat st = {0};
+    if (f0->filenumber > 0 && (n <= sl || strcmp(file + n - sl, suffix) != 0)) {
+        if (stat(file, &st) == 0 && st.st_size / 8 >= (off_t)f0->nfiles)
+            return 0;
+        tool_err("%s: its header names a set of %d files, more than its %lld bytes can belong to (file 0 of the "
+                 "set cannot be located: the name does not end in %s); the header is damaged",
+                 file, f0->nfiles, (long long)st.st_size, suffix);
+        return 1;
+    }
+    char *base = malloc(n - sl + 1), *last = malloc(n - sl + 32);
+    if (!base || !last) {
+        free(base);
+        free(last);
+        tool_err("%s: out of memory", file);
+        return 1;
+    }
+    memcpy(base, file, n - sl);
+    base[n - sl] = 0;
+    snprintf(last, n - sl + 32, "%s.%06d", base, f0->nfiles - 1);
+    int rc = 0;
+    if (stat(base, &st) == 0) {
+        if ((st.st_size - 1092) / 8 < (off_t)f0->nfiles) {
+            tool_err("%s: its header names a set of %d files, but file 0 of the set, %s, has %lld bytes: too small "
+                     "for the mapping of that many files (8 bytes a file at least); the header is damaged",
+                     file, f0->nfiles, base, (long long)st.st_size);
+            rc = 1;
+        }
+    } else if (stat(last, &st) != 0 && !(stat(file, &st) == 0 && st.st_size / 8 >= (off_t)f0->nfiles)) {
+        tool_err("%s: its header names a set of %d files, more than its %lld bytes can belong to, and neither file 0 "
+                 "of the set (%s) nor its last member (%s) exists; the header is damaged",
+                 file, f0->nfiles, (long long)st.st_size, base, last);
+        rc = 1;
+    }
+    free(base);
+    free(last);
+    return rc;
+}
+
 int do_siondump(const char *file, int all, int bytes, int multi, int maptab, int keystat, int keylist, int sizes,
                 int verbose)
 {
@@ -258,6 +316,10 @@ int do_siondump(const char *file, int all, int bytes, int multi, int maptab, int
     sheaf_file_info f0;
     memset(&f0, 0, sizeof f0);
     sheaf_get_file_info(in.sid, 0, &f0);
+    if (check_set_claim(file, &f0)) {
+        tool_close(&in);
+        return 1;
+    }
     int keyval = sion_get_keyval_mode(in.sid);
     int nfiles = f0.nfiles > 0 ? f0.nfiles : in.nfiles;
     const char *prefix = f0.prefix ? f0.prefix : "";

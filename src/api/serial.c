@@ -116,18 +116,19 @@ int sion_open(char *fname, const char *file_mode, int *ntasks, int *nfiles, sion
     if (fileptr)
         *fileptr = export_fp(c);
     /* SIONlib numbers a serial open of a multi-file set as it builds it: a
-     * handle for file 0 first, then the set's own (returned), then one for
-     * each further file; sheaf uses up the same numbers */
+     * handle for file 0 first (kept for ever), then the set's own (returned),
+     * then one for each further file (given back at the close, before the
+     * set's own); sheaf takes the same numbers */
     int multi = !mode.write && c->nfiles > 1;
     if (multi)
-        api_skip_ids(1);
+        api_hold_ids(1, API_KIND_LEAKED, NULL);
     int sid = api_register(c);
     if (sid < 0) {
         core_close(c);
         return fail_id();
     }
     if (multi)
-        api_skip_ids(c->nfiles - 1);
+        api_hold_ids(c->nfiles - 1, API_KIND_HELD, c);
     return sid;
 }
 

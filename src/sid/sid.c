@@ -1,21 +1,19 @@
 /* sid.c - the table of ids (sids and generic API ids), guarded by a mutex, and
  * the parallel layer's hooks (sid.h).
  *
- * Ids are handed out in increasing order from one counter, starting at 0, and
- * a number is never handed out twice: SIONlib 1.7 also takes sids and the ids
- * of sion_generic_create_api from one table and hands out fresh numbers in
- * increasing order (so the first serial sid is 0 and the first sid of an MPI
- * program is 1, after the MPI layer's API id 0), but it reuses the numbers of
- * closed sids, so that a stale sid silently aliases a newer open. Here a
- * closed id stays invalid: calls on it fail with a message saying so.
+ * Ids are handed out as SIONlib 1.7 hands them out (its sion_fd.c; the rule is
+ * described at take() below): small numbers, sids and the ids of
+ * sion_generic_create_api from one table, the first serial sid 0 and the first
+ * sid of an MPI program 1 (after the MPI layer's API id 0), and the number of a
+ * closed id handed out again - but not at once: a fresh number is taken while
+ * the table has one, so a closed id stays invalid ("it was closed") until the
+ * table has run out of fresh numbers. Then a stale sid may reach a newer open,
+ * as in SIONlib (README "Differences from SIONlib"). SHEAF_SID_NOREUSE=1 in the
+ * environment (read at the first id) keeps every closed id invalid for ever:
+ * the numbers then only increase.
  *
- * The entries live in an array sorted by id (new ids are always the largest,
- * so they are appended); a look-up is a binary search. A close leaves a
- * tombstone (kind 0) instead of moving the entries after it, and the array is
- * compacted in one pass once tombstones are at least half of it (or when it
- * is full): closing n ids in any order moves O(n) entries in all, where the
- * memmove per close was O(n^2) (10^4 opens closed oldest first moved 5*10^7
- * entries). api_table_moves() counts the moves (test_sid_table). */
+ * The slots are an array indexed by id: a look-up, an open and a close are
+ * O(1), except the search for a closed slot to reuse (O(slots), as SIONlib's). */
 #include "sid.h"
 #include "../core/error.h"
 #include <limits.h>
@@ -23,12 +21,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-    int id;
-    int kind;
-    void *obj;
-} api_entry;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -62,13 +54,6 @@ int api_set_lock_callbacks(int (*lock)(void *), int (*unlock)(void *), void *dat
     return 0;
 }
 
-int api_lock_callbacks_defined(void)
-{
-    pthread_mutex_lock(&g_user_mx);
-    int d = g_user.lock != NULL && g_user.unlock != NULL;
-    pthread_mutex_unlock(&g_user_mx);
-    return d;
-}
 
 static user_lock table_lock(void)
 {
@@ -89,71 +74,122 @@ static void table_unlock(user_lock u)
     if (u.unlock)
         u.unlock(u.data);
 }
-static api_entry *g_tab;   /* sorted by id; kind 0: a closed id (tombstone) */
-static int g_n, g_cap;
-static int g_dead;         /* tombstones among g_tab[0..g_n) */
-static int g_next;         /* next id to hand out */
-static int64_t g_moves;    /* entries moved by compaction */
 
-/* Index of the open id in g_tab, or -1. Called with g_lock held. */
-static int find(int id)
-{
-    int lo = 0, hi = g_n - 1;
-    while (lo <= hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (g_tab[mid].id == id)
-            return g_tab[mid].kind ? mid : -1;
-        if (g_tab[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
-
-/* Drop the tombstones (order kept). Called with g_lock held. */
-static void compact(void)
-{
-    int k = 0;
-    for (int i = 0; i < g_n; i++)
-        if (g_tab[i].kind) {
-            if (k != i)
-                g_tab[k] = g_tab[i], g_moves++;
-            k++;
-        }
-    g_n = k;
-    g_dead = 0;
-}
-
-int64_t api_table_moves(void)
+/* As SIONlib: the query runs under the table's lock, so once callbacks are
+ * registered it calls them once each (test_lock___1 counts them). */
+int api_lock_callbacks_defined(void)
 {
     user_lock u = table_lock();
-    int64_t m = g_moves;
+    int d = u.lock != NULL;
     table_unlock(u);
-    return m;
+    return d;
+}
+
+/* One slot per id. state: 0 never used since the table was last emptied,
+ * 1 open, -1 closed. kind: API_KIND_* (API_KIND_HELD / _LEAKED: numbers
+ * SIONlib gives to its internal handles, never valid). */
+typedef struct {
+    signed char state;
+    signed char kind;
+    void *obj;
+} api_slot;
+
+enum { API_CHUNK = 2 }; /* SIONlib's table grows by 2 slots */
+
+static api_slot *g_tab;
+static int g_size;        /* slots in the table (SIONlib's size) */
+static int g_cap;         /* slots allocated (>= g_size; grows by doubling) */
+static int g_nfree;       /* slots not open (state 0 or -1) */
+static int g_fresh;       /* slots [g_fresh, g_size) have state 0 */
+static int g_last_freed = -1;
+static int g_held;        /* slots of kind API_KIND_HELD that are open */
+static int g_ever;        /* 1 + the largest id ever handed out (messages) */
+static int g_mode = -1;   /* -1 unknown, 0 SIONlib's reuse, 1 SHEAF_SID_NOREUSE */
+
+static int noreuse(void)
+{
+    if (g_mode < 0) {
+        const char *e = getenv("SHEAF_SID_NOREUSE");
+        g_mode = e && *e && strcmp(e, "0") != 0;
+    }
+    return g_mode;
+}
+
+/* Add API_CHUNK slots (or, without reuse, enough for one more fresh slot).
+ * Called with g_lock held; 0 or SHEAF_E_NOMEM. */
+static int grow(void)
+{
+    if (g_size > INT_MAX - API_CHUNK)
+        return core_fail(SHEAF_E_NOMEM, "no sid left: %d ids are in use or were handed out in this process", g_size);
+    int nsize = g_size + API_CHUNK;
+    if (nsize > g_cap) {
+        int ncap = g_cap > INT_MAX / 2 ? INT_MAX : (g_cap ? 2 * g_cap : 16);
+        if (ncap < nsize)
+            ncap = nsize;
+        api_slot *nt = realloc(g_tab, (size_t)ncap * sizeof *nt);
+        if (!nt)
+            return core_fail(SHEAF_E_NOMEM, "out of memory registering an open container");
+        g_tab = nt;
+        g_cap = ncap;
+    }
+    for (int i = g_size; i < nsize; i++)
+        g_tab[i] = (api_slot){0, 0, NULL};
+    g_nfree += nsize - g_size;
+    g_size = nsize;
+    return 0;
+}
+
+/* SIONlib 1.7's rule (sion_fd.c), learned from its source: keep at least two
+ * slots free (grow by two when fewer are), take the lowest slot never used
+ * since the table was last emptied, and only when there is none a closed one,
+ * searching cyclically from the one after the last closed. Called with g_lock
+ * held; the id or SHEAF_E_NOMEM. */
+static int take(int kind, void *obj)
+{
+    int nr = noreuse();
+    if ((nr ? g_fresh == g_size : g_nfree < 2) && grow())
+        return SHEAF_E_NOMEM;
+    int id = -1;
+    if (g_fresh < g_size) {
+        id = g_fresh++;
+    } else {
+        for (int k = 1; k <= g_size && id < 0; k++) {
+            int i = (int)(((int64_t)g_last_freed + k) % g_size);
+            if (g_tab[i].state < 0)
+                id = i;
+        }
+        if (id < 0) /* cannot happen: g_nfree >= 2 and no fresh slot */
+            return core_fail(SHEAF_E_NOMEM, "sid table inconsistent: no free slot among %d", g_size);
+    }
+    g_tab[id] = (api_slot){1, (signed char)kind, obj};
+    g_nfree--;
+    if (id >= g_ever)
+        g_ever = id + 1;
+    if (kind == API_KIND_HELD)
+        g_held++;
+    return id;
+}
+
+/* Close slot id (open). Called with g_lock held. */
+static void put(int id)
+{
+    if (g_tab[id].kind == API_KIND_HELD)
+        g_held--;
+    g_tab[id].state = -1;
+    g_tab[id].obj = NULL;
+    g_nfree++;
+    g_last_freed = id;
+    if (g_nfree == g_size && !noreuse()) { /* all closed: SIONlib empties its table */
+        free(g_tab);
+        g_tab = NULL;
+        g_size = g_cap = g_nfree = g_fresh = 0;
+    }
 }
 
 int api_register_kind(int kind, void *obj)
 {
     user_lock u = table_lock();
-    if (g_next == INT_MAX) {
-        table_unlock(u);
-        return core_fail(SHEAF_E_NOMEM, "no sid left: %d ids have been handed out in this process", INT_MAX);
-    }
-    if (g_n == g_cap && g_dead)
-        compact();
-    if (g_n == g_cap) {
-        int ncap = g_cap ? 2 * g_cap : 16;
-        api_entry *nt = realloc(g_tab, (size_t)ncap * sizeof *nt);
-        if (!nt) {
-            table_unlock(u);
-            return core_fail(SHEAF_E_NOMEM, "out of memory registering an open container");
-        }
-        g_tab = nt;
-        g_cap = ncap;
-    }
-    int id = g_next++;
-    g_tab[g_n++] = (api_entry){id, kind, obj};
+    int id = take(kind, obj);
     table_unlock(u);
     return id;
 }
@@ -163,20 +199,35 @@ int api_register(core_container *c) { return api_register_kind(API_KIND_SID, c);
 void api_skip_ids(int n)
 {
     user_lock u = table_lock();
-    g_next = n > 0 && g_next > INT_MAX - n ? INT_MAX : g_next + (n > 0 ? n : 0);
+    for (int i = 0; i < n; i++) {
+        int id = take(API_KIND_HELD, NULL);
+        if (id < 0)
+            break;
+        put(id);
+    }
+    table_unlock(u);
+}
+
+void api_hold_ids(int n, int kind, void *owner)
+{
+    user_lock u = table_lock();
+    for (int i = 0; i < n && take(kind, kind == API_KIND_HELD ? owner : NULL) >= 0; i++)
+        ;
     table_unlock(u);
 }
 
 /* The object of id if it is open and of this kind; else NULL and why in *why
- * (0 never handed out, 1 closed, 2 of another kind). */
+ * (0 never handed out, 1 closed, 2 of another kind, 3 an internal handle). */
 static void *get(int id, int kind, int *why)
 {
     void *obj = NULL;
     user_lock u = table_lock();
-    int i = find(id);
-    if (i >= 0 && g_tab[i].kind == kind)
-        obj = g_tab[i].obj;
-    *why = i >= 0 ? 2 : (id >= 0 && id < g_next) ? 1 : 0;
+    int st = id >= 0 && id < g_size ? g_tab[id].state : 0;
+    int k = st == 1 ? g_tab[id].kind : 0;
+    if (st == 1 && k == kind)
+        obj = g_tab[id].obj;
+    /* a fresh slot below g_ever was emptied with the table: closed too */
+    *why = st < 0 || (st == 0 && id >= 0 && id < g_ever) ? 1 : st == 0 ? 0 : (k == API_KIND_HELD || k == API_KIND_LEAKED) ? 3 : 2;
     table_unlock(u);
     return obj;
 }
@@ -189,11 +240,13 @@ void *api_lookup_kind(int id, int kind, const char *call)
         return obj;
     const char *what = kind == API_KIND_SID ? "sid" : "api id";
     if (why == 1)
-        core_fail(SHEAF_E_ARG, "%s: invalid %s %d: it was closed (a closed %s is never valid again)", call, what, id,
-                  what);
+        core_fail(SHEAF_E_ARG, "%s: invalid %s %d: it was closed", call, what, id);
     else if (why == 2)
         core_fail(SHEAF_E_ARG, "%s: invalid %s %d: it is %s", call, what, id,
                   kind == API_KIND_SID ? "a generic api id, not a sid" : "a sid, not a generic api id");
+    else if (why == 3)
+        core_fail(SHEAF_E_ARG, "%s: invalid %s %d: it is the number of an internal handle (one file of a multi-file "
+                  "set opened serially), not an open %s", call, what, id, what);
     else
         core_fail(SHEAF_E_ARG, "%s: invalid %s %d (not an open %s)", call, what, id,
                   kind == API_KIND_SID ? "container" : "generic api");
@@ -206,17 +259,14 @@ void *api_release_kind(int id, int kind)
 {
     void *obj = NULL;
     user_lock u = table_lock();
-    int i = find(id);
-    if (i >= 0 && g_tab[i].kind == kind) {
-        obj = g_tab[i].obj;
-        g_tab[i].kind = 0;
-        g_tab[i].obj = NULL;
-        if (i == g_n - 1)
-            g_n--; /* the newest: no tombstone needed */
-        else
-            g_dead++;
-        if (g_dead && 2 * g_dead >= g_n)
-            compact();
+    if (id >= 0 && id < g_size && g_tab[id].state == 1 && g_tab[id].kind == kind) {
+        obj = g_tab[id].obj;
+        /* the internal handles the object holds go first (SIONlib closes the
+         * further files of a multi-file set before the set's own sid) */
+        for (int i = 0; g_held > 0 && obj && i < g_size; i++)
+            if (g_tab[i].state == 1 && g_tab[i].kind == API_KIND_HELD && g_tab[i].obj == obj)
+                put(i);
+        put(id);
     }
     table_unlock(u);
     return obj;

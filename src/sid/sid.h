@@ -18,18 +18,26 @@
 #include <stdint.h>
 
 /* Kinds of objects that share the id space, as in SIONlib (sion_fd.c). */
-enum { API_KIND_SID = 1, API_KIND_GENERIC_API = 2 };
+enum { API_KIND_SID = 1, API_KIND_GENERIC_API = 2,
+       /* numbers of SIONlib's internal handles, never valid as an id: HELD is
+        * released with the object that holds it, LEAKED never (as SIONlib) */
+       API_KIND_HELD = 3, API_KIND_LEAKED = 4 };
 
-/* Store c, return its sid (>= 0) or SHEAF_E_NOMEM. Ids increase from 0 and are
- * never reused (sid.c). */
+/* Store c, return its sid (>= 0) or SHEAF_E_NOMEM. Ids are SIONlib's: small,
+ * reused after a close, in SIONlib's order (sid.c). */
 int api_register(core_container *c);
 /* Look up a sid; NULL (with message "invalid sid N", saying whether it was
  * closed) if it is not an open container. */
 core_container *api_lookup(int sid, const char *call);
-/* Use up n ids without an object: numbers SIONlib gives to internal handles
- * (the per-file handles of a serial open of a multi-file set), so that the
- * sids a program sees are SIONlib's. They are never valid. */
+/* Take n ids and give them back at once: a handle SIONlib opens and closes
+ * inside a call (task 0's serial open of file 0 in a parallel read open), so
+ * that the sids a program sees are SIONlib's. */
 void api_skip_ids(int n);
+/* Take n ids that are never valid: kind API_KIND_HELD ids are given back when
+ * the id of owner (an open object) is released, just before it; kind
+ * API_KIND_LEAKED ids never (SIONlib's serial open of a multi-file set keeps
+ * file 0's handle). */
+void api_hold_ids(int n, int kind, void *owner);
 /* sion_lock_register_lock_callbacks: once per process; the user's lock is then
  * taken around every operation on the table of ids (as SIONlib's sid table). */
 int api_set_lock_callbacks(int (*lock)(void *), int (*unlock)(void *), void *data);
@@ -56,9 +64,6 @@ void *api_release_kind(int id, int kind);
 
 /* Remove the sid from the table and return its container. */
 core_container *api_release(int sid);
-/* Entries the table has moved so far (closes leave tombstones that one pass
- * compacts: O(1) amortized per close); for tests. */
-int64_t api_table_moves(void);
 
 /* ---- hooks of the parallel layer --------------------------------------------
  * One physical file a task writes into besides its own container file
