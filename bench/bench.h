@@ -10,51 +10,53 @@
 enum bench_mode { M_CONTAINER, M_CONTAINER_RANK, M_TASKLOCAL, M_MPIIO_IND, M_MPIIO_COLL, M_MANYTASK, M_OPENCLOSE };
 
 typedef struct {
-    const char *fname;      /* -f: container / shared file / directory prefix */
-    int numfiles;           /* -n */
-    int64_t chunksize;      /* -r (0: = localsize) */
-    int fsblksize;          /* -q (-1: detect) */
-    int mode;               /* enum bench_mode (-T or --mode) */
-    int64_t bufsize;        /* -b: bytes per write/read call */
-    int64_t localsize;      /* -s: bytes per task */
-    int64_t totalsize;      /* -g: global bytes (overrides -s) */
-    int do_write, do_read;  /* -W, -R */
-    int checksum;           /* 0 with -C */
-    int posix;              /* -L */
-    int collwrite, collread;/* -M, -m */
-    int unlink_files;       /* -X */
-    int reps;               /* --reps */
-    int durable;            /* --durable */
-    int threads;            /* --threads (manytask) */
-    int manytask_what;      /* 0 both, 1 container only, 2 tasklocal only */
-    int mapped;             /* --manytask-api=mapped: no threads, sion_paropen_mapped_mpi */
-    int64_t stage_limit;    /* per-task bytes up to which data is staged in memory */
-    const char *json;       /* --json FILE */
-    const char *label;      /* --label free text copied to JSON */
+    const char *fname;       /* -f: container / shared file / directory prefix */
+    int numfiles;            /* -n */
+    int64_t chunksize;       /* -r (0: = localsize) */
+    int fsblksize;           /* -q (-1: detect) */
+    int mode;                /* enum bench_mode (-T or --mode) */
+    int64_t bufsize;         /* -b: bytes per write/read call */
+    int64_t localsize;       /* -s: bytes per task */
+    int64_t totalsize;       /* -g: global bytes (overrides -s) */
+    int do_write, do_read;   /* -W, -R */
+    int checksum;            /* 0 with -C */
+    int posix;               /* -L */
+    int collwrite, collread; /* -M, -m */
+    int unlink_files;        /* -X */
+    int reps;                /* --reps */
+    int durable;             /* --durable */
+    int threads;             /* --threads (manytask) */
+    int manytask_what;       /* 0 both, 1 container only, 2 tasklocal only */
+    int mapped;              /* --manytask-api=mapped: no threads, sion_paropen_mapped_mpi */
+    int64_t stage_limit;     /* per-task bytes up to which data is staged in memory */
+    const char *json;        /* --json FILE */
+    const char *label;       /* --label free text copied to JSON */
     int quiet;
-    int syncbarrier;        /* --sync-barrier: container durable: barrier before the fsync */
-    int sleepwait;          /* --sleep-wait: sleeping barrier before collective closes */
+    int syncbarrier; /* --sync-barrier: container durable: barrier before the fsync */
+    int sleepwait;   /* --sleep-wait: sleeping barrier before collective closes */
 } bench_opts;
 
 /* Timestamps of one task in one phase (write or read): before open, after
  * open, after the data calls, after close. */
-typedef struct { double t0, t1, t2, t3; } phase_times;
+typedef struct {
+    double t0, t1, t2, t3;
+} phase_times;
 
 /* One phase of one repetition, reduced over all tasks. */
 typedef struct {
-    double global;            /* max(t3) - min(t0) */
+    double global; /* max(t3) - min(t0) */
     double open_max, open_min, write_max, write_min, close_max, close_min;
-    double bytes;             /* total bytes moved */
-    double mbs;               /* bytes / global in MiB/s */
-    long long mismatches;     /* read phase: transfers that differ */
-    long long tasks;          /* logical tasks */
+    double bytes;         /* total bytes moved */
+    double mbs;           /* bytes / global in MiB/s */
+    long long mismatches; /* read phase: transfers that differ */
+    long long tasks;      /* logical tasks */
 } phase_result;
 
 #define MAX_REPS 64
 typedef struct {
     int nreps;
     phase_result w[MAX_REPS], r[MAX_REPS];
-    double coll_pair;         /* one MPI_Gather+MPI_Bcast pair (s), median of 20 */
+    double coll_pair; /* one MPI_Gather+MPI_Bcast pair (s), median of 20 */
 } bench_result;
 
 /* bench_stats.c */

@@ -120,7 +120,8 @@ int bench_run_manytask(const bench_opts *o, int container, phase_times *tw, phas
                 p->t1 = bench_now();
                 for (size_t off = 0; off < L; off += B) {
                     size_t len = L - off < B ? L - off : B;
-                    if ((o->collwrite ? sion_coll_fwrite(buf + off, 1, len, sid) : sion_fwrite(buf + off, 1, len, sid)) != len)
+                    if ((o->collwrite ? sion_coll_fwrite(buf + off, 1, len, sid)
+                                      : sion_fwrite(buf + off, 1, len, sid)) != len)
                         fail("sion_fwrite", o->fname);
                 }
                 p->t2 = bench_now();
@@ -170,8 +171,8 @@ int bench_run_manytask(const bench_opts *o, int container, phase_times *tw, phas
                 sion_int32 fsb = 0;
                 FILE *fp = NULL;
                 MPI_Comm lcomm = MPI_COMM_NULL;
-                int sid = sion_paropen_ompi(o->fname, rmode, &nf, MPI_COMM_WORLD, &lcomm, &chunk, &fsb, &grank, &fp,
-                                            NULL);
+                int sid =
+                    sion_paropen_ompi(o->fname, rmode, &nf, MPI_COMM_WORLD, &lcomm, &chunk, &fsb, &grank, &fp, NULL);
                 if (sid < 0)
                     fail("sion_paropen_ompi (read)", o->fname);
                 p->t1 = bench_now();

@@ -55,8 +55,8 @@ static int open_mapped(const bench_opts *o, const char *mode, int nt, int rank, 
     sion_int64 *pcs = cs;
     if (mode[1] == 'r') /* read: NULL outputs are allocated by the library (SIONlib fills non-NULL ones in place) */
         pcs = NULL, pfnr = NULL, plr = NULL;
-    int sid = sion_paropen_mapped_mpi((char *)o->fname, mode, &nf, MPI_COMM_WORLD, &nl, &pgr, &pcs, &pfnr, &plr, &fsb,
-                                      &fp);
+    int sid =
+        sion_paropen_mapped_mpi((char *)o->fname, mode, &nf, MPI_COMM_WORLD, &nl, &pgr, &pcs, &pfnr, &plr, &fsb, &fp);
     if (mode[1] == 'r') {
         free(pcs), free(pfnr), free(plr);
         if (pgr != gr)

@@ -106,10 +106,13 @@ void bench_reduce(const phase_times *local, int nlocal, double bytes_local, long
         const phase_times *t = &local[i];
         double v[4] = {t->t0, t->t1 - t->t0, t->t2 - t->t1, t->t3 - t->t2};
         for (int k = 0; k < 4; k++) {
-            if (v[k] < mn[k]) mn[k] = v[k];
-            if (v[k] > mx[k]) mx[k] = v[k];
+            if (v[k] < mn[k])
+                mn[k] = v[k];
+            if (v[k] > mx[k])
+                mx[k] = v[k];
         }
-        if (t->t3 > mx[0]) mx[0] = t->t3; /* mx[0] holds the latest end */
+        if (t->t3 > mx[0])
+            mx[0] = t->t3; /* mx[0] holds the latest end */
     }
     double gmn[4], gmx[4], sums[2] = {bytes_local, (double)mism_local}, gsums[2];
     long long gt = 0;
@@ -158,7 +161,9 @@ double bench_coll_pair(MPI_Comm comm)
     return (t[9] + t[10]) / 2;
 }
 
-typedef struct { double med, min, max; } stat3;
+typedef struct {
+    double med, min, max;
+} stat3;
 
 static stat3 stat_of(const phase_result *p, int n, size_t field_off)
 {
@@ -171,8 +176,10 @@ static stat3 stat_of(const phase_result *p, int n, size_t field_off)
 }
 
 #define F(x) offsetof(phase_result, x)
-static const size_t fields[] = {F(mbs), F(global), F(open_max), F(open_min), F(write_max), F(write_min), F(close_max), F(close_min)};
-static const char *fnames[] = {"mibs", "time_s", "open_max_s", "open_min_s", "data_max_s", "data_min_s", "close_max_s", "close_min_s"};
+static const size_t fields[] = {F(mbs),       F(global),    F(open_max),  F(open_min),
+                                F(write_max), F(write_min), F(close_max), F(close_min)};
+static const char *fnames[] = {"mibs",       "time_s",     "open_max_s",  "open_min_s",
+                               "data_max_s", "data_min_s", "close_max_s", "close_min_s"};
 #define NF (sizeof fields / sizeof fields[0])
 
 static void table_phase(const char *ph, const phase_result *p, int n)
@@ -183,8 +190,8 @@ static void table_phase(const char *ph, const phase_result *p, int n)
         s[k] = stat_of(p, n, fields[k]);
     for (int i = 0; i < n; i++)
         mism += p[i].mismatches;
-    printf("  %-5s %9.1f MiB/s (min %.1f max %.1f)  time %.4f s (min %.4f max %.4f)\n", ph, s[0].med, s[0].min, s[0].max,
-           s[1].med, s[1].min, s[1].max);
+    printf("  %-5s %9.1f MiB/s (min %.1f max %.1f)  time %.4f s (min %.4f max %.4f)\n", ph, s[0].med, s[0].min,
+           s[0].max, s[1].med, s[1].min, s[1].max);
     printf("        open max %.4f spread %.4f | data max %.4f spread %.4f | close max %.4f spread %.4f | %.0f MiB",
            s[2].med, s[2].med - s[3].med, s[4].med, s[4].med - s[5].med, s[6].med, s[6].med - s[7].med,
            p[0].bytes / 1048576.0);
@@ -204,8 +211,10 @@ static void json_phase(FILE *j, const char *ph, const phase_result *p, int n)
     fprintf(j, ", \"reps\": [");
     for (int i = 0; i < n; i++) {
         mism += p[i].mismatches;
-        fprintf(j, "%s{\"time_s\": %.6g, \"mibs\": %.6g, \"open_max_s\": %.6g, \"data_max_s\": %.6g, \"close_max_s\": %.6g}",
-                i ? ", " : "", p[i].global, p[i].mbs, p[i].open_max, p[i].write_max, p[i].close_max);
+        fprintf(
+            j,
+            "%s{\"time_s\": %.6g, \"mibs\": %.6g, \"open_max_s\": %.6g, \"data_max_s\": %.6g, \"close_max_s\": %.6g}",
+            i ? ", " : "", p[i].global, p[i].mbs, p[i].open_max, p[i].write_max, p[i].close_max);
     }
     fprintf(j, "], \"mismatches\": %lld}", mism);
 }
@@ -225,13 +234,15 @@ void bench_report(const bench_opts *o, const char *name, const bench_result *res
     fflush(stdout);
     if (!json)
         return;
-    fprintf(json,
-            "  {\"name\": \"%s\", \"mode\": \"%s\", \"label\": \"%s\", \"ranks\": %d, \"threads\": %d, \"tasks\": %lld, "
-            "\"localsize\": %lld, \"bufsize\": %lld, \"numfiles\": %d, \"durable\": %d, \"posix\": %d, "
-            "\"collwrite\": %d, \"collread\": %d, \"checksum\": %d, \"sleepwait\": %d, \"syncbarrier\": %d, \"nreps\": %d, \"coll_pair_s\": %.6g",
-            name, bench_mode_name(o->mode), o->label ? o->label : "", nranks, o->threads, ntasks,
-            (long long)o->localsize, (long long)o->bufsize, o->numfiles, o->durable, o->posix, o->collwrite,
-            o->collread, o->checksum, o->sleepwait, o->syncbarrier, res->nreps, res->coll_pair);
+    fprintf(
+        json,
+        "  {\"name\": \"%s\", \"mode\": \"%s\", \"label\": \"%s\", \"ranks\": %d, \"threads\": %d, \"tasks\": %lld, "
+        "\"localsize\": %lld, \"bufsize\": %lld, \"numfiles\": %d, \"durable\": %d, \"posix\": %d, "
+        "\"collwrite\": %d, \"collread\": %d, \"checksum\": %d, \"sleepwait\": %d, \"syncbarrier\": %d, \"nreps\": %d, "
+        "\"coll_pair_s\": %.6g",
+        name, bench_mode_name(o->mode), o->label ? o->label : "", nranks, o->threads, ntasks, (long long)o->localsize,
+        (long long)o->bufsize, o->numfiles, o->durable, o->posix, o->collwrite, o->collread, o->checksum, o->sleepwait,
+        o->syncbarrier, res->nreps, res->coll_pair);
     if (o->do_write) {
         fprintf(json, ",\n");
         json_phase(json, "write", res->w, res->nreps);

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char *mode_names[] = {"container", "container-rank", "tasklocal", "mpiio-ind", "mpiio-coll", "manytask",
-                                   "openclose"};
+static const char *mode_names[] = {"container",  "container-rank", "tasklocal", "mpiio-ind",
+                                   "mpiio-coll", "manytask",       "openclose"};
 
 const char *bench_mode_name(int mode) { return mode_names[mode]; }
 
@@ -59,23 +59,52 @@ static int64_t size_arg(const char *s, const char *opt)
 
 static int parse(int argc, char **argv, bench_opts *o, int ntasks_ranks)
 {
-    static struct option lo[] = {
-        {"filename", 1, 0, 'f'},  {"numfiles", 1, 0, 'n'},  {"chunksize", 1, 0, 'r'}, {"fsblksize", 1, 0, 'q'},
-        {"testtype", 1, 0, 'T'},  {"bufsize", 1, 0, 'b'},   {"localsize", 1, 0, 's'}, {"totalsize", 1, 0, 'g'},
-        {"write", 1, 0, 'W'},     {"read", 1, 0, 'R'},      {"nochecksum", 0, 0, 'C'}, {"posix", 0, 0, 'L'},
-        {"collwrite", 0, 0, 'M'}, {"collread", 0, 0, 'm'},  {"unlinkfiles", 0, 0, 'X'}, {"verbose", 0, 0, 'v'},
-        {"mode", 1, 0, 1000},     {"reps", 1, 0, 1001},     {"durable", 0, 0, 1002},  {"cached", 0, 0, 1003},
-        {"threads", 1, 0, 1004},  {"manytask", 1, 0, 1005}, {"json", 1, 0, 1006},     {"label", 1, 0, 1007},
-        {"quiet", 0, 0, 1008},    {"stage-limit", 1, 0, 1009}, {"manytask-api", 1, 0, 1010},
-        {"sleep-wait", 0, 0, 1011}, {"sync-barrier", 0, 0, 1012},
-        {"help", 0, 0, 'h'},      {0, 0, 0, 0}};
+    static struct option lo[] = {{"filename", 1, 0, 'f'},
+                                 {"numfiles", 1, 0, 'n'},
+                                 {"chunksize", 1, 0, 'r'},
+                                 {"fsblksize", 1, 0, 'q'},
+                                 {"testtype", 1, 0, 'T'},
+                                 {"bufsize", 1, 0, 'b'},
+                                 {"localsize", 1, 0, 's'},
+                                 {"totalsize", 1, 0, 'g'},
+                                 {"write", 1, 0, 'W'},
+                                 {"read", 1, 0, 'R'},
+                                 {"nochecksum", 0, 0, 'C'},
+                                 {"posix", 0, 0, 'L'},
+                                 {"collwrite", 0, 0, 'M'},
+                                 {"collread", 0, 0, 'm'},
+                                 {"unlinkfiles", 0, 0, 'X'},
+                                 {"verbose", 0, 0, 'v'},
+                                 {"mode", 1, 0, 1000},
+                                 {"reps", 1, 0, 1001},
+                                 {"durable", 0, 0, 1002},
+                                 {"cached", 0, 0, 1003},
+                                 {"threads", 1, 0, 1004},
+                                 {"manytask", 1, 0, 1005},
+                                 {"json", 1, 0, 1006},
+                                 {"label", 1, 0, 1007},
+                                 {"quiet", 0, 0, 1008},
+                                 {"stage-limit", 1, 0, 1009},
+                                 {"manytask-api", 1, 0, 1010},
+                                 {"sleep-wait", 0, 0, 1011},
+                                 {"sync-barrier", 0, 0, 1012},
+                                 {"help", 0, 0, 'h'},
+                                 {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "f:n:r:q:T:b:s:g:W:R:CLMmXvh", lo, NULL)) != -1) {
         switch (c) {
-        case 'f': o->fname = optarg; break;
-        case 'n': o->numfiles = atoi(optarg); break;
-        case 'r': o->chunksize = size_arg(optarg, "-r"); break;
-        case 'q': o->fsblksize = strcmp(optarg, "-1") ? (int)size_arg(optarg, "-q") : -1; break;
+        case 'f':
+            o->fname = optarg;
+            break;
+        case 'n':
+            o->numfiles = atoi(optarg);
+            break;
+        case 'r':
+            o->chunksize = size_arg(optarg, "-r");
+            break;
+        case 'q':
+            o->fsblksize = strcmp(optarg, "-1") ? (int)size_arg(optarg, "-q") : -1;
+            break;
         case 'T': {
             static const int tt[] = {M_CONTAINER, M_CONTAINER_RANK, M_MPIIO_IND, M_TASKLOCAL};
             int v = atoi(optarg);
@@ -86,17 +115,38 @@ static int parse(int argc, char **argv, bench_opts *o, int ntasks_ranks)
             o->mode = tt[v];
             break;
         }
-        case 'b': o->bufsize = size_arg(optarg, "-b"); break;
-        case 's': o->localsize = size_arg(optarg, "-s"); break;
-        case 'g': o->totalsize = size_arg(optarg, "-g"); break;
-        case 'W': o->do_write = atoi(optarg) != 0; break;
-        case 'R': o->do_read = atoi(optarg) != 0; break;
-        case 'C': o->checksum = 0; break;
-        case 'L': o->posix = 1; break;
-        case 'M': o->collwrite = 1; break;
-        case 'm': o->collread = 1; break;
-        case 'X': o->unlink_files = 1; break;
-        case 'v': break;
+        case 'b':
+            o->bufsize = size_arg(optarg, "-b");
+            break;
+        case 's':
+            o->localsize = size_arg(optarg, "-s");
+            break;
+        case 'g':
+            o->totalsize = size_arg(optarg, "-g");
+            break;
+        case 'W':
+            o->do_write = atoi(optarg) != 0;
+            break;
+        case 'R':
+            o->do_read = atoi(optarg) != 0;
+            break;
+        case 'C':
+            o->checksum = 0;
+            break;
+        case 'L':
+            o->posix = 1;
+            break;
+        case 'M':
+            o->collwrite = 1;
+            break;
+        case 'm':
+            o->collread = 1;
+            break;
+        case 'X':
+            o->unlink_files = 1;
+            break;
+        case 'v':
+            break;
         case 1000: {
             int k, n = (int)(sizeof mode_names / sizeof mode_names[0]);
             for (k = 0; k < n && strcmp(optarg, mode_names[k]); k++)
@@ -108,22 +158,47 @@ static int parse(int argc, char **argv, bench_opts *o, int ntasks_ranks)
             o->mode = k;
             break;
         }
-        case 1001: o->reps = atoi(optarg); break;
-        case 1002: o->durable = 1; break;
-        case 1003: o->durable = 0; break;
-        case 1004: o->threads = atoi(optarg); break;
+        case 1001:
+            o->reps = atoi(optarg);
+            break;
+        case 1002:
+            o->durable = 1;
+            break;
+        case 1003:
+            o->durable = 0;
+            break;
+        case 1004:
+            o->threads = atoi(optarg);
+            break;
         case 1005:
             o->manytask_what = !strcmp(optarg, "container") ? 1 : !strcmp(optarg, "tasklocal") ? 2 : 0;
             break;
-        case 1006: o->json = optarg; break;
-        case 1007: o->label = optarg; break;
-        case 1008: o->quiet = 1; break;
-        case 1009: o->stage_limit = size_arg(optarg, "--stage-limit"); break;
-        case 1011: o->sleepwait = 1; break;
-        case 1012: o->syncbarrier = 1; break;
-        case 1010: o->mapped = !strcmp(optarg, "mapped"); break;
-        case 'h': usage(); return 1;
-        default: return -1;
+        case 1006:
+            o->json = optarg;
+            break;
+        case 1007:
+            o->label = optarg;
+            break;
+        case 1008:
+            o->quiet = 1;
+            break;
+        case 1009:
+            o->stage_limit = size_arg(optarg, "--stage-limit");
+            break;
+        case 1011:
+            o->sleepwait = 1;
+            break;
+        case 1012:
+            o->syncbarrier = 1;
+            break;
+        case 1010:
+            o->mapped = !strcmp(optarg, "mapped");
+            break;
+        case 'h':
+            usage();
+            return 1;
+        default:
+            return -1;
         }
     }
     if (o->reps < 1 || o->reps > MAX_REPS || o->threads < 1 || o->numfiles < 1 || o->bufsize < 1) {
@@ -170,9 +245,18 @@ int main(int argc, char **argv)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    bench_opts o = {.fname = "partest_parfile.sion", .numfiles = 1, .fsblksize = -1, .mode = M_CONTAINER,
-                    .bufsize = 10LL << 20, .localsize = 20LL << 20, .do_write = 1, .do_read = 1, .checksum = 1,
-                    .reps = 3, .threads = 1, .stage_limit = 1LL << 30};
+    bench_opts o = {.fname = "partest_parfile.sion",
+                    .numfiles = 1,
+                    .fsblksize = -1,
+                    .mode = M_CONTAINER,
+                    .bufsize = 10LL << 20,
+                    .localsize = 20LL << 20,
+                    .do_write = 1,
+                    .do_read = 1,
+                    .checksum = 1,
+                    .reps = 3,
+                    .threads = 1,
+                    .stage_limit = 1LL << 30};
     if (rank != 0)
         opterr = 0;
     int pr = parse(argc, argv, &o, size);

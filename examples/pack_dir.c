@@ -26,16 +26,16 @@
 #include "sion.h"
 
 #define COPY_BUFSIZE (1 << 20)
-#define MAX_MANIFEST (64 << 20)   /* a longer last task is not a pack_dir manifest */
+#define MAX_MANIFEST (64 << 20) /* a longer last task is not a pack_dir manifest */
 
 typedef struct {
-    char      *name;
+    char *name;
     sion_int64 size;
 } entry;
 
 typedef struct {
     entry *e;
-    int    n;
+    int n;
 } filelist;
 
 static void free_list(filelist *l)
@@ -64,8 +64,7 @@ static char *join(const char *dir, const char *name)
 /* A name from the manifest must stay inside the target directory. */
 static int safe_name(const char *name)
 {
-    return name[0] != '\0' && strchr(name, '/') == NULL && strcmp(name, ".") != 0 &&
-           strcmp(name, "..") != 0;
+    return name[0] != '\0' && strchr(name, '/') == NULL && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
 }
 
 static int scan_dir(const char *dir, filelist *l)
@@ -159,7 +158,10 @@ static int pack(const char *dir, char *container)
     buf = malloc(COPY_BUFSIZE);
     if (!chunks || !ranks || !buf) {
         fprintf(stderr, "pack_dir: out of memory\n");
-        free(chunks); free(ranks); free(buf); free_list(&l);
+        free(chunks);
+        free(ranks);
+        free(buf);
+        free_list(&l);
         return 1;
     }
     for (int i = 0; i < l.n; i++) {
@@ -173,7 +175,10 @@ static int pack(const char *dir, char *container)
     sid = sion_open(container, "wb", &ntasks, &nfiles, &chunks, &fsblksize, &ranks, &fp);
     if (sid < 0) {
         fprintf(stderr, "pack_dir: cannot create %s\n", container);
-        free(chunks); free(ranks); free(buf); free_list(&l);
+        free(chunks);
+        free(ranks);
+        free(buf);
+        free_list(&l);
         return 1;
     }
     for (int i = 0; i < l.n && rc == 0; i++) {
@@ -192,11 +197,13 @@ static int pack(const char *dir, char *container)
     if (sion_close(sid) != SION_SUCCESS)
         rc = 1;
     if (rc == 0)
-        printf("pack_dir: packed %d files from %s into %s (fs block size %d)\n", l.n, dir,
-               container, (int)fsblksize);
+        printf("pack_dir: packed %d files from %s into %s (fs block size %d)\n", l.n, dir, container, (int)fsblksize);
     else
         fprintf(stderr, "pack_dir: packing %s into %s failed\n", dir, container);
-    free(chunks); free(ranks); free(buf); free_list(&l);
+    free(chunks);
+    free(ranks);
+    free(buf);
+    free_list(&l);
     return rc;
 }
 
@@ -270,8 +277,8 @@ static int open_packed(char *container, int *sid, filelist *l)
         p = nl + 1;
     }
     if (l->n != ntasks - 1 || *p != '\0') {
-        fprintf(stderr, "pack_dir: %s: manifest (task %d) does not list %d valid file names\n",
-                container, ntasks - 1, ntasks - 1);
+        fprintf(stderr, "pack_dir: %s: manifest (task %d) does not list %d valid file names\n", container, ntasks - 1,
+                ntasks - 1);
         free(manifest);
         free_list(l);
         sion_close(*sid);
@@ -332,15 +339,15 @@ static int list(char *container)
     sion_int64 globalskip, start, *chunks, *ranks, *blockcount, *blocksizes;
     if (open_packed(container, &sid, &l))
         return 1;
-    if (sion_get_locations(sid, &ntasks, &maxblocks, &globalskip, &start, &chunks, &ranks,
-                           &blockcount, &blocksizes) != SION_SUCCESS) {
+    if (sion_get_locations(sid, &ntasks, &maxblocks, &globalskip, &start, &chunks, &ranks, &blockcount, &blocksizes) !=
+        SION_SUCCESS) {
         free_list(&l);
         sion_close(sid);
         return 1;
     }
     printf("  task        bytes name\n");
     for (int i = 0; i < l.n; i++) {
-        sion_int64 bytes = 0;   /* bytes of task i = sum of its block sizes */
+        sion_int64 bytes = 0; /* bytes of task i = sum of its block sizes */
         for (sion_int64 b = 0; b < blockcount[i]; b++)
             bytes += blocksizes[ntasks * b + i];
         printf("%6d %12lld %s\n", i, (long long)bytes, l.e[i].name);
@@ -361,6 +368,7 @@ int main(int argc, char **argv)
     fprintf(stderr,
             "usage: %s pack <dir> <container>\n"
             "       %s unpack <container> <dir>\n"
-            "       %s list <container>\n", argv[0], argv[0], argv[0]);
+            "       %s list <container>\n",
+            argv[0], argv[0], argv[0]);
     return 1;
 }

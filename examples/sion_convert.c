@@ -28,8 +28,8 @@
 #include <errno.h>
 #include "sion.h"
 
-#define MAX_BUFSIZE (1 << 20)   /* copy at most 1 MiB (and at most one chunk) at a time */
-#define MAX_BLOCKS 100          /* blocks per task a serial SIONlib 1.7 write can hold */
+#define MAX_BUFSIZE (1 << 20) /* copy at most 1 MiB (and at most one chunk) at a time */
+#define MAX_BLOCKS 100        /* blocks per task a serial SIONlib 1.7 write can hold */
 
 static size_t copy_bufsize(sion_int64 chunksize)
 {
@@ -42,7 +42,8 @@ static void usage(const char *prog)
 {
     fprintf(stderr,
             "usage: %s [-c chunksize] [-q fsblksize] -w <container> <in-file>...\n"
-            "       %s -r <container> <out-file>...\n", prog, prog);
+            "       %s -r <container> <out-file>...\n",
+            prog, prog);
 }
 
 static long file_size(const char *name)
@@ -61,8 +62,7 @@ static long file_size(const char *name)
     return size;
 }
 
-static int write_container(char *container, char **inputs, int ntasks,
-                           sion_int64 chunksize, sion_int32 fsblksize)
+static int write_container(char *container, char **inputs, int ntasks, sion_int64 chunksize, sion_int32 fsblksize)
 {
     sion_int64 *chunksizes = malloc(ntasks * sizeof(*chunksizes));
     int *globalranks = malloc(ntasks * sizeof(*globalranks));
@@ -90,8 +90,7 @@ static int write_container(char *container, char **inputs, int ntasks,
         globalranks[t] = t;
     }
 
-    sid = sion_open(container, "wb", &ntasks, &nfiles, &chunksizes, &fsblksize,
-                    &globalranks, &fp);
+    sid = sion_open(container, "wb", &ntasks, &nfiles, &chunksizes, &fsblksize, &globalranks, &fp);
     if (sid < 0) {
         fprintf(stderr, "sion_convert: cannot create %s\n", container);
         free(chunksizes);
@@ -153,15 +152,13 @@ static int read_container(char *container, char **outputs, int noutputs)
     FILE *fp = NULL;
     char *buf = NULL;
 
-    sid = sion_open(container, "rb", &ntasks, &nfiles, &chunksizes, &fsblksize,
-                    &globalranks, &fp);
+    sid = sion_open(container, "rb", &ntasks, &nfiles, &chunksizes, &fsblksize, &globalranks, &fp);
     if (sid < 0) {
         fprintf(stderr, "sion_convert: cannot open %s\n", container);
         return 1;
     }
     if (ntasks != noutputs) {
-        fprintf(stderr, "sion_convert: %s has %d tasks, but %d output files were given\n",
-                container, ntasks, noutputs);
+        fprintf(stderr, "sion_convert: %s has %d tasks, but %d output files were given\n", container, ntasks, noutputs);
         sion_close(sid);
         free(chunksizes);
         free(globalranks);
@@ -215,7 +212,7 @@ static int read_container(char *container, char **outputs, int noutputs)
 int main(int argc, char **argv)
 {
     sion_int64 chunksize = 0;
-    sion_int32 fsblksize = -1;   /* detect the file system block size */
+    sion_int32 fsblksize = -1; /* detect the file system block size */
     int i = 1;
 
     while (i + 1 < argc && (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "-q") == 0)) {

@@ -20,13 +20,13 @@ SHEAF_API int sheaf_last_error_code(void);
  * turns it off); 0: silent. Returns the previous setting. */
 SHEAF_API int sheaf_set_error_printing(int on);
 
-#define SHEAF_E_OK       0
-#define SHEAF_E_ARG     -1   /* invalid argument or misuse of the API */
-#define SHEAF_E_IO      -2   /* the operating system reported an error */
-#define SHEAF_E_FORMAT  -3   /* not a container, or corrupt metadata */
-#define SHEAF_E_NOMEM   -4   /* out of memory */
-#define SHEAF_E_UNCLOSED -5  /* container was never closed (crash) */
-#define SHEAF_E_NOTFOUND -6  /* file or multi-file member missing */
+#define SHEAF_E_OK 0
+#define SHEAF_E_ARG -1      /* invalid argument or misuse of the API */
+#define SHEAF_E_IO -2       /* the operating system reported an error */
+#define SHEAF_E_FORMAT -3   /* not a container, or corrupt metadata */
+#define SHEAF_E_NOMEM -4    /* out of memory */
+#define SHEAF_E_UNCLOSED -5 /* container was never closed (crash) */
+#define SHEAF_E_NOTFOUND -6 /* file or multi-file member missing */
 
 /* ---- container inspection (used by the sheaf/sion* command-line tools) ----
  * Header fields of one physical file of a container opened for reading with
@@ -38,28 +38,28 @@ SHEAF_API int sheaf_set_error_printing(int on);
  * sid's state and stay valid until sion_close. Thread-safety: as other calls
  * on a sid. */
 typedef struct sheaf_file_info {
-    const char *name;            /* path of this physical file */
-    const char *prefix;          /* stored prefix (1024 bytes on disk, NUL-terminated here) */
-    int        format_version;   /* file format version (2..5) */
-    int        lib_version;      /* writer's SIONlib version, 1000*main+sub (e.g. 1007) */
-    int        lib_patch;        /* writer's SIONlib patch level */
-    int        fsblksize;
-    int        ntasks;           /* tasks stored in this physical file */
-    int        nfiles;           /* physical files in the set (as stored) */
-    int        nfiles_open;      /* physical files this sid has open: nfiles when
+    const char *name;   /* path of this physical file */
+    const char *prefix; /* stored prefix (1024 bytes on disk, NUL-terminated here) */
+    int format_version; /* file format version (2..5) */
+    int lib_version;    /* writer's SIONlib version, 1000*main+sub (e.g. 1007) */
+    int lib_patch;      /* writer's SIONlib patch level */
+    int fsblksize;
+    int ntasks;              /* tasks stored in this physical file */
+    int nfiles;              /* physical files in the set (as stored) */
+    int nfiles_open;         /* physical files this sid has open: nfiles when
                                     file 0 of a set (or a single file) was opened,
                                     1 when one member of a set was opened alone */
-    int        filenumber;       /* index of this file in the set */
-    int        maxchunks;        /* blocks of the busiest task in this file */
-    int        meta_big;         /* metadata byte order: 1 big-endian */
-    int        data_big;         /* declared user-data order: 1 big-endian */
-    int        keyval;           /* SION_KEYVAL_* of the container */
-    int        mapping_size;     /* entries of the mapping stored here, -1 if none */
-    sion_int64 flag1, flag2;     /* raw header flags */
+    int filenumber;          /* index of this file in the set */
+    int maxchunks;           /* blocks of the busiest task in this file */
+    int meta_big;            /* metadata byte order: 1 big-endian */
+    int data_big;            /* declared user-data order: 1 big-endian */
+    int keyval;              /* SION_KEYVAL_* of the container */
+    int mapping_size;        /* entries of the mapping stored here, -1 if none */
+    sion_int64 flag1, flag2; /* raw header flags */
     sion_int64 start_of_varheader;
-    sion_int64 header_size;      /* size of META1 */
-    sion_int64 data_start;       /* first chunk offset (header rounded up) */
-    sion_int64 globalskip;       /* distance between the blocks of a task */
+    sion_int64 header_size; /* size of META1 */
+    sion_int64 data_start;  /* first chunk offset (header rounded up) */
+    sion_int64 globalskip;  /* distance between the blocks of a task */
 } sheaf_file_info;
 SHEAF_API int sheaf_get_file_info(int sid, int filenr, sheaf_file_info *info);
 
@@ -87,25 +87,26 @@ SHEAF_API int sheaf_get_file_info(int sid, int filenr, sheaf_file_info *info);
 #define SHEAF_RECOVER_SALVAGE 1
 #define SHEAF_RECOVER_DRY_RUN 2
 typedef struct sheaf_recover_summary {
-    int        files;            /* physical files looked at */
-    int        files_closed;     /* of those, already closed */
-    sion_int64 tasks;            /* tasks in the recovered files */
-    sion_int64 tasks_unflushed;  /* tasks without a journal record */
-    sion_int64 bytes;            /* bytes recovered */
-    sion_int64 lost;             /* bytes the journal names that the file no longer holds */
-    int        uncertain;        /* salvage was used */
+    int files;                  /* physical files looked at */
+    int files_closed;           /* of those, already closed */
+    sion_int64 tasks;           /* tasks in the recovered files */
+    sion_int64 tasks_unflushed; /* tasks without a journal record */
+    sion_int64 bytes;           /* bytes recovered */
+    sion_int64 lost;            /* bytes the journal names that the file no longer holds */
+    int uncertain;              /* salvage was used */
     /* checksums: blocks holding data, and what recovery could check of them against the
      * CRC-32C each writer in "checksum" mode journaled with its flush (an SHJ2 record) */
-    int        checksums;        /* some task journaled CRCs: the recovered files keep a checksum trailer */
-    sion_int64 blocks;           /* blocks holding data in the recovered files */
-    sion_int64 blocks_verified;  /* their data match the journaled CRC */
-    sion_int64 blocks_damaged;   /* their data do NOT match it: reads of them fail (checksum error) */
+    int checksums;                  /* some task journaled CRCs: the recovered files keep a checksum trailer */
+    sion_int64 blocks;              /* blocks holding data in the recovered files */
+    sion_int64 blocks_verified;     /* their data match the journaled CRC */
+    sion_int64 blocks_damaged;      /* their data do NOT match it: reads of them fail (checksum error) */
     sion_int64 blocks_unverifiable; /* no CRC journaled, or the file lost part of the block: the
                                        trailer gets a CRC of what is there now, which only protects
                                        against later damage */
 } sheaf_recover_summary;
 typedef void (*sheaf_recover_fn)(void *ctx, const char *line);
-SHEAF_API int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ctx, sheaf_recover_summary *out);
+SHEAF_API int sheaf_recover(const char *name, int flags, sheaf_recover_fn report, void *ctx,
+                            sheaf_recover_summary *out);
 
 #ifdef __cplusplus
 }

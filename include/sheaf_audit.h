@@ -13,7 +13,7 @@
 SHEAF_API unsigned int la_version(unsigned int version);
 SHEAF_API unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie);
 SHEAF_API char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag);
-SHEAF_API uintptr_t la_symbind64(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook,
-                                 uintptr_t *defcook, unsigned int *flags, const char *symname);
+SHEAF_API uintptr_t la_symbind64(Elf64_Sym *sym, unsigned int ndx, uintptr_t *refcook, uintptr_t *defcook,
+                                 unsigned int *flags, const char *symname);
 
 #endif

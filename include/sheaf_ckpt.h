@@ -67,8 +67,8 @@ SHEAF_API int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, 
  * types in the same order, counts may differ; a dedicated rbio writer
  * declares count 0). data stays the application's: its current contents are
  * taken at every sheaf_ckpt_write. Returns the field index in *index. */
-SHEAF_API int sheaf_ckpt_declare(sheaf_ckpt_ctx *ctx, const char *name, int type, uint64_t count,
-                                 const void *data, int *index);
+SHEAF_API int sheaf_ckpt_declare(sheaf_ckpt_ctx *ctx, const char *name, int type, uint64_t count, const void *data,
+                                 int *index);
 /* Change a field's data pointer and count (e.g. after a reallocation). */
 SHEAF_API int sheaf_ckpt_update(sheaf_ckpt_ctx *ctx, int index, uint64_t count, const void *data);
 /* Collective: checkpoint `step` (steps increase). fpp, coio, sion: returns

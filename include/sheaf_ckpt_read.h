@@ -23,8 +23,16 @@ extern "C" {
 
 /* element types (stored little-endian in the files) */
 enum sheaf_ckpt_type {
-    SHEAF_CKPT_U8 = 1, SHEAF_CKPT_I8, SHEAF_CKPT_I16, SHEAF_CKPT_U16, SHEAF_CKPT_I32, SHEAF_CKPT_U32,
-    SHEAF_CKPT_I64, SHEAF_CKPT_U64, SHEAF_CKPT_F32, SHEAF_CKPT_F64
+    SHEAF_CKPT_U8 = 1,
+    SHEAF_CKPT_I8,
+    SHEAF_CKPT_I16,
+    SHEAF_CKPT_U16,
+    SHEAF_CKPT_I32,
+    SHEAF_CKPT_U32,
+    SHEAF_CKPT_I64,
+    SHEAF_CKPT_U64,
+    SHEAF_CKPT_F32,
+    SHEAF_CKPT_F64
 };
 #define SHEAF_CKPT_NAME_MAX 39 /* longest field name (bytes) */
 #define SHEAF_CKPT_APP_MAX 63  /* longest application name */
@@ -33,9 +41,9 @@ typedef struct sheaf_ckpt sheaf_ckpt; /* an opened checkpoint */
 
 typedef struct sheaf_ckpt_field_info {
     char name[SHEAF_CKPT_NAME_MAX + 1];
-    int type;          /* enum sheaf_ckpt_type */
-    size_t elemsize;   /* bytes per element */
-    uint64_t count;    /* elements over all ranks */
+    int type;        /* enum sheaf_ckpt_type */
+    size_t elemsize; /* bytes per element */
+    uint64_t count;  /* elements over all ranks */
 } sheaf_ckpt_field_info;
 
 /* Message of the last failure on this thread ("" if none). */
@@ -63,7 +71,7 @@ SHEAF_API void sheaf_ckpt_close(sheaf_ckpt *ck);
 SHEAF_API uint64_t sheaf_ckpt_step(const sheaf_ckpt *ck);
 SHEAF_API const char *sheaf_ckpt_app(const sheaf_ckpt *ck);
 SHEAF_API const char *sheaf_ckpt_strategy(const sheaf_ckpt *ck);
-SHEAF_API int sheaf_ckpt_nranks(const sheaf_ckpt *ck);   /* ranks that wrote it */
+SHEAF_API int sheaf_ckpt_nranks(const sheaf_ckpt *ck); /* ranks that wrote it */
 SHEAF_API int sheaf_ckpt_nfields(const sheaf_ckpt *ck);
 SHEAF_API int sheaf_ckpt_nunits(const sheaf_ckpt *ck);
 SHEAF_API int sheaf_ckpt_field(const sheaf_ckpt *ck, int f, sheaf_ckpt_field_info *info);

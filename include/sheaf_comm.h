@@ -35,13 +35,13 @@
 extern "C" {
 #endif
 
-#define SHEAF_COMM_OK       0
-#define SHEAF_COMM_EINVAL  -1  /* bad argument or misuse */
-#define SHEAF_COMM_ENOMEM  -2  /* out of memory */
-#define SHEAF_COMM_EIO     -3  /* the system refused */
-#define SHEAF_COMM_ECOMM   -5  /* the collective layer failed or was misused */
-#define SHEAF_COMM_ELIMIT  -6  /* a bound was exceeded (message size) */
-#define SHEAF_COMM_EREMOTE -7  /* another member failed; the message names its rank */
+#define SHEAF_COMM_OK 0
+#define SHEAF_COMM_EINVAL -1  /* bad argument or misuse */
+#define SHEAF_COMM_ENOMEM -2  /* out of memory */
+#define SHEAF_COMM_EIO -3     /* the system refused */
+#define SHEAF_COMM_ECOMM -5   /* the collective layer failed or was misused */
+#define SHEAF_COMM_ELIMIT -6  /* a bound was exceeded (message size) */
+#define SHEAF_COMM_EREMOTE -7 /* another member failed; the message names its rank */
 
 /* Message of the last failure in this thread (never NULL). Thread-safe. */
 SHEAF_API const char *sheaf_comm_last_error(void);
@@ -124,9 +124,9 @@ SHEAF_API void sheaf_comm_free(sheaf_comm *c);
 #define SHEAF_COMM_MSGLEN 448 /* message bytes carried, with the final NUL */
 
 typedef struct sheaf_comm_agreement {
-    int code;                     /* 0, or the code of the lowest-ranked failing member */
-    int rank;                     /* that member's rank; -1 when none failed */
-    char msg[SHEAF_COMM_MSGLEN];  /* its message ("" when none failed) */
+    int code;                    /* 0, or the code of the lowest-ranked failing member */
+    int rank;                    /* that member's rank; -1 when none failed */
+    char msg[SHEAF_COMM_MSGLEN]; /* its message ("" when none failed) */
 } sheaf_comm_agreement;
 
 /* Every member passes its status rc (0: fine; any non-zero value, whatever
@@ -145,8 +145,7 @@ typedef struct sheaf_comm_agreement {
  * memory still works. Over MPI: one MPI_Allreduce, or two.
  * When the layer itself fails, SHEAF_COMM_ECOMM on every member that sees
  * it (an MPI implementation: on every member, since its collectives are). */
-SHEAF_API int sheaf_comm_agree(sheaf_comm *c, int rc, const char *msg, int64_t *vals, int n,
-                               sheaf_comm_agreement *out);
+SHEAF_API int sheaf_comm_agree(sheaf_comm *c, int rc, const char *msg, int64_t *vals, int n, sheaf_comm_agreement *out);
 
 /* ------------------------------------------------------------------ */
 /* In-process simulation: run fn(world, rank, arg) for nprocs simulated
@@ -161,9 +160,9 @@ SHEAF_API int sheaf_comm_agree(sheaf_comm *c, int rc, const char *msg, int64_t *
 typedef struct sheaf_comm_sim_stats {
     long collectives; /* completed collective calls (each counted once) */
     long reduces, bcasts, splits, barriers;
-    long rounds;      /* sum over collectives of ceil(log2 members) */
-    size_t max_msg;   /* largest message between two processes (bytes) */
-    long allmins;     /* allmin calls (each counted once; one round trip) */
+    long rounds;    /* sum over collectives of ceil(log2 members) */
+    size_t max_msg; /* largest message between two processes (bytes) */
+    long allmins;   /* allmin calls (each counted once; one round trip) */
 } sheaf_comm_sim_stats;
 SHEAF_API int sheaf_comm_sim_run(int nprocs, size_t stack_kib, int (*fn)(sheaf_comm *world, int rank, void *arg),
                                  void *arg, sheaf_comm_sim_stats *stats);

@@ -48,14 +48,14 @@
 extern "C" {
 #endif
 
-#define SHEAF_FGFS_OK       0
-#define SHEAF_FGFS_EINVAL  -1  /* bad argument or misuse */
-#define SHEAF_FGFS_ENOMEM  -2  /* out of memory */
-#define SHEAF_FGFS_EIO     -3  /* the system refused (open, read, statvfs) */
-#define SHEAF_FGFS_EPARSE  -4  /* mount table or config unusable */
-#define SHEAF_FGFS_ECOMM   -5  /* the collective layer failed or was misused */
-#define SHEAF_FGFS_ELIMIT  -6  /* a bound was exceeded (groups, names, sizes) */
-#define SHEAF_FGFS_EREMOTE -7  /* another process failed; message names its rank */
+#define SHEAF_FGFS_OK 0
+#define SHEAF_FGFS_EINVAL -1  /* bad argument or misuse */
+#define SHEAF_FGFS_ENOMEM -2  /* out of memory */
+#define SHEAF_FGFS_EIO -3     /* the system refused (open, read, statvfs) */
+#define SHEAF_FGFS_EPARSE -4  /* mount table or config unusable */
+#define SHEAF_FGFS_ECOMM -5   /* the collective layer failed or was misused */
+#define SHEAF_FGFS_ELIMIT -6  /* a bound was exceeded (groups, names, sizes) */
+#define SHEAF_FGFS_EREMOTE -7 /* another process failed; message names its rank */
 
 /* Message of the last failure in this thread ("" if none). Valid until the
  * next failing call in the same thread. Thread-safe. */
@@ -76,16 +76,16 @@ typedef struct sheaf_fgfs_mounts sheaf_fgfs_mounts;
 
 /* Kind of file system behind a mount, as the name resolution sees it. */
 typedef enum {
-    SHEAF_FGFS_LOCAL = 0,  /* node-local (ext4, xfs, btrfs, tmpfs, overlay, unknown) */
-    SHEAF_FGFS_PSEUDO,     /* proc, sysfs, cgroup, devpts, ...: local, never selected */
-    SHEAF_FGFS_NFS,        /* nfs, nfs4 */
-    SHEAF_FGFS_CIFS,       /* cifs, smb3, smbfs */
+    SHEAF_FGFS_LOCAL = 0, /* node-local (ext4, xfs, btrfs, tmpfs, overlay, unknown) */
+    SHEAF_FGFS_PSEUDO,    /* proc, sysfs, cgroup, devpts, ...: local, never selected */
+    SHEAF_FGFS_NFS,       /* nfs, nfs4 */
+    SHEAF_FGFS_CIFS,      /* cifs, smb3, smbfs */
     SHEAF_FGFS_LUSTRE,
     SHEAF_FGFS_GPFS,
     SHEAF_FGFS_BEEGFS,
-    SHEAF_FGFS_CEPH,       /* kernel cephfs */
-    SHEAF_FGFS_FUSE,       /* fuse.* (by fsname: ceph-fuse, dfuse, sshfs, ...) */
-    SHEAF_FGFS_IMAGE,      /* squashfs/erofs/iso9660 on a loop device: by backing file */
+    SHEAF_FGFS_CEPH,  /* kernel cephfs */
+    SHEAF_FGFS_FUSE,  /* fuse.* (by fsname: ceph-fuse, dfuse, sshfs, ...) */
+    SHEAF_FGFS_IMAGE, /* squashfs/erofs/iso9660 on a loop device: by backing file */
     SHEAF_FGFS_PANFS,
     SHEAF_FGFS_NKINDS
 } sheaf_fgfs_kind;
@@ -98,8 +98,7 @@ typedef enum {
 SHEAF_API int sheaf_fgfs_mounts_load(sheaf_fgfs_mounts **out);
 /* Parse mountinfo text (len bytes, need not be NUL-terminated). `origin`
  * names it in messages. Same bounds and errors as sheaf_fgfs_mounts_load. */
-SHEAF_API int sheaf_fgfs_mounts_parse(const char *text, size_t len, const char *origin,
-                                      sheaf_fgfs_mounts **out);
+SHEAF_API int sheaf_fgfs_mounts_parse(const char *text, size_t len, const char *origin, sheaf_fgfs_mounts **out);
 SHEAF_API void sheaf_fgfs_mounts_free(sheaf_fgfs_mounts *m);
 /* Number of usable entries and lines skipped as malformed. */
 SHEAF_API int sheaf_fgfs_mounts_count(const sheaf_fgfs_mounts *m);
@@ -116,15 +115,15 @@ SHEAF_API const char *sheaf_fgfs_mount_root(const sheaf_fgfs_mounts *m, int i);
 SHEAF_API int sheaf_fgfs_mounts_set_loop(sheaf_fgfs_mounts *m, const char *dev, const char *backing);
 
 /* Resolution flags. */
-#define SHEAF_FGFS_NOREALPATH 1  /* resolve the path lexically (no symlinks, no file-system access) */
+#define SHEAF_FGFS_NOREALPATH 1 /* resolve the path lexically (no symlinks, no file-system access) */
 
 /* What a path resolves to. */
 typedef struct sheaf_fgfs_name {
-    char uri[4096];          /* the global name */
+    char uri[4096]; /* the global name */
     sheaf_fgfs_kind kind;
-    int local;               /* 1: node-local (file://), LOCAL, PSEUDO or unknown */
-    int mount;               /* index of the mount entry in the table */
-    char path[4096];         /* the resolved absolute path */
+    int local;       /* 1: node-local (file://), LOCAL, PSEUDO or unknown */
+    int mount;       /* index of the mount entry in the table */
+    char path[4096]; /* the resolved absolute path */
 } sheaf_fgfs_name;
 
 /* Resolve `path` against the table: realpath (when it fails, realpath of
@@ -148,31 +147,30 @@ typedef sheaf_comm_op sheaf_fgfs_op;
 typedef sheaf_comm sheaf_fgfs_comm;
 typedef sheaf_comm_ops sheaf_fgfs_comm_ops;
 
-
 /* In-process simulation: sheaf_comm_sim_run (sheaf_comm.h), under its
  * FGFS name. */
 typedef sheaf_comm_sim_stats sheaf_fgfs_sim_stats;
-SHEAF_API int sheaf_fgfs_sim_run(int nprocs, size_t stack_kib,
-                                 int (*fn)(sheaf_fgfs_comm *world, int rank, void *arg), void *arg,
-                                 sheaf_fgfs_sim_stats *stats);
+SHEAF_API int sheaf_fgfs_sim_run(int nprocs, size_t stack_kib, int (*fn)(sheaf_fgfs_comm *world, int rank, void *arg),
+                                 void *arg, sheaf_fgfs_sim_stats *stats);
 
 /* ------------------------------------------------------------------ */
 /* 3. Queries                                                          */
 
 typedef struct sheaf_fgfs_ctx sheaf_fgfs_ctx;
 
-#define SHEAF_FGFS_SYNC  0
+#define SHEAF_FGFS_SYNC 0
 #define SHEAF_FGFS_ASYNC 1
 
 typedef struct sheaf_fgfs_config {
-    int mode;                 /* SHEAF_FGFS_SYNC or SHEAF_FGFS_ASYNC */
-    int well_threshold;       /* servers >= this: well distributed (0: 16) */
-    int bloom_names;          /* Bloom filter sized for this many names at 50% density (0: 4096) */
-    size_t max_group_bytes;   /* bound of an exact grouping table (0: 1 MiB) */
-    const sheaf_fgfs_mounts *mounts; /* NULL: sheaf_fgfs_mounts_load() at init (owned by the context); else not copied */
-    const char *host;         /* NULL: $SHEAF_FGFS_HOST, else gethostname (copied) */
-    int flags;                /* SHEAF_FGFS_NOREALPATH */
-    const char *site_config;  /* file of site parameters for select (NULL: $SHEAF_FGFS_SITE or built-ins); not copied */
+    int mode;               /* SHEAF_FGFS_SYNC or SHEAF_FGFS_ASYNC */
+    int well_threshold;     /* servers >= this: well distributed (0: 16) */
+    int bloom_names;        /* Bloom filter sized for this many names at 50% density (0: 4096) */
+    size_t max_group_bytes; /* bound of an exact grouping table (0: 1 MiB) */
+    const sheaf_fgfs_mounts
+        *mounts;             /* NULL: sheaf_fgfs_mounts_load() at init (owned by the context); else not copied */
+    const char *host;        /* NULL: $SHEAF_FGFS_HOST, else gethostname (copied) */
+    int flags;               /* SHEAF_FGFS_NOREALPATH */
+    const char *site_config; /* file of site parameters for select (NULL: $SHEAF_FGFS_SITE or built-ins); not copied */
 } sheaf_fgfs_config;
 
 /* Create a context over comm (not copied: it must outlive the context).
@@ -186,17 +184,17 @@ SHEAF_API int sheaf_fgfs_init(sheaf_fgfs_comm *comm, const sheaf_fgfs_config *cf
 SHEAF_API void sheaf_fgfs_finalize(sheaf_fgfs_ctx *ctx);
 
 typedef enum {
-    SHEAF_FGFS_FULLY = 0,    /* node-local on every process */
-    SHEAF_FGFS_WELL,         /* >= well_threshold servers (estimated) */
-    SHEAF_FGFS_POORLY,       /* 2 .. threshold-1 servers */
-    SHEAF_FGFS_UNIQUE        /* exactly one server for everyone */
+    SHEAF_FGFS_FULLY = 0, /* node-local on every process */
+    SHEAF_FGFS_WELL,      /* >= well_threshold servers (estimated) */
+    SHEAF_FGFS_POORLY,    /* 2 .. threshold-1 servers */
+    SHEAF_FGFS_UNIQUE     /* exactly one server for everyone */
 } sheaf_fgfs_class;
 
 typedef struct sheaf_fgfs_status {
     sheaf_fgfs_class cls;
-    double servers;          /* estimated distinct names (exact 1 when unique; 0 when fully local) */
+    double servers; /* estimated distinct names (exact 1 when unique; 0 when fully local) */
     int all_local, any_local;
-    int triage_level;        /* 1: answered by the AND/min-max reduction, 2: by the Bloom filter */
+    int triage_level; /* 1: answered by the AND/min-max reduction, 2: by the Bloom filter */
 } sheaf_fgfs_status;
 
 /* Classify `path`. SYNC: collective, 1 reduce + 1 bcast of 32 bytes
@@ -219,7 +217,7 @@ SHEAF_API int sheaf_fgfs_is_consistent(sheaf_fgfs_ctx *ctx, const char *path, in
 /* The parallel descriptor: processes that resolve `path` to the same name
  * form a group; groups are numbered in the order of their names. */
 typedef struct sheaf_fgfs_pardesc {
-    int ngroups, group, group_size, rep;  /* rep: lowest rank of my group */
+    int ngroups, group, group_size, rep; /* rep: lowest rank of my group */
 } sheaf_fgfs_pardesc;
 /* Collective: exact grouping, 1 reduce (merge of sorted name lists, bounded
  * by max_group_bytes) + 1 bcast of the table. ELIMIT when the table would
@@ -232,11 +230,15 @@ SHEAF_API int sheaf_fgfs_group_comm(sheaf_fgfs_ctx *ctx, const char *path, sheaf
 /* Inverse query: which mounted file system suits a write? */
 typedef enum { SHEAF_FGFS_SPEED_ANY = 0, SHEAF_FGFS_SPEED_LOW, SHEAF_FGFS_SPEED_HIGH } sheaf_fgfs_speed_req;
 typedef enum {
-    SHEAF_FGFS_DIST_ANY = 0, SHEAF_FGFS_DIST_UNIQUE, SHEAF_FGFS_DIST_LOW, SHEAF_FGFS_DIST_HIGH, SHEAF_FGFS_DIST_FULL
+    SHEAF_FGFS_DIST_ANY = 0,
+    SHEAF_FGFS_DIST_UNIQUE,
+    SHEAF_FGFS_DIST_LOW,
+    SHEAF_FGFS_DIST_HIGH,
+    SHEAF_FGFS_DIST_FULL
 } sheaf_fgfs_dist_req;
 typedef enum { SHEAF_FGFS_SCAL_ANY = 0, SHEAF_FGFS_SCAL_SINGLE, SHEAF_FGFS_SCAL_MULTI } sheaf_fgfs_scal_req;
 typedef struct sheaf_fgfs_criteria {
-    uint64_t bytes_per_process;   /* mandatory (0 allowed) */
+    uint64_t bytes_per_process; /* mandatory (0 allowed) */
     sheaf_fgfs_speed_req speed;
     sheaf_fgfs_dist_req distribution;
     sheaf_fgfs_scal_req scalability;
@@ -245,12 +247,12 @@ typedef struct sheaf_fgfs_choice {
     char mount_point[4096];
     char fstype[64];
     sheaf_fgfs_class cls;
-    int ngroups, max_group;       /* groups sharing a server, largest group */
-    double speed_mbs;             /* site parameter: single-stream MB/s */
-    double scalability;           /* site parameter: processes that saturate it */
-    int multi;                    /* site parameter: parallel file system */
-    double score;                 /* Scalability / max(Scalability, max_group) * Speed */
-    uint64_t min_free;            /* least free bytes seen by a representative */
+    int ngroups, max_group; /* groups sharing a server, largest group */
+    double speed_mbs;       /* site parameter: single-stream MB/s */
+    double scalability;     /* site parameter: processes that saturate it */
+    int multi;              /* site parameter: parallel file system */
+    double score;           /* Scalability / max(Scalability, max_group) * Speed */
+    uint64_t min_free;      /* least free bytes seen by a representative */
 } sheaf_fgfs_choice;
 /* Collective. Every mount point of the union of the processes' tables
  * (pseudo file systems excepted) is classified and grouped; each group's
@@ -260,14 +262,13 @@ typedef struct sheaf_fgfs_choice {
  * of sheaf_fgfs_status_of + sheaf_fgfs_pardesc_of + 1 reduce + 1 bcast.
  * Site parameters: lines "type FSTYPE|mount PATH speed=MBS scal=N multi=0|1"
  * in cfg->site_config (doc/fgfs.md); EPARSE names the file and line. */
-SHEAF_API int sheaf_fgfs_select(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_criteria *c, sheaf_fgfs_choice *out,
-                                int max, int *n);
+SHEAF_API int sheaf_fgfs_select(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_criteria *c, sheaf_fgfs_choice *out, int max,
+                                int *n);
 
 /* Mount points classified by an ASYNC context (the union over processes,
  * pseudo file systems excepted): count and entry i. Local. */
 SHEAF_API int sheaf_fgfs_async_count(const sheaf_fgfs_ctx *ctx);
-SHEAF_API int sheaf_fgfs_async_entry(const sheaf_fgfs_ctx *ctx, int i, const char **mount_point,
-                                     sheaf_fgfs_status *st);
+SHEAF_API int sheaf_fgfs_async_entry(const sheaf_fgfs_ctx *ctx, int i, const char **mount_point, sheaf_fgfs_status *st);
 /* The communicator of a context (for the caller's own collectives). */
 SHEAF_API sheaf_fgfs_comm *sheaf_fgfs_comm_of(sheaf_fgfs_ctx *ctx);
 

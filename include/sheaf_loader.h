@@ -14,21 +14,21 @@ extern "C" {
 #endif
 
 /* the environment the audit client reads */
-#define SHEAF_LOADER_ENV_SOCKET "SHEAF_LD_SOCKET"     /* the server's socket */
-#define SHEAF_LOADER_ENV_PREFIXES "SHEAF_LD_PREFIXES" /* ':'-list: every file below is served */
-#define SHEAF_LOADER_ENV_SUFFIXES "SHEAF_LD_SUFFIXES" /* ':'-list of extra suffixes (".dat") */
+#define SHEAF_LOADER_ENV_SOCKET "SHEAF_LD_SOCKET"      /* the server's socket */
+#define SHEAF_LOADER_ENV_PREFIXES "SHEAF_LD_PREFIXES"  /* ':'-list: every file below is served */
+#define SHEAF_LOADER_ENV_SUFFIXES "SHEAF_LD_SUFFIXES"  /* ':'-list of extra suffixes (".dat") */
 #define SHEAF_LOADER_ENV_TIMEOUT "SHEAF_LD_TIMEOUT_MS" /* per request, default 20000 */
-#define SHEAF_LOADER_ENV_LOG "SHEAF_LD_LOG"           /* test mode: log each resolved path here */
+#define SHEAF_LOADER_ENV_LOG "SHEAF_LD_LOG"            /* test mode: log each resolved path here */
 
 /* what a request asks for */
 enum sheaf_loader_op {
-  SHEAF_LOADER_LOOKUP = 1,  /* the node-local copy of a file */
-  SHEAF_LOADER_STAT = 2,
-  SHEAF_LOADER_LSTAT = 3,
-  SHEAF_LOADER_LISTDIR = 4, /* a node-local directory with the same names */
-  SHEAF_LOADER_STATS = 5,   /* out: the cache directory; counters via sheaf_loader_stats */
-  SHEAF_LOADER_SHUTDOWN = 6,
-  SHEAF_LOADER_REALPATH = 7 /* out: realpath(3) of the path (absolute), else its errno */
+    SHEAF_LOADER_LOOKUP = 1, /* the node-local copy of a file */
+    SHEAF_LOADER_STAT = 2,
+    SHEAF_LOADER_LSTAT = 3,
+    SHEAF_LOADER_LISTDIR = 4, /* a node-local directory with the same names */
+    SHEAF_LOADER_STATS = 5,   /* out: the cache directory; counters via sheaf_loader_stats */
+    SHEAF_LOADER_SHUTDOWN = 6,
+    SHEAF_LOADER_REALPATH = 7 /* out: realpath(3) of the path (absolute), else its errno */
 };
 
 #define SHEAF_LOADER_NCOUNTERS 17
@@ -39,8 +39,7 @@ enum sheaf_loader_op {
  * dead servers are removed first, this one when it stops. strip: copies of ELF
  * files hold only their loaded extents. When listening, writes "<socket>\n" to
  * ready_fd (if >= 0) and closes it. Returns 0, or -1 with a message in err. */
-SHEAF_API int sheaf_loader_serve(const char *cache_base, int strip, int ready_fd, char *err,
-                                 size_t errlen);
+SHEAF_API int sheaf_loader_serve(const char *cache_base, int strip, int ready_fd, char *err, size_t errlen);
 
 /* The overlay of load servers across nodes (doc/loader.md "Overlay"): rank
  * `rank` of `size` servers, `hosts` = "host:port,host:port,..." (one entry per
@@ -51,9 +50,9 @@ SHEAF_API int sheaf_loader_serve(const char *cache_base, int strip, int ready_fd
  * secret_file = the job's secret (a 0600 file of 64 hex digits, see
  * sheaf_loader_secret_create); timeout_ms bounds every network wait. */
 struct sheaf_loader_overlay {
-  int rank, size, roots, push, timeout_ms;
-  const char *hosts, *bind, *secret_file;
-  int fgfs;   /* 1: classify paths with the global file status (ASYNC, once at start-up over
+    int rank, size, roots, push, timeout_ms;
+    const char *hosts, *bind, *secret_file;
+    int fgfs; /* 1: classify paths with the global file status (ASYNC, once at start-up over
                  the overlay): node-local or well-distributed files are passed through */
 };
 
@@ -63,8 +62,7 @@ struct sheaf_loader_overlay {
  * parents are up. Stops on SHUTDOWN from the front end or the local socket,
  * on a signal, or when a parent link fails (its clients then fall back). */
 SHEAF_API int sheaf_loader_serve_net(const char *cache_base, const char *socket_path, int strip,
-                                     const struct sheaf_loader_overlay *ov, int ready_fd, char *err,
-                                     size_t errlen);
+                                     const struct sheaf_loader_overlay *ov, int ready_fd, char *err, size_t errlen);
 /* 1 when this build has the overlay across nodes (libsodium), else 0: the
  * secret and the handshake then fail with a message saying so. */
 SHEAF_API int sheaf_loader_has_overlay(void);
@@ -72,8 +70,7 @@ SHEAF_API int sheaf_loader_has_overlay(void);
 SHEAF_API int sheaf_loader_secret_create(const char *path, char *err, size_t errlen);
 /* The front end's link to a server (normally the root, rank 0): a connected,
  * authenticated socket, or -1 with err. */
-SHEAF_API int sheaf_loader_fe_open(const char *addr, const char *secret_file, int timeout_ms,
-                                   char *err, size_t errlen);
+SHEAF_API int sheaf_loader_fe_open(const char *addr, const char *secret_file, int timeout_ms, char *err, size_t errlen);
 /* Bulk preload: every server gets the file (it travels down the trees once);
  * returns when the root has it: 0, or -1 when the link failed. */
 SHEAF_API int sheaf_loader_fe_preload(int fd, const char *path);
@@ -86,12 +83,11 @@ SHEAF_API int sheaf_loader_fe_shutdown(int fd);
 /* One request to the server at `socket`: 0 with the reply's path in out (may
  * be NULL), an errno value of the original file system, or -1 when the server
  * cannot be reached or does not answer within timeout_ms. */
-SHEAF_API int sheaf_loader_request(const char *socket, int op, const char *path, char *out,
-                                   size_t outlen, int timeout_ms);
+SHEAF_API int sheaf_loader_request(const char *socket, int op, const char *path, char *out, size_t outlen,
+                                   int timeout_ms);
 
 /* The server's counters (n at most SHEAF_LOADER_NCOUNTERS); 0 or -1. */
-SHEAF_API int sheaf_loader_stats(const char *socket, unsigned long long *counters, int n,
-                                 int timeout_ms);
+SHEAF_API int sheaf_loader_stats(const char *socket, unsigned long long *counters, int n, int timeout_ms);
 /* "requests", "listings", "stats", "reads", "bytes", "realpaths", "hits",
  * "clients", "refused", "stripped", then the overlay's: "net_refused" (peers
  * refused by the handshake), "net_gets" (requests sent to the parent),

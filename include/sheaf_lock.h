@@ -56,22 +56,17 @@ extern "C" {
 
 enum {
     SHEAF_LOCK_OK = 0,
-    SHEAF_LOCK_EINVAL = -1,  /* bad argument (NULL, nlocks <= 0, unknown kind, ranks disagree) */
-    SHEAF_LOCK_ERANGE = -2,  /* lock id outside [0, nlocks) */
+    SHEAF_LOCK_EINVAL = -1,   /* bad argument (NULL, nlocks <= 0, unknown kind, ranks disagree) */
+    SHEAF_LOCK_ERANGE = -2,   /* lock id outside [0, nlocks) */
     SHEAF_LOCK_ENOTHELD = -3, /* release of a lock this rank does not hold */
-    SHEAF_LOCK_EHELD = -4,   /* acquire of a lock this rank already holds */
-    SHEAF_LOCK_EBUSY = -5,   /* free while some rank still holds a lock */
-    SHEAF_LOCK_EMPI = -6,    /* an MPI call failed (message has MPI's text) */
-    SHEAF_LOCK_ENOMEM = -7,  /* out of memory */
-    SHEAF_LOCK_EPROTO = -8   /* inconsistent lock state or message (a bug or memory corruption) */
+    SHEAF_LOCK_EHELD = -4,    /* acquire of a lock this rank already holds */
+    SHEAF_LOCK_EBUSY = -5,    /* free while some rank still holds a lock */
+    SHEAF_LOCK_EMPI = -6,     /* an MPI call failed (message has MPI's text) */
+    SHEAF_LOCK_ENOMEM = -7,   /* out of memory */
+    SHEAF_LOCK_EPROTO = -8    /* inconsistent lock state or message (a bug or memory corruption) */
 };
 
-typedef enum {
-    SHEAF_LOCK_FLAGS = 1,
-    SHEAF_LOCK_MCS = 2,
-    SHEAF_LOCK_MCS_SWAP = 3,
-    SHEAF_LOCK_POLL = 4
-} sheaf_lock_kind;
+typedef enum { SHEAF_LOCK_FLAGS = 1, SHEAF_LOCK_MCS = 2, SHEAF_LOCK_MCS_SWAP = 3, SHEAF_LOCK_POLL = 4 } sheaf_lock_kind;
 
 typedef enum {
     SHEAF_LOCK_PROGRESS_AUTO = 0,
@@ -94,18 +89,18 @@ typedef struct sheaf_lock_opts {
  * of a waiting rank's own grant/next word while it spins (spin_reads). */
 typedef struct sheaf_lock_stats {
     uint64_t acquires, releases;
-    uint64_t contended;       /* acquires that had to wait */
-    uint64_t puts, gets;      /* plain transfers (flag array) */
-    uint64_t atomics;         /* swap, compare-and-swap, atomic read/write */
-    uint64_t rma_ops;         /* puts + gets + atomics */
-    uint64_t polls;           /* SHEAF_LOCK_POLL: re-reads of the lock word (in gets/atomics) */
-    uint64_t spin_reads;      /* reads of the own grant/next word while waiting (not in rma_ops) */
-    uint64_t epochs;          /* exclusive access epochs (flag array) */
+    uint64_t contended;                  /* acquires that had to wait */
+    uint64_t puts, gets;                 /* plain transfers (flag array) */
+    uint64_t atomics;                    /* swap, compare-and-swap, atomic read/write */
+    uint64_t rma_ops;                    /* puts + gets + atomics */
+    uint64_t polls;                      /* SHEAF_LOCK_POLL: re-reads of the lock word (in gets/atomics) */
+    uint64_t spin_reads;                 /* reads of the own grant/next word while waiting (not in rma_ops) */
+    uint64_t epochs;                     /* exclusive access epochs (flag array) */
     uint64_t wakes_sent, wakes_received; /* hand-off messages (flag array) */
-    uint64_t handoffs;        /* releases that passed the lock to a waiter */
-    uint64_t release_races;   /* MCS: release found the tail moved but no successor linked */
-    uint64_t repairs;         /* MCS_SWAP: detached queues re-submitted on behalf of their tail */
-    uint64_t sleeps;          /* shared memory (Linux): futex sleeps of a waiter on its own word */
+    uint64_t handoffs;                   /* releases that passed the lock to a waiter */
+    uint64_t release_races;              /* MCS: release found the tail moved but no successor linked */
+    uint64_t repairs;                    /* MCS_SWAP: detached queues re-submitted on behalf of their tail */
+    uint64_t sleeps;                     /* shared memory (Linux): futex sleeps of a waiter on its own word */
 } sheaf_lock_stats;
 
 typedef struct sheaf_lock_set sheaf_lock_set;
@@ -114,11 +109,12 @@ typedef struct sheaf_lock_set sheaf_lock_set;
  * on other communicators, sleep, read the counters; they must not acquire or
  * release locks of the set). */
 enum {
-    SHEAF_LOCK_HOOK_ENQUEUED = 1,     /* a contended acquirer is registered (flag set / linked / first swap failed) */
-    SHEAF_LOCK_HOOK_MCS_SWAPPED = 2,  /* MCS: the tail swap returned a predecessor; before the link */
-    SHEAF_LOCK_HOOK_RELEASE_RACE = 3, /* MCS: the tail CAS failed (MCS_SWAP: the swap returned another rank; before the re-submit swap) */
-    SHEAF_LOCK_HOOK_ACQUIRED = 4,     /* the lock is held (before acquire returns) */
-    SHEAF_LOCK_HOOK_POLL = 5          /* POLL: before each re-read of the lock word (after the back-off) */
+    SHEAF_LOCK_HOOK_ENQUEUED = 1,    /* a contended acquirer is registered (flag set / linked / first swap failed) */
+    SHEAF_LOCK_HOOK_MCS_SWAPPED = 2, /* MCS: the tail swap returned a predecessor; before the link */
+    SHEAF_LOCK_HOOK_RELEASE_RACE =
+        3, /* MCS: the tail CAS failed (MCS_SWAP: the swap returned another rank; before the re-submit swap) */
+    SHEAF_LOCK_HOOK_ACQUIRED = 4, /* the lock is held (before acquire returns) */
+    SHEAF_LOCK_HOOK_POLL = 5      /* POLL: before each re-read of the lock word (after the back-off) */
 };
 typedef void (*sheaf_lock_hook_fn)(int point, int lock_id, void *arg);
 

@@ -54,28 +54,28 @@ extern "C" {
 #endif
 
 #define SHEAF_MPIIO_OK 0
-#define SHEAF_MPIIO_EARG (-1)     /* bad argument (handle, count, datatype, hint) */
-#define SHEAF_MPIIO_EIO (-2)      /* the file system call failed (errno in the message) */
-#define SHEAF_MPIIO_ENOMEM (-3)   /* out of memory, or a datatype beyond the flattening limit */
-#define SHEAF_MPIIO_EREMOTE (-4)  /* another rank of the collective call failed */
-#define SHEAF_MPIIO_EMODE (-5)    /* not allowed in this mode (write on read-only, independent on PFR) */
-#define SHEAF_MPIIO_EMPI (-6)     /* an MPI call failed */
+#define SHEAF_MPIIO_EARG (-1)    /* bad argument (handle, count, datatype, hint) */
+#define SHEAF_MPIIO_EIO (-2)     /* the file system call failed (errno in the message) */
+#define SHEAF_MPIIO_ENOMEM (-3)  /* out of memory, or a datatype beyond the flattening limit */
+#define SHEAF_MPIIO_EREMOTE (-4) /* another rank of the collective call failed */
+#define SHEAF_MPIIO_EMODE (-5)   /* not allowed in this mode (write on read-only, independent on PFR) */
+#define SHEAF_MPIIO_EMPI (-6)    /* an MPI call failed */
 
 typedef struct sheaf_file_s *sheaf_file;
 
 /* Counters of one handle (this rank), for tests and benchmarks. */
 typedef struct sheaf_mpiio_stats {
-  uint64_t fs_reads, fs_writes;           /* calls to the file-system backend */
-  uint64_t fs_read_bytes, fs_write_bytes; /* bytes they moved */
-  uint64_t coll_calls;                    /* collective reads and writes */
-  uint64_t rounds_total;                  /* two-phase rounds over all collective calls */
-  uint64_t rounds_last;                   /* rounds of the last collective call */
-  uint64_t cache_hits, cache_misses;      /* realm pages found / loaded (pfr) */
-  int64_t realm_size;                     /* realm (stripe) size of the last collective call */
-  int naggs;                              /* aggregators */
-  int is_aggregator;                      /* this rank is one */
-  uint64_t cache_remote_hits;             /* dache: hits in another rank's cache (in cache_hits) */
-  uint64_t cache_evictions;               /* dache: pages this rank evicted */
+    uint64_t fs_reads, fs_writes;           /* calls to the file-system backend */
+    uint64_t fs_read_bytes, fs_write_bytes; /* bytes they moved */
+    uint64_t coll_calls;                    /* collective reads and writes */
+    uint64_t rounds_total;                  /* two-phase rounds over all collective calls */
+    uint64_t rounds_last;                   /* rounds of the last collective call */
+    uint64_t cache_hits, cache_misses;      /* realm pages found / loaded (pfr) */
+    int64_t realm_size;                     /* realm (stripe) size of the last collective call */
+    int naggs;                              /* aggregators */
+    int is_aggregator;                      /* this rank is one */
+    uint64_t cache_remote_hits;             /* dache: hits in another rank's cache (in cache_hits) */
+    uint64_t cache_evictions;               /* dache: pages this rank evicted */
 } sheaf_mpiio_stats;
 
 SHEAF_API int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, sheaf_file *fh);
@@ -114,8 +114,8 @@ SHEAF_API int sheaf_file_sync(sheaf_file fh);
 /* size in bytes (this rank's knowledge: the file system's size and the end of
  * every collective write so far) */
 SHEAF_API int sheaf_file_get_size(sheaf_file fh, MPI_Offset *size);
-SHEAF_API int sheaf_file_set_size(sheaf_file fh, MPI_Offset size);      /* collective */
-SHEAF_API int sheaf_file_preallocate(sheaf_file fh, MPI_Offset size);   /* collective */
+SHEAF_API int sheaf_file_set_size(sheaf_file fh, MPI_Offset size);    /* collective */
+SHEAF_API int sheaf_file_preallocate(sheaf_file fh, MPI_Offset size); /* collective */
 
 /* bytes of the file were written behind the layer's back (another MPI-IO
  * handle, POSIX): every rank's caches are dropped at the next collective call */

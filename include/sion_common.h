@@ -42,16 +42,16 @@ extern "C" {
 #endif
 
 typedef struct {
-    uint64_t   key;
+    uint64_t key;
     sion_int64 num_blocks;
     sion_int64 total_size;
 } sion_key_stat_t;
 
 typedef struct {
-    int          nfiles;
+    int nfiles;
     const char **names;
-    size_t      *sizes;
-    int         *roles;
+    size_t *sizes;
+    int *roles;
 } sion_io_stat_t;
 
 /* ---- data ---------------------------------------------------------------- */
@@ -132,12 +132,11 @@ SHEAF_API sion_int64 sion_get_position(int sid);
  * -1 in write mode and for a serial open of a multi-file set, and 0 (as the
  * file stores them) otherwise, as in SIONlib. */
 SHEAF_API int sion_get_locations(int sid, int *ntasks, int *maxchunks, sion_int64 *globalskip,
-                                 sion_int64 *start_of_varheader, sion_int64 **chunksizes,
-                                 sion_int64 **globalranks, sion_int64 **blockcount,
-                                 sion_int64 **blocksizes);
+                                 sion_int64 *start_of_varheader, sion_int64 **chunksizes, sion_int64 **globalranks,
+                                 sion_int64 **blockcount, sion_int64 **blocksizes);
 /* Cursor of the current task: block, position in block, blocks used and their sizes. */
-SHEAF_API int sion_get_current_location(int sid, int *currentblocknr, sion_int64 *currentpos,
-                                        int *maxchunks, sion_int64 **chunksizes);
+SHEAF_API int sion_get_current_location(int sid, int *currentblocknr, sion_int64 *currentpos, int *maxchunks,
+                                        sion_int64 **chunksizes);
 /* Cursor of every task (serial opens): arrays of ntasks, internal, do not
  * free: the absolute offset of each task's cursor in its physical file (as
  * SIONlib), and its block. SIONlib updates the current task's entries only
@@ -155,9 +154,9 @@ SHEAF_API int sion_get_filenumber(int sid);
 SHEAF_API int sion_is_serial_opened(int sid);
 SHEAF_API int sion_using_hints(int sid);
 
-SHEAF_API int sion_get_file_endianness(int sid);      /* declared user-data order: 1 big, 0 little */
-SHEAF_API int sion_get_endianness(void);              /* host order: 1 big, 0 little */
-SHEAF_API int sion_endianness_swap_needed(int sid);   /* 1 if user data order != host order */
+SHEAF_API int sion_get_file_endianness(int sid);    /* declared user-data order: 1 big, 0 little */
+SHEAF_API int sion_get_endianness(void);            /* host order: 1 big, 0 little */
+SHEAF_API int sion_endianness_swap_needed(int sid); /* 1 if user data order != host order */
 /* Byte-reverse n elements of `size` bytes from source into target (may alias);
  * with do_swap == 0 it copies. Thread-safe. */
 SHEAF_API void sion_swap(void *target, void *source, int size, int n, int do_swap);
@@ -173,7 +172,7 @@ SHEAF_API int sion_is_thread_safe(void);
 /* -1 (and -1 in both outputs) on a bad sid. */
 SHEAF_API int sion_get_sizeof(int sid, int *numbytes, int *numfds);
 
-SHEAF_API int   sion_get_keyval_mode(int sid);
+SHEAF_API int sion_get_keyval_mode(int sid);
 SHEAF_API char *sion_keyval_type_to_str(int type);
 
 /* ---- key-value records (mode "keyval" / "keyval=inline") -------------------
@@ -260,12 +259,12 @@ SHEAF_API int sion_key_list_iterator_next(int sid, uint64_t *key);
 SHEAF_API int sion_key_get_stat(int sid, uint64_t key, sion_key_stat_t *stat);
 
 /* ---- low-level file access ------------------------------------------------ */
-SHEAF_API FILE *sion_get_fp(int sid);       /* NULL in posix mode */
-SHEAF_API int   sion_get_fd(int sid);       /* -1 on error */
-SHEAF_API int   sion_set_fp_closed(int sid);
-SHEAF_API int   sion_set_second_fp(int sid, FILE *fileptr);
-SHEAF_API int   sion_unset_second_fp(int sid);
-SHEAF_API int   sion_optimize_fp_buffer(int sid);
+SHEAF_API FILE *sion_get_fp(int sid); /* NULL in posix mode */
+SHEAF_API int sion_get_fd(int sid);   /* -1 on error */
+SHEAF_API int sion_set_fp_closed(int sid);
+SHEAF_API int sion_set_second_fp(int sid, FILE *fileptr);
+SHEAF_API int sion_unset_second_fp(int sid);
+SHEAF_API int sion_optimize_fp_buffer(int sid);
 
 /* Locking callbacks, as in SIONlib: once registered (once per process; a
  * second registration or NULL callbacks return SION_NOT_SUCCESS with a

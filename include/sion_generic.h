@@ -58,12 +58,12 @@ extern "C" {
 #endif
 
 /* Capabilities returned by a get_capability callback (collective I/O). */
-#define SION_CAPABILITY_FULL        2
+#define SION_CAPABILITY_FULL 2
 #define SION_CAPABILITY_ONLY_SENDER 1
-#define SION_CAPABILITY_NONE        0
+#define SION_CAPABILITY_NONE 0
 
-typedef int (*sion_generic_create_lcg_cb)(void **local_group, void *global_group, int grank, int gsize,
-                                          int lrank, int lsize, int filenumber, int numfiles);
+typedef int (*sion_generic_create_lcg_cb)(void **local_group, void *global_group, int grank, int gsize, int lrank,
+                                          int lsize, int filenumber, int numfiles);
 typedef int (*sion_generic_free_lcg_cb)(void *local_group);
 typedef int (*sion_generic_barrier_cb)(void *group);
 typedef int (*sion_generic_bcastr_cb)(void *data, void *group, int datatype, int nelem, int root);
@@ -74,12 +74,12 @@ typedef int (*sion_generic_scatterr_cb)(void *in, void *out, void *group, int da
 typedef int (*sion_generic_scattervr_cb)(void *in, void *out, void *group, int datatype, int *counts, int nelem,
                                          int root);
 typedef char *(*sion_generic_multi_filename_cb)(const char *fname, int filenumber);
-typedef int (*sion_generic_gather_execute_cb)(const void *indata, sion_int64 *spec, int spec_len,
-                                              sion_int64 fsblksize, void *group, int collector, int first,
-                                              int last, int sid, int process(const void *, sion_int64 *, int));
-typedef int (*sion_generic_execute_scatter_cb)(void *outdata, sion_int64 *spec, int spec_len,
-                                               sion_int64 fsblksize, void *group, int collector, int first,
-                                               int last, int sid, int process(void *, sion_int64 *, int));
+typedef int (*sion_generic_gather_execute_cb)(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize,
+                                              void *group, int collector, int first, int last, int sid,
+                                              int process(const void *, sion_int64 *, int));
+typedef int (*sion_generic_execute_scatter_cb)(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize,
+                                               void *group, int collector, int first, int last, int sid,
+                                               int process(void *, sion_int64 *, int));
 typedef int (*sion_generic_capability_cb)(void *group);
 
 /* Create an API object named `name` (copied; for messages). Returns its id

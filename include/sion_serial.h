@@ -30,14 +30,13 @@ extern "C" {
  * Returns a sid >= 0, or SION_ID_UNDEF (-1) with a message naming the file
  * and the cause: missing file, not a container, truncated or inconsistent
  * metadata, container never closed, missing multi-file member. */
-SHEAF_API int sion_open(char *fname, const char *file_mode, int *ntasks, int *nfiles,
-                        sion_int64 **chunksizes, sion_int32 *fsblksize, int **globalranks,
-                        FILE **fileptr);
+SHEAF_API int sion_open(char *fname, const char *file_mode, int *ntasks, int *nfiles, sion_int64 **chunksizes,
+                        sion_int32 *fsblksize, int **globalranks, FILE **fileptr);
 
 /* Read-only open of one task (*rank = global task index), following the
  * multi-file mapping; reads only that task's metadata. Write mode fails. */
-SHEAF_API int sion_open_rank(char *fname, const char *file_mode, sion_int64 *chunksize,
-                             sion_int32 *fsblksize, int *rank, FILE **fileptr);
+SHEAF_API int sion_open_rank(char *fname, const char *file_mode, sion_int64 *chunksize, sion_int32 *fsblksize,
+                             int *rank, FILE **fileptr);
 
 /* Close. Write mode writes the final header fields, the block table (META2)
  * and a zero mapping size, then closes the file. Returns SION_SUCCESS, or

@@ -58,7 +58,12 @@ static void usage(FILE *o)
                "  -o OUT    write to OUT instead of standard output\n");
 }
 
-struct cat_opts { long long task, block; const char *out; int verbose, has_key; unsigned long long key; };
+struct cat_opts {
+    long long task, block;
+    const char *out;
+    int verbose, has_key;
+    unsigned long long key;
+};
 
 static int cat_opt(int opt, const char *arg, void *ctx)
 {

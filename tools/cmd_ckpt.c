@@ -38,9 +38,15 @@ static int on_opt(int opt, const char *arg, void *x)
     ck_opts *o = x;
     long long v;
     switch (opt) {
-    case 'f': o->field = arg; return 0;
-    case 'o': o->out = arg; return 0;
-    case 'n': o->npy = 1; return 0;
+    case 'f':
+        o->field = arg;
+        return 0;
+    case 'o':
+        o->out = arg;
+        return 0;
+    case 'n':
+        o->npy = 1;
+        return 0;
     case 's':
         if (tool_parse_i64(arg, &v) || v < 0) {
             tool_err("bad --step '%s'", arg);
@@ -233,8 +239,10 @@ int cmd_ckpt(int argc, char **argv)
         usage(stdout);
         return TOOL_OK;
     }
-    static const struct option lo[] = {{"field", required_argument, 0, 'f'}, {"npy", no_argument, 0, 'n'},
-                                       {"step", required_argument, 0, 's'}, {"help", no_argument, 0, 'h'},
+    static const struct option lo[] = {{"field", required_argument, 0, 'f'},
+                                       {"npy", no_argument, 0, 'n'},
+                                       {"step", required_argument, 0, 's'},
+                                       {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
     ck_opts o = {0};
     int first, rc = tool_getopt(argc - 1, argv + 1, "f:o:h", lo, on_opt, &o, usage, 1, 1, &first);

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-typedef struct { int sid; } out_ctx;
+typedef struct {
+    int sid;
+} out_ctx;
 
 static int sink_sion(void *ctx, const void *buf, size_t n)
 {
@@ -25,8 +27,8 @@ static int output_is_input(const tool_in *in, const char *outpath)
     for (int f = 0; f < in->nfiles_open; f++) {
         sheaf_file_info fi;
         struct stat si;
-        if (sheaf_get_file_info(in->sid, f, &fi) == SION_SUCCESS && stat(fi.name, &si) == 0 &&
-            si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+        if (sheaf_get_file_info(in->sid, f, &fi) == SION_SUCCESS && stat(fi.name, &si) == 0 && si.st_dev == so.st_dev &&
+            si.st_ino == so.st_ino) {
             tool_err("%s: is a file of the input container; refusing to overwrite it", outpath);
             return 1;
         }
@@ -91,7 +93,8 @@ int do_defrag(const char *inpath, const char *outpath, sion_int64 fsblk, int ver
     int kv = sion_get_keyval_mode(in.sid);
     const char *kvs = kv == SION_KEYVAL_INLINE ? ",keyval=inline"
                       : kv == SION_KEYVAL_META ? ",keyval=meta"
-                      : kv == SION_KEYVAL_HASH ? ",keyval=hash" : "";
+                      : kv == SION_KEYVAL_HASH ? ",keyval=hash"
+                                               : "";
     snprintf(mode, sizeof mode, "wb,posix,endianness=%s%s", sion_get_file_endianness(in.sid) ? "big" : "little", kvs);
     sion_int32 blk = fsblk > 0 ? (sion_int32)fsblk : in.fsblksize;
     int ntasks = n, nfiles = 1;
@@ -127,7 +130,10 @@ static void usage(FILE *o)
                "  -q BYTES  file system block size of OUT (default: the input's)\n");
 }
 
-struct defrag_opts { long long q; int verbose; };
+struct defrag_opts {
+    long long q;
+    int verbose;
+};
 
 static int defrag_opt(int opt, const char *arg, void *ctx)
 {

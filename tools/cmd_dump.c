@@ -20,16 +20,25 @@ static void json_str(FILE *o, const char *s)
 static const char *kvname(int kv)
 {
     switch (kv) {
-    case SION_KEYVAL_NONE: return "none";
-    case SION_KEYVAL_INLINE: return "inline";
-    case SION_KEYVAL_META: return "meta";
-    case SION_KEYVAL_HASH: return "hash";
-    default: return "unknown";
+    case SION_KEYVAL_NONE:
+        return "none";
+    case SION_KEYVAL_INLINE:
+        return "inline";
+    case SION_KEYVAL_META:
+        return "meta";
+    case SION_KEYVAL_HASH:
+        return "hash";
+    default:
+        return "unknown";
     }
 }
 
 /* per-key statistics of keyval containers */
-struct keyout { FILE *o; int json, n; sion_int64 keys, recs, bytes; };
+struct keyout {
+    FILE *o;
+    int json, n;
+    sion_int64 keys, recs, bytes;
+};
 
 static void key_out(void *ctx, int t, const sion_key_stat_t *st)
 {
@@ -89,10 +98,11 @@ static int dump_json(tool_in *in, FILE *o)
         json_str(o, fi.name);
         fprintf(o, ", \"prefix\": ");
         json_str(o, fi.prefix);
-        fprintf(o, ", \"ntasks\": %d, \"fsblksize\": %d, \"maxchunks\": %d, \"globalskip\": %lld, "
-                   "\"start_of_varheader\": %lld, \"header_size\": %lld, \"data_start\": %lld, "
-                   "\"metadata_endianness\": \"%s\", \"flag1\": %lld, \"flag2\": %lld, \"format_version\": %d, "
-                   "\"lib_version\": \"%d.%d.%d\", \"mapping_size\": %d}",
+        fprintf(o,
+                ", \"ntasks\": %d, \"fsblksize\": %d, \"maxchunks\": %d, \"globalskip\": %lld, "
+                "\"start_of_varheader\": %lld, \"header_size\": %lld, \"data_start\": %lld, "
+                "\"metadata_endianness\": \"%s\", \"flag1\": %lld, \"flag2\": %lld, \"format_version\": %d, "
+                "\"lib_version\": \"%d.%d.%d\", \"mapping_size\": %d}",
                 fi.ntasks, fi.fsblksize, fi.maxchunks, (long long)fi.globalskip, (long long)fi.start_of_varheader,
                 (long long)fi.header_size, (long long)fi.data_start, fi.meta_big ? "big" : "little",
                 (long long)fi.flag1, (long long)fi.flag2, fi.format_version, fi.lib_version / 1000,
@@ -112,8 +122,9 @@ static int dump_json(tool_in *in, FILE *o)
     }
     fprintf(o, "  \"tasks\": [");
     for (int t = 0; t < in->ntasks; t++) {
-        fprintf(o, "%s\n    {\"task\": %d, \"globalrank\": %lld, \"chunksize\": %lld, \"blockcount\": %lld, "
-                   "\"bytes\": %lld, \"blocksizes\": [",
+        fprintf(o,
+                "%s\n    {\"task\": %d, \"globalrank\": %lld, \"chunksize\": %lld, \"blockcount\": %lld, "
+                "\"bytes\": %lld, \"blocksizes\": [",
                 t ? "," : "", t, (long long)in->granks[t], (long long)in->chunks[t], (long long)in->bcount[t],
                 (long long)tool_task_bytes(in, t));
         for (int b = 0; b < in->bcount[t] && b < in->maxchunks; b++)
@@ -151,8 +162,8 @@ static void dump_text(tool_in *in, int all_blocks, FILE *o)
     fprintf(o, "metadata order:   %s\n", f0.meta_big ? "big" : "little");
     fprintf(o, "key-value mode:   %s\n", kvname(sion_get_keyval_mode(in->sid)));
     fprintf(o, "checksums:        %s\n", f0.flag2 & 1 ? "CRC-32C per task and block, verified on read" : "none");
-    fprintf(o, "file format:      %d (library version field %d.%d.%d; sheaf stores 1.7.6 too)\n", f0.format_version, f0.lib_version / 1000,
-            f0.lib_version % 1000, f0.lib_patch);
+    fprintf(o, "file format:      %d (library version field %d.%d.%d; sheaf stores 1.7.6 too)\n", f0.format_version,
+            f0.lib_version / 1000, f0.lib_version % 1000, f0.lib_patch);
     fprintf(o, "max blocks/task:  %d\n", in->maxchunks);
     for (int f = 0; f < nf; f++) {
         sheaf_file_info fi;
@@ -184,7 +195,9 @@ static void usage(FILE *o)
                "  -a, --all-blocks  list the size of every block of every task\n");
 }
 
-struct dump_opts { int json, all; };
+struct dump_opts {
+    int json, all;
+};
 
 static int dump_opt(int opt, const char *arg, void *ctx)
 {
@@ -199,9 +212,10 @@ static int dump_opt(int opt, const char *arg, void *ctx)
 
 int cmd_dump(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'}, {"all-blocks", no_argument, NULL, 'a'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"json", no_argument, NULL, 'j'},
+                                             {"all-blocks", no_argument, NULL, 'a'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     struct dump_opts o = {0, 0};
     int first, rc = tool_getopt(argc, argv, "ah", longopts, dump_opt, &o, usage, 1, 1, &first);
     if (rc)

@@ -105,8 +105,9 @@ static int open_output(int dfd, const char *dir, const char *fn, int force)
         struct stat ls;
         int islink = fstatat(dfd, fn, &ls, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(ls.st_mode);
         tool_err("%s/%s: cannot create: %s%s", dir, fn, islink ? "it is a symbolic link" : strerror(e),
-                 islink ? " (never followed, not even with --force)"
-                 : e == EEXIST ? " (use --force to overwrite)" : "");
+                 islink        ? " (never followed, not even with --force)"
+                 : e == EEXIST ? " (use --force to overwrite)"
+                               : "");
         return -1;
     }
     struct stat st;
@@ -270,7 +271,10 @@ static void usage(FILE *o)
                "  Key-value containers give one file per task and key: <prefix><task>_<key, 12 digits>.\n");
 }
 
-struct split_opts { long long digits; int grank, force, verbose; };
+struct split_opts {
+    long long digits;
+    int grank, force, verbose;
+};
 
 static int split_opt(int opt, const char *arg, void *ctx)
 {
@@ -282,9 +286,15 @@ static int split_opt(int opt, const char *arg, void *ctx)
             return TOOL_USAGE;
         }
         break;
-    case 'g': o->grank = 1; break;
-    case 'f': o->force = 1; break;
-    default: o->verbose = 1; break;
+    case 'g':
+        o->grank = 1;
+        break;
+    case 'f':
+        o->force = 1;
+        break;
+    default:
+        o->verbose = 1;
+        break;
     }
     return 0;
 }

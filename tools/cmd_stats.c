@@ -18,21 +18,20 @@
 
 static void usage(FILE *o)
 {
-    fprintf(o,
-            "usage: sheaf stats run [-o LOG] [--max-files N] [--interval-ms MS] -- COMMAND [ARG...]\n"
-            "       sheaf stats env [-o LOG] [--max-files N] [--interval-ms MS]\n"
-            "       sheaf stats summary [--json] [--recover] LOG\n"
-            "  run      run COMMAND (and every process it starts, e.g. under mpiexec) with its POSIX and\n"
-            "           stdio I/O counted per file; each process appends snapshots to LOG/<host>.<pid>...smon\n"
-            "           (default LOG: sheaf-stats.<date>.<pid>)\n"
-            "  env      print the shell lines that turn monitoring on in a batch script\n"
-            "           (eval \"$(sheaf stats env -o job.mon)\")\n"
-            "  summary  totals per file, per process and for the files folded past the budget\n"
-            "           --json     one JSON object\n"
-            "           --recover  close the logs of killed processes first (never while the job runs)\n"
-            "  --max-files N     file records per process (SHEAF_MONITOR_MAX_FILES, default 4096)\n"
-            "  --interval-ms MS  snapshot interval (SHEAF_MONITOR_INTERVAL_MS, default 10000)\n"
-            "  SHEAF_MONITOR_PRELOAD_LIB names the interposition library if it is not found beside sheaf.\n");
+    fprintf(o, "usage: sheaf stats run [-o LOG] [--max-files N] [--interval-ms MS] -- COMMAND [ARG...]\n"
+               "       sheaf stats env [-o LOG] [--max-files N] [--interval-ms MS]\n"
+               "       sheaf stats summary [--json] [--recover] LOG\n"
+               "  run      run COMMAND (and every process it starts, e.g. under mpiexec) with its POSIX and\n"
+               "           stdio I/O counted per file; each process appends snapshots to LOG/<host>.<pid>...smon\n"
+               "           (default LOG: sheaf-stats.<date>.<pid>)\n"
+               "  env      print the shell lines that turn monitoring on in a batch script\n"
+               "           (eval \"$(sheaf stats env -o job.mon)\")\n"
+               "  summary  totals per file, per process and for the files folded past the budget\n"
+               "           --json     one JSON object\n"
+               "           --recover  close the logs of killed processes first (never while the job runs)\n"
+               "  --max-files N     file records per process (SHEAF_MONITOR_MAX_FILES, default 4096)\n"
+               "  --interval-ms MS  snapshot interval (SHEAF_MONITOR_INTERVAL_MS, default 10000)\n"
+               "  SHEAF_MONITOR_PRELOAD_LIB names the interposition library if it is not found beside sheaf.\n");
 }
 
 /* the interposition library: $SHEAF_MONITOR_PRELOAD_LIB, beside the installed tool, or the build tree's */
@@ -91,13 +90,27 @@ static int parse(int argc, char **argv, struct runopts *o, int *first)
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:h", lo, NULL)) != -1) {
         switch (c) {
-        case 'o': o->log = optarg; break;
-        case 'm': o->max_files = optarg; break;
-        case 'i': o->interval = optarg; break;
-        case 'j': o->json = 1; break;
-        case 'r': o->recover = 1; break;
-        case 'h': usage(stdout); return -1;
-        default: usage(stderr); return TOOL_USAGE;
+        case 'o':
+            o->log = optarg;
+            break;
+        case 'm':
+            o->max_files = optarg;
+            break;
+        case 'i':
+            o->interval = optarg;
+            break;
+        case 'j':
+            o->json = 1;
+            break;
+        case 'r':
+            o->recover = 1;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            usage(stderr);
+            return TOOL_USAGE;
         }
     }
     if ((o->max_files && !num_ok(o->max_files)) || (o->interval && !num_ok(o->interval))) {

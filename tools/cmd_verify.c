@@ -63,15 +63,16 @@ static void report_unopened(const char *file, int code)
         else {
             fprintf(stderr, "%s: %s: never closed; recoverable: %lld bytes of %lld tasks%s (run: sheaf recover%s %s)\n",
                     tool_prog, file, (long long)s.bytes, (long long)s.tasks,
-                    s.uncertain          ? " estimated without a journal, trailing zero bytes uncertain"
+                    s.uncertain         ? " estimated without a journal, trailing zero bytes uncertain"
                     : s.tasks_unflushed ? " (what was flushed; some tasks never flushed)"
                                         : " (everything flushed)",
                     s.uncertain ? " --salvage" : "", file);
             fprintf(stderr, "%s: %s: checksums: %lld data block(s): %lld verified, %lld damaged, %lld unverifiable%s\n",
                     tool_prog, file, (long long)s.blocks, (long long)s.blocks_verified, (long long)s.blocks_damaged,
                     (long long)s.blocks_unverifiable,
-                    s.checksums ? " (against the CRCs in the journal)" : " (no CRCs journaled: written without "
-                                                                         "the checksum key, or salvaged)");
+                    s.checksums ? " (against the CRCs in the journal)"
+                                : " (no CRCs journaled: written without "
+                                  "the checksum key, or salvaged)");
         }
     }
     fprintf(stderr, "%s: DAMAGED: %s: %s\n", tool_prog, file,
@@ -152,7 +153,8 @@ static void read_all(tool_in *in, const char *file, sion_int64 total, int quiet,
         rc->tasks_bad += tbad;
         if (tbad)
             bad("%s: task %d: data cannot be read completely: %lld damaged and %lld unreadable of %lld data "
-                "block(s)", file, t, rc->damaged - dmg0, rc->unreadable - unr0, rc->blocks - blk0);
+                "block(s)",
+                file, t, rc->damaged - dmg0, rc->unreadable - unr0, rc->blocks - blk0);
     }
     progress_end();
 }
@@ -175,17 +177,20 @@ static void report_reads(const tool_in *in, const char *file, int nf, int cks_fi
         return;
     FILE *o = problems ? stderr : stdout;
     if (cks_files == nf)
-        fprintf(o, "%s: checksums: %lld data block(s) of %d tasks: %lld verified, %lld damaged, %lld "
-                "unreadable, 0 unverifiable (%d task(s) affected)\n", file, r->blocks, in->ntasks, r->ok, r->damaged,
-                r->unreadable, r->tasks_bad);
+        fprintf(o,
+                "%s: checksums: %lld data block(s) of %d tasks: %lld verified, %lld damaged, %lld "
+                "unreadable, 0 unverifiable (%d task(s) affected)\n",
+                file, r->blocks, in->ntasks, r->ok, r->damaged, r->unreadable, r->tasks_bad);
     else if (cks_files == 0)
-        fprintf(o, "%s: checksums: none (written without the checksum key): %lld data block(s) of %d tasks: "
-                "0 verified, %lld read but unverifiable, %lld unreadable\n", file, r->blocks, in->ntasks, r->ok,
-                r->unreadable);
+        fprintf(o,
+                "%s: checksums: none (written without the checksum key): %lld data block(s) of %d tasks: "
+                "0 verified, %lld read but unverifiable, %lld unreadable\n",
+                file, r->blocks, in->ntasks, r->ok, r->unreadable);
     else
-        fprintf(o, "%s: checksums: only %d of %d files have them: %lld data block(s) of %d tasks: %lld read "
-                "(verified where their file has checksums), %lld damaged, %lld unreadable\n", file, cks_files,
-                nf, r->blocks, in->ntasks, r->ok, r->damaged, r->unreadable);
+        fprintf(o,
+                "%s: checksums: only %d of %d files have them: %lld data block(s) of %d tasks: %lld read "
+                "(verified where their file has checksums), %lld damaged, %lld unreadable\n",
+                file, cks_files, nf, r->blocks, in->ntasks, r->ok, r->damaged, r->unreadable);
 }
 
 static int verify(const char *file, int quiet)
@@ -200,7 +205,8 @@ static int verify(const char *file, int quiet)
     int nf = in.nfiles_open;
     if (nf < sion_get_number_of_files(in.sid) && !quiet)
         printf("%s: note: member of a %d-file set opened alone; checking this member only "
-               "(give the first file to check the whole set)\n", file, sion_get_number_of_files(in.sid));
+               "(give the first file to check the whole set)\n",
+               file, sion_get_number_of_files(in.sid));
     check_files(&in, file, nf);
     sion_int64 total = tool_all_bytes(&in);
     check_blocks(&in, file);

@@ -37,8 +37,8 @@ int tool_open(const char *path, tool_in *in)
         tool_err("%s", m && *m ? m : "cannot open container");
         return -1;
     }
-    if (sion_get_locations(in->sid, &in->ntasks, &in->maxchunks, &in->globalskip, &in->start_of_varheader,
-                           &in->chunks, &in->granks, &in->bcount, &in->bsizes) != SION_SUCCESS) {
+    if (sion_get_locations(in->sid, &in->ntasks, &in->maxchunks, &in->globalskip, &in->start_of_varheader, &in->chunks,
+                           &in->granks, &in->bcount, &in->bsizes) != SION_SUCCESS) {
         tool_err("%s: cannot read block tables: %s", path, sheaf_last_error());
         sion_close(in->sid);
         in->sid = -1;
@@ -117,8 +117,9 @@ int tool_copy_task(tool_in *in, int t, int b, tool_sink sink, void *ctx)
         size_t got = sion_fread(buf, 1, n, in->sid);
         if (got != n) {
             const char *m = sheaf_last_error();
-            tool_err("%s: task %d: read %lld of %lld bytes%s%s", in->path, t, (long long)(want - left + (sion_int64)got),
-                     (long long)want, m && *m ? ": " : " (data missing)", m && *m ? m : "");
+            tool_err("%s: task %d: read %lld of %lld bytes%s%s", in->path, t,
+                     (long long)(want - left + (sion_int64)got), (long long)want, m && *m ? ": " : " (data missing)",
+                     m && *m ? m : "");
             return -1;
         }
         if (sink(ctx, buf, n)) {
@@ -145,8 +146,8 @@ int tool_parse_i64(const char *s, long long *out)
 }
 
 int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
-                int (*on_opt)(int opt, const char *arg, void *ctx), void *ctx,
-                void (*usage)(FILE *o), int min_pos, int max_pos, int *first)
+                int (*on_opt)(int opt, const char *arg, void *ctx), void *ctx, void (*usage)(FILE *o), int min_pos,
+                int max_pos, int *first)
 {
     optind = 0; /* full reinitialisation (glibc): each command parses once */
     opterr = 0;
@@ -185,7 +186,8 @@ int tool_open_output(tool_in *in, const char *out)
         struct stat ls;
         if ((e == ELOOP || e == EMLINK) && lstat(out, &ls) == 0 && S_ISLNK(ls.st_mode))
             tool_err("%s: cannot create: it is a symbolic link (outputs are never written through a link; "
-                     "remove it or give the real path)", out);
+                     "remove it or give the real path)",
+                     out);
         else
             tool_err("%s: cannot create: %s", out, strerror(e));
         return -1;

@@ -17,7 +17,7 @@ typedef struct tool_in {
     const char *path;
     int sid;
     int ntasks, nfiles, maxchunks;
-    int nfiles_open;              /* physical files opened (1 for a lone set member) */
+    int nfiles_open; /* physical files opened (1 for a lone set member) */
     sion_int32 fsblksize;
     sion_int64 globalskip, start_of_varheader;
     sion_int64 *chunks, *granks, *bcount, *bsizes; /* owned by the sid */
@@ -52,8 +52,8 @@ int tool_sink_fd(void *ctx, const void *buf, size_t n); /* ctx = int* fd */
  * TOOL_USAGE after printing usage, or -1 when help was printed. */
 struct option;
 int tool_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts,
-                int (*on_opt)(int opt, const char *arg, void *ctx), void *ctx,
-                void (*usage)(FILE *o), int min_pos, int max_pos, int *first);
+                int (*on_opt)(int opt, const char *arg, void *ctx), void *ctx, void (*usage)(FILE *o), int min_pos,
+                int max_pos, int *first);
 
 /* Create (or truncate) the -o output file `out` for writing, refusing to
  * truncate any physical file of the open input container. fd, or -1 after a
@@ -102,12 +102,12 @@ int do_split(const char *file, const char *prefix, int digits, int use_grank, in
              const tool_report *rep);
 int do_defrag(const char *in, const char *out, sion_int64 fsblk, int verbose, const tool_report *rep);
 /* siondump-style text output. */
-int do_siondump(const char *file, int all, int bytes, int multi, int maptab, int keystat,
-                int keylist, int sizes, int verbose);
+int do_siondump(const char *file, int all, int bytes, int multi, int maptab, int keystat, int keylist, int sizes,
+                int verbose);
 int compat_main(const char *name, int argc, char **argv); /* -1 if not a compat name */
 
 /* Key-value containers (keyval.c). */
-int tool_is_keyval(const tool_in *in);  /* 1 for an inline key-value container */
+int tool_is_keyval(const tool_in *in); /* 1 for an inline key-value container */
 /* Call fn for every distinct key of task t (order of first occurrence) with its
  * statistics; 0, or -1 after printing a message (corrupt records). */
 typedef void (*tool_keyfn)(void *ctx, int t, const sion_key_stat_t *st);

@@ -53,16 +53,34 @@ static int main_dump(int argc, char **argv)
         if (argv[i][0] != '-')
             continue;
         switch (argv[i][1]) {
-        case 'a': a = 1; break;
-        case 'l': l = 1; break;
-        case 'm': m = 1; break;
-        case 'M': M = 1; break;
-        case 'k': k = 1; break;
-        case 'K': K = 1; break;
-        case 'S': S = 1; break;
-        case 'v': v = 1; break;
-        case 'V': return print_V();
-        default: return usage_dump(); /* -h too */
+        case 'a':
+            a = 1;
+            break;
+        case 'l':
+            l = 1;
+            break;
+        case 'm':
+            m = 1;
+            break;
+        case 'M':
+            M = 1;
+            break;
+        case 'k':
+            k = 1;
+            break;
+        case 'K':
+            K = 1;
+            break;
+        case 'S':
+            S = 1;
+            break;
+        case 'v':
+            v = 1;
+            break;
+        case 'V':
+            return print_V();
+        default:
+            return usage_dump(); /* -h too */
         }
     }
     return do_siondump(argv[argc - 1], a, l, m, M, k, K, S, v);
@@ -71,11 +89,13 @@ static int main_dump(int argc, char **argv)
 /* ---- sioncat ---- */
 static int usage_cat(FILE *o, int rc)
 {
-    fprintf(o, "%s [options] sionfile\n"
-               "  -t <task>   write only data of this task\n"
-               "  -b <block>  write only data of this block (of each selected task)\n"
-               "  -o <file>   write to file instead of stdout\n"
-               "  -v verbose (on stderr)\n  -V show version\n  -h help\n", argv0);
+    fprintf(o,
+            "%s [options] sionfile\n"
+            "  -t <task>   write only data of this task\n"
+            "  -b <block>  write only data of this block (of each selected task)\n"
+            "  -o <file>   write to file instead of stdout\n"
+            "  -v verbose (on stderr)\n  -V show version\n  -h help\n",
+            argv0);
     return rc;
 }
 
@@ -266,8 +286,7 @@ static void defrag_opened(void *ctx, tool_in *in)
     printf("siondefrag: datasize in file (aggr.):  %lld bytes  (%6.2f MB)\n", (long long)sum, MBF(sum));
     printf("siondefrag: start_of_varheader:        %lld bytes  (%6.2f MB)\n", (long long)in->start_of_varheader,
            MBF(in->start_of_varheader));
-    printf("siondefrag: size of chunks:            %lld bytes  (%6.2f MB)\n", (long long)sum_chunks,
-           MBF(sum_chunks));
+    printf("siondefrag: size of chunks:            %lld bytes  (%6.2f MB)\n", (long long)sum_chunks, MBF(sum_chunks));
     if (fsize > 0)
         printf("siondefrag: file usage:                %8.6f%%\n", (double)sum / (double)sum_chunks * 100.0);
     if (L->keyval == SION_KEYVAL_NONE)
@@ -291,7 +310,8 @@ static void defrag_task(void *ctx, tool_in *in, int t)
     if (!L->verbose)
         return;
     if (L->keyval == SION_KEYVAL_NONE) {
-        printf("siondefrag:                            copy now %lld blocks on rank=%d \n", (long long)in->bcount[t], t);
+        printf("siondefrag:                            copy now %lld blocks on rank=%d \n", (long long)in->bcount[t],
+               t);
         for (int b = 0; b < in->bcount[t] && b < in->maxchunks; b++)
             printf("siondefrag:                               copy now block #%d with %lld bytes \n", b,
                    (long long)tool_block_bytes(in, t, b));
@@ -307,10 +327,12 @@ static void defrag_task(void *ctx, tool_in *in, int t)
 /* ---- sionsplit ---- */
 static int usage_split(FILE *o, int rc)
 {
-    fprintf(o, "%s [options] sionfile prefix\n"
-               "  -d <digits>  number of digits in file names (default 5)\n"
-               "  -g           use stored global rank instead of the task index\n"
-               "  -v verbose\n  -V show version\n  -h help\n", argv0);
+    fprintf(o,
+            "%s [options] sionfile prefix\n"
+            "  -d <digits>  number of digits in file names (default 5)\n"
+            "  -g           use stored global rank instead of the task index\n"
+            "  -v verbose\n  -V show version\n  -h help\n",
+            argv0);
     return rc;
 }
 
@@ -329,11 +351,18 @@ static int main_split(int argc, char **argv)
                 return bad_value("-d", i + 1 < argc ? argv[i + 1] : NULL);
             i++;
             break;
-        case 'g': g = 1; break;
-        case 'v': v = 1; break;
-        case 'V': return print_V();
-        case 'h': return usage_split(stdout, 0);
-        default: return usage_split(stderr, 1);
+        case 'g':
+            g = 1;
+            break;
+        case 'v':
+            v = 1;
+            break;
+        case 'V':
+            return print_V();
+        case 'h':
+            return usage_split(stdout, 0);
+        default:
+            return usage_split(stderr, 1);
         }
     }
     if (argc - i != 2)
@@ -350,11 +379,13 @@ static int main_split(int argc, char **argv)
 /* ---- siondefrag ---- */
 static int usage_defrag(FILE *o, int rc)
 {
-    fprintf(o, "%s [options] infile outfile\n"
-               "  -q <bytes>  fs block size of the output (default: the input's)\n"
-               "  -Q <MiB>    same, in MiB\n"
-               "  -n <nfiles> number of output files (only 1 is supported)\n"
-               "  -v verbose\n  -V show version\n  -h help\n", argv0);
+    fprintf(o,
+            "%s [options] infile outfile\n"
+            "  -q <bytes>  fs block size of the output (default: the input's)\n"
+            "  -Q <MiB>    same, in MiB\n"
+            "  -n <nfiles> number of output files (only 1 is supported)\n"
+            "  -v verbose\n  -V show version\n  -h help\n",
+            argv0);
     return rc;
 }
 
@@ -393,8 +424,8 @@ static int main_defrag(int argc, char **argv)
     if (argc - i != 2)
         return usage_defrag(stderr, 1);
     if (n > 1) {
-        fprintf(stderr, "%s: writing %lld output files is not supported (serial multi-file write); use -n 1\n",
-                argv0, n);
+        fprintf(stderr, "%s: writing %lld output files is not supported (serial multi-file write); use -n 1\n", argv0,
+                n);
         return 1;
     }
     struct sion_lines L = {"siondefrag", argv[i], argv[i + 1], 0, 0, v, 0};
@@ -420,8 +451,11 @@ static int main_version(int argc, char **argv)
 
 int compat_main(const char *name, int argc, char **argv)
 {
-    static const struct { const char *name; int (*fn)(int, char **); } tab[] = {
-        {"siondump", main_dump}, {"sioncat", main_cat}, {"sionsplit", main_split},
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } tab[] = {
+        {"siondump", main_dump},     {"sioncat", main_cat},         {"sionsplit", main_split},
         {"siondefrag", main_defrag}, {"sionversion", main_version},
     };
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)

@@ -5,30 +5,28 @@
 
 static void usage(FILE *o)
 {
-    fprintf(o,
-            "usage: sheaf <command> [options] ...\n"
-            "commands:\n"
-            "  dump [--json] [-a|--all-blocks] FILE      show the container's metadata\n"
-            "  cat [-t TASK] [-b BLOCK] [-o OUT] FILE     write raw task payload\n"
-            "  split [-d DIGITS] [-g] [--force] FILE OUTDIR_OR_PREFIX\n"
-            "                                             one file per task\n"
-            "  defrag [-q BYTES] FILE OUT                 rewrite with one block per task\n"
-            "  verify FILE                                check structure and read all data\n"
-            "  recover [--salvage] [--dry-run] FILE       close a container whose writers crashed\n"
-            "  ckpt list|info|verify|extract ...          checkpoints of libsheaf_ckpt\n"
-            "  stats run|env|summary ...                  job I/O monitoring (doc/monitor.md)\n"
-            "  version                                    print versions\n"
-            "  help                                       this text\n"
-            "Run 'sheaf <command> --help' for the options of a command.\n"
-            "Also installed as siondump, sioncat, sionsplit, siondefrag, sionversion.\n");
+    fprintf(o, "usage: sheaf <command> [options] ...\n"
+               "commands:\n"
+               "  dump [--json] [-a|--all-blocks] FILE      show the container's metadata\n"
+               "  cat [-t TASK] [-b BLOCK] [-o OUT] FILE     write raw task payload\n"
+               "  split [-d DIGITS] [-g] [--force] FILE OUTDIR_OR_PREFIX\n"
+               "                                             one file per task\n"
+               "  defrag [-q BYTES] FILE OUT                 rewrite with one block per task\n"
+               "  verify FILE                                check structure and read all data\n"
+               "  recover [--salvage] [--dry-run] FILE       close a container whose writers crashed\n"
+               "  ckpt list|info|verify|extract ...          checkpoints of libsheaf_ckpt\n"
+               "  stats run|env|summary ...                  job I/O monitoring (doc/monitor.md)\n"
+               "  version                                    print versions\n"
+               "  help                                       this text\n"
+               "Run 'sheaf <command> --help' for the options of a command.\n"
+               "Also installed as siondump, sioncat, sionsplit, siondefrag, sionversion.\n");
 }
 
 static int version(void)
 {
     int ma, mi, pa, ff;
     sion_get_version(&ma, &mi, &pa, &ff);
-    printf("sheaf %s (SIONlib %d.%d.%d compatible, file format version %d)\n", SHEAF_VERSION_STRING, ma, mi, pa,
-           ff);
+    printf("sheaf %s (SIONlib %d.%d.%d compatible, file format version %d)\n", SHEAF_VERSION_STRING, ma, mi, pa, ff);
     return TOOL_OK;
 }
 
@@ -51,9 +49,12 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version") || !strcmp(cmd, "-V"))
         return version();
-    static const struct { const char *name; int (*fn)(int, char **); } cmds[] = {
-        {"dump", cmd_dump}, {"cat", cmd_cat}, {"split", cmd_split}, {"defrag", cmd_defrag}, {"verify", cmd_verify},
-        {"recover", cmd_recover}, {"ckpt", cmd_ckpt}, {"stats", cmd_stats},
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {
+        {"dump", cmd_dump},     {"cat", cmd_cat},         {"split", cmd_split}, {"defrag", cmd_defrag},
+        {"verify", cmd_verify}, {"recover", cmd_recover}, {"ckpt", cmd_ckpt},   {"stats", cmd_stats},
     };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(cmd, cmds[i].name)) {

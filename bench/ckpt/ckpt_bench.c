@@ -83,9 +83,12 @@ static uint64_t parse_bytes(const char *s)
 {
     char *e;
     double v = strtod(s, &e);
-    if (*e == 'K' || *e == 'k') v *= 1024;
-    if (*e == 'M' || *e == 'm') v *= 1024 * 1024;
-    if (*e == 'G' || *e == 'g') v *= 1024.0 * 1024 * 1024;
+    if (*e == 'K' || *e == 'k')
+        v *= 1024;
+    if (*e == 'M' || *e == 'm')
+        v *= 1024 * 1024;
+    if (*e == 'G' || *e == 'g')
+        v *= 1024.0 * 1024 * 1024;
     return (uint64_t)v;
 }
 
@@ -132,8 +135,8 @@ static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summa
     int nf = !strcmp(strategy, "rbio") ? (c->nf < ng ? c->nf : ng) : (c->nf < np ? c->nf : np);
     char base[4096], opts[512];
     snprintf(base, sizeof base, "%s/rep%02d-%s", c->dir, rep, strategy);
-    snprintf(opts, sizeof opts, "strategy=%s,nf=%d,ng=%d,durable=%d,dedicated=%d,keep=1,timeout=600", strategy, nf,
-             ng, c->durable, !strcmp(strategy, "rbio") ? c->dedicated : 0);
+    snprintf(opts, sizeof opts, "strategy=%s,nf=%d,ng=%d,durable=%d,dedicated=%d,keep=1,timeout=600", strategy, nf, ng,
+             c->durable, !strcmp(strategy, "rbio") ? c->dedicated : 0);
     sheaf_ckpt_ctx *ctx;
     if (sheaf_ckpt_init(MPI_COMM_WORLD, base, "ckpt_bench", opts, &ctx)) {
         if (rank == 0)
@@ -167,8 +170,8 @@ static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summa
         perc[s - 1] = st.perceived_s;
         io[s - 1] = st.io_s;
         if (csv)
-            fprintf(csv, "%d,%s,%d,%d,%d,%.9f,%.9f,%.9f\n", rep, strategy, rank, role, s, st.blocked_s,
-                    st.perceived_s, st.io_s);
+            fprintf(csv, "%d,%s,%d,%d,%d,%.9f,%.9f,%.9f\n", rep, strategy, rank, role, s, st.blocked_s, st.perceived_s,
+                    st.io_s);
     }
     double t = now();
     if (!rc)
@@ -213,7 +216,8 @@ static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summa
             s.wait_final = fmax(s.wait_final, all[r].final_wait);
             s.io_max = fmax(s.io_max, all[r].io_med);
         }
-        double total = (double)(per ? per : c->bytes / 8 / NF) * 8 * NF * (np - (c->dedicated && !strcmp(strategy, "rbio") ? ng : 0));
+        double total = (double)(per ? per : c->bytes / 8 / NF) * 8 * NF *
+                       (np - (c->dedicated && !strcmp(strategy, "rbio") ? ng : 0));
         s.blocked_workers = median(w, nw);
         s.blocked_writers = median(wr, nwr);
         s.blocked_all = median(a, np);
@@ -257,22 +261,47 @@ int main(int argc, char **argv)
     cfg c = {NULL, NULL, "coio,rbio", 8, 1, 5, 3, 1, 0, 0, 0, 200, 2437u * 1024};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--busy")) { c.busy = 1; continue; }
-        if (!strcmp(a, "--verify")) { c.verify = 1; continue; }
-        if (!v) { usage(); MPI_Finalize(); return 2; }
+        if (!strcmp(a, "--busy")) {
+            c.busy = 1;
+            continue;
+        }
+        if (!strcmp(a, "--verify")) {
+            c.verify = 1;
+            continue;
+        }
+        if (!v) {
+            usage();
+            MPI_Finalize();
+            return 2;
+        }
         i++;
-        if (!strcmp(a, "--dir")) c.dir = v;
-        else if (!strcmp(a, "--csv")) c.csv = v;
-        else if (!strcmp(a, "--strategies")) c.strategies = v;
-        else if (!strcmp(a, "--npng")) c.npng = atoi(v);
-        else if (!strcmp(a, "--nf")) c.nf = atoi(v);
-        else if (!strcmp(a, "--steps")) c.steps = atoi(v);
-        else if (!strcmp(a, "--reps")) c.reps = atoi(v);
-        else if (!strcmp(a, "--durable")) c.durable = atoi(v);
-        else if (!strcmp(a, "--dedicated")) c.dedicated = atoi(v);
-        else if (!strcmp(a, "--compute-ms")) c.compute_ms = atof(v);
-        else if (!strcmp(a, "--bytes")) c.bytes = parse_bytes(v);
-        else { usage(); MPI_Finalize(); return 2; }
+        if (!strcmp(a, "--dir"))
+            c.dir = v;
+        else if (!strcmp(a, "--csv"))
+            c.csv = v;
+        else if (!strcmp(a, "--strategies"))
+            c.strategies = v;
+        else if (!strcmp(a, "--npng"))
+            c.npng = atoi(v);
+        else if (!strcmp(a, "--nf"))
+            c.nf = atoi(v);
+        else if (!strcmp(a, "--steps"))
+            c.steps = atoi(v);
+        else if (!strcmp(a, "--reps"))
+            c.reps = atoi(v);
+        else if (!strcmp(a, "--durable"))
+            c.durable = atoi(v);
+        else if (!strcmp(a, "--dedicated"))
+            c.dedicated = atoi(v);
+        else if (!strcmp(a, "--compute-ms"))
+            c.compute_ms = atof(v);
+        else if (!strcmp(a, "--bytes"))
+            c.bytes = parse_bytes(v);
+        else {
+            usage();
+            MPI_Finalize();
+            return 2;
+        }
     }
     if (!c.dir || c.npng < 1 || c.nf < 1 || c.steps < 1 || c.reps < 1 || c.reps > MAXREPS) {
         usage();
@@ -315,7 +344,8 @@ int main(int argc, char **argv)
         if (ic >= 0 && ir >= 0) {
             double mr = median(ratio, c.reps), mc = median(bwc, c.reps), mb = median(bwr, c.reps);
             printf("summary np=%d ng=%d reps=%d verify_errors=%llu ratio_coio_over_rbio_worker_median=%.1f "
-                   "ratio_min=%.1f ratio_max=%.1f bw_coio_MiBps=%.1f bw_rbio_MiBps=%.1f model_np_over_ng_x_bw_ratio=%.2f\n",
+                   "ratio_min=%.1f ratio_max=%.1f bw_coio_MiBps=%.1f bw_rbio_MiBps=%.1f "
+                   "model_np_over_ng_x_bw_ratio=%.2f\n",
                    np, ng, c.reps, (unsigned long long)verrs, mr, ratio[0], ratio[c.reps - 1], mc, mb,
                    (double)np / ng * (mc > 0 ? mb / mc : 0));
         } else

@@ -27,7 +27,7 @@ static double now(void)
 }
 
 typedef struct job {
-    simnodes *sn;         /* NULL: this machine's table */
+    simnodes *sn; /* NULL: this machine's table */
     int mode, q, failed, mounts;
     char paths[8][600];
     int npaths;

@@ -105,10 +105,9 @@ static int run(sheaf_lock_kind kind, sheaf_lock_progress_mode prog, int contende
         double acq = (double)sum[4];
         printf("%-8s %-7s %-11s %2d ranks %5d x %5.0f us: %9.0f acq/s  %5.2f rma/acq+rel  %6.2f rma/hand-off  "
                "%8.1f spins/acq  %7.1f polls/acq  %4.0f%% contended\n",
-               sheaf_lock_kind_name(kind), sheaf_lock_progress_name(prog), contended ? "contended" : "uncontended",
-               np, n, hold_us, acq / t, (double)sum[0] / acq,
-               sum[1] ? (double)sum[0] / (double)sum[1] : 0.0, (double)sum[2] / acq, (double)sum[3] / acq,
-               100.0 * (double)sum[5] / acq);
+               sheaf_lock_kind_name(kind), sheaf_lock_progress_name(prog), contended ? "contended" : "uncontended", np,
+               n, hold_us, acq / t, (double)sum[0] / acq, sum[1] ? (double)sum[0] / (double)sum[1] : 0.0,
+               (double)sum[2] / acq, (double)sum[3] / acq, 100.0 * (double)sum[5] / acq);
         fflush(stdout);
     }
     return bad;
@@ -137,7 +136,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "progress=", 9))
             prog = !strcmp(argv[i] + 9, "library") ? SHEAF_LOCK_PROGRESS_LIBRARY
-                 : !strcmp(argv[i] + 9, "async")   ? SHEAF_LOCK_PROGRESS_ASYNC
+                   : !strcmp(argv[i] + 9, "async") ? SHEAF_LOCK_PROGRESS_ASYNC
                                                    : SHEAF_LOCK_PROGRESS_SHARED;
         else if (!strncmp(argv[i], "kinds=", 6))
             kinds = argv[i] + 6;

@@ -100,8 +100,7 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "write"))
         return do_write(argv[2], atoll(argv[3]));
     if (argc >= 4 && argc <= 6 && !strcmp(argv[1], "read"))
-        return do_read(argv[2], atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 1,
-                       argc == 6 && !strcmp(argv[5], "fresh"));
+        return do_read(argv[2], atoi(argv[3]), argc >= 5 ? atoi(argv[4]) : 1, argc == 6 && !strcmp(argv[5], "fresh"));
     fprintf(stderr, "usage: c_read write FILE SIZE_MIB | c_read read FILE TASK [REPS [fresh]]\n");
     return 2;
 }

@@ -39,8 +39,8 @@ int main(int argc, char **argv)
             if (sion_generic_free_api(ids[i]) != SION_SUCCESS)
                 return fprintf(stderr, "bench_sidtable: free_api failed\n"), 1;
         double a2 = now();
-        printf("bench_sidtable: %d generic api ids: create %.3f s, free (oldest first) %.3f s = %.3f us per free\n",
-               n, a1 - a0, a2 - a1, 1e6 * (a2 - a1) / n);
+        printf("bench_sidtable: %d generic api ids: create %.3f s, free (oldest first) %.3f s = %.3f us per free\n", n,
+               a1 - a0, a2 - a1, 1e6 * (a2 - a1) / n);
         free(ids);
         return 0;
     }
@@ -76,8 +76,8 @@ int main(int argc, char **argv)
         if (sion_close(sids[newest ? n - 1 - k : k]) != SION_SUCCESS)
             return fprintf(stderr, "bench_sidtable: close failed\n"), 1;
     double t2 = now();
-    printf("bench_sidtable: %d sids open: opens %.3f s, closes (%s first) %.3f s = %.2f us per close\n", n,
-           t1 - t0, newest ? "newest" : "oldest", t2 - t1, 1e6 * (t2 - t1) / n);
+    printf("bench_sidtable: %d sids open: opens %.3f s, closes (%s first) %.3f s = %.2f us per close\n", n, t1 - t0,
+           newest ? "newest" : "oldest", t2 - t1, 1e6 * (t2 - t1) / n);
     free(sids);
     remove(fn);
     return 0;

@@ -20,8 +20,8 @@
 #define GLUE_OPEN sheaf_f90_paropen_mpi
 #endif
 
-int GLUE_OPEN(const char *fname, const char *mode, int *nfiles, MPI_Fint gcomm, MPI_Fint lcomm,
-              int64_t *chunksize, int32_t *fsblksize, int *globalrank, char **newfname)
+int GLUE_OPEN(const char *fname, const char *mode, int *nfiles, MPI_Fint gcomm, MPI_Fint lcomm, int64_t *chunksize,
+              int32_t *fsblksize, int *globalrank, char **newfname)
 {
     MPI_Comm g = MPI_Comm_f2c(gcomm);
     MPI_Comm l = MPI_Comm_f2c(lcomm);
@@ -50,9 +50,9 @@ static void take_i64(int64_t *dst, int cap, sion_int64 *src, int n)
     free(src);
 }
 
-int sheaf_f90_paropen_mapped_mpi(const char *fname, const char *mode, int *nfiles, MPI_Fint gcomm,
-                                 int *nlocaltasks, int *globalranks, int64_t *chunksizes, int *filenrs,
-                                 int *lranks, int32_t *fsblksize, int write)
+int sheaf_f90_paropen_mapped_mpi(const char *fname, const char *mode, int *nfiles, MPI_Fint gcomm, int *nlocaltasks,
+                                 int *globalranks, int64_t *chunksizes, int *filenrs, int *lranks, int32_t *fsblksize,
+                                 int write)
 {
     MPI_Comm g = MPI_Comm_f2c(gcomm);
     int cap = *nlocaltasks;

@@ -9,7 +9,7 @@ int sheaf_f90_paropen_mpi(const char *fname, const char *mode, int *nfiles, MPI_
                           int64_t *chunksize, int32_t *fsblksize, int *globalrank, char **newfname);
 int sheaf_f90_paropen_ompi(const char *fname, const char *mode, int *nfiles, MPI_Fint gcomm, MPI_Fint lcomm,
                            int64_t *chunksize, int32_t *fsblksize, int *globalrank, char **newfname);
-int sheaf_f90_paropen_mapped_mpi(const char *fname, const char *mode, int *nfiles, MPI_Fint gcomm,
-                                 int *nlocaltasks, int *globalranks, int64_t *chunksizes, int *filenrs,
-                                 int *lranks, int32_t *fsblksize, int write);
+int sheaf_f90_paropen_mapped_mpi(const char *fname, const char *mode, int *nfiles, MPI_Fint gcomm, int *nlocaltasks,
+                                 int *globalranks, int64_t *chunksizes, int *filenrs, int *lranks, int32_t *fsblksize,
+                                 int write);
 #endif

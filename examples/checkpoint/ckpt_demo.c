@@ -93,8 +93,8 @@ static int crash_or_restart(int crash, const char *cname, const double *state, s
     int all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("restart from %s: %d ranks, every state %s\nckpt_demo: %s\n", cname, size,
-               all ? "exact" : "WRONG", all ? "OK" : "FAIL");
+        printf("restart from %s: %d ranks, every state %s\nckpt_demo: %s\n", cname, size, all ? "exact" : "WRONG",
+               all ? "OK" : "FAIL");
     return all ? 0 : 1;
 }
 
@@ -182,7 +182,9 @@ int main(int argc, char **argv)
     if (sid < 0 || sion_parclose_mpi(sid) != SION_SUCCESS)
         bad = 1;
     double t3 = now();
-    t[0][0] = t1 - t0; t[0][1] = t2 - t1; t[0][2] = t3 - t2;
+    t[0][0] = t1 - t0;
+    t[0][1] = t2 - t1;
+    t[0][2] = t3 - t2;
 
     /* (b) one file per rank */
     MPI_Barrier(MPI_COMM_WORLD);
@@ -198,7 +200,9 @@ int main(int argc, char **argv)
     if (f && fclose(f) != 0)
         bad = 1;
     t3 = now();
-    t[1][0] = t1 - t0; t[1][1] = t2 - t1; t[1][2] = t3 - t2;
+    t[1][0] = t1 - t0;
+    t[1][1] = t2 - t1;
+    t[1][2] = t3 - t2;
 
     /* restart (a) */
     MPI_Barrier(MPI_COMM_WORLD);
@@ -220,7 +224,9 @@ int main(int argc, char **argv)
         bad = 1;
     t3 = now();
     int ok_a = got == bytes && fnv1a(back, bytes) == sum;
-    t[0][3] = t1 - t0; t[0][4] = t2 - t1; t[0][5] = t3 - t2;
+    t[0][3] = t1 - t0;
+    t[0][4] = t2 - t1;
+    t[0][5] = t3 - t2;
 
     /* restart (b) */
     MPI_Barrier(MPI_COMM_WORLD);
@@ -234,7 +240,9 @@ int main(int argc, char **argv)
         fclose(f);
     t3 = now();
     int ok_b = got == bytes && fnv1a(back, bytes) == sum;
-    t[1][3] = t1 - t0; t[1][4] = t2 - t1; t[1][5] = t3 - t2;
+    t[1][3] = t1 - t0;
+    t[1][4] = t2 - t1;
+    t[1][5] = t3 - t2;
 
     int okv[2] = {ok_a && !bad, ok_b}, allok[2];
     MPI_Reduce(okv, allok, 2, MPI_INT, MPI_MIN, 0, MPI_COMM_WORLD);
@@ -246,13 +254,13 @@ int main(int argc, char **argv)
         int nc = count_files(dir, "state.sion"), np = count_files(fppdir, "state.");
         printf("checkpoint of %d ranks, %.1f MiB in all%s\n", size, (double)total / 1048576.0,
                dosync ? " (fsync before close)" : " (page cache; --fsync to sync)");
-        printf("%-22s %6s %9s %9s %9s | %9s %9s %9s  %s\n", "method", "files", "open", "write", "close",
-               "open", "read", "close", "restart");
+        printf("%-22s %6s %9s %9s %9s | %9s %9s %9s  %s\n", "method", "files", "open", "write", "close", "open", "read",
+               "close", "restart");
         const char *names[2] = {"sheaf container", "one file per rank"};
         int files[2] = {nc, np};
         for (int k = 0; k < 2; k++)
-            printf("%-22s %6d %8.4fs %8.4fs %8.4fs | %8.4fs %8.4fs %8.4fs  %s\n", names[k], files[k], m[k][0],
-                   m[k][1], m[k][2], m[k][3], m[k][4], m[k][5], allok[k] ? "exact" : "WRONG");
+            printf("%-22s %6d %8.4fs %8.4fs %8.4fs | %8.4fs %8.4fs %8.4fs  %s\n", names[k], files[k], m[k][0], m[k][1],
+                   m[k][2], m[k][3], m[k][4], m[k][5], allok[k] ? "exact" : "WRONG");
         printf("(times: maximum over ranks; files: created in %s)\n", dir);
         printf("%s\n", allok[0] && allok[1] ? "ckpt_demo: OK" : "ckpt_demo: FAIL");
     }

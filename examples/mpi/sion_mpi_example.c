@@ -16,7 +16,7 @@
 #include "sion.h"
 
 #define NBYTES 10000 /* per rank, more than one chunk */
-#define PIECE  1000
+#define PIECE 1000
 
 static unsigned char pattern(int rank, int i) { return (unsigned char)(rank * 31 + i * 7 + (i >> 8)); }
 
@@ -46,8 +46,8 @@ int main(int argc, char **argv)
 
     /* ---- write ---- */
     globalrank = rank;
-    sid = sion_paropen_mpi(fname, "bw", &numFiles, MPI_COMM_WORLD, &lComm, &chunksize, &fsblksize,
-                           &globalrank, &fp, &newfname);
+    sid = sion_paropen_mpi(fname, "bw", &numFiles, MPI_COMM_WORLD, &lComm, &chunksize, &fsblksize, &globalrank, &fp,
+                           &newfname);
     if (sid < 0) {
         fprintf(stderr, "rank %d: sion_paropen_mpi(bw) failed\n", rank);
         MPI_Finalize();

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 size_t sion_fwrite(const void *data, size_t size, size_t nitems, int sid)
 {
     LOOKUP(sid, "sion_fwrite", 0);
@@ -84,9 +83,11 @@ int sion_seek(int sid, int rank, int blocknr, sion_int64 posinblk)
          * one-file set) */
         core_task *t = &c->tasks[own];
         if (rank != t->lrank) {
-            core_fail(SHEAF_E_ARG, "%s: sion_seek: rank %d is not this task's rank in its file (%d of file %d); "
-                      "a %s handle takes the file-local rank or SION_CURRENT_RANK", c->name, rank, t->lrank,
-                      c->files[t->file].m.filenumber, parallel ? "parallel" : "sion_open_rank");
+            core_fail(SHEAF_E_ARG,
+                      "%s: sion_seek: rank %d is not this task's rank in its file (%d of file %d); "
+                      "a %s handle takes the file-local rank or SION_CURRENT_RANK",
+                      c->name, rank, t->lrank, c->files[t->file].m.filenumber,
+                      parallel ? "parallel" : "sion_open_rank");
             FAIL(SION_NOT_SUCCESS);
         }
         rank = SION_CURRENT_RANK;
@@ -171,8 +172,12 @@ static int export_view(core_container *c, int32_t *nout)
     for (int32_t i = 0; i < n; i++)
         if (c->tasks[idx[i]].nblocks > maxb)
             maxb = c->tasks[idx[i]].nblocks;
-    free(c->x_chunks); free(c->x_granks); free(c->x_bcount); free(c->x_bsizes);
-    free(c->x_curpos); free(c->x_curblk);
+    free(c->x_chunks);
+    free(c->x_granks);
+    free(c->x_bcount);
+    free(c->x_bsizes);
+    free(c->x_curpos);
+    free(c->x_curblk);
     size_t sz = (size_t)(n > 0 ? n : 1) * sizeof(int64_t);
     c->x_chunks = malloc(sz);
     c->x_granks = malloc(sz);
@@ -202,9 +207,9 @@ static int export_view(core_container *c, int32_t *nout)
     return 0;
 }
 
-int sion_get_locations(int sid, int *ntasks, int *maxchunks, sion_int64 *globalskip,
-                       sion_int64 *start_of_varheader, sion_int64 **chunksizes, sion_int64 **globalranks,
-                       sion_int64 **blockcount, sion_int64 **blocksizes)
+int sion_get_locations(int sid, int *ntasks, int *maxchunks, sion_int64 *globalskip, sion_int64 *start_of_varheader,
+                       sion_int64 **chunksizes, sion_int64 **globalranks, sion_int64 **blockcount,
+                       sion_int64 **blocksizes)
 {
     LOOKUP(sid, "sion_get_locations", SION_NOT_SUCCESS);
     if (c->mode.write && core_sync(c))
@@ -216,18 +221,25 @@ int sion_get_locations(int sid, int *ntasks, int *maxchunks, sion_int64 *globals
      * about (a sion_open_rank handle: the rank's file; a serial multi-file
      * open: the file of task 0, as SIONlib's master handle has them) */
     core_meta *m0 = &c->files[c->tasks[c->only_task >= 0 ? c->only_task : 0].file].m;
-    if (ntasks) *ntasks = n;
-    if (maxchunks) *maxchunks = c->x_maxchunks;
-    if (globalskip) *globalskip = m0->globalskip;
+    if (ntasks)
+        *ntasks = n;
+    if (maxchunks)
+        *maxchunks = c->x_maxchunks;
+    if (globalskip)
+        *globalskip = m0->globalskip;
     if (start_of_varheader)
-        *start_of_varheader = c->mode.write ? m0->data_start + (int64_t)c->x_maxchunks * m0->globalskip
-                                            : m0->start_of_varheader;
+        *start_of_varheader =
+            c->mode.write ? m0->data_start + (int64_t)c->x_maxchunks * m0->globalskip : m0->start_of_varheader;
     /* int64_t and sion_int64 have the same size and representation on every
      * supported platform (checked in CMake); hand out the internal arrays. */
-    if (chunksizes) *chunksizes = (sion_int64 *)(void *)c->x_chunks;
-    if (globalranks) *globalranks = (sion_int64 *)(void *)c->x_granks;
-    if (blockcount) *blockcount = (sion_int64 *)(void *)c->x_bcount;
-    if (blocksizes) *blocksizes = (sion_int64 *)(void *)c->x_bsizes;
+    if (chunksizes)
+        *chunksizes = (sion_int64 *)(void *)c->x_chunks;
+    if (globalranks)
+        *globalranks = (sion_int64 *)(void *)c->x_granks;
+    if (blockcount)
+        *blockcount = (sion_int64 *)(void *)c->x_bcount;
+    if (blocksizes)
+        *blocksizes = (sion_int64 *)(void *)c->x_bsizes;
     return SION_SUCCESS;
 }
 
@@ -238,10 +250,14 @@ int sion_get_current_location(int sid, int *currentblocknr, sion_int64 *currentp
     if (core_sync(c))
         FAIL(SION_NOT_SUCCESS);
     core_task *t = &c->tasks[c->cur];
-    if (currentblocknr) *currentblocknr = (int)t->cur_block;
-    if (currentpos) *currentpos = t->cur_pos;
-    if (maxchunks) *maxchunks = (int)t->nblocks;
-    if (chunksizes) *chunksizes = (sion_int64 *)(void *)t->bsize;
+    if (currentblocknr)
+        *currentblocknr = (int)t->cur_block;
+    if (currentpos)
+        *currentpos = t->cur_pos;
+    if (maxchunks)
+        *maxchunks = (int)t->nblocks;
+    if (chunksizes)
+        *chunksizes = (sion_int64 *)(void *)t->bsize;
     return SION_SUCCESS;
 }
 
@@ -251,18 +267,24 @@ int sion_get_current_locations(int sid, int *ntasks, sion_int64 **currentpos, si
     int32_t n = 0;
     if (core_sync(c) || export_view(c, &n))
         FAIL(SION_NOT_SUCCESS);
-    if (ntasks) *ntasks = n;
-    if (currentpos) *currentpos = (sion_int64 *)(void *)c->x_curpos;
-    if (currentblocknr) *currentblocknr = (sion_int64 *)(void *)c->x_curblk;
+    if (ntasks)
+        *ntasks = n;
+    if (currentpos)
+        *currentpos = (sion_int64 *)(void *)c->x_curpos;
+    if (currentblocknr)
+        *currentblocknr = (sion_int64 *)(void *)c->x_curblk;
     return SION_SUCCESS;
 }
 
 int sion_get_mapping(int sid, int *mapping_size, sion_int32 **mapping, int *numfiles)
 {
     LOOKUP(sid, "sion_get_mapping", SION_NOT_SUCCESS);
-    if (mapping_size) *mapping_size = c->mapping ? c->ntasks : -1;
-    if (mapping) *mapping = c->mapping;
-    if (numfiles) *numfiles = c->files[0].m.nfiles;
+    if (mapping_size)
+        *mapping_size = c->mapping ? c->ntasks : -1;
+    if (mapping)
+        *mapping = c->mapping;
+    if (numfiles)
+        *numfiles = c->files[0].m.nfiles;
     return SION_SUCCESS;
 }
 
@@ -337,10 +359,14 @@ sion_int64 sion_get_bytes_read(int sid)
 
 int sion_get_version(int *main_version, int *sub_version, int *patch_level, int *fileformat_version)
 {
-    if (main_version) *main_version = SION_MAIN_VERSION;
-    if (sub_version) *sub_version = SION_SUB_VERSION;
-    if (patch_level) *patch_level = SION_VERSION_PATCHLEVEL;
-    if (fileformat_version) *fileformat_version = SION_FILEFORMAT_VERSION;
+    if (main_version)
+        *main_version = SION_MAIN_VERSION;
+    if (sub_version)
+        *sub_version = SION_SUB_VERSION;
+    if (patch_level)
+        *patch_level = SION_VERSION_PATCHLEVEL;
+    if (fileformat_version)
+        *fileformat_version = SION_FILEFORMAT_VERSION;
     return SION_SUCCESS;
 }
 
@@ -348,14 +374,18 @@ int sion_is_thread_safe(void) { return 1; }
 
 int sion_get_sizeof(int sid, int *numbytes, int *numfds)
 {
-    if (numbytes) *numbytes = SION_SIZE_NOT_VALID; /* as SIONlib, also on a bad sid */
-    if (numfds) *numfds = SION_SIZE_NOT_VALID;
+    if (numbytes)
+        *numbytes = SION_SIZE_NOT_VALID; /* as SIONlib, also on a bad sid */
+    if (numfds)
+        *numfds = SION_SIZE_NOT_VALID;
     LOOKUP(sid, "sion_get_sizeof", SION_SIZE_NOT_VALID);
     size_t n = sizeof *c + (size_t)c->nfiles * sizeof *c->files + (size_t)c->ntasks * sizeof *c->tasks;
     for (int32_t t = 0; t < c->ntasks; t++)
         n += (size_t)c->tasks[t].cap * 8;
-    if (numbytes) *numbytes = n > INT32_MAX ? INT32_MAX : (int)n;
-    if (numfds) *numfds = c->nfiles;
+    if (numbytes)
+        *numbytes = n > INT32_MAX ? INT32_MAX : (int)n;
+    if (numfds)
+        *numfds = c->nfiles;
     return SION_SUCCESS;
 }
 
@@ -368,13 +398,20 @@ int sion_get_keyval_mode(int sid)
 char *sion_keyval_type_to_str(int type)
 {
     switch (type) {
-    case SION_KEYVAL_NONE: return "SION_KEYVAL_NONE";
-    case SION_KEYVAL_INLINE: return "SION_KEYVAL_INLINE";
-    case SION_KEYVAL_META: return "SION_KEYVAL_META";
-    case SION_KEYVAL_HASH: return "SION_KEYVAL_HASH";
-    case SION_KEYVAL_UNKNOWN: return "SION_KEYVAL_UNKNOWN";
-    case SION_KEYVAL_NOTSET: return "SION_KEYVAL_NOTSET";
-    default: return "unknown";
+    case SION_KEYVAL_NONE:
+        return "SION_KEYVAL_NONE";
+    case SION_KEYVAL_INLINE:
+        return "SION_KEYVAL_INLINE";
+    case SION_KEYVAL_META:
+        return "SION_KEYVAL_META";
+    case SION_KEYVAL_HASH:
+        return "SION_KEYVAL_HASH";
+    case SION_KEYVAL_UNKNOWN:
+        return "SION_KEYVAL_UNKNOWN";
+    case SION_KEYVAL_NOTSET:
+        return "SION_KEYVAL_NOTSET";
+    default:
+        return "unknown";
     }
 }
 
@@ -471,7 +508,7 @@ static int io_info_add(sion_io_stat_t *p, const char *name, int64_t n, int role)
 sion_io_stat_t *sion_get_io_info(int sid)
 {
     return sion_get_io_info_by_spec(sid, SION_ROLE_COLLECTOR | SION_ROLE_WRITER | SION_ROLE_NOWRITER,
-                                     SION_GET_IO_INFO_FLAG_NONE);
+                                    SION_GET_IO_INFO_FLAG_NONE);
 }
 
 sion_io_stat_t *sion_get_io_info_by_spec(int sid, int roles, int flag)

@@ -15,8 +15,8 @@ int sheaf_get_file_info(int sid, int filenr, sheaf_file_info *info)
         return SION_NOT_SUCCESS;
     }
     if (!info || filenr < 0 || filenr >= c->nfiles) {
-        core_fail(SHEAF_E_ARG, "%s: sheaf_get_file_info: file number %d out of range (0..%d)",
-                  c->name, filenr, (int)c->nfiles - 1);
+        core_fail(SHEAF_E_ARG, "%s: sheaf_get_file_info: file number %d out of range (0..%d)", c->name, filenr,
+                  (int)c->nfiles - 1);
         core_report_error(-1);
         return SION_NOT_SUCCESS;
     }

@@ -77,8 +77,10 @@ int sion_fread_key_iterator_next(int sid, uint64_t *key, size_t *size)
         core_fail(SHEAF_E_ARG, "%s: record of %llu bytes does not fit size_t", c->name, (unsigned long long)len);
         FAIL(SION_NOT_SUCCESS);
     }
-    if (key) *key = k;
-    if (size) *size = (size_t)len;
+    if (key)
+        *key = k;
+    if (size)
+        *size = (size_t)len;
     return SION_SUCCESS;
 }
 

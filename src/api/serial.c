@@ -21,8 +21,10 @@ static int serial_create(core_container **c, char *fname, const core_mode *mode,
     if (!ntasks || !chunksizes || !*chunksizes)
         return core_fail(SHEAF_E_ARG, "%s: sion_open for writing needs ntasks and chunksizes", shown);
     if (nfiles && *nfiles > 1)
-        return core_fail(SHEAF_E_ARG, "%s: the serial API writes one physical file (nfiles=%d requested); "
-                         "use a parallel open for multi-file sets", shown, *nfiles);
+        return core_fail(SHEAF_E_ARG,
+                         "%s: the serial API writes one physical file (nfiles=%d requested); "
+                         "use a parallel open for multi-file sets",
+                         shown, *nfiles);
     int n = *ntasks > 0 ? *ntasks : 0;
     int64_t *gr = NULL, *cs = malloc((size_t)(n ? n : 1) * sizeof *cs);
     if (cs && globalranks && *globalranks)
@@ -94,9 +96,12 @@ static int serial_open_read(core_container **cp, char *fname, core_mode *mode, i
         core_close(c);
         return rc;
     }
-    if (ntasks) *ntasks = c->ntasks;
-    if (nfiles) *nfiles = c->nfiles;
-    if (fsblksize) *fsblksize = c->fsblksize;
+    if (ntasks)
+        *ntasks = c->ntasks;
+    if (nfiles)
+        *nfiles = c->nfiles;
+    if (fsblksize)
+        *fsblksize = c->fsblksize;
     if ((rc = export_tasks(c, fname, chunksizes, globalranks)))
         core_close(c);
     return rc;
@@ -132,8 +137,8 @@ int sion_open(char *fname, const char *file_mode, int *ntasks, int *nfiles, sion
     return sid;
 }
 
-int sion_open_rank(char *fname, const char *file_mode, sion_int64 *chunksize, sion_int32 *fsblksize,
-                   int *rank, FILE **fileptr)
+int sion_open_rank(char *fname, const char *file_mode, sion_int64 *chunksize, sion_int32 *fsblksize, int *rank,
+                   FILE **fileptr)
 {
     core_clear_error();
     core_mode mode;
@@ -151,9 +156,12 @@ int sion_open_rank(char *fname, const char *file_mode, sion_int64 *chunksize, si
     if (core_open_read_rank(&c, fname, &mode, *rank))
         return fail_id();
     core_task *t = &c->tasks[*rank];
-    if (chunksize) *chunksize = t->chunksize;
-    if (fsblksize) *fsblksize = c->fsblksize;
-    if (fileptr) *fileptr = c->files[t->file].f.fp;
+    if (chunksize)
+        *chunksize = t->chunksize;
+    if (fsblksize)
+        *fsblksize = c->fsblksize;
+    if (fileptr)
+        *fileptr = c->files[t->file].f.fp;
     int sid = api_register(c);
     if (sid < 0) {
         core_close(c);

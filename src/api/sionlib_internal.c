@@ -11,14 +11,23 @@
 char *_lsion_buddy_role_to_str(unsigned int flag)
 {
     switch (flag) {
-    case SION_ROLE_NONE: return "SION_ROLE_NONE";
-    case SION_ROLE_COLLECTOR: return "SION_ROLE_COLLECTOR";
-    case SION_ROLE_WRITER: return "SION_ROLE_WRITER";
-    case SION_ROLE_SENDER: return "SION_ROLE_SENDER";
-    case SION_ROLE_NOWRITER: return "SION_ROLE_NOWRITER";
-    case SION_ROLE_READER: return "SION_ROLE_READER";
-    case SION_ROLE_NOREADER: return "SION_ROLE_NOREADER";
-    case SION_ROLE_COLLECTOR_READER: return "SION_ROLE_COLLECTOR_READER";
-    default: return "undef";
+    case SION_ROLE_NONE:
+        return "SION_ROLE_NONE";
+    case SION_ROLE_COLLECTOR:
+        return "SION_ROLE_COLLECTOR";
+    case SION_ROLE_WRITER:
+        return "SION_ROLE_WRITER";
+    case SION_ROLE_SENDER:
+        return "SION_ROLE_SENDER";
+    case SION_ROLE_NOWRITER:
+        return "SION_ROLE_NOWRITER";
+    case SION_ROLE_READER:
+        return "SION_ROLE_READER";
+    case SION_ROLE_NOREADER:
+        return "SION_ROLE_NOREADER";
+    case SION_ROLE_COLLECTOR_READER:
+        return "SION_ROLE_COLLECTOR_READER";
+    default:
+        return "undef";
     }
 }

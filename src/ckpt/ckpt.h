@@ -30,29 +30,32 @@ typedef struct ck_cfg {
 typedef struct ck_part {
     uint32_t nfields, nlocal;
     uint64_t first;
-    const ck_fielddecl *decl;      /* names/types */
-    uint64_t *counts, *sums;       /* [f * nlocal + r] */
-    const unsigned char **data;    /* [f] */
+    const ck_fielddecl *decl;   /* names/types */
+    uint64_t *counts, *sums;    /* [f * nlocal + r] */
+    const unsigned char **data; /* [f] */
 } ck_part;
 
 /* rbio state of one rank */
 typedef struct ck_rbio {
-    int role, group, writer;       /* writer = world rank of the group's writer */
-    int gfirst, gsize;             /* group ranks [gfirst, gfirst+gsize) */
-    MPI_Comm wcomm;                /* writers (MPI_COMM_NULL on workers) */
-    MPI_Comm fcomm;                /* writers sharing one file (nf < ng) */
-    unsigned char *pkg[2];         /* worker double buffer */
+    int role, group, writer; /* writer = world rank of the group's writer */
+    int gfirst, gsize;       /* group ranks [gfirst, gfirst+gsize) */
+    MPI_Comm wcomm;          /* writers (MPI_COMM_NULL on workers) */
+    MPI_Comm fcomm;          /* writers sharing one file (nf < ng) */
+    unsigned char *pkg[2];   /* worker double buffer */
     uint64_t pkgcap[2];
     unsigned char *hdr[2];
     MPI_Request req[2][2];
-    unsigned char *gbuf;           /* writer: the group's data, field-major */
+    unsigned char *gbuf; /* writer: the group's data, field-major */
     uint64_t gcap;
 } ck_rbio;
 
 /* One checkpoint step in flight: its directory (prep), every rank's code
  * gathered to rank 0 (plus the messages of failing ranks), and rank 0's
  * result broadcast back (commit done or the first failure). */
-typedef struct ck_result { int rc, rank; char msg[256]; } ck_result;
+typedef struct ck_result {
+    int rc, rank;
+    char msg[256];
+} ck_result;
 typedef struct ck_slot {
     int active, posted, bc_posted, prep_done;
     uint64_t step;
@@ -64,22 +67,22 @@ typedef struct ck_slot {
 
 struct sheaf_ckpt_ctx {
     MPI_Comm comm;
-    sheaf_comm_mpi_ref_t cref;     /* comm as a sheaf_comm (no allocation, no MPI call) */
-    ck_ag ag;                      /* the agreements of the current call (proto.h) */
+    sheaf_comm_mpi_ref_t cref; /* comm as a sheaf_comm (no allocation, no MPI call) */
+    ck_ag ag;                  /* the agreements of the current call (proto.h) */
     int rank, np;
     char base[3800], app[SHEAF_CKPT_APP_MAX + 1];
     ck_cfg cfg;
     MPI_Info info;
     ck_fielddecl *fields;
     int nfields, capfields;
-    int broken;                    /* a wait timed out: every call fails */
-    int lenient;                   /* ck_waitall: MPI errors in statuses are completions */
-    int checked;                   /* the fields were compared across ranks */
-    uint64_t seq;                  /* writes so far; slot[seq & 1] is the current one */
+    int broken;   /* a wait timed out: every call fails */
+    int lenient;  /* ck_waitall: MPI errors in statuses are completions */
+    int checked;  /* the fields were compared across ranks */
+    uint64_t seq; /* writes so far; slot[seq & 1] is the current one */
     uint64_t last_step;
     int have_last;
-    ck_slot slot[2];               /* the step being written and the one before */
-    int *rcs;                      /* rank 0: every rank's code of a step (Igather) */
+    ck_slot slot[2]; /* the step being written and the one before */
+    int *rcs;        /* rank 0: every rank's code of a step (Igather) */
     ck_rbio rb;
     sheaf_ckpt_stats st;
     char err[512];
@@ -116,8 +119,7 @@ int ck_commit_local(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t n);
 int ck_header_init(ckf_header *h, const sheaf_ckpt_ctx *c, uint64_t step, uint64_t first, uint32_t nranks);
 /* Write a whole unit alone through sink (header, then each field's block). */
 typedef int (*ck_sink)(void *sctx, const void *buf, uint64_t n, char *msg, size_t mn);
-int ck_write_stream(sheaf_ckpt_ctx *c, uint64_t step, const ck_part *p, ck_sink sink, void *sctx, char *msg,
-                    size_t mn);
+int ck_write_stream(sheaf_ckpt_ctx *c, uint64_t step, const ck_part *p, ck_sink sink, void *sctx, char *msg, size_t mn);
 /* Write a unit shared by the ranks of fcomm (each a participant, in rank
  * order) with MPI-IO split-collective writes; the same code on all. */
 int ck_write_shared(sheaf_ckpt_ctx *c, MPI_Comm fcomm, uint64_t step, const char *path, const ck_part *p,
@@ -126,8 +128,8 @@ int ck_write_shared(sheaf_ckpt_ctx *c, MPI_Comm fcomm, uint64_t step, const char
 int ck_write_self(sheaf_ckpt_ctx *c, uint64_t step, const char *path, const ck_part *p, char *msg, size_t mn);
 int ck_write_posix(sheaf_ckpt_ctx *c, uint64_t step, const char *path, const ck_part *p, char *msg, size_t mn);
 /* sion container over comm: each rank of comm one task holding its unit */
-int ck_write_sion(sheaf_ckpt_ctx *c, MPI_Comm comm, uint64_t step, const char *path, int nfiles,
-                  const ck_part *p, char *msg, size_t mn);
+int ck_write_sion(sheaf_ckpt_ctx *c, MPI_Comm comm, uint64_t step, const char *path, int nfiles, const ck_part *p,
+                  char *msg, size_t mn);
 
 /* This rank's own data as a 1-rank participant (checksums computed). */
 int ck_part_own(sheaf_ckpt_ctx *c, ck_part *p);

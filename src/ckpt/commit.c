@@ -82,9 +82,9 @@ int ck_units(const sheaf_ckpt_ctx *c, ckf_manifest *m)
     const ck_cfg *g = &c->cfg;
     uint64_t np = (uint64_t)c->np;
     uint32_t n = g->strategy == CK_FPP || g->strategy == CK_SION ? (uint32_t)np
-                 : g->strategy == CK_COIO                         ? (uint32_t)g->nf
-                 : g->sion_container                              ? (uint32_t)g->ng
-                                                                  : (uint32_t)g->nf;
+                 : g->strategy == CK_COIO                        ? (uint32_t)g->nf
+                 : g->sion_container                             ? (uint32_t)g->ng
+                                                                 : (uint32_t)g->nf;
     enum { PATHLEN = 32 }; /* the longest name below is 25 bytes */
     m->units = calloc(n, sizeof *m->units);
     m->text = malloc((size_t)n * PATHLEN);
@@ -105,8 +105,7 @@ int ck_units(const sheaf_ckpt_ctx *c, ckf_manifest *m)
         x->first_rank = ck_first(u, np, n);
         x->nranks = ck_first(u + 1, np, n) - x->first_rank;
         if (g->strategy == CK_FPP)
-            snprintf(path, PATHLEN, "d%05d/rank-%08u.ckpt", g->subdirs ? (int)(u % (uint32_t)g->subdirs) : 0,
-                     u);
+            snprintf(path, PATHLEN, "d%05d/rank-%08u.ckpt", g->subdirs ? (int)(u % (uint32_t)g->subdirs) : 0, u);
         else if (g->strategy == CK_SION || g->sion_container) {
             x->kind = 's';
             x->task = u;

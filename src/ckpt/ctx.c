@@ -54,13 +54,20 @@ static int set_option(ck_cfg *cfg, const char *k, const char *v, char *err, size
     } else {
         long x = strtol(v, &end, 10);
         ok = end != v && !*end && x >= 0 && x < (1L << 24);
-        if (!strcmp(k, "nf")) cfg->nf = (int)x;
-        else if (!strcmp(k, "ng")) cfg->ng = (int)x;
-        else if (!strcmp(k, "dedicated")) cfg->dedicated = x != 0;
-        else if (!strcmp(k, "durable")) cfg->durable = x != 0;
-        else if (!strcmp(k, "subdirs")) cfg->subdirs = (int)x;
-        else if (!strcmp(k, "keep")) cfg->keep = (int)x;
-        else ok = -1;
+        if (!strcmp(k, "nf"))
+            cfg->nf = (int)x;
+        else if (!strcmp(k, "ng"))
+            cfg->ng = (int)x;
+        else if (!strcmp(k, "dedicated"))
+            cfg->dedicated = x != 0;
+        else if (!strcmp(k, "durable"))
+            cfg->durable = x != 0;
+        else if (!strcmp(k, "subdirs"))
+            cfg->subdirs = (int)x;
+        else if (!strcmp(k, "keep"))
+            cfg->keep = (int)x;
+        else
+            ok = -1;
     }
     if (ok == 1)
         return 0;
@@ -101,8 +108,7 @@ static int check_cfg(sheaf_ckpt_ctx *c)
     if (g->nf <= 0)
         g->nf = g->strategy == CK_RBIO ? g->ng : 1;
     if (g->ng > c->np || g->nf > c->np || (g->strategy == CK_RBIO && g->nf > g->ng))
-        return ck_fail(c, EINVAL, "ng=%d, nf=%d do not fit %d ranks (nf <= ng <= ranks for rbio)", g->ng, g->nf,
-                       c->np);
+        return ck_fail(c, EINVAL, "ng=%d, nf=%d do not fit %d ranks (nf <= ng <= ranks for rbio)", g->ng, g->nf, c->np);
     if (g->strategy == CK_RBIO && g->dedicated && c->np / g->ng < 2)
         return ck_fail(c, EINVAL, "rbio with dedicated writers needs at least 2 ranks per group");
     return 0;
@@ -212,8 +218,7 @@ int sheaf_ckpt_init(MPI_Comm comm, const char *base, const char *app, const char
 
 static int ckpt_declare(sheaf_ckpt_ctx *c, const char *name, int type, uint64_t count, const void *data, int *index)
 {
-    if (!name || !*name || strlen(name) > SHEAF_CKPT_NAME_MAX || !ckf_type_size(type) ||
-        (count && !data) || c->seq)
+    if (!name || !*name || strlen(name) > SHEAF_CKPT_NAME_MAX || !ckf_type_size(type) || (count && !data) || c->seq)
         return ck_fail(c, EINVAL, "declare '%s': bad name, type %d, data, or declared after the first write",
                        name ? name : "(null)", type);
     if ((uint64_t)c->nfields >= CKF_MAX_FIELDS)
@@ -255,7 +260,11 @@ int sheaf_ckpt_latest_mpi(MPI_Comm comm, const char *base, uint64_t *step)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
-    struct { uint64_t step; int rc; char msg[256]; } s = {0, 0, ""};
+    struct {
+        uint64_t step;
+        int rc;
+        char msg[256];
+    } s = {0, 0, ""};
     if (rank == 0) {
         s.rc = sheaf_ckpt_latest(base, &s.step);
         snprintf(s.msg, sizeof s.msg, "%s", sheaf_ckpt_errmsg());

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 size_t ckf_type_size(int t)
 {
     static const unsigned char sizes[] = {0, 1, 1, 2, 2, 4, 4, 8, 8, 4, 8}; /* SHEAF_CKPT_U8 .. F64 */
@@ -206,8 +205,7 @@ void ckf_encode(const ckf_header *h, unsigned char *buf)
 int ckf_peek_size(const unsigned char *buf, uint64_t len, const char *name, uint64_t *need)
 {
     if (len < CKF_FIXED || memcmp(buf, CKF_MAGIC, 8) != 0)
-        return ckf_err(EINVAL, "%s: not a sheaf checkpoint unit (bad magic or shorter than %u bytes)", name,
-                       CKF_FIXED);
+        return ckf_err(EINVAL, "%s: not a sheaf checkpoint unit (bad magic or shorter than %u bytes)", name, CKF_FIXED);
     if (ckf_get_u32(buf + 8) != CKF_VERSION)
         return ckf_err(EINVAL, "%s: unit format version %u, this library reads %u", name, ckf_get_u32(buf + 8),
                        CKF_VERSION);
@@ -217,8 +215,8 @@ int ckf_peek_size(const unsigned char *buf, uint64_t len, const char *name, uint
                        CKF_MAX_FIELDS, CKF_MAX_RANKS);
     *need = ckf_header_size(nf, nr);
     if (ckf_get_u32(buf + 12) != *need)
-        return ckf_err(EINVAL, "%s: header size %u does not match %u fields x %u ranks", name,
-                       ckf_get_u32(buf + 12), nf, nr);
+        return ckf_err(EINVAL, "%s: header size %u does not match %u fields x %u ranks", name, ckf_get_u32(buf + 12),
+                       nf, nr);
     return 0;
 }
 
@@ -238,9 +236,10 @@ static int decode_tables(const unsigned char *buf, uint64_t file_size, const cha
          * refused, the reader divides by elemsize */
         if (fd->elemsize == 0 || ckf_type_size((int)fd->type) != fd->elemsize || fd->block_offset != expect ||
             fd->block_bytes > file_size || fd->block_offset + CKF_BLOCK_HDR + fd->block_bytes > file_size)
-            return ckf_err(EINVAL, "%s: field %u ('%s'): bad type %u/%u or block at %" PRIu64 " +%" PRIu64
-                                   " outside the %" PRIu64 "-byte unit", name, f, fd->name, fd->type,
-                           fd->elemsize, fd->block_offset, fd->block_bytes, file_size);
+            return ckf_err(EINVAL,
+                           "%s: field %u ('%s'): bad type %u/%u or block at %" PRIu64 " +%" PRIu64
+                           " outside the %" PRIu64 "-byte unit",
+                           name, f, fd->name, fd->type, fd->elemsize, fd->block_offset, fd->block_bytes, file_size);
         expect = fd->block_offset + CKF_BLOCK_HDR + fd->block_bytes;
     }
     for (uint32_t f = 0; f < h->nfields; f++) {
@@ -250,16 +249,16 @@ static int decode_tables(const unsigned char *buf, uint64_t file_size, const cha
             h->counts[i] = ckf_get_u64(p);
             h->sums[i] = ckf_get_u64(p + 8);
             if (h->counts[i] > h->fields[f].block_bytes)
-                return ckf_err(EINVAL, "%s: rank %u of field %u claims %" PRIu64 " elements", name, r, f,
-                               h->counts[i]);
+                return ckf_err(EINVAL, "%s: rank %u of field %u claims %" PRIu64 " elements", name, r, f, h->counts[i]);
             sum += h->counts[i];
             if (sum > h->fields[f].block_bytes) /* keeps sum * elemsize from wrapping */
                 return ckf_err(EINVAL, "%s: field %u: rank counts exceed its block of %" PRIu64 " bytes", name, f,
                                h->fields[f].block_bytes);
         }
         if (sum * h->fields[f].elemsize != h->fields[f].block_bytes)
-            return ckf_err(EINVAL, "%s: field %u: rank counts (%" PRIu64 " elements) do not fill its block of %"
-                                   PRIu64 " bytes", name, f, sum, h->fields[f].block_bytes);
+            return ckf_err(
+                EINVAL, "%s: field %u: rank counts (%" PRIu64 " elements) do not fill its block of %" PRIu64 " bytes",
+                name, f, sum, h->fields[f].block_bytes);
     }
     return 0;
 }
@@ -318,9 +317,9 @@ char *ckf_manifest_text(const ckf_manifest *m)
     char *t = malloc(cap);
     if (!t)
         return NULL;
-    size_t o = (size_t)snprintf(t, cap, "sheaf-ckpt-manifest 1\napp %s\nstrategy %s\nstep %" PRIu64
-                                        "\nranks %" PRIu64 "\nunits %u\n",
-                                m->app[0] ? m->app : "-", m->strategy, m->step, m->nranks, m->nunits);
+    size_t o = (size_t)snprintf(
+        t, cap, "sheaf-ckpt-manifest 1\napp %s\nstrategy %s\nstep %" PRIu64 "\nranks %" PRIu64 "\nunits %u\n",
+        m->app[0] ? m->app : "-", m->strategy, m->step, m->nranks, m->nunits);
     for (uint32_t u = 0; u < m->nunits && o < cap; u++) {
         const ckf_unit *x = &m->units[u];
         o += (size_t)snprintf(t + o, cap - o, "unit %s %s %" PRId64 " %" PRIu64 " %" PRIu64 "\n",
@@ -355,9 +354,9 @@ static int parse_unit(char *l, ckf_unit *x)
 {
     char kind[8];
     int ps = 0, pe = 0, k = 0;
-    if (sscanf(l, "unit %7s %n%*s%n %" SCNd64 " %" SCNu64 " %" SCNu64 "%n", kind, &ps, &pe, &x->task,
-               &x->first_rank, &x->nranks, &k) != 4 || k == 0 || l[k] != 0 || pe <= ps ||
-        pe - ps > (int)CKF_PATH_MAX)
+    if (sscanf(l, "unit %7s %n%*s%n %" SCNd64 " %" SCNu64 " %" SCNu64 "%n", kind, &ps, &pe, &x->task, &x->first_rank,
+               &x->nranks, &k) != 4 ||
+        k == 0 || l[k] != 0 || pe <= ps || pe - ps > (int)CKF_PATH_MAX)
         return -1;
     l[pe] = 0; /* the path, cut in place */
     x->path = l + ps;
@@ -374,10 +373,10 @@ int ckf_manifest_parse(char *text, size_t len, const char *name, ckf_manifest *m
     int n = 0;
     /* a missing line gives NULL: each is checked before sscanf sees it */
 #define LINE() ((l = next_line(&p, end)) != NULL)
-    if (!LINE() || sscanf(l, "sheaf-ckpt-manifest 1%n", &n) != 0 || n == 0 || l[n] ||
-        !LINE() || sscanf(l, "app %63s", m->app) != 1 || !LINE() || sscanf(l, "strategy %15s", m->strategy) != 1 ||
-        !LINE() || sscanf(l, "step %" SCNu64, &m->step) != 1 || !LINE() ||
-        sscanf(l, "ranks %" SCNu64, &m->nranks) != 1 || !LINE() || sscanf(l, "units %u", &nunits) != 1)
+    if (!LINE() || sscanf(l, "sheaf-ckpt-manifest 1%n", &n) != 0 || n == 0 || l[n] || !LINE() ||
+        sscanf(l, "app %63s", m->app) != 1 || !LINE() || sscanf(l, "strategy %15s", m->strategy) != 1 || !LINE() ||
+        sscanf(l, "step %" SCNu64, &m->step) != 1 || !LINE() || sscanf(l, "ranks %" SCNu64, &m->nranks) != 1 ||
+        !LINE() || sscanf(l, "units %u", &nunits) != 1)
         return bad_manifest(m, name, "header lines");
 #undef LINE
     /* every unit line takes at least CKF_UNIT_LINE_MIN bytes of the text: a
@@ -397,8 +396,8 @@ int ckf_manifest_parse(char *text, size_t len, const char *name, ckf_manifest *m
         ckf_unit *x = &m->units[u];
         if (!(l = next_line(&p, end)) || parse_unit(l, x))
             return bad_manifest(m, name, "unit line");
-        if (!x->kind || x->first_rank != next || x->nranks == 0 || x->nranks > m->nranks ||
-            strstr(x->path, "..") || x->path[0] == '/' || (x->kind == 's') != (x->task >= 0))
+        if (!x->kind || x->first_rank != next || x->nranks == 0 || x->nranks > m->nranks || strstr(x->path, "..") ||
+            x->path[0] == '/' || (x->kind == 's') != (x->task >= 0))
             return bad_manifest(m, name, "unit kind, path or rank range");
         next += x->nranks;
     }

@@ -9,10 +9,10 @@
 
 #define CKF_MAGIC "SHEAFCK1"
 #define CKF_VERSION 1u
-#define CKF_FIXED 112u       /* bytes before the field table */
-#define CKF_FIELD_ENTRY 64u  /* bytes per field table entry */
-#define CKF_RANK_ENTRY 16u   /* bytes per (field, rank): count, checksum */
-#define CKF_BLOCK_HDR 16u    /* "FBLK", u32 field, u64 bytes */
+#define CKF_FIXED 112u      /* bytes before the field table */
+#define CKF_FIELD_ENTRY 64u /* bytes per field table entry */
+#define CKF_RANK_ENTRY 16u  /* bytes per (field, rank): count, checksum */
+#define CKF_BLOCK_HDR 16u   /* "FBLK", u32 field, u64 bytes */
 #define CKF_MAX_FIELDS 1024u
 #define CKF_MAX_RANKS (1u << 24)
 #define CKF_MANIFEST "manifest"
@@ -70,9 +70,9 @@ uint64_t ckf_get_u64(const unsigned char *p);
 
 /* The manifest: a short text file naming the units. */
 typedef struct ckf_unit {
-    char kind;           /* 'p' plain file, 's' task of a sheaf container */
-    const char *path;    /* relative to the checkpoint directory; points into the manifest's text */
-    int64_t task;        /* sion task, -1 for plain */
+    char kind;        /* 'p' plain file, 's' task of a sheaf container */
+    const char *path; /* relative to the checkpoint directory; points into the manifest's text */
+    int64_t task;     /* sion task, -1 for plain */
     uint64_t first_rank, nranks;
 } ckf_unit;
 typedef struct ckf_manifest {

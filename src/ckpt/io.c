@@ -103,8 +103,7 @@ static uint64_t part_bytes(const ck_part *p, uint32_t f)
     return n * p->decl[f].es;
 }
 
-int ck_write_stream(sheaf_ckpt_ctx *c, uint64_t step, const ck_part *p, ck_sink sink, void *sctx, char *msg,
-                    size_t mn)
+int ck_write_stream(sheaf_ckpt_ctx *c, uint64_t step, const ck_part *p, ck_sink sink, void *sctx, char *msg, size_t mn)
 {
     unsigned char *hb;
     uint64_t hn;
@@ -125,7 +124,10 @@ int ck_write_stream(sheaf_ckpt_ctx *c, uint64_t step, const ck_part *p, ck_sink 
     return rc;
 }
 
-typedef struct fd_sink { int fd; const char *path; } fd_sink;
+typedef struct fd_sink {
+    int fd;
+    const char *path;
+} fd_sink;
 
 static int sink_fd(void *x, const void *buf, uint64_t n, char *msg, size_t mn)
 {
@@ -178,7 +180,11 @@ static int mpi_msg(int mrc, const char *path, const char *what, char *msg, size_
     return EIO;
 }
 
-typedef struct mf_sink { MPI_File fh; MPI_Offset off; const char *path; } mf_sink;
+typedef struct mf_sink {
+    MPI_File fh;
+    MPI_Offset off;
+    const char *path;
+} mf_sink;
 
 static int sink_mpifile(void *x, const void *buf, uint64_t n, char *msg, size_t mn)
 {
@@ -335,7 +341,8 @@ static int sh_sizes(void *v, char *msg, size_t mn)
         x->mine[f] = part_bytes(x->p, f);
         if (x->mine[f] > INT_MAX)
             return snprintf(msg, mn, "%s: field %u: %" PRIu64 " bytes on one rank (limit %d per call)", x->path, f,
-                            x->mine[f], INT_MAX), EFBIG;
+                            x->mine[f], INT_MAX),
+                   EFBIG;
     }
     return 0;
 }
@@ -421,7 +428,10 @@ int ck_write_shared(sheaf_ckpt_ctx *c, MPI_Comm fcomm, uint64_t step, const char
     return rc;
 }
 
-typedef struct sion_sink { int sid; const char *path; } sion_sink;
+typedef struct sion_sink {
+    int sid;
+    const char *path;
+} sion_sink;
 
 static int sink_sion(void *x, const void *buf, uint64_t n, char *msg, size_t mn)
 {
@@ -433,8 +443,8 @@ static int sink_sion(void *x, const void *buf, uint64_t n, char *msg, size_t mn)
     return 0;
 }
 
-int ck_write_sion(sheaf_ckpt_ctx *c, MPI_Comm comm, uint64_t step, const char *path, int nfiles,
-                  const ck_part *p, char *msg, size_t mn)
+int ck_write_sion(sheaf_ckpt_ctx *c, MPI_Comm comm, uint64_t step, const char *path, int nfiles, const ck_part *p,
+                  char *msg, size_t mn)
 {
     double t0 = ck_now();
     uint64_t total = ckf_header_size((uint32_t)c->nfields, p->nlocal);

@@ -24,9 +24,8 @@ int ckf_join(char *out, size_t n, const char *dir, const char *name)
     if (need > n || need > CKF_PATH_BYTES) {
         if (n)
             out[0] = 0;
-        return ckf_err(ENAMETOOLONG, "%.200s%s%s%.60s: path of %zu bytes is longer than the limit (%u bytes)",
-                       dir, a > 200 ? "..." : "", name ? "/" : "", name ? name : "", need - 1,
-                       (unsigned)CKF_PATH_BYTES - 1);
+        return ckf_err(ENAMETOOLONG, "%.200s%s%s%.60s: path of %zu bytes is longer than the limit (%u bytes)", dir,
+                       a > 200 ? "..." : "", name ? "/" : "", name ? name : "", need - 1, (unsigned)CKF_PATH_BYTES - 1);
     }
     memcpy(out, dir, a);
     if (name) {

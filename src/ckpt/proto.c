@@ -28,8 +28,8 @@ int ck_proto_init(ck_ag *a, int alloc_rc, const ck_init_ops *ops, void *x)
     for (int i = 0; i < np; i++)
         if (v[2 * i] != -v[2 * i + 1]) { /* the same result on every member: the values are agreed */
             a->code = EINVAL;
-            snprintf(a->msg, sizeof a->msg, "the ranks were given different options (parameter %d: %lld..%lld)",
-                     i, (long long)v[2 * i], (long long)-v[2 * i + 1]);
+            snprintf(a->msg, sizeof a->msg, "the ranks were given different options (parameter %d: %lld..%lld)", i,
+                     (long long)v[2 * i], (long long)-v[2 * i + 1]);
             return a->code;
         }
     if (ops->setup && (!ops->need_setup || ops->need_setup(x))) {

@@ -201,8 +201,10 @@ static int recv_data(sheaf_ckpt_ctx *c, const uint64_t *counts, uint64_t *foff, 
             total += counts[(size_t)f * rb->gsize + i] * c->fields[f].es;
     }
     if (!rc && total > c->cfg.buffer)
-        rc = ENOMEM, snprintf(msg, mn, "rbio writer %d: the group's %" PRIu64 " bytes exceed buffer=%" PRIu64
-                                       " (raise buffer or ng)", c->rank, total, c->cfg.buffer);
+        rc = ENOMEM,
+        snprintf(msg, mn,
+                 "rbio writer %d: the group's %" PRIu64 " bytes exceed buffer=%" PRIu64 " (raise buffer or ng)",
+                 c->rank, total, c->cfg.buffer);
     if (!rc && grow(&rb->gbuf, &rb->gcap, total))
         rc = ENOMEM, snprintf(msg, mn, "rbio writer: no memory for %" PRIu64 " bytes", total);
     MPI_Request *r = calloc((size_t)nw + 1, sizeof *r);
@@ -265,8 +267,8 @@ static int writer_write(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
     if (!rc && rb->role == SHEAF_CKPT_DEDICATED)
         for (uint32_t f = 0; f < nf; f++)
             if (c->fields[f].count)
-                rc = EINVAL, snprintf(msg, mn, "rbio: dedicated writer %d declared data for '%s'", c->rank,
-                                      c->fields[f].name);
+                rc = EINVAL,
+                snprintf(msg, mn, "rbio: dedicated writer %d declared data for '%s'", c->rank, c->fields[f].name);
     if (!c->broken && counts && foff)
         rc = recv_data(c, counts, foff, rc, msg, mn);
     /* the writers agree before any collective write */

@@ -27,8 +27,8 @@ typedef struct unit_src {
     const ckf_unit *u; /* in the manifest */
     char name[256];    /* the unit's path for messages (the tail of dir/path) */
     ckf_header h;
-    int fd;           /* plain */
-    int sid;          /* sion: shared by the units of one container (owner closes) */
+    int fd;  /* plain */
+    int sid; /* sion: shared by the units of one container (owner closes) */
     int owns_sid;
     uint64_t size;
     sion_int64 *bsizes; /* sion: block sizes of the container (owned by the sid) */
@@ -46,7 +46,10 @@ struct sheaf_ckpt {
 
 const char *sheaf_ckpt_errmsg(void) { return ckf_errmsg(); }
 
-static const struct { const char *name; } types[] = { /* their sizes: ckf_type_size (format.c) */
+static const struct {
+    const char *name;
+} types[] = {
+    /* their sizes: ckf_type_size (format.c) */
     {"?"}, {"u8"}, {"i8"}, {"i16"}, {"u16"}, {"i32"}, {"u32"}, {"i64"}, {"u64"}, {"f32"}, {"f64"},
 };
 size_t sheaf_ckpt_type_size(int t) { return ckf_type_size(t); }
@@ -91,8 +94,8 @@ static int slurp(const char *dir, const char *name, char **out, size_t *len)
         return rc;
     if (st.st_size > MANIFEST_MAX) {
         close(fd);
-        return ckf_err(EFBIG, "%s: %lld bytes: larger than a manifest may be (%u bytes)", p,
-                       (long long)st.st_size, MANIFEST_MAX);
+        return ckf_err(EFBIG, "%s: %lld bytes: larger than a manifest may be (%u bytes)", p, (long long)st.st_size,
+                       MANIFEST_MAX);
     }
     char *t = malloc((size_t)st.st_size + 1);
     if (!t) {
@@ -120,7 +123,7 @@ static int manifest_load(const char *dir, ckf_manifest *m)
         return rc;
     char name[CKF_PATH_BYTES];
     ckf_join(name, sizeof name, dir, CKF_MANIFEST); /* slurp joined it already */
-    return ckf_manifest_parse(t, len, name, m); /* m owns t */
+    return ckf_manifest_parse(t, len, name, m);     /* m owns t */
 }
 
 static int is_step_name(const char *n, uint64_t *step)
@@ -213,8 +216,8 @@ static int rd_latest(const char *base, uint64_t *step)
 static int src_read(unit_src *s, void *buf, uint64_t n, uint64_t off)
 {
     if (off > s->size || n > s->size - off)
-        return ckf_err(EIO, "%s: read of %" PRIu64 " bytes at %" PRIu64 " beyond its %" PRIu64 " bytes", s->name,
-                       n, off, s->size);
+        return ckf_err(EIO, "%s: read of %" PRIu64 " bytes at %" PRIu64 " beyond its %" PRIu64 " bytes", s->name, n,
+                       off, s->size);
     unsigned char *b = buf;
     if (s->u->kind == 'p') {
         while (n) {
@@ -265,8 +268,7 @@ static int sion_open_container(const char *path, unit_src *s)
         return ckf_err(EIO, "%s", sheaf_last_error());
     s->owns_sid = 1;
     sion_int64 gskip, svh, *cs, *gr, *bc;
-    if (sion_get_locations(s->sid, &s->ntasks, &s->maxchunks, &gskip, &svh, &cs, &gr, &bc, &s->bsizes) !=
-        SION_SUCCESS)
+    if (sion_get_locations(s->sid, &s->ntasks, &s->maxchunks, &gskip, &svh, &cs, &gr, &bc, &s->bsizes) != SION_SUCCESS)
         return ckf_err(EIO, "%s: %s", path, sheaf_last_error());
     return 0;
 }
@@ -295,7 +297,8 @@ static int unit_open(sheaf_ckpt *ck, uint32_t i)
          * them so; a container named again later is opened again, which costs
          * memory only for units that exist: each must hold its own header) */
         unit_src *o = i && ck->units[i - 1].u->kind == 's' && !strcmp(ck->m.units[i - 1].path, s->u->path)
-                          ? &ck->units[i - 1] : NULL;
+                          ? &ck->units[i - 1]
+                          : NULL;
         int rc = o ? 0 : sion_open_container(p, s);
         if (rc)
             return rc;
@@ -350,9 +353,9 @@ static int check_unit(sheaf_ckpt *ck, uint32_t i)
     const ckf_unit *u = &ck->m.units[i];
     if (h->step != ck->m.step || h->first_rank != u->first_rank || h->nranks != u->nranks ||
         h->total_ranks != ck->m.nranks || h->nfields != h0->nfields)
-        return ckf_err(EINVAL, "%s: header (step %" PRIu64 ", ranks %" PRIu64 "+%u of %" PRIu64
-                               ") disagrees with the manifest", ck->units[i].name, h->step, h->first_rank,
-                       h->nranks, h->total_ranks);
+        return ckf_err(EINVAL,
+                       "%s: header (step %" PRIu64 ", ranks %" PRIu64 "+%u of %" PRIu64 ") disagrees with the manifest",
+                       ck->units[i].name, h->step, h->first_rank, h->nranks, h->total_ranks);
     for (uint32_t f = 0; f < h->nfields; f++)
         if (strcmp(h->fields[f].name, h0->fields[f].name) || h->fields[f].type != h0->fields[f].type)
             return ckf_err(EINVAL, "%s: field %u differs from the first unit's", ck->units[i].name, f);
@@ -500,7 +503,7 @@ static int part_stream(unit_src *s, uint64_t off, uint64_t bytes, uint64_t from,
     if (!tmp)
         return ckf_err(ENOMEM, "%s: no memory for a read buffer", s->name);
     int rc = 0;
-    for (uint64_t done = 0; done < bytes && !rc; ) {
+    for (uint64_t done = 0; done < bytes && !rc;) {
         uint64_t k = bytes - done < PART_CHUNK ? bytes - done : PART_CHUNK;
         if ((rc = src_read(s, tmp, k, off + done)) != 0)
             break;
@@ -633,27 +636,12 @@ int sheaf_ckpt_list(const char *base, uint64_t *steps, size_t max, size_t *n)
 {
     return rd_pub(rd_list(base, steps, max, n));
 }
-int sheaf_ckpt_latest(const char *base, uint64_t *step)
-{
-    return rd_pub(rd_latest(base, step));
-}
-int sheaf_ckpt_open_dir(const char *dir, sheaf_ckpt **out)
-{
-    return rd_pub(rd_open_dir(dir, out));
-}
-int sheaf_ckpt_open(const char *base, uint64_t step, sheaf_ckpt **ck)
-{
-    return rd_pub(rd_open(base, step, ck));
-}
-int sheaf_ckpt_field(const sheaf_ckpt *ck, int f, sheaf_ckpt_field_info *info)
-{
-    return rd_pub(rd_field(ck, f, info));
-}
+int sheaf_ckpt_latest(const char *base, uint64_t *step) { return rd_pub(rd_latest(base, step)); }
+int sheaf_ckpt_open_dir(const char *dir, sheaf_ckpt **out) { return rd_pub(rd_open_dir(dir, out)); }
+int sheaf_ckpt_open(const char *base, uint64_t step, sheaf_ckpt **ck) { return rd_pub(rd_open(base, step, ck)); }
+int sheaf_ckpt_field(const sheaf_ckpt *ck, int f, sheaf_ckpt_field_info *info) { return rd_pub(rd_field(ck, f, info)); }
 int sheaf_ckpt_read(sheaf_ckpt *ck, int f, uint64_t first, uint64_t n, void *buf)
 {
     return rd_pub(rd_read(ck, f, first, n, buf));
 }
-int sheaf_ckpt_verify(sheaf_ckpt *ck, uint64_t *bad)
-{
-    return rd_pub(rd_verify(ck, bad));
-}
+int sheaf_ckpt_verify(sheaf_ckpt *ck, uint64_t *bad) { return rd_pub(rd_verify(ck, bad)); }

@@ -65,9 +65,10 @@ int ck_waitall(sheaf_ckpt_ctx *c, int n, MPI_Request *reqs, const char *what)
             return 0;
         if (ck_now() > end) {
             c->broken = 1;
-            return ck_fail(c, ETIMEDOUT, "%s: no answer within %.1f s (a writer or rank died or hangs); "
-                                         "the checkpoint context is unusable, the job should abort", what,
-                           c->cfg.timeout);
+            return ck_fail(c, ETIMEDOUT,
+                           "%s: no answer within %.1f s (a writer or rank died or hangs); "
+                           "the checkpoint context is unusable, the job should abort",
+                           what, c->cfg.timeout);
         }
         nanosleep(&nap, NULL);
     }

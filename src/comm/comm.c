@@ -21,16 +21,13 @@ int sheaf_comm_bcast(sheaf_comm *c, void **buf, size_t *len, size_t maxlen, int 
     return c->ops->bcast(c, buf, len, maxlen, root);
 }
 
-int sheaf_comm_reduce(sheaf_comm *c, const void *in, size_t len, const sheaf_comm_op *op, void **out,
-                      size_t *outlen, int root)
+int sheaf_comm_reduce(sheaf_comm *c, const void *in, size_t len, const sheaf_comm_op *op, void **out, size_t *outlen,
+                      int root)
 {
     return c->ops->reduce(c, in, len, op, out, outlen, root);
 }
 
-int sheaf_comm_split(sheaf_comm *c, int color, int key, sheaf_comm *out)
-{
-    return c->ops->split(c, color, key, out);
-}
+int sheaf_comm_split(sheaf_comm *c, int color, int key, sheaf_comm *out) { return c->ops->split(c, color, key, out); }
 
 void sheaf_comm_free(sheaf_comm *c)
 {
@@ -40,8 +37,7 @@ void sheaf_comm_free(sheaf_comm *c)
 
 /* The root always broadcasts, an empty message when the reduction failed
  * there (no valid result is empty), so that every member returns. */
-int sheaf_comm_allreduce(sheaf_comm *c, const void *in, size_t len, const sheaf_comm_op *op, void **out,
-                         size_t *outlen)
+int sheaf_comm_allreduce(sheaf_comm *c, const void *in, size_t len, const sheaf_comm_op *op, void **out, size_t *outlen)
 {
     void *res = NULL;
     size_t rl = 0;
@@ -58,8 +54,7 @@ int sheaf_comm_allreduce(sheaf_comm *c, const void *in, size_t len, const sheaf_
     if (brc || rl == 0) {
         if (root || !brc)
             free(res);
-        return comm_err(SHEAF_COMM_ECOMM, "sheaf_comm: all-reduce %s failed (reduce %d, bcast %d)", op->name, rc,
-                        brc);
+        return comm_err(SHEAF_COMM_ECOMM, "sheaf_comm: all-reduce %s failed (reduce %d, bcast %d)", op->name, rc, brc);
     }
     *out = res;
     *outlen = rl;
@@ -100,8 +95,7 @@ int comm_allmin_generic(sheaf_comm *c, int64_t *v, int n)
 int sheaf_comm_allmin(sheaf_comm *c, int64_t *v, int n)
 {
     if (n < 1 || n > 64 || !v)
-        return comm_err(SHEAF_COMM_EINVAL, "sheaf_comm_allmin: %d values (1..64 allowed)%s", n,
-                        v ? "" : ", no buffer");
+        return comm_err(SHEAF_COMM_EINVAL, "sheaf_comm_allmin: %d values (1..64 allowed)%s", n, v ? "" : ", no buffer");
     return c->ops->allmin ? c->ops->allmin(c, v, n) : comm_allmin_generic(c, v, n);
 }
 

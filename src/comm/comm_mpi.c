@@ -61,8 +61,8 @@ static int m_bcast(sheaf_comm *c, void **buf, size_t *len, size_t maxlen, int ro
     return ok ? 0 : SHEAF_COMM_ECOMM;
 }
 
-static int m_reduce(sheaf_comm *c, const void *in, size_t len, const sheaf_comm_op *op, void **out,
-                    size_t *outlen, int root)
+static int m_reduce(sheaf_comm *c, const void *in, size_t len, const sheaf_comm_op *op, void **out, size_t *outlen,
+                    int root)
 {
     int me = m_rank(c), n = m_size(c), vr = (me - root + n) % n, bad = len > op->max_len;
     size_t cap = 1 + op->max_len;

@@ -46,12 +46,15 @@ struct sim_group {
     int n, refs, arrived, kind, root, mismatch;
     size_t maxlen;
     const sheaf_comm_op *op;
-    int *members;   /* world index of each rank */
+    int *members; /* world index of each rank */
     sim_slot *slot;
     sim_group *next; /* all groups of the world */
 };
 
-typedef struct sim_handle { sim_group *g; int rank; } sim_handle;
+typedef struct sim_handle {
+    sim_group *g;
+    int rank;
+} sim_handle;
 
 typedef struct sim_proc {
     ucontext_t uc;
@@ -357,8 +360,8 @@ static int sim_bcast(sheaf_comm *c, void **buf, size_t *len, size_t maxlen, int 
     sim_slot s = {me == root ? *buf : NULL, me == root ? *len : 0, buf, len, 0, 0, 0, NULL, NULL};
     return enter(c, OP_BCAST, root, s, maxlen, NULL);
 }
-static int sim_reduce(sheaf_comm *c, const void *in, size_t len, const sheaf_comm_op *op, void **out,
-                      size_t *outlen, int root)
+static int sim_reduce(sheaf_comm *c, const void *in, size_t len, const sheaf_comm_op *op, void **out, size_t *outlen,
+                      int root)
 {
     *out = NULL;
     sim_slot s = {in, len, out, outlen, 0, 0, 0, NULL, NULL};
@@ -384,8 +387,8 @@ static void sim_free(sheaf_comm *c)
     free(h);
     c->impl = NULL;
 }
-static const sheaf_comm_ops sim_ops = {sim_rank, sim_size, sim_barrier, sim_bcast,
-                                       sim_reduce, sim_split, sim_free, sim_allmin};
+static const sheaf_comm_ops sim_ops = {sim_rank,   sim_size,  sim_barrier, sim_bcast,
+                                       sim_reduce, sim_split, sim_free,    sim_allmin};
 
 /* ---- the world ---- */
 static void world_free(sim_world *w)

@@ -63,8 +63,10 @@ int core_cksum_load(const core_src *src, core_meta *m, int64_t meta2_end)
     }
     if (!found) {
         if (announced)
-            return core_fail(SHEAF_E_FORMAT, "%s: the header announces checksums but the checksum trailer at the end "
-                             "of the file is missing or damaged (file truncated?)", src->name);
+            return core_fail(SHEAF_E_FORMAT,
+                             "%s: the header announces checksums but the checksum trailer at the end "
+                             "of the file is missing or damaged (file truncated?)",
+                             src->name);
         return 0;
     }
     uint64_t n = core_get_le64(tail + 16);
@@ -96,8 +98,10 @@ int core_cksum_load(const core_src *src, core_meta *m, int64_t meta2_end)
         rc = core_fail(SHEAF_E_FORMAT, "%s: block table (META2 at %lld) damaged: checksum 0x%08x, stored 0x%08x",
                        src->name, (long long)m->start_of_varheader, got, want_m2);
     if (!rc && !announced)
-        rc = core_fail(SHEAF_E_FORMAT, "%s: checksum trailer present but the header does not announce it: header "
-                       "damaged", src->name);
+        rc = core_fail(SHEAF_E_FORMAT,
+                       "%s: checksum trailer present but the header does not announce it: header "
+                       "damaged",
+                       src->name);
     if (rc) {
         free(m->crcs);
         m->crcs = NULL;
@@ -189,8 +193,10 @@ int core_cksum_verify_block(core_container *c, int32_t ti, int64_t b)
         t->bcrclen[b] = got == t->bcrc[b] ? 1 : -1;
     }
     if (t->bcrclen[b] < 0)
-        return core_fail(SHEAF_E_FORMAT, "%s: checksum mismatch: task %d (global rank %lld), block %lld, bytes "
-                         "%lld-%lld of the file: the data are damaged", core_task_file(c, t)->name, ti,
-                         (long long)t->globalrank, (long long)b, (long long)off, (long long)(off + t->bsize[b] - 1));
+        return core_fail(SHEAF_E_FORMAT,
+                         "%s: checksum mismatch: task %d (global rank %lld), block %lld, bytes "
+                         "%lld-%lld of the file: the data are damaged",
+                         core_task_file(c, t)->name, ti, (long long)t->globalrank, (long long)b, (long long)off,
+                         (long long)(off + t->bsize[b] - 1));
     return 0;
 }

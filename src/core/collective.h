@@ -41,18 +41,17 @@ int core_coll_wanted(const core_mode *mode, int32_t ntasks, int *collsize);
 /* The capacity of one collector (bytes of chunk space) for these chunk
  * sizes, and (ncoll, may be NULL) the number of collectors it was derived
  * from; see core_coll_layout. */
-int64_t core_coll_capacity(int32_t ntasks, const int64_t *chunksizes, int32_t fsblksize, int collsize,
-                           int32_t *ncoll);
-int core_coll_layout(const char *name, int32_t ntasks, int64_t *chunksizes, int32_t fsblksize, int collsize,
-                     int merge, int write, int32_t *collector, int32_t *groupsize, int64_t *span);
+int64_t core_coll_capacity(int32_t ntasks, const int64_t *chunksizes, int32_t fsblksize, int collsize, int32_t *ncoll);
+int core_coll_layout(const char *name, int32_t ntasks, int64_t *chunksizes, int32_t fsblksize, int collsize, int merge,
+                     int write, int32_t *collector, int32_t *groupsize, int64_t *span);
 /* The same with each task's capability (get_capability callback; NULL: all
  * SION_CAPABILITY_FULL): a task that can only send
  * (SION_CAPABILITY_ONLY_SENDER) never starts a group, it joins the current
  * one whatever its size, as in SIONlib (e.g. the threads other than 0 of a
  * hybrid process). */
 int core_coll_layout_cap(const char *name, int32_t ntasks, int64_t *chunksizes, const int32_t *capability,
-                         int32_t fsblksize, int collsize, int merge, int write, int32_t *collector,
-                         int32_t *groupsize, int64_t *span);
+                         int32_t fsblksize, int collsize, int merge, int write, int32_t *collector, int32_t *groupsize,
+                         int64_t *span);
 
 /* Sender bookkeeping for a write of n bytes (data, for the block checksum)
  * done by the collector: like core_write without the I/O. The bytes must fit

@@ -26,10 +26,11 @@ int core_create_check(const char *name, int32_t ntasks, const int64_t *chunksize
         return core_fail(SHEAF_E_ARG, "%s: no chunk sizes given", name);
     for (int32_t t = 0; t < ntasks; t++)
         if (chunksizes[t] < 0)
-            return core_fail(SHEAF_E_ARG, "%s: task %d has negative chunk size %lld", name, t, (long long)chunksizes[t]);
+            return core_fail(SHEAF_E_ARG, "%s: task %d has negative chunk size %lld", name, t,
+                             (long long)chunksizes[t]);
         else if (chunksizes[t] > INT64_MAX / 4) /* rounding up to fsblksize must not overflow */
-            return core_fail(SHEAF_E_ARG, "%s: task %d has chunk size %lld, larger than any file can be",
-                             name, t, (long long)chunksizes[t]);
+            return core_fail(SHEAF_E_ARG, "%s: task %d has chunk size %lld, larger than any file can be", name, t,
+                             (long long)chunksizes[t]);
     return core_fsblksize_check(name, fsblksize);
 }
 
@@ -40,18 +41,16 @@ int core_fsblksize_ok(int64_t fsblksize)
     return fsblksize <= SION_MAX_FSBLOCKSIZE;
 }
 
-int core_fsblksize_detected_ok(int64_t d)
-{
-    return d > 0 && d <= SION_MAX_FSBLOCKSIZE && (d & (d - 1)) == 0;
-}
+int core_fsblksize_detected_ok(int64_t d) { return d > 0 && d <= SION_MAX_FSBLOCKSIZE && (d & (d - 1)) == 0; }
 
 int core_fsblksize_check(const char *name, int64_t fsblksize)
 {
     if (core_fsblksize_ok(fsblksize))
         return 0;
-    return core_fail(SHEAF_E_ARG, "%s: file system block size %lld is larger than %d bytes (32 MiB, SIONlib's "
-                     "SION_MAX_FSBLOCKSIZE); give a size up to that, or -1 to detect it", name,
-                     (long long)fsblksize, SION_MAX_FSBLOCKSIZE);
+    return core_fail(SHEAF_E_ARG,
+                     "%s: file system block size %lld is larger than %d bytes (32 MiB, SIONlib's "
+                     "SION_MAX_FSBLOCKSIZE); give a size up to that, or -1 to detect it",
+                     name, (long long)fsblksize, SION_MAX_FSBLOCKSIZE);
 }
 
 int core_create(core_container **out, const char *name, const core_mode *mode, int32_t ntasks,
@@ -200,8 +199,8 @@ static int open_member(core_container *c, int32_t k)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory (or no name for member %d)", c->name, k);
     int rc = core_file_open(&pf->f, nm, 0, c->mode.posix);
     if (rc == SHEAF_E_NOTFOUND && k > 0)
-        rc = core_fail(SHEAF_E_NOTFOUND, "%s: member %d of the multi-file set is missing (%s not found)",
-                       c->name, k, nm);
+        rc = core_fail(SHEAF_E_NOTFOUND, "%s: member %d of the multi-file set is missing (%s not found)", c->name, k,
+                       nm);
     free(nm);
     if (rc)
         return rc;
@@ -253,8 +252,8 @@ static int check_member(core_container *c, int32_t k)
 {
     core_meta *m0 = &c->files[0].m, *mk = &c->files[k].m;
     if (mk->nfiles != m0->nfiles || mk->filenumber != k)
-        return core_fail(SHEAF_E_FORMAT, "%s.%06d: says it is file %d of %d, expected file %d of %d",
-                         c->name, k, mk->filenumber, mk->nfiles, k, m0->nfiles);
+        return core_fail(SHEAF_E_FORMAT, "%s.%06d: says it is file %d of %d, expected file %d of %d", c->name, k,
+                         mk->filenumber, mk->nfiles, k, m0->nfiles);
     if (mk->swap != m0->swap)
         return core_fail(SHEAF_E_FORMAT, "%s.%06d: byte order differs from file 0 of the set", c->name, k);
     return 0;
@@ -279,8 +278,8 @@ static int build_tasks(core_container *c)
     for (int32_t k = 0; k < c->nfiles; k++)
         total += c->files[k].m.ntasks;
     if (total != m0->mapping_size)
-        return core_fail(SHEAF_E_FORMAT, "%s: mapping lists %d tasks but the %d files hold %lld",
-                         c->name, m0->mapping_size, c->nfiles, (long long)total);
+        return core_fail(SHEAF_E_FORMAT, "%s: mapping lists %d tasks but the %d files hold %lld", c->name,
+                         m0->mapping_size, c->nfiles, (long long)total);
     c->ntasks = m0->mapping_size;
     c->tasks = calloc((size_t)c->ntasks, sizeof *c->tasks);
     c->mapping = malloc((size_t)c->ntasks * 8);

@@ -33,8 +33,7 @@ int core_open_read(core_container **out, const char *name, const core_mode *mode
 
 /* The same, with the members of a multi-file set named by fn(ctx, name, k)
  * (malloc'd result; NULL = out of memory) instead of name / name.%06d. */
-int core_open_read_named(core_container **out, const char *name, const core_mode *mode, core_name_fn fn,
-                         void *ctx);
+int core_open_read_named(core_container **out, const char *name, const core_mode *mode, core_name_fn fn, void *ctx);
 
 /* Open for reading but expose only global task `rank`. */
 int core_open_read_rank(core_container **out, const char *name, const core_mode *mode, int32_t rank);

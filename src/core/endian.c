@@ -11,10 +11,7 @@ int core_host_is_big(void)
     return b == 0;
 }
 
-uint32_t core_bswap32(uint32_t v)
-{
-    return (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24);
-}
+uint32_t core_bswap32(uint32_t v) { return (v >> 24) | ((v >> 8) & 0xff00u) | ((v << 8) & 0xff0000u) | (v << 24); }
 
 uint64_t core_bswap64(uint64_t v)
 {

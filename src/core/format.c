@@ -29,25 +29,27 @@ static int64_t get64(const unsigned char *p, int swap)
 static void put32(unsigned char *p, int32_t x, int swap)
 {
     uint32_t v = (uint32_t)x;
-    if (swap) v = core_bswap32(v);
+    if (swap)
+        v = core_bswap32(v);
     memcpy(p, &v, 4);
 }
 
 static void put64(unsigned char *p, int64_t x, int swap)
 {
     uint64_t v = (uint64_t)x;
-    if (swap) v = core_bswap64(v);
+    if (swap)
+        v = core_bswap64(v);
     memcpy(p, &v, 8);
 }
 
 /* read an array of int64 at off, validating it lies inside the file */
-static int read_i64s(const core_src *src, int64_t off, int64_t n, int swap,
-                     int64_t **out, const char *what)
+static int read_i64s(const core_src *src, int64_t off, int64_t n, int swap, int64_t **out, const char *what)
 {
     *out = NULL;
     if (n < 0 || off < 0 || n > (src->size - off) / 8 || off > src->size)
-        return core_fail(SHEAF_E_FORMAT, "%s: %s (%lld entries at offset %lld) lies beyond the end of the file (%lld bytes)",
-                         src->name, what, (long long)n, (long long)off, (long long)src->size);
+        return core_fail(SHEAF_E_FORMAT,
+                         "%s: %s (%lld entries at offset %lld) lies beyond the end of the file (%lld bytes)", src->name,
+                         what, (long long)n, (long long)off, (long long)src->size);
     int64_t *a = malloc(n ? (size_t)n * 8 : 8);
     if (!a)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory reading %s", src->name, what);
@@ -104,8 +106,8 @@ static int decode_fixed_header(const core_src *src, const unsigned char *h, core
     if (memcmp(h, "sion", 4) != 0)
         return core_fail(SHEAF_E_FORMAT, "%s: not a SIONlib container (bad magic, expected \"sion\")", src->name);
     if (h[0 + 4] > 1 || h[3 + 4] != h[0 + 4] || h[1 + 4] > 1 || h[2 + 4] != h[1 + 4])
-        return core_fail(SHEAF_E_FORMAT, "%s: corrupt endianness word %02x %02x %02x %02x",
-                         src->name, h[4], h[5], h[6], h[7]);
+        return core_fail(SHEAF_E_FORMAT, "%s: corrupt endianness word %02x %02x %02x %02x", src->name, h[4], h[5], h[6],
+                         h[7]);
     m->meta_big = h[4];
     m->data_big = h[5];
     m->swap = (m->meta_big != core_host_is_big());
@@ -114,9 +116,10 @@ static int decode_fixed_header(const core_src *src, const unsigned char *h, core
     m->patch = get32(h + 12, s);
     m->format = get32(h + 16, s);
     if (m->format < 2 || m->format > 5)
-        return core_fail(SHEAF_E_FORMAT, "%s: unsupported file format version %d (sheaf reads 2 to 5; %s)",
-                         src->name, m->format,
-                         (m->format > 255 || m->format < 0) ? "byte order mismatch or corrupt header" : "written by an unknown SIONlib");
+        return core_fail(SHEAF_E_FORMAT, "%s: unsupported file format version %d (sheaf reads 2 to 5; %s)", src->name,
+                         m->format,
+                         (m->format > 255 || m->format < 0) ? "byte order mismatch or corrupt header"
+                                                            : "written by an unknown SIONlib");
     m->fsblksize = get32(h + 20, s);
     m->ntasks = get32(h + 24, s);
     m->nfiles = get32(h + 28, s);
@@ -135,8 +138,8 @@ static int decode_fixed_header(const core_src *src, const unsigned char *h, core
         return core_fail(SHEAF_E_FORMAT, "%s: invalid number of tasks %d in header", src->name, m->ntasks);
     /* SIONlib's serial writer stores filenumber 1 in single files: only check sets */
     if (m->nfiles <= 0 || (m->nfiles > 1 && (m->filenumber < 0 || m->filenumber >= m->nfiles)))
-        return core_fail(SHEAF_E_FORMAT, "%s: invalid file number %d of %d files in header",
-                         src->name, m->filenumber, m->nfiles);
+        return core_fail(SHEAF_E_FORMAT, "%s: invalid file number %d of %d files in header", src->name, m->filenumber,
+                         m->nfiles);
     return 0;
 }
 
@@ -146,8 +149,8 @@ static int read_task_tables(const core_src *src, core_meta *m, int64_t off)
     int s = m->swap, rc;
     int64_t tail = off + CORE_PREFIX_LEN + 16 * (int64_t)m->ntasks + 12;
     if (tail > src->size)
-        return core_fail(SHEAF_E_FORMAT, "%s: header truncated: %d tasks need %lld bytes, file has %lld",
-                         src->name, m->ntasks, (long long)tail, (long long)src->size);
+        return core_fail(SHEAF_E_FORMAT, "%s: header truncated: %d tasks need %lld bytes, file has %lld", src->name,
+                         m->ntasks, (long long)tail, (long long)src->size);
     if (src->size >= off + CORE_PREFIX_LEN) {
         rc = src->pread(src->ctx, m->prefix, CORE_PREFIX_LEN, off);
         if (rc)
@@ -175,8 +178,8 @@ int core_meta_read_header(const core_src *src, core_meta *m, int require_closed)
     m->mapping_size = -1;
     unsigned char h[CORE_META1_FIXED];
     if (src->size < 52)
-        return core_fail(SHEAF_E_FORMAT, "%s: file too short (%lld bytes) to be a SIONlib container",
-                         src->name, (long long)src->size);
+        return core_fail(SHEAF_E_FORMAT, "%s: file too short (%lld bytes) to be a SIONlib container", src->name,
+                         (long long)src->size);
     size_t hl = src->size < (int64_t)sizeof h ? (size_t)src->size : sizeof h;
     int64_t off = 0;
     int rc = src->pread(src->ctx, h, hl, 0);
@@ -195,8 +198,8 @@ int core_meta_read_header(const core_src *src, core_meta *m, int require_closed)
     if (m->maxchunks < 0)
         return core_fail(SHEAF_E_FORMAT, "%s: invalid block count %d in header", src->name, m->maxchunks);
     if (m->start_of_varheader < m->header_size || m->start_of_varheader > src->size)
-        return core_fail(SHEAF_E_FORMAT, "%s: block table offset %lld outside the file (size %lld)",
-                         src->name, (long long)m->start_of_varheader, (long long)src->size);
+        return core_fail(SHEAF_E_FORMAT, "%s: block table offset %lld outside the file (size %lld)", src->name,
+                         (long long)m->start_of_varheader, (long long)src->size);
     return 0;
 }
 
@@ -212,20 +215,22 @@ static int check_block_counts(const core_src *src, const core_meta *m, int64_t o
     if (m->globalskip > 0 && m->maxchunks > 1 &&
         (m->start_of_varheader < m->data_start ||
          m->maxchunks - 1 > (m->start_of_varheader - m->data_start) / m->globalskip))
-        return core_fail(SHEAF_E_FORMAT, "%s: the header claims %d blocks per task of %lld bytes, but the metadata "
-                         "start at offset %lld, where at most %lld blocks fit", src->name, m->maxchunks,
-                         (long long)m->globalskip, (long long)m->start_of_varheader,
+        return core_fail(SHEAF_E_FORMAT,
+                         "%s: the header claims %d blocks per task of %lld bytes, but the metadata "
+                         "start at offset %lld, where at most %lld blocks fit",
+                         src->name, m->maxchunks, (long long)m->globalskip, (long long)m->start_of_varheader,
                          (long long)(m->start_of_varheader < m->data_start
-                                         ? 0 : (m->start_of_varheader - m->data_start) / m->globalskip + 1));
+                                         ? 0
+                                         : (m->start_of_varheader - m->data_start) / m->globalskip + 1));
     if (m->maxchunks > 0 && n > (src->size - off) / 8 / m->maxchunks)
-        return core_fail(SHEAF_E_FORMAT, "%s: block size table (%d tasks x %d blocks) is truncated",
-                         src->name, m->ntasks, m->maxchunks);
+        return core_fail(SHEAF_E_FORMAT, "%s: block size table (%d tasks x %d blocks) is truncated", src->name,
+                         m->ntasks, m->maxchunks);
     *used = m->maxchunks > 0 ? 1 : 0;
     for (int32_t t = 0; t < m->ntasks; t++) {
         int64_t bc = m->blockcount[t];
         if (bc < 0 || bc > m->maxchunks)
-            return core_fail(SHEAF_E_FORMAT, "%s: task %d uses %lld blocks, header says at most %d",
-                             src->name, t, (long long)bc, m->maxchunks);
+            return core_fail(SHEAF_E_FORMAT, "%s: task %d uses %lld blocks, header says at most %d", src->name, t,
+                             (long long)bc, m->maxchunks);
         if (bc > *used)
             *used = bc;
     }

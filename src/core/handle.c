@@ -28,8 +28,12 @@ void core_container_free(core_container *c)
     free(c->tasks);
     free(c->mapping);
     free(c->name);
-    free(c->x_chunks); free(c->x_granks); free(c->x_bcount);
-    free(c->x_bsizes); free(c->x_curpos); free(c->x_curblk);
+    free(c->x_chunks);
+    free(c->x_granks);
+    free(c->x_bcount);
+    free(c->x_bsizes);
+    free(c->x_curpos);
+    free(c->x_curblk);
     free(c);
 }
 

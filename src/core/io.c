@@ -16,11 +16,12 @@ static int open_failed(const char *name, int creating, int nofollow, int e)
 {
     struct stat ls;
     if (nofollow && (e == ELOOP || e == EMLINK) && lstat(name, &ls) == 0 && S_ISLNK(ls.st_mode))
-        return core_fail(SHEAF_E_IO, "cannot %s %s: it is a symbolic link (sheaf never creates or writes a "
+        return core_fail(SHEAF_E_IO,
+                         "cannot %s %s: it is a symbolic link (sheaf never creates or writes a "
                          "file it made through a link; remove it or give the real path)",
                          creating ? "create" : "write", name);
-    return core_fail_errno(e == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO, e, "cannot %s %s",
-                           creating ? "create" : "open", name);
+    return core_fail_errno(e == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO, e, "cannot %s %s", creating ? "create" : "open",
+                           name);
 }
 
 int core_open_regular(const char *name, int flags, int *fd_out)
@@ -45,8 +46,11 @@ int core_open_regular(const char *name, int flags, int *fd_out)
         rc = core_fail(SHEAF_E_ARG, "%s is a directory, not a container file", name);
     else if (!S_ISREG(st.st_mode))
         rc = core_fail(SHEAF_E_ARG, "%s is not a regular file (%s): sheaf %s only regular files", name,
-                       S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device"
-                       : S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" : "a special file",
+                       S_ISFIFO(st.st_mode)   ? "a FIFO"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "a special file",
                        (flags & O_ACCMODE) == O_RDONLY ? "reads" : "writes");
     else if (trunc && ftruncate(fd, 0) != 0)
         rc = core_fail_errno(SHEAF_E_IO, errno, "cannot truncate %s", name);
@@ -70,8 +74,12 @@ static int file_open(core_file *f, const char *name, int how, int posix)
     f->name = strdup(name);
     if (!f->name)
         return core_fail(SHEAF_E_NOMEM, "%s: out of memory", name);
-    int fd, rc = core_open_regular(name, how == 1 ? (O_RDWR | O_CREAT | O_TRUNC) : how == 2 ? O_RDWR
-                                         : how == 3 ? (O_RDWR | O_NOFOLLOW) : O_RDONLY, &fd);
+    int fd, rc = core_open_regular(name,
+                                   how == 1   ? (O_RDWR | O_CREAT | O_TRUNC)
+                                   : how == 2 ? O_RDWR
+                                   : how == 3 ? (O_RDWR | O_NOFOLLOW)
+                                              : O_RDONLY,
+                                   &fd);
     if (rc) {
         free(f->name);
         f->name = NULL;
@@ -152,7 +160,10 @@ int core_file_write(core_file *f, const void *buf, size_t n)
             size_t w = fwrite(p, 1, chunk, f->fp);
             if (w == 0) {
                 int e = errno ? errno : EIO;
-                if (e == EINTR) { clearerr(f->fp); continue; }
+                if (e == EINTR) {
+                    clearerr(f->fp);
+                    continue;
+                }
                 return core_fail_errno(SHEAF_E_IO, e, "%s: write of %zu bytes failed", f->name, n);
             }
             p += w;
@@ -183,7 +194,10 @@ int core_file_read(core_file *f, void *buf, size_t n)
             if (r == 0) {
                 if (ferror(f->fp)) {
                     int e = errno ? errno : EIO;
-                    if (e == EINTR) { clearerr(f->fp); continue; }
+                    if (e == EINTR) {
+                        clearerr(f->fp);
+                        continue;
+                    }
                     return core_fail_errno(SHEAF_E_IO, e, "%s: read failed", f->name);
                 }
                 return core_fail(SHEAF_E_FORMAT, "%s: unexpected end of file", f->name);

@@ -13,10 +13,10 @@
 #include <stddef.h>
 
 typedef struct core_file {
-    FILE *fp;        /* ansi mode, else NULL */
-    int fd;          /* always valid while open */
+    FILE *fp; /* ansi mode, else NULL */
+    int fd;   /* always valid while open */
     int posix;
-    char *name;      /* malloc'd copy of the path */
+    char *name; /* malloc'd copy of the path */
 } core_file;
 
 /* Open for reading, or create/truncate for writing (mode 0666 & ~umask). Only regular
@@ -32,7 +32,7 @@ int core_file_open_rw(core_file *f, const char *name, int posix, int nofollow);
  * kept (then O_TRUNC is applied and O_NONBLOCK cleared). 0 and *fd set, or a SHEAF_E_*
  * code with the message recorded (a refused link: "... it is a symbolic link ..."). */
 int core_open_regular(const char *name, int flags, int *fd);
-int core_file_close(core_file *f);          /* flushes; reports write-back errors */
+int core_file_close(core_file *f); /* flushes; reports write-back errors */
 int core_file_seek(core_file *f, int64_t off);
 int core_file_tell(core_file *f, int64_t *off);
 int core_file_write(core_file *f, const void *buf, size_t n);

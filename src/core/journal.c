@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "checksum.h"
-#define REC_FIXED 36                        /* record without the block sizes */
-#define JOURNAL_MAX ((int64_t)1 << 30)      /* larger journals are refused */
+#define REC_FIXED 36                   /* record without the block sizes */
+#define JOURNAL_MAX ((int64_t)1 << 30) /* larger journals are refused */
 
 char *core_journal_path(const char *path)
 {

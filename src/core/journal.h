@@ -42,9 +42,9 @@ int core_journal_exists(const char *path);
 /* The last valid record of each task of one physical file. */
 typedef struct core_journal_state {
     int32_t ntasks;
-    int64_t *nblocks;      /* [ntasks]; 0 = no record for the task */
-    int64_t **bsize;       /* [ntasks] -> nblocks entries (malloc'd each) */
-    uint32_t **bcrc;       /* [ntasks] -> nblocks block CRCs (SHJ2 record), NULL: none journaled */
+    int64_t *nblocks;         /* [ntasks]; 0 = no record for the task */
+    int64_t **bsize;          /* [ntasks] -> nblocks entries (malloc'd each) */
+    uint32_t **bcrc;          /* [ntasks] -> nblocks block CRCs (SHJ2 record), NULL: none journaled */
     int64_t records, damaged; /* valid records read, damaged/torn ones skipped */
 } core_journal_state;
 /* Read the journal of path for a file of ntasks tasks whose META1 lists

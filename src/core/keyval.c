@@ -8,30 +8,30 @@
 #include <string.h>
 
 typedef struct kv_rec {
-    int64_t off;   /* stream offset of the payload */
+    int64_t off; /* stream offset of the payload */
     int64_t len;
     uint64_t key;
-    int64_t occ;   /* occurrence index of this record among its key's records */
+    int64_t occ; /* occurrence index of this record among its key's records */
 } kv_rec;
 
 typedef struct kv_key {
     uint64_t key;
     int64_t n, cap;
-    int64_t *recs;  /* indices into kv_task.recs, file order */
-    int64_t total;  /* payload bytes of the records found so far */
-    int64_t ri;     /* read cursor: record (index into recs[]) ... */
-    int64_t pos;    /* ... and offset inside it */
+    int64_t *recs; /* indices into kv_task.recs, file order */
+    int64_t total; /* payload bytes of the records found so far */
+    int64_t ri;    /* read cursor: record (index into recs[]) ... */
+    int64_t pos;   /* ... and offset inside it */
 } kv_key;
 
 typedef struct kv_task {
-    int64_t total;  /* bytes of the task's stream */
-    int64_t nblk;   /* blocks of the task */
-    int64_t *bstart;/* [nblk+1] stream offset where each block begins */
-    int64_t scan;   /* stream offset of the next unscanned record header */
-    int done;       /* whole stream scanned */
+    int64_t total;   /* bytes of the task's stream */
+    int64_t nblk;    /* blocks of the task */
+    int64_t *bstart; /* [nblk+1] stream offset where each block begins */
+    int64_t scan;    /* stream offset of the next unscanned record header */
+    int done;        /* whole stream scanned */
     kv_rec *recs;
     int64_t nrec, reccap;
-    kv_key *keys;   /* order of first appearance */
+    kv_key *keys; /* order of first appearance */
     int64_t nkeys, keycap;
     int64_t *hash;  /* open addressing: index into keys + 1, 0 = empty */
     int64_t hcap;   /* power of two */
@@ -54,9 +54,10 @@ static const char *task_fname(core_container *c)
 int core_kv_check(core_container *c, const char *call)
 {
     if (c->keyval != SION_KEYVAL_INLINE)
-        return core_fail(SHEAF_E_ARG, "%s: %s needs a key-value container (opened with \"keyval=inline\"), "
-                         "this one has key-value mode %d (%s)", c->name, call, c->keyval,
-                         c->keyval == SION_KEYVAL_NONE ? "none" : "not supported");
+        return core_fail(SHEAF_E_ARG,
+                         "%s: %s needs a key-value container (opened with \"keyval=inline\"), "
+                         "this one has key-value mode %d (%s)",
+                         c->name, call, c->keyval, c->keyval == SION_KEYVAL_NONE ? "none" : "not supported");
     return 0;
 }
 
@@ -232,9 +233,10 @@ static int get_task(core_container *c, kv_task **out)
 static int read_at(core_container *c, kv_task *kt, int64_t off, void *buf, uint64_t n)
 {
     if (off < 0 || off > kt->total || n > (uint64_t)(kt->total - off))
-        return core_fail(SHEAF_E_FORMAT, "%s: task %d: read of %llu bytes at stream offset %lld runs past the "
-                         "end of the task's stream (%lld bytes)", task_fname(c), c->cur,
-                         (unsigned long long)n, (long long)off, (long long)kt->total);
+        return core_fail(SHEAF_E_FORMAT,
+                         "%s: task %d: read of %llu bytes at stream offset %lld runs past the "
+                         "end of the task's stream (%lld bytes)",
+                         task_fname(c), c->cur, (unsigned long long)n, (long long)off, (long long)kt->total);
     /* the block holding `off` (binary search), so the seek costs O(log blocks) */
     int64_t lo = 0, hi = kt->nblk - 1;
     while (lo < hi) {
@@ -267,9 +269,10 @@ static int scan_one(core_container *c, kv_task *kt, int64_t *ri)
         return 0;
     }
     if (left < CORE_KV_HEADER)
-        return core_fail(SHEAF_E_FORMAT, "%s: task %d: truncated key-value record header at stream offset %lld "
-                         "(%lld bytes left, %d needed)", task_fname(c), c->cur, (long long)kt->scan,
-                         (long long)left, CORE_KV_HEADER);
+        return core_fail(SHEAF_E_FORMAT,
+                         "%s: task %d: truncated key-value record header at stream offset %lld "
+                         "(%lld bytes left, %d needed)",
+                         task_fname(c), c->cur, (long long)kt->scan, (long long)left, CORE_KV_HEADER);
     unsigned char h[CORE_KV_HEADER];
     int rc = read_at(c, kt, kt->scan, h, sizeof h);
     if (rc)
@@ -284,14 +287,16 @@ static int scan_one(core_container *c, kv_task *kt, int64_t *ri)
     int64_t len = (int64_t)ulen;
     left -= CORE_KV_HEADER;
     if (len < 0)
-        return core_fail(SHEAF_E_FORMAT, "%s: task %d: key-value record at stream offset %lld (key %llu) has a "
-                         "negative length %lld", task_fname(c), c->cur, (long long)kt->scan,
-                         (unsigned long long)key, (long long)len);
+        return core_fail(SHEAF_E_FORMAT,
+                         "%s: task %d: key-value record at stream offset %lld (key %llu) has a "
+                         "negative length %lld",
+                         task_fname(c), c->cur, (long long)kt->scan, (unsigned long long)key, (long long)len);
     if (len > left)
-        return core_fail(SHEAF_E_FORMAT, "%s: task %d: key-value record at stream offset %lld (key %llu) has "
+        return core_fail(SHEAF_E_FORMAT,
+                         "%s: task %d: key-value record at stream offset %lld (key %llu) has "
                          "length %lld but only %lld bytes of the task's stream follow (truncated or corrupt)",
-                         task_fname(c), c->cur, (long long)kt->scan, (unsigned long long)key,
-                         (long long)len, (long long)left);
+                         task_fname(c), c->cur, (long long)kt->scan, (unsigned long long)key, (long long)len,
+                         (long long)left);
     int64_t k = add_key(c, kt, key);
     if (k < 0)
         return (int)k;
@@ -383,9 +388,10 @@ int core_kv_read(core_container *c, uint64_t key, void *buf, uint64_t size, uint
     if (n > nitems)
         n = nitems;
     if (n == 0)
-        return core_fail(SHEAF_E_ARG, "%s: task %d: record %lld of key %llu has %llu unread bytes, less than one "
-                         "item of %llu bytes (items never span records)", task_fname(c), c->cur,
-                         (long long)r->occ, (unsigned long long)key, (unsigned long long)avail,
+        return core_fail(SHEAF_E_ARG,
+                         "%s: task %d: record %lld of key %llu has %llu unread bytes, less than one "
+                         "item of %llu bytes (items never span records)",
+                         task_fname(c), c->cur, (long long)r->occ, (unsigned long long)key, (unsigned long long)avail,
                          (unsigned long long)size);
     if ((rc = read_at(c, kt, r->off + ke->pos, buf, n * size)))
         return rc;
@@ -419,8 +425,10 @@ int core_kv_iter_next(core_container *c, uint64_t *key, uint64_t *len)
     kv_key *ke = &kt->keys[find_key(kt, r->key)];
     ke->ri = r->occ;
     ke->pos = 0;
-    if (key) *key = r->key;
-    if (len) *len = (uint64_t)r->len;
+    if (key)
+        *key = r->key;
+    if (len)
+        *len = (uint64_t)r->len;
     return 1;
 }
 
@@ -455,8 +463,10 @@ static int seek_current(core_container *c, kv_task *kt, uint64_t key, int64_t po
             return rc;
         ke = &kt->keys[k];
         if (ke->n == have)
-            return core_fail(SHEAF_E_ARG, "%s: task %d: all %lld records of key %llu have been read, there is no "
-                             "current record to seek in", fn, c->cur, (long long)have, (unsigned long long)key);
+            return core_fail(SHEAF_E_ARG,
+                             "%s: task %d: all %lld records of key %llu have been read, there is no "
+                             "current record to seek in",
+                             fn, c->cur, (long long)have, (unsigned long long)key);
         ke->ri = have;
         ke->pos = 0;
     }
@@ -464,8 +474,8 @@ static int seek_current(core_container *c, kv_task *kt, uint64_t key, int64_t po
         return 0;
     int64_t len = kt->recs[ke->recs[ke->ri]].len;
     if (pos < 0 || pos >= len) /* SIONlib: a position inside the record */
-        return core_fail(SHEAF_E_ARG, "%s: task %d: position %lld outside record %lld of key %llu (%lld bytes)",
-                         fn, c->cur, (long long)pos, (long long)ke->ri, (unsigned long long)key, (long long)len);
+        return core_fail(SHEAF_E_ARG, "%s: task %d: position %lld outside record %lld of key %llu (%lld bytes)", fn,
+                         c->cur, (long long)pos, (long long)ke->ri, (unsigned long long)key, (long long)len);
     ke->pos = pos;
     return 0;
 }
@@ -510,8 +520,8 @@ static int seek_entry(core_container *c, kv_task *kt, uint64_t key, int64_t entr
     if (rc)
         return rc;
     if (k < 0 || kt->keys[k].n <= entry)
-        return core_fail(SHEAF_E_ARG, "%s: task %d: key %llu has %lld records, cannot seek to record %lld", fn,
-                         c->cur, (unsigned long long)key, (long long)(k < 0 ? 0 : kt->keys[k].n), (long long)entry);
+        return core_fail(SHEAF_E_ARG, "%s: task %d: key %llu has %lld records, cannot seek to record %lld", fn, c->cur,
+                         (unsigned long long)key, (long long)(k < 0 ? 0 : kt->keys[k].n), (long long)entry);
     kv_key *ke = &kt->keys[k];
     int64_t len = kt->recs[ke->recs[entry]].len;
     if (pos < 0 || pos >= len) /* SIONlib: a position inside the record */
@@ -609,11 +619,14 @@ int core_kv_key_at(core_container *c, int64_t i, uint64_t *key, int64_t *nrec, i
     if (rc)
         return rc;
     if (i < 0 || i >= n)
-        return core_fail(SHEAF_E_ARG, "%s: task %d has %lld keys, no key number %lld", c->name, c->cur,
-                         (long long)n, (long long)i);
+        return core_fail(SHEAF_E_ARG, "%s: task %d has %lld keys, no key number %lld", c->name, c->cur, (long long)n,
+                         (long long)i);
     const kv_key *ke = &c->kv->tasks[c->cur]->keys[i];
-    if (key) *key = ke->key;
-    if (nrec) *nrec = ke->n;
-    if (total) *total = ke->total;
+    if (key)
+        *key = ke->key;
+    if (nrec)
+        *nrec = ke->n;
+    if (total)
+        *total = ke->total;
     return 0;
 }

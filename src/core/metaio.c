@@ -27,10 +27,7 @@ int core_meta_read(const core_src *src, core_meta *m)
     return rc;
 }
 
-static int file_src_pread(void *ctx, void *buf, size_t n, int64_t off)
-{
-    return core_file_pread(ctx, buf, n, off);
-}
+static int file_src_pread(void *ctx, void *buf, size_t n, int64_t off) { return core_file_pread(ctx, buf, n, off); }
 
 int core_src_from_file(core_src *src, core_file *f)
 {
@@ -101,7 +98,8 @@ int core_meta_alloc_blocks(core_meta *m, const int64_t *blockcount, const char *
     int64_t maxb = 1;
     for (int32_t t = 0; t < m->ntasks; t++) {
         if (blockcount[t] < 0)
-            return core_fail(SHEAF_E_ARG, "%s: task %d has a negative block count %lld", name, t, (long long)blockcount[t]);
+            return core_fail(SHEAF_E_ARG, "%s: task %d has a negative block count %lld", name, t,
+                             (long long)blockcount[t]);
         if (blockcount[t] > maxb)
             maxb = blockcount[t];
     }
@@ -129,8 +127,8 @@ int core_meta_write_tail(core_file *f, core_meta *m, int serial)
     }
     /* file 0 of a multi-file set; a single file only when a mapping was given
      * (SIONlib's mapped close writes one there too) */
-    int mapped = !serial && ((m->nfiles > 1 && m->filenumber == 0) ||
-                             (m->nfiles <= 1 && m->mapping && m->mapping_size > 0));
+    int mapped =
+        !serial && ((m->nfiles > 1 && m->filenumber == 0) || (m->nfiles <= 1 && m->mapping && m->mapping_size > 0));
     if (!serial && !mapped)
         m->mapping_size = -1; /* parallel close: nothing after the block sizes */
     size_t mb = 8 * (size_t)m->ntasks * (size_t)(1 + maxb);

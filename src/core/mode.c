@@ -9,10 +9,14 @@ static int keyval_from(const char *v)
 {
     if (!v || !*v || !strcmp(v, "default") || !strcmp(v, "inline"))
         return SION_KEYVAL_INLINE;
-    if (!strcmp(v, "meta")) return SION_KEYVAL_META;
-    if (!strcmp(v, "hash")) return SION_KEYVAL_HASH;
-    if (!strcmp(v, "none")) return SION_KEYVAL_NONE;
-    if (!strcmp(v, "unknown")) return SION_KEYVAL_UNKNOWN;
+    if (!strcmp(v, "meta"))
+        return SION_KEYVAL_META;
+    if (!strcmp(v, "hash"))
+        return SION_KEYVAL_HASH;
+    if (!strcmp(v, "none"))
+        return SION_KEYVAL_NONE;
+    if (!strcmp(v, "unknown"))
+        return SION_KEYVAL_UNKNOWN;
     return -1;
 }
 
@@ -37,9 +41,11 @@ int core_mode_parse(const char *mode, core_mode *m)
         if (val)
             *val++ = '\0';
         if (!strcmp(tok, "w") || !strcmp(tok, "wb") || !strcmp(tok, "bw")) {
-            m->write = 1; m->explicit_rw = 1;
+            m->write = 1;
+            m->explicit_rw = 1;
         } else if (!strcmp(tok, "r") || !strcmp(tok, "rb") || !strcmp(tok, "br")) {
-            m->write = 0; m->explicit_rw = 1;
+            m->write = 0;
+            m->explicit_rw = 1;
         } else if (!strcmp(tok, "posix")) {
             m->posix = 1;
         } else if (!strcmp(tok, "ansi")) {
@@ -50,8 +56,10 @@ int core_mode_parse(const char *mode, core_mode *m)
                 return core_fail(SHEAF_E_ARG, "mode \"%s\": unknown keyval value \"%s\"", mode, val);
             m->keyval = k;
         } else if (!strcmp(tok, "endianness")) {
-            if (val && !strcmp(val, "big")) m->data_big = 1;
-            else if (val && !strcmp(val, "little")) m->data_big = 0;
+            if (val && !strcmp(val, "big"))
+                m->data_big = 1;
+            else if (val && !strcmp(val, "little"))
+                m->data_big = 0;
             else
                 return core_fail(SHEAF_E_ARG, "mode \"%s\": endianness must be big or little", mode);
         } else if (!strcmp(tok, "collective")) {
@@ -73,11 +81,13 @@ int core_mode_parse(const char *mode, core_mode *m)
              * before the generic layer parses the mode); anywhere else it would be
              * silently ignored, so it is refused */
             if (val && !strcmp(val, "auto"))
-                return core_fail(SHEAF_E_ARG, "mode \"%s\": files=auto is taken only by sion_paropen_mpi "
+                return core_fail(SHEAF_E_ARG,
+                                 "mode \"%s\": files=auto is taken only by sion_paropen_mpi "
                                  "(it chooses the physical files from the storage the ranks share); this open "
-                                 "does not support it", mode);
-            return core_fail(SHEAF_E_ARG, "mode \"%s\": files=%s: the only value is auto (sion_paropen_mpi)",
-                             mode, val ? val : "");
+                                 "does not support it",
+                                 mode);
+            return core_fail(SHEAF_E_ARG, "mode \"%s\": files=%s: the only value is auto (sion_paropen_mpi)", mode,
+                             val ? val : "");
         } /* anything else (buffered, compress, ...) is ignored like SIONlib */
         if (!end)
             break;

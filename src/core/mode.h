@@ -4,19 +4,19 @@
 #define CORE_MODE_H
 
 typedef struct core_mode {
-    int write;        /* 1: w/wb/bw; 0: read */
-    int explicit_rw;  /* a read or write key was present */
-    int posix;        /* 1: file descriptors; 0: ANSI FILE* (default) */
-    int keyval;       /* SION_KEYVAL_* ; SION_KEYVAL_NOTSET when absent */
-    int data_big;     /* declared user data order: -1 host, 0 little, 1 big */
-    int collective;   /* 'collective' present (collsize / cmerge alone do not switch
+    int write;       /* 1: w/wb/bw; 0: read */
+    int explicit_rw; /* a read or write key was present */
+    int posix;       /* 1: file descriptors; 0: ANSI FILE* (default) */
+    int keyval;      /* SION_KEYVAL_* ; SION_KEYVAL_NOTSET when absent */
+    int data_big;    /* declared user data order: -1 host, 0 little, 1 big */
+    int collective;  /* 'collective' present (collsize / cmerge alone do not switch
                        * coalescing on, as in SIONlib 1.7) */
-    int collsize;     /* collsize=N, -1 if absent */
-    int cmerge;       /* collectivemerge / cmerge (applies when coalescing is on) */
-    int buddy;        /* buddy levels, 0 if absent */
-    int checksum;     /* 'checksum': write block and metadata checksums (checksum.h) */
-    int nochecksum;   /* 'nochecksum': read without verifying stored checksums */
-    int packed;       /* internal, set by the parallel layer (never parsed): chunk sizes are
+    int collsize;    /* collsize=N, -1 if absent */
+    int cmerge;      /* collectivemerge / cmerge (applies when coalescing is on) */
+    int buddy;       /* buddy levels, 0 if absent */
+    int checksum;    /* 'checksum': write block and metadata checksums (checksum.h) */
+    int nochecksum;  /* 'nochecksum': read without verifying stored checksums */
+    int packed;      /* internal, set by the parallel layer (never parsed): chunk sizes are
                        * a collective layout (core_coll_layout), stored as given */
 } core_mode;
 

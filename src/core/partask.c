@@ -87,8 +87,8 @@ int core_par_write_tail_fill(const char *path_in, const char *name, core_meta *m
     if (want_map)
         for (int32_t g = 0; g < mapping_size; g++)
             if (mapping[2 * g] < 0 || mapping[2 * g] >= m->nfiles || mapping[2 * g + 1] < 0)
-                return core_fail(SHEAF_E_ARG, "%s: mapping entry %d (file %d, task %d) invalid for %d files",
-                                 name, g, mapping[2 * g], mapping[2 * g + 1], m->nfiles);
+                return core_fail(SHEAF_E_ARG, "%s: mapping entry %d (file %d, task %d) invalid for %d files", name, g,
+                                 mapping[2 * g], mapping[2 * g + 1], m->nfiles);
     int rc = core_meta_alloc_blocks(m, blockcount, name);
     if (rc)
         return rc;
@@ -159,8 +159,8 @@ static int check_spec(const char *name, int write, const core_attach_spec *sp)
             return core_fail(SHEAF_E_ARG, "%s: invalid block table (%lld blocks)", sp->path, (long long)sp->nblocks);
         for (int64_t b = 0; b < sp->nblocks; b++)
             if (sp->blocksizes[b] < 0 || sp->blocksizes[b] > sp->chunksize)
-                return core_fail(SHEAF_E_ARG, "%s: block %lld holds %lld bytes, the chunk has room for %lld",
-                                 sp->path, (long long)b, (long long)sp->blocksizes[b], (long long)sp->chunksize);
+                return core_fail(SHEAF_E_ARG, "%s: block %lld holds %lld bytes, the chunk has room for %lld", sp->path,
+                                 (long long)b, (long long)sp->blocksizes[b], (long long)sp->chunksize);
     }
     return 0;
 }

@@ -80,11 +80,11 @@ int core_attach_task(core_container **out, const char *name, const core_mode *mo
  * open file. The container's tasks are in spec order; core_seek takes their
  * global ranks. */
 typedef struct core_attach_spec {
-    const char *path;       /* physical file holding the task */
+    const char *path; /* physical file holding the task */
     int64_t start, chunksize, globalskip, globalrank;
-    int64_t nblocks;        /* read mode: the task's block table */
+    int64_t nblocks; /* read mode: the task's block table */
     const int64_t *blocksizes;
-    const uint32_t *crcs;   /* read mode: stored block checksums (nblocks), NULL: none */
+    const uint32_t *crcs; /* read mode: stored block checksums (nblocks), NULL: none */
 } core_attach_spec;
 int core_attach_tasks(core_container **out, const char *name, const core_mode *mode, int write, int32_t n,
                       const core_attach_spec *spec);

@@ -145,9 +145,10 @@ static int check_blocks(rec_ctx *r, core_file *f, const core_meta *m, int32_t t,
             cnt[0]++;
         } else if (bs[b] > 0 && journaled) {
             cnt[1]++;
-            say(r, "%s: task %d (global rank %lld) block %lld, bytes %lld-%lld of the file: checksum mismatch, the "
-                "data are damaged (reads of this block will fail)", f->name, t, (long long)m->globalranks[t],
-                (long long)b, (long long)off, (long long)(off + bs[b] - 1));
+            say(r,
+                "%s: task %d (global rank %lld) block %lld, bytes %lld-%lld of the file: checksum mismatch, the "
+                "data are damaged (reads of this block will fail)",
+                f->name, t, (long long)m->globalranks[t], (long long)b, (long long)off, (long long)(off + bs[b] - 1));
         } else if (bs[b] > 0) {
             cnt[2]++;
         }
@@ -172,10 +173,10 @@ typedef struct rec_file {
     core_meta *m;
     core_file f;
     int64_t fsize;
-    int32_t n;                /* tasks of the file */
-    int64_t *count;           /* [n] blocks per task */
-    int64_t **bs;             /* [n] -> count[t] block sizes */
-    uint32_t **crc;           /* [n] -> count[t] CRCs for the trailer; NULL: no checksums */
+    int32_t n;      /* tasks of the file */
+    int64_t *count; /* [n] blocks per task */
+    int64_t **bs;   /* [n] -> count[t] block sizes */
+    uint32_t **crc; /* [n] -> count[t] CRCs for the trailer; NULL: no checksums */
     core_journal_state js;
     int have_journal;
 } rec_file;
@@ -200,16 +201,20 @@ static int load_journal(rec_file *rf, int salvage, int set_journaled)
         if (!rf->js.nblocks || !rf->js.bsize)
             return rec_nomem(rf);
     } else if (!salvage) {
-        return core_fail(SHEAF_E_NOTFOUND, "%s: was never closed and has no journal (%s.sheafj): it was not "
+        return core_fail(SHEAF_E_NOTFOUND,
+                         "%s: was never closed and has no journal (%s.sheafj): it was not "
                          "written by sheaf with sion_flush, or the journal is lost; `sheaf recover --salvage` "
-                         "estimates the data from the file's contents", rf->path, rf->path);
+                         "estimates the data from the file's contents",
+                         rf->path, rf->path);
     }
     if (rf->have_journal) {
         say(rf->r, "%s: journal: %lld record(s)%s", rf->path, (long long)rf->js.records,
             rf->js.damaged ? ", damaged or torn records skipped" : "");
     } else {
-        say(rf->r, "%s: no journal, salvaging from the contents: each block ends at its last non-zero byte; "
-            "trailing zero bytes of a task's data cannot be told from unwritten space", rf->path);
+        say(rf->r,
+            "%s: no journal, salvaging from the contents: each block ends at its last non-zero byte; "
+            "trailing zero bytes of a task's data cannot be told from unwritten space",
+            rf->path);
         rf->r->sum->uncertain = 1;
     }
     /* some task journaled block CRCs (checksum mode): the file keeps a checksum trailer */
@@ -293,8 +298,8 @@ static int rebuild_task(rec_file *rf, int32_t t, int64_t *bytes)
     *bytes = 0;
     for (int64_t b = 0; b < rf->count[t]; b++)
         *bytes += rf->bs[t][b];
-    rc = check_blocks(rf->r, &rf->f, rf->m, t, rf->count[t], rf->bs[t],
-                      flushed && rf->js.bcrc ? rf->js.bcrc[t] : NULL, first_cut, rf->crc ? &rf->crc[t] : NULL, cnt);
+    rc = check_blocks(rf->r, &rf->f, rf->m, t, rf->count[t], rf->bs[t], flushed && rf->js.bcrc ? rf->js.bcrc[t] : NULL,
+                      first_cut, rf->crc ? &rf->crc[t] : NULL, cnt);
     if (rc)
         return rc;
     char ck[160] = "";
@@ -323,9 +328,10 @@ static int check_table_size(const rec_file *rf)
 {
     int64_t maxb = maxblocks(rf);
     if (maxb > (2 * (rf->fsize + rf->n) + 65536) / rf->n)
-        return core_fail(SHEAF_E_FORMAT, "%s: the rebuilt block table (%d tasks x %lld blocks) is larger than a "
-                         "file of %lld bytes can need: chunk sizes or journal are corrupt", rf->path, rf->n,
-                         (long long)maxb, (long long)rf->fsize);
+        return core_fail(SHEAF_E_FORMAT,
+                         "%s: the rebuilt block table (%d tasks x %lld blocks) is larger than a "
+                         "file of %lld bytes can need: chunk sizes or journal are corrupt",
+                         rf->path, rf->n, (long long)maxb, (long long)rf->fsize);
     return 0;
 }
 
@@ -395,7 +401,8 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
     rec_file rf;
     memset(&rf, 0, sizeof rf);
     rf.r = r, rf.path = path, rf.m = m, rf.n = m->ntasks;
-    int rc = dry_run ? core_file_open(&rf.f, path, 0, 1) : core_file_open_rw(&rf.f, path, 1, 0); /* the user's name: may be a link */
+    int rc = dry_run ? core_file_open(&rf.f, path, 0, 1)
+                     : core_file_open_rw(&rf.f, path, 1, 0); /* the user's name: may be a link */
     if (rc)
         return rc;
     rc = core_file_size(&rf.f, &rf.fsize);
@@ -403,9 +410,10 @@ static int recover_file(rec_ctx *r, const char *path, const char *name, core_met
      * block size puts it far past the file's end would make a huge sparse
      * file of what holds no data at all */
     if (!rc && m->data_start > rf.fsize + RECOVER_MAX_ALIGN_GROWTH)
-        rc = core_fail(SHEAF_E_FORMAT, "%s: the data start %lld (file-system block size %d) lies past the file's "
-                       "end (%lld bytes): the header is damaged or nothing was written; not recovered", path,
-                       (long long)m->data_start, (int)m->fsblksize, (long long)rf.fsize);
+        rc = core_fail(SHEAF_E_FORMAT,
+                       "%s: the data start %lld (file-system block size %d) lies past the file's "
+                       "end (%lld bytes): the header is damaged or nothing was written; not recovered",
+                       path, (long long)m->data_start, (int)m->fsblksize, (long long)rf.fsize);
     rf.count = calloc((size_t)rf.n, sizeof *rf.count);
     rf.bs = calloc((size_t)rf.n, sizeof *rf.bs);
     if (!rc && (!rf.count || !rf.bs))
@@ -470,8 +478,8 @@ static int read_member_header(const char *p, int32_t k, int32_t *nfiles, core_me
             return core_fail(SHEAF_E_ARG, "%s: is file %d of a %d-file set; recover the set by its first file", p,
                              m->filenumber, m->nfiles);
     } else if (m->nfiles != *nfiles || m->filenumber != k) {
-        return core_fail(SHEAF_E_FORMAT, "%s: holds file %d of %d, expected file %d of %d", p, m->filenumber,
-                         m->nfiles, k, *nfiles);
+        return core_fail(SHEAF_E_FORMAT, "%s: holds file %d of %d, expected file %d of %d", p, m->filenumber, m->nfiles,
+                         k, *nfiles);
     }
     return 0;
 }
@@ -523,8 +531,8 @@ static int read_set_headers(const char *name, core_meta **msp, char ***pathsp, i
 
 /* The mapping of a multi-file set: global rank -> (file, task) from the headers
  * (*mapping: 2 x *total entries; NULL for a single file). */
-static int build_mapping(const char *name, const core_meta *ms, char *const *paths, int32_t nfiles,
-                         int32_t **mappingp, int32_t *totalp)
+static int build_mapping(const char *name, const core_meta *ms, char *const *paths, int32_t nfiles, int32_t **mappingp,
+                         int32_t *totalp)
 {
     int64_t sumtasks = 0;
     *mappingp = NULL;
@@ -532,8 +540,8 @@ static int build_mapping(const char *name, const core_meta *ms, char *const *pat
     for (int32_t k = 0; k < nfiles && nfiles > 1; k++)
         sumtasks += ms[k].ntasks;
     if (sumtasks > INT32_MAX / 8)
-        return core_fail(SHEAF_E_FORMAT, "%s: the %d files of the set hold %lld tasks, more than a set can have",
-                         name, nfiles, (long long)sumtasks);
+        return core_fail(SHEAF_E_FORMAT, "%s: the %d files of the set hold %lld tasks, more than a set can have", name,
+                         nfiles, (long long)sumtasks);
     int32_t total = *totalp = (int32_t)sumtasks;
     if (nfiles <= 1)
         return 0;
@@ -554,8 +562,8 @@ static int build_mapping(const char *name, const core_meta *ms, char *const *pat
 }
 
 /* Member k: left alone when closed and intact, else rebuilt (journal, or salvage). */
-static int recover_member(rec_ctx *r, const char *name, const char *path, core_meta *m, int32_t k, int salvage,
-                          int dry, const int32_t *mapping, int32_t total, int journaled)
+static int recover_member(rec_ctx *r, const char *name, const char *path, core_meta *m, int32_t k, int salvage, int dry,
+                          const int32_t *mapping, int32_t total, int journaled)
 {
     r->sum->files++;
     if (m->start_of_varheader != 0 && closed_intact(path)) {

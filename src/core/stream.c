@@ -97,8 +97,8 @@ int core_ensure_space(core_container *c, int64_t n)
         return core_fail(SHEAF_E_ARG, "%s: sion_ensure_free_space on a container opened for reading", c->name);
     core_task *t = cur_task(c);
     if (n < 0 || n > t->chunksize)
-        return core_fail(SHEAF_E_ARG, "%s: cannot reserve %lld bytes in task %d, its chunk size is %lld",
-                         c->name, (long long)n, c->cur, (long long)t->chunksize);
+        return core_fail(SHEAF_E_ARG, "%s: cannot reserve %lld bytes in task %d, its chunk size is %lld", c->name,
+                         (long long)n, c->cur, (long long)t->chunksize);
     int rc = core_sync(c);
     if (rc)
         return rc;
@@ -244,8 +244,8 @@ static int seek_absolute(core_container *c, core_task *t, int64_t off)
 {
     int64_t total = core_task_total(t);
     if (off < 0 || off > total)
-        return core_fail(SHEAF_E_ARG, "%s: seek to byte %lld of task %d, which holds %lld bytes",
-                         c->name, (long long)off, c->cur, (long long)total);
+        return core_fail(SHEAF_E_ARG, "%s: seek to byte %lld of task %d, which holds %lld bytes", c->name,
+                         (long long)off, c->cur, (long long)total);
     int64_t b = 0;
     while (b + 1 < t->nblocks && off >= t->bsize[b]) {
         off -= t->bsize[b];
@@ -273,14 +273,18 @@ int core_seek(core_container *c, int32_t rank, int64_t blocknr, int64_t pos)
         rank = i;
     }
     if (rank != SION_CURRENT_RANK && (rank < 0 || rank >= c->ntasks))
-        return core_fail(SHEAF_E_ARG, "%s: seek to task %d, the container has tasks 0..%d", c->name, rank, c->ntasks - 1);
+        return core_fail(SHEAF_E_ARG, "%s: seek to task %d, the container has tasks 0..%d", c->name, rank,
+                         c->ntasks - 1);
     if (c->only_task >= 0 && rank != SION_CURRENT_RANK && rank != c->only_task)
-        return core_fail(SHEAF_E_ARG, "%s: opened for task %d only, cannot seek to task %d", c->name, c->only_task, rank);
+        return core_fail(SHEAF_E_ARG, "%s: opened for task %d only, cannot seek to task %d", c->name, c->only_task,
+                         rank);
     int rc;
     if (c->mode.write) {
         if (blocknr != SION_CURRENT_BLK || pos != SION_CURRENT_POS)
-            return core_fail(SHEAF_E_ARG, "%s: in write mode only the task can be changed by a seek "
-                             "(block and position must be SION_CURRENT_BLK / SION_CURRENT_POS)", c->name);
+            return core_fail(SHEAF_E_ARG,
+                             "%s: in write mode only the task can be changed by a seek "
+                             "(block and position must be SION_CURRENT_BLK / SION_CURRENT_POS)",
+                             c->name);
         if ((rc = core_sync(c)))
             return rc;
         if (rank != SION_CURRENT_RANK)
@@ -296,18 +300,19 @@ int core_seek(core_container *c, int32_t rank, int64_t blocknr, int64_t pos)
     if (blocknr == SION_ABSOLUTE_POS) {
         rc = seek_absolute(c, t, pos);
     } else if (blocknr == SION_END_POS) {
-        rc = pos > 0 ? core_fail(SHEAF_E_ARG, "%s: SION_END_POS needs an offset <= 0, got %lld", c->name, (long long)pos)
-                     : seek_absolute(c, t, core_task_total(t) + pos);
+        rc = pos > 0
+                 ? core_fail(SHEAF_E_ARG, "%s: SION_END_POS needs an offset <= 0, got %lld", c->name, (long long)pos)
+                 : seek_absolute(c, t, core_task_total(t) + pos);
     } else {
         int64_t b = blocknr == SION_CURRENT_BLK ? t->cur_block : blocknr;
         if (b < 0 || b >= t->nblocks) {
-            rc = core_fail(SHEAF_E_ARG, "%s: task %d has blocks 0..%lld, cannot seek to block %lld",
-                           c->name, c->cur, (long long)t->nblocks - 1, (long long)blocknr);
+            rc = core_fail(SHEAF_E_ARG, "%s: task %d has blocks 0..%lld, cannot seek to block %lld", c->name, c->cur,
+                           (long long)t->nblocks - 1, (long long)blocknr);
         } else {
             int64_t p = pos == SION_CURRENT_POS ? (b == t->cur_block ? t->cur_pos : 0) : pos;
             if (p < 0 || p > t->bsize[b]) {
-                rc = core_fail(SHEAF_E_ARG, "%s: position %lld outside block %lld of task %d (%lld bytes)",
-                               c->name, (long long)pos, (long long)b, c->cur, (long long)t->bsize[b]);
+                rc = core_fail(SHEAF_E_ARG, "%s: position %lld outside block %lld of task %d (%lld bytes)", c->name,
+                               (long long)pos, (long long)b, c->cur, (long long)t->bsize[b]);
             } else {
                 t->cur_block = b;
                 t->cur_pos = p;

@@ -5,8 +5,7 @@
 #include <stdlib.h>
 
 /* sheaf_comm_allreduce, its failure recorded as FGFS's message */
-int fgfs_allreduce(sheaf_fgfs_comm *c, const void *in, size_t len, const sheaf_fgfs_op *op, void **out,
-                   size_t *outlen)
+int fgfs_allreduce(sheaf_fgfs_comm *c, const void *in, size_t len, const sheaf_fgfs_op *op, void **out, size_t *outlen)
 {
     int rc = sheaf_comm_allreduce(c, in, len, op, out, outlen);
     return rc ? fgfs_err(SHEAF_FGFS_ECOMM, "collective layer: %s", sheaf_comm_last_error()) : SHEAF_FGFS_OK;

@@ -12,19 +12,22 @@
 #include <string.h>
 #include <unistd.h>
 
-static const struct { const char *type; sheaf_fgfs_kind kind; } kinds[] = {
-    {"nfs", SHEAF_FGFS_NFS}, {"nfs4", SHEAF_FGFS_NFS}, {"cifs", SHEAF_FGFS_CIFS}, {"smb3", SHEAF_FGFS_CIFS},
-    {"smbfs", SHEAF_FGFS_CIFS}, {"lustre", SHEAF_FGFS_LUSTRE}, {"gpfs", SHEAF_FGFS_GPFS},
-    {"beegfs", SHEAF_FGFS_BEEGFS}, {"ceph", SHEAF_FGFS_CEPH}, {"fuse", SHEAF_FGFS_FUSE},
-    {"fuseblk", SHEAF_FGFS_LOCAL}, {"squashfs", SHEAF_FGFS_IMAGE}, {"erofs", SHEAF_FGFS_IMAGE},
-    {"iso9660", SHEAF_FGFS_IMAGE}, {"panfs", SHEAF_FGFS_PANFS},
-    {"proc", SHEAF_FGFS_PSEUDO}, {"sysfs", SHEAF_FGFS_PSEUDO}, {"devtmpfs", SHEAF_FGFS_PSEUDO},
-    {"devpts", SHEAF_FGFS_PSEUDO}, {"cgroup", SHEAF_FGFS_PSEUDO}, {"cgroup2", SHEAF_FGFS_PSEUDO},
-    {"securityfs", SHEAF_FGFS_PSEUDO}, {"debugfs", SHEAF_FGFS_PSEUDO}, {"tracefs", SHEAF_FGFS_PSEUDO},
-    {"mqueue", SHEAF_FGFS_PSEUDO}, {"hugetlbfs", SHEAF_FGFS_PSEUDO}, {"bpf", SHEAF_FGFS_PSEUDO},
-    {"pstore", SHEAF_FGFS_PSEUDO}, {"configfs", SHEAF_FGFS_PSEUDO}, {"fusectl", SHEAF_FGFS_PSEUDO},
-    {"autofs", SHEAF_FGFS_PSEUDO}, {"binfmt_misc", SHEAF_FGFS_PSEUDO}, {"efivarfs", SHEAF_FGFS_PSEUDO},
-    {"nsfs", SHEAF_FGFS_PSEUDO}, {"rpc_pipefs", SHEAF_FGFS_PSEUDO}, {"selinuxfs", SHEAF_FGFS_PSEUDO},
+static const struct {
+    const char *type;
+    sheaf_fgfs_kind kind;
+} kinds[] = {
+    {"nfs", SHEAF_FGFS_NFS},           {"nfs4", SHEAF_FGFS_NFS},           {"cifs", SHEAF_FGFS_CIFS},
+    {"smb3", SHEAF_FGFS_CIFS},         {"smbfs", SHEAF_FGFS_CIFS},         {"lustre", SHEAF_FGFS_LUSTRE},
+    {"gpfs", SHEAF_FGFS_GPFS},         {"beegfs", SHEAF_FGFS_BEEGFS},      {"ceph", SHEAF_FGFS_CEPH},
+    {"fuse", SHEAF_FGFS_FUSE},         {"fuseblk", SHEAF_FGFS_LOCAL},      {"squashfs", SHEAF_FGFS_IMAGE},
+    {"erofs", SHEAF_FGFS_IMAGE},       {"iso9660", SHEAF_FGFS_IMAGE},      {"panfs", SHEAF_FGFS_PANFS},
+    {"proc", SHEAF_FGFS_PSEUDO},       {"sysfs", SHEAF_FGFS_PSEUDO},       {"devtmpfs", SHEAF_FGFS_PSEUDO},
+    {"devpts", SHEAF_FGFS_PSEUDO},     {"cgroup", SHEAF_FGFS_PSEUDO},      {"cgroup2", SHEAF_FGFS_PSEUDO},
+    {"securityfs", SHEAF_FGFS_PSEUDO}, {"debugfs", SHEAF_FGFS_PSEUDO},     {"tracefs", SHEAF_FGFS_PSEUDO},
+    {"mqueue", SHEAF_FGFS_PSEUDO},     {"hugetlbfs", SHEAF_FGFS_PSEUDO},   {"bpf", SHEAF_FGFS_PSEUDO},
+    {"pstore", SHEAF_FGFS_PSEUDO},     {"configfs", SHEAF_FGFS_PSEUDO},    {"fusectl", SHEAF_FGFS_PSEUDO},
+    {"autofs", SHEAF_FGFS_PSEUDO},     {"binfmt_misc", SHEAF_FGFS_PSEUDO}, {"efivarfs", SHEAF_FGFS_PSEUDO},
+    {"nsfs", SHEAF_FGFS_PSEUDO},       {"rpc_pipefs", SHEAF_FGFS_PSEUDO},  {"selinuxfs", SHEAF_FGFS_PSEUDO},
 };
 
 sheaf_fgfs_kind fgfs_kind_of(const char *t)
@@ -131,7 +134,8 @@ int sheaf_fgfs_mounts_parse(const char *text, size_t len, const char *origin, sh
         lines = FGFS_MAX_ENTRIES;
     sheaf_fgfs_mounts *m = calloc(1, sizeof *m);
     if (m)
-        m->e = calloc(lines, sizeof *m->e), m->arena = malloc(len + 16); /* decoded fields never exceed the line + NULs */
+        m->e = calloc(lines, sizeof *m->e),
+        m->arena = malloc(len + 16); /* decoded fields never exceed the line + NULs */
     if (!m || !m->e || !m->arena) {
         sheaf_fgfs_mounts_free(m);
         return fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory for %zu lines", origin, lines);

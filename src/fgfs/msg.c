@@ -45,8 +45,7 @@ int fgfs_triage_unpack(const uint8_t *in, size_t len, fgfs_triage_msg *m)
     m->hmax = base_get_le64(in + 24);
     return 0;
 }
-static int triage_combine(const void *a, size_t alen, const void *b, size_t blen, void *out, size_t *outlen,
-                          void *arg)
+static int triage_combine(const void *a, size_t alen, const void *b, size_t blen, void *out, size_t *outlen, void *arg)
 {
     fgfs_triage_msg x, y;
     if (fgfs_triage_unpack(a, alen, &x) || fgfs_triage_unpack(b, blen, &y))
@@ -83,8 +82,7 @@ int fgfs_bloom_unpack(const uint8_t *in, size_t len, fgfs_bloom_msg *m)
     m->bits = (uint8_t *)in + 16;
     return 0;
 }
-static int bloom_combine(const void *a, size_t alen, const void *b, size_t blen, void *out, size_t *outlen,
-                         void *arg)
+static int bloom_combine(const void *a, size_t alen, const void *b, size_t blen, void *out, size_t *outlen, void *arg)
 {
     fgfs_bloom_msg x, y;
     if (fgfs_bloom_unpack(a, alen, &x) || fgfs_bloom_unpack(b, blen, &y) || x.mbits != y.mbits)
@@ -164,7 +162,10 @@ int fgfs_group_pack1(const fgfs_status_word *st, const char *name, uint32_t rep,
     return SHEAF_FGFS_OK;
 }
 
-typedef struct { const uint8_t *p, *end; uint32_t left; } gcur;
+typedef struct {
+    const uint8_t *p, *end;
+    uint32_t left;
+} gcur;
 
 static int gcur_open(gcur *c, const uint8_t *in, size_t len, fgfs_status_word *st)
 {
@@ -294,8 +295,7 @@ int fgfs_op_group_merge(const void *a, size_t alen, const void *b, size_t blen, 
 
 static int cmpstr(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
-int fgfs_group_packn(const fgfs_status_word *st, const char **names, size_t n, uint32_t rep, uint8_t **out,
-                     size_t *len)
+int fgfs_group_packn(const fgfs_status_word *st, const char **names, size_t n, uint32_t rep, uint8_t **out, size_t *len)
 {
     size_t l = GT_HDR;
     if (n)

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NEED_CTX(ctx, path, x)                                                                                        \
-    do {                                                                                                              \
-        if (!(ctx) || !(path) || !(x))                                                                                \
-            return fgfs_err(SHEAF_FGFS_EINVAL, "fgfs query: NULL context, path or output");                           \
+#define NEED_CTX(ctx, path, x)                                                                                         \
+    do {                                                                                                               \
+        if (!(ctx) || !(path) || !(x))                                                                                 \
+            return fgfs_err(SHEAF_FGFS_EINVAL, "fgfs query: NULL context, path or output");                            \
     } while (0)
 
 int sheaf_fgfs_status_of(sheaf_fgfs_ctx *ctx, const char *path, sheaf_fgfs_status *st)
@@ -41,10 +41,18 @@ static int predicate(sheaf_fgfs_ctx *ctx, const char *path, int *answer, int whi
     if (rc)
         return rc;
     switch (which) {
-    case 0: *answer = st.cls == SHEAF_FGFS_FULLY; break;
-    case 1: *answer = st.cls == SHEAF_FGFS_FULLY || st.cls == SHEAF_FGFS_WELL; break;
-    case 2: *answer = st.cls == SHEAF_FGFS_POORLY || st.cls == SHEAF_FGFS_UNIQUE; break;
-    default: *answer = st.cls == SHEAF_FGFS_UNIQUE; break;
+    case 0:
+        *answer = st.cls == SHEAF_FGFS_FULLY;
+        break;
+    case 1:
+        *answer = st.cls == SHEAF_FGFS_FULLY || st.cls == SHEAF_FGFS_WELL;
+        break;
+    case 2:
+        *answer = st.cls == SHEAF_FGFS_POORLY || st.cls == SHEAF_FGFS_UNIQUE;
+        break;
+    default:
+        *answer = st.cls == SHEAF_FGFS_UNIQUE;
+        break;
     }
     return SHEAF_FGFS_OK;
 }
@@ -55,7 +63,10 @@ int sheaf_fgfs_is_unique(sheaf_fgfs_ctx *c, const char *p, int *a) { return pred
 
 /* this process's name (and resolved path) on the heap, sized to fit: the
  * 8 KiB sheaf_fgfs_name is freed before any collective */
-typedef struct small_name { char *uri, *path; int local; } small_name;
+typedef struct small_name {
+    char *uri, *path;
+    int local;
+} small_name;
 
 static int small_resolve(sheaf_fgfs_ctx *ctx, const char *path, small_name *sn)
 {

@@ -40,8 +40,7 @@ static int bloom_count(sheaf_fgfs_ctx *ctx, const char *uri, double *est)
     return rc;
 }
 
-int fgfs_classify(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, const char *path,
-                  sheaf_fgfs_status *st)
+int fgfs_classify(sheaf_fgfs_ctx *ctx, const sheaf_fgfs_name *nm, int mycode, const char *path, sheaf_fgfs_status *st)
 {
     return fgfs_classify_to(ctx, nm, mycode, path, st, 2);
 }

@@ -18,8 +18,17 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
-typedef struct site_param { char key[256]; int is_mount; double speed, scal; int multi; } site_param;
-typedef struct site { site_param p[64]; int n; double high_speed; } site;
+typedef struct site_param {
+    char key[256];
+    int is_mount;
+    double speed, scal;
+    int multi;
+} site_param;
+typedef struct site {
+    site_param p[64];
+    int n;
+    double high_speed;
+} site;
 
 static void builtin(sheaf_fgfs_kind k, const char *fstype, site_param *p)
 {
@@ -115,12 +124,19 @@ static site_param params_for(const site *s, const fgfs_mount *e, const char *uni
 }
 
 /* the select message: AND of fits/writable/multi, min of free, speed, scalability */
-typedef struct sel_msg { fgfs_status_word st; uint64_t fits, multi, free_min, speed, scal; } sel_msg;
+typedef struct sel_msg {
+    fgfs_status_word st;
+    uint64_t fits, multi, free_min, speed, scal;
+} sel_msg;
 #define SEL_LEN 48
 static void sel_pack(const sel_msg *m, uint8_t *o)
 {
-    uint64_t v[6] = {(uint64_t)(uint32_t)m->st.code | (uint64_t)(uint32_t)m->st.rank << 32, m->fits, m->multi,
-                     m->free_min, m->speed, m->scal};
+    uint64_t v[6] = {(uint64_t)(uint32_t)m->st.code | (uint64_t)(uint32_t)m->st.rank << 32,
+                     m->fits,
+                     m->multi,
+                     m->free_min,
+                     m->speed,
+                     m->scal};
     for (int i = 0; i < 6; i++)
         for (int b = 0; b < 8; b++)
             o[8 * i + b] = (uint8_t)(v[i] >> (8 * b));
@@ -159,11 +175,16 @@ static const sheaf_fgfs_op op_select = {"fgfs-select", SEL_LEN, sel_combine, NUL
 static int dist_ok(sheaf_fgfs_dist_req d, sheaf_fgfs_class c)
 {
     switch (d) {
-    case SHEAF_FGFS_DIST_UNIQUE: return c == SHEAF_FGFS_UNIQUE;
-    case SHEAF_FGFS_DIST_LOW: return c == SHEAF_FGFS_UNIQUE || c == SHEAF_FGFS_POORLY;
-    case SHEAF_FGFS_DIST_HIGH: return c == SHEAF_FGFS_WELL || c == SHEAF_FGFS_FULLY;
-    case SHEAF_FGFS_DIST_FULL: return c == SHEAF_FGFS_FULLY;
-    default: return 1;
+    case SHEAF_FGFS_DIST_UNIQUE:
+        return c == SHEAF_FGFS_UNIQUE;
+    case SHEAF_FGFS_DIST_LOW:
+        return c == SHEAF_FGFS_UNIQUE || c == SHEAF_FGFS_POORLY;
+    case SHEAF_FGFS_DIST_HIGH:
+        return c == SHEAF_FGFS_WELL || c == SHEAF_FGFS_FULLY;
+    case SHEAF_FGFS_DIST_FULL:
+        return c == SHEAF_FGFS_FULLY;
+    default:
+        return 1;
     }
 }
 

@@ -17,7 +17,11 @@
 
 #define MAX_IMAGE_DEPTH 4
 
-typedef struct { char *p; size_t n, len; int over; } sbuf;
+typedef struct {
+    char *p;
+    size_t n, len;
+    int over;
+} sbuf;
 
 static void put(sbuf *b, const char *s, size_t n)
 {
@@ -343,8 +347,8 @@ static int resolve_abs(const sheaf_fgfs_mounts *m, const char *host, const char 
         int rc = image_uri(&b, m, e, host, p, depth, &out->local);
         if (rc)
             return rc;
-    } else if (e->kind == SHEAF_FGFS_FUSE && (strstr(e->fstype, "lxcfs") || strstr(e->fstype, "portal") ||
-                                              strstr(e->fstype, "gvfsd"))) {
+    } else if (e->kind == SHEAF_FGFS_FUSE &&
+               (strstr(e->fstype, "lxcfs") || strstr(e->fstype, "portal") || strstr(e->fstype, "gvfsd"))) {
         local_uri(&b, m, e, host, p); /* node-local FUSE services */
     } else if (e->kind == SHEAF_FGFS_LOCAL || e->kind == SHEAF_FGFS_PSEUDO ||
                remote_uri(&b, m, e, host, p, depth, &out->local))
@@ -354,8 +358,7 @@ static int resolve_abs(const sheaf_fgfs_mounts *m, const char *host, const char 
     return SHEAF_FGFS_OK;
 }
 
-int sheaf_fgfs_resolve(const sheaf_fgfs_mounts *m, const char *host, const char *path, int flags,
-                       sheaf_fgfs_name *out)
+int sheaf_fgfs_resolve(const sheaf_fgfs_mounts *m, const char *host, const char *path, int flags, sheaf_fgfs_name *out)
 {
     if (!m || !path || !out || !*path)
         return fgfs_err(SHEAF_FGFS_EINVAL, "resolve: NULL or empty argument");
@@ -373,7 +376,7 @@ int sheaf_fgfs_resolve(const sheaf_fgfs_mounts *m, const char *host, const char 
 
 const char *sheaf_fgfs_kind_name(sheaf_fgfs_kind k)
 {
-    static const char *const names[SHEAF_FGFS_NKINDS] = {"local", "pseudo", "nfs",  "cifs",  "lustre", "gpfs",
-                                                         "beegfs", "ceph",  "fuse", "image", "panfs"};
+    static const char *const names[SHEAF_FGFS_NKINDS] = {"local",  "pseudo", "nfs",  "cifs",  "lustre", "gpfs",
+                                                         "beegfs", "ceph",   "fuse", "image", "panfs"};
     return k >= 0 && k < SHEAF_FGFS_NKINDS ? names[k] : "?";
 }

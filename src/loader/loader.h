@@ -13,8 +13,16 @@ struct sld_net;
 struct sln_obj;
 
 /* a string-keyed hash table (chained, grows at load 1) */
-struct sld_hent { struct sld_hent *next; uint64_t h; char *key; void *val; };
-struct sld_htab { struct sld_hent **b; size_t nb, n; };
+struct sld_hent {
+    struct sld_hent *next;
+    uint64_t h;
+    char *key;
+    void *val;
+};
+struct sld_htab {
+    struct sld_hent **b;
+    size_t nb, n;
+};
 
 void *sld_htab_get(const struct sld_htab *t, const char *key);
 int sld_htab_put(struct sld_htab *t, const char *key, void *val);
@@ -22,25 +30,25 @@ void sld_htab_free(struct sld_htab *t, void (*freeval)(void *));
 
 /* the state of one server: cache directory, caches, counters */
 struct sld_server {
-  char dir[SLD_PATH_MAX];      /* <base>/sheaf-ld.<uid>.<pid>, 0700 */
-  int dirfd;                   /* that directory: everything in the cache is made below it */
-  char sock[SLD_PATH_MAX];     /* <dir>/sock */
-  int strip;                   /* copies hold only the PT_LOAD extents of ELF files */
-  unsigned long seq;
-  struct sld_htab dirs, stats, lstats, files, listed, reals;
-  uint64_t c[SLD_NCOUNTERS];
-  struct sld_net *net;         /* the overlay (NULL: a single node) */
-  int dead;                    /* the overlay link to the parent failed: stop, clients fall back */
-  int wouldblock;              /* the request being served waits for an object from a parent */
+    char dir[SLD_PATH_MAX];  /* <base>/sheaf-ld.<uid>.<pid>, 0700 */
+    int dirfd;               /* that directory: everything in the cache is made below it */
+    char sock[SLD_PATH_MAX]; /* <dir>/sock */
+    int strip;               /* copies hold only the PT_LOAD extents of ELF files */
+    unsigned long seq;
+    struct sld_htab dirs, stats, lstats, files, listed, reals;
+    uint64_t c[SLD_NCOUNTERS];
+    struct sld_net *net; /* the overlay (NULL: a single node) */
+    int dead;            /* the overlay link to the parent failed: stop, clients fall back */
+    int wouldblock;      /* the request being served waits for an object from a parent */
 };
 
 /* a directory listing as the caches hold it */
 struct sld_dir {
-  int err;             /* errno of opendir, 0 when listed */
-  char *real;          /* realpath of the directory */
-  size_t n;
-  char **names;        /* sorted */
-  unsigned char *types;
+    int err;    /* errno of opendir, 0 when listed */
+    char *real; /* realpath of the directory */
+    size_t n;
+    char **names; /* sorted */
+    unsigned char *types;
 };
 
 /* cache.c: answers one request from the caches, reading the file system on a miss */

@@ -11,64 +11,67 @@
 
 struct sld_server;
 
-
 #define SLN_KEY 32
-#define SLN_MAX_PENDING 64   /* connections in their handshake at once; more are refused */
+#define SLN_MAX_PENDING 64 /* connections in their handshake at once; more are refused */
 
 struct sln_pend;
 struct sld_htab;
 
-#define SLN_MAX_PARKED 65536   /* children's GETs and preloads waiting for a parent at once */
+#define SLN_MAX_PARKED 65536 /* children's GETs and preloads waiting for a parent at once */
 
 /* a child's GET (l) or a preload (l NULL) waiting for an object from a parent */
-struct sln_parked { struct sln_link *l; uint32_t kind; char *path; };
+struct sln_parked {
+    struct sln_link *l;
+    uint32_t kind;
+    char *path;
+};
 
 /* one authenticated TCP connection to a peer (blocking, with timeouts) */
 struct sln_link {
-  int kind;           /* 1 (the event loop tells links from clients, kind 0) */
-  int fd;
-  int dead;           /* a send failed: dropped by the event loop */
-  uint32_t tree;      /* the tree the link belongs to */
-  uint32_t rank;      /* the peer's rank (SLN_FRONTEND_RANK: the launcher) */
-  int parent;         /* 1: the peer is our parent in `tree` */
-  unsigned char *buf; /* the last frame received (grows up to SLN_FRAME_MAX) */
-  size_t cap;
+    int kind; /* 1 (the event loop tells links from clients, kind 0) */
+    int fd;
+    int dead;           /* a send failed: dropped by the event loop */
+    uint32_t tree;      /* the tree the link belongs to */
+    uint32_t rank;      /* the peer's rank (SLN_FRONTEND_RANK: the launcher) */
+    int parent;         /* 1: the peer is our parent in `tree` */
+    unsigned char *buf; /* the last frame received (grows up to SLN_FRAME_MAX) */
+    size_t cap;
 };
 
 struct sld_net {
-  int rank, size, roots, push, timeout_ms;
-  unsigned char key[SLN_KEY];
-  char **addrs;                  /* "host:port" of every rank */
-  int lfd;                       /* the TCP listener */
-  struct sln_link **parents;     /* [roots]: NULL for the trees this server roots */
-  struct sln_link **peers;       /* children and the front end */
-  int npeers, cappeers;
-  uint32_t cur_kind;             /* the GET being served (for ACK) */
-  char cur_path[SLD_PATH_MAX];
-  int cur_bcast;                 /* it came by broadcast while it was served */
-  int stop;                      /* a SHUTDOWN came: stop after forwarding it */
-  int use_fgfs;                  /* classify paths with the global file status */
-  void *fgfs, *fgfs_comm;        /* policy.c: the ASYNC context and its collective layer */
-  /* poorly distributed mount points: my group's representative reads them */
-  int ngm;
-  char **gmount;                 /* mount point */
-  int *grep;                     /* the representative of my group for it */
-  struct sln_link **glink;       /* my link to that representative (made when first needed) */
-  /* objects.c: GETs sent to the parents (key "kind:path" -> struct inflight),
+    int rank, size, roots, push, timeout_ms;
+    unsigned char key[SLN_KEY];
+    char **addrs;              /* "host:port" of every rank */
+    int lfd;                   /* the TCP listener */
+    struct sln_link **parents; /* [roots]: NULL for the trees this server roots */
+    struct sln_link **peers;   /* children and the front end */
+    int npeers, cappeers;
+    uint32_t cur_kind; /* the GET being served (for ACK) */
+    char cur_path[SLD_PATH_MAX];
+    int cur_bcast;          /* it came by broadcast while it was served */
+    int stop;               /* a SHUTDOWN came: stop after forwarding it */
+    int use_fgfs;           /* classify paths with the global file status */
+    void *fgfs, *fgfs_comm; /* policy.c: the ASYNC context and its collective layer */
+    /* poorly distributed mount points: my group's representative reads them */
+    int ngm;
+    char **gmount;           /* mount point */
+    int *grep;               /* the representative of my group for it */
+    struct sln_link **glink; /* my link to that representative (made when first needed) */
+    /* objects.c: GETs sent to the parents (key "kind:path" -> struct inflight),
    * how many are unanswered, when the last answer came; what waits for them */
-  struct sld_htab *inflight;
-  int outstanding;
-  long last_progress;
-  int progress;                  /* an object arrived: the parked requests are asked again */
-  struct sln_parked *parked;
-  size_t nparked, capparked;
-  int ep;                        /* the server's event loop (links made later join it) */
-  /* handshake.c: connections in their handshake, the refusal log's rate limit */
-  struct sln_pend *pend[SLN_MAX_PENDING];
-  int npend;
-  long log_start;                /* the current window of the refusal log (ms, monotonic) */
-  int log_lines;                 /* lines logged in it */
-  unsigned long log_suppressed;  /* refusals not logged in it */
+    struct sld_htab *inflight;
+    int outstanding;
+    long last_progress;
+    int progress; /* an object arrived: the parked requests are asked again */
+    struct sln_parked *parked;
+    size_t nparked, capparked;
+    int ep; /* the server's event loop (links made later join it) */
+    /* handshake.c: connections in their handshake, the refusal log's rate limit */
+    struct sln_pend *pend[SLN_MAX_PENDING];
+    int npend;
+    long log_start;               /* the current window of the refusal log (ms, monotonic) */
+    int log_lines;                /* lines logged in it */
+    unsigned long log_suppressed; /* refusals not logged in it */
 };
 
 /* the "tree" of a link from a group member to its representative (mount index added) */
@@ -80,15 +83,13 @@ int sln_secret_create(const char *path, char *err, size_t errlen);
 /* reads a secret file: must be a regular file of ours, not readable by others */
 int sln_secret_load(const char *path, unsigned char key[SLN_KEY], char *err, size_t errlen);
 /* the connecting side: 0 when the peer proved the key, -1 otherwise */
-int sln_auth_connect(int fd, const unsigned char key[SLN_KEY], uint32_t tree, uint32_t rank,
-                     int timeout_ms);
+int sln_auth_connect(int fd, const unsigned char key[SLN_KEY], uint32_t tree, uint32_t rank, int timeout_ms);
 /* the accepting side, in steps (handshake.c runs them in the event loop):
  * the CHALLENGE answering a HELLO (fresh nonce, MAC); then whether a PROOF
  * fits that HELLO and CHALLENGE. 0, or -1 (refused) */
-int sln_auth_challenge(const unsigned char key[SLN_KEY], const struct sln_hello *h,
-                       struct sln_challenge *c);
-int sln_auth_check(const unsigned char key[SLN_KEY], const struct sln_hello *h,
-                   const struct sln_challenge *c, const struct sln_proof *p);
+int sln_auth_challenge(const unsigned char key[SLN_KEY], const struct sln_hello *h, struct sln_challenge *c);
+int sln_auth_check(const unsigned char key[SLN_KEY], const struct sln_hello *h, const struct sln_challenge *c,
+                   const struct sln_proof *p);
 
 /* link.c: frames and connections */
 int sln_send_all(int fd, const void *buf, size_t n);
@@ -116,9 +117,9 @@ int sln_tree_of(const char *path, int roots);
  * the parent: tree's, or the group's representative), or read here (push:
  * and broadcast it down the tree). No overlay: pass/remote/push 0. */
 struct sln_where {
-  int pass, remote, push;
-  int tree;    /* the path's tree */
-  int group;   /* the poorly distributed mount point's index, else -1 */
+    int pass, remote, push;
+    int tree;  /* the path's tree */
+    int group; /* the poorly distributed mount point's index, else -1 */
 };
 void sln_where(const struct sld_net *n, const char *path, struct sln_where *w);
 /* asks the parent for (kind, path) unless that GET is on its way already,
@@ -150,8 +151,8 @@ void sln_purge_parked(struct sld_net *n);
 int sln_on_frame(struct sld_server *s, struct sln_link *l, uint32_t type, uint32_t len);
 
 /* policy.c: the global file status over the overlay (tree 0) */
-int sld_policy_init(struct sld_server *s);     /* collective over every server; 0 or -1 */
-int sld_policy_pass(const struct sld_net *n, const char *path);  /* 1: clients read it directly */
+int sld_policy_init(struct sld_server *s);                      /* collective over every server; 0 or -1 */
+int sld_policy_pass(const struct sld_net *n, const char *path); /* 1: clients read it directly */
 /* a poorly distributed path: the index of its mount point (its group's
  * representative reads it), else -1 */
 int sld_policy_group(const struct sld_net *n, const char *path);
@@ -182,8 +183,7 @@ void sld_net_log_flush(struct sld_server *s, int force);
 /* an authenticated peer (fd blocking): it must be one of our children in the
  * tree it names (not yet connected) or the front end; its link, or NULL
  * (refused: fd closed, counted, logged) */
-struct sln_link *sld_net_admit(struct sld_server *s, int fd, uint32_t tree, uint32_t rank,
-                               const char *who);
+struct sln_link *sld_net_admit(struct sld_server *s, int fd, uint32_t tree, uint32_t rank, const char *who);
 void sld_net_peer_name(int fd, char *out, size_t cap);
 
 #endif

@@ -28,10 +28,14 @@ const char *sheaf_lock_last_error(void) { return errbuf; }
 const char *sheaf_lock_kind_name(sheaf_lock_kind kind)
 {
     switch (kind) {
-    case SHEAF_LOCK_FLAGS: return "flags";
-    case SHEAF_LOCK_MCS: return "mcs";
-    case SHEAF_LOCK_MCS_SWAP: return "mcs-swap";
-    case SHEAF_LOCK_POLL: return "poll";
+    case SHEAF_LOCK_FLAGS:
+        return "flags";
+    case SHEAF_LOCK_MCS:
+        return "mcs";
+    case SHEAF_LOCK_MCS_SWAP:
+        return "mcs-swap";
+    case SHEAF_LOCK_POLL:
+        return "poll";
     }
     return "unknown";
 }
@@ -39,10 +43,14 @@ const char *sheaf_lock_kind_name(sheaf_lock_kind kind)
 const char *sheaf_lock_progress_name(sheaf_lock_progress_mode mode)
 {
     switch (mode) {
-    case SHEAF_LOCK_PROGRESS_AUTO: return "auto";
-    case SHEAF_LOCK_PROGRESS_LIBRARY: return "library";
-    case SHEAF_LOCK_PROGRESS_ASYNC: return "async";
-    case SHEAF_LOCK_PROGRESS_SHARED: return "shared";
+    case SHEAF_LOCK_PROGRESS_AUTO:
+        return "auto";
+    case SHEAF_LOCK_PROGRESS_LIBRARY:
+        return "library";
+    case SHEAF_LOCK_PROGRESS_ASYNC:
+        return "async";
+    case SHEAF_LOCK_PROGRESS_SHARED:
+        return "shared";
     }
     return "unknown";
 }

@@ -72,8 +72,10 @@ static int wait_wake(struct sheaf_lock_set *S, int id)
     lk_wake_msg m;
     lk_wake_unpack(buf, &m);
     if (m.lock_id != id || m.from < 0 || m.from >= S->size)
-        return lk_err(SHEAF_LOCK_EPROTO, "sheaf_lock_acquire: rank %d waiting for lock %d got a wake for lock %d "
-                      "from rank %d (src/lock/flags.c)", S->rank, id, (int)m.lock_id, (int)m.from);
+        return lk_err(SHEAF_LOCK_EPROTO,
+                      "sheaf_lock_acquire: rank %d waiting for lock %d got a wake for lock %d "
+                      "from rank %d (src/lock/flags.c)",
+                      S->rank, id, (int)m.lock_id, (int)m.from);
     return SHEAF_LOCK_OK;
 }
 

@@ -15,28 +15,28 @@
 #include "sheaf_lock.h"
 #include <stddef.h>
 
-#define LK_MAX_LOCKS (1 << 22)   /* bounds the window: 4 B next + ~2 B per lock and rank */
+#define LK_MAX_LOCKS (1 << 22) /* bounds the window: 4 B next + ~2 B per lock and rank */
 #define LK_OFF_GRANT 0
 #define LK_OFF_SLEEP 4
 #define LK_OFF_NEXT 8
 #define LK_NIL (-1)
-#define LK_TAG_WAKE 0x5f1a       /* hand-off message of the flag array (on the set's own communicator) */
+#define LK_TAG_WAKE 0x5f1a /* hand-off message of the flag array (on the set's own communicator) */
 
 struct sheaf_lock_set {
-    MPI_Comm comm;               /* duplicate of the creator's communicator, MPI_ERRORS_RETURN */
+    MPI_Comm comm; /* duplicate of the creator's communicator, MPI_ERRORS_RETURN */
     MPI_Win win;
     int rank, size;
     sheaf_lock_kind kind;
     sheaf_lock_progress_mode progress; /* SHARED, LIBRARY or ASYNC (never AUTO) */
-    int shm;                     /* 1: processor atomics on MPI_Win_allocate_shared memory */
-    int futex;                   /* 1: shm waiters sleep on a futex after LK_SPIN steps (Linux; SHEAF_LOCK_NOFUTEX unset) */
-    int lock_all;                /* 1: a lock_all epoch is open for the set's lifetime (MCS, POLL over RMA) */
+    int shm;                           /* 1: processor atomics on MPI_Win_allocate_shared memory */
+    int futex;    /* 1: shm waiters sleep on a futex after LK_SPIN steps (Linux; SHEAF_LOCK_NOFUTEX unset) */
+    int lock_all; /* 1: a lock_all epoch is open for the set's lifetime (MCS, POLL over RMA) */
     int nlocks, nslots;
     MPI_Aint off_word, off_flags, winsize;
-    char **peer;                 /* shm: every rank's window base in this address space */
-    unsigned char *held;         /* nlocks: 1 while this rank holds the lock */
+    char **peer;         /* shm: every rank's window base in this address space */
+    unsigned char *held; /* nlocks: 1 while this rank holds the lock */
     int nheld;
-    unsigned char *flagbuf;      /* FLAGS: the other ranks' flags fetched in an epoch (size P) */
+    unsigned char *flagbuf; /* FLAGS: the other ranks' flags fetched in an epoch (size P) */
     unsigned poll_min_us, poll_max_us;
     uint64_t rng;
     sheaf_lock_stats st;

@@ -41,8 +41,10 @@ int lk_mcs_acquire(struct sheaf_lock_set *S, int id)
     if (rc || pred == LK_NIL)
         return rc;
     if (pred < 0 || pred >= S->size || pred == me)
-        return lk_err(SHEAF_LOCK_EPROTO, "sheaf_lock_acquire: lock %d: tail at rank %d names rank %d "
-                      "(src/lock/mcs.c)", id, home, pred);
+        return lk_err(SHEAF_LOCK_EPROTO,
+                      "sheaf_lock_acquire: lock %d: tail at rank %d names rank %d "
+                      "(src/lock/mcs.c)",
+                      id, home, pred);
     S->st.contended++;
     lk_hook(S, SHEAF_LOCK_HOOK_MCS_SWAPPED, id);
     rc = lk_write(S, pred, lk_next_off(id), me);
@@ -55,8 +57,10 @@ int lk_mcs_acquire(struct sheaf_lock_set *S, int id)
 static int hand_to(struct sheaf_lock_set *S, int id, int succ)
 {
     if (succ < 0 || succ >= S->size || succ == S->rank)
-        return lk_err(SHEAF_LOCK_EPROTO, "sheaf_lock_release: lock %d: successor of rank %d is %d "
-                      "(src/lock/mcs.c)", id, S->rank, succ);
+        return lk_err(SHEAF_LOCK_EPROTO,
+                      "sheaf_lock_release: lock %d: successor of rank %d is %d "
+                      "(src/lock/mcs.c)",
+                      id, S->rank, succ);
     S->st.handoffs++;
     return lk_write(S, succ, LK_OFF_GRANT, id);
 }
@@ -84,8 +88,10 @@ int lk_mcs_release(struct sheaf_lock_set *S, int id)
     if (rc || old == me)
         return rc;
     if (old < 0 || old >= S->size)
-        return lk_err(SHEAF_LOCK_EPROTO, "sheaf_lock_release: lock %d: tail at rank %d names rank %d "
-                      "(src/lock/mcs.c)", id, home, old);
+        return lk_err(SHEAF_LOCK_EPROTO,
+                      "sheaf_lock_release: lock %d: tail at rank %d names rank %d "
+                      "(src/lock/mcs.c)",
+                      id, home, old);
     S->st.release_races++;
     lk_hook(S, SHEAF_LOCK_HOOK_RELEASE_RACE, id);
     int usurper;

@@ -11,10 +11,7 @@
 #include <unistd.h>
 #endif
 
-static int *shm_int(struct sheaf_lock_set *S, int rank, MPI_Aint off)
-{
-    return (int *)(void *)(S->peer[rank] + off);
-}
+static int *shm_int(struct sheaf_lock_set *S, int rank, MPI_Aint off) { return (int *)(void *)(S->peer[rank] + off); }
 
 /* Sleeping waiters (shared memory, Linux). The window is a MAP_SHARED
  * mapping, so process-shared (non-private) futexes work across the ranks.
@@ -132,8 +129,7 @@ int lk_cas(struct sheaf_lock_set *S, int rank, MPI_Aint off, int cmp, int val, i
     S->st.rma_ops++;
     if (S->shm) {
         int expected = cmp;
-        __atomic_compare_exchange_n(shm_int(S, rank, off), &expected, val, 0, __ATOMIC_SEQ_CST,
-                                    __ATOMIC_SEQ_CST);
+        __atomic_compare_exchange_n(shm_int(S, rank, off), &expected, val, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
         *old = expected;
         return SHEAF_LOCK_OK;
     }

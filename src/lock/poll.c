@@ -72,7 +72,4 @@ int lk_poll_acquire(struct sheaf_lock_set *S, int id)
     }
 }
 
-int lk_poll_release(struct sheaf_lock_set *S, int id)
-{
-    return lk_write(S, lk_home(S, id), lk_word_off(S, id), 0);
-}
+int lk_poll_release(struct sheaf_lock_set *S, int id) { return lk_write(S, lk_home(S, id), lk_word_off(S, id), 0); }

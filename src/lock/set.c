@@ -34,8 +34,8 @@ static int agree(MPI_Comm comm, int rc, int64_t *vals, int n, const char *what)
         return rc;
     if (a.rank < 0)
         return lk_err(SHEAF_LOCK_EMPI, "%s: the agreement failed: %s (src/lock/set.c)", what, a.msg);
-    return lk_err(a.code, "%s: failed on another rank (rank %d, code %d): %s (src/lock/set.c)", what, a.rank,
-                  a.code, a.msg);
+    return lk_err(a.code, "%s: failed on another rank (rank %d, code %d): %s (src/lock/set.c)", what, a.rank, a.code,
+                  a.msg);
 }
 
 static int check_opts(const sheaf_lock_opts *o, sheaf_lock_set **out)
@@ -45,19 +45,22 @@ static int check_opts(const sheaf_lock_opts *o, sheaf_lock_set **out)
     if (o->kind < SHEAF_LOCK_FLAGS || o->kind > SHEAF_LOCK_POLL)
         return lk_err(SHEAF_LOCK_EINVAL, "sheaf_lock_create: unknown lock kind %d (src/lock/set.c)", (int)o->kind);
     if (o->nlocks <= 0 || o->nlocks > LK_MAX_LOCKS)
-        return lk_err(SHEAF_LOCK_EINVAL, "sheaf_lock_create: nlocks %d outside [1, %d] (src/lock/set.c)",
-                      o->nlocks, LK_MAX_LOCKS);
+        return lk_err(SHEAF_LOCK_EINVAL, "sheaf_lock_create: nlocks %d outside [1, %d] (src/lock/set.c)", o->nlocks,
+                      LK_MAX_LOCKS);
     if (o->progress < SHEAF_LOCK_PROGRESS_AUTO || o->progress > SHEAF_LOCK_PROGRESS_SHARED)
         return lk_err(SHEAF_LOCK_EINVAL, "sheaf_lock_create: unknown progress mode %d (src/lock/set.c)",
                       (int)o->progress);
     if (o->poll_backoff_min_us > o->poll_backoff_max_us || o->poll_backoff_max_us > 1000000)
-        return lk_err(SHEAF_LOCK_EINVAL, "sheaf_lock_create: poll back-off range [%u, %u] us invalid "
-                      "(min <= max <= 1 s) (src/lock/set.c)", o->poll_backoff_min_us, o->poll_backoff_max_us);
+        return lk_err(SHEAF_LOCK_EINVAL,
+                      "sheaf_lock_create: poll back-off range [%u, %u] us invalid "
+                      "(min <= max <= 1 s) (src/lock/set.c)",
+                      o->poll_backoff_min_us, o->poll_backoff_max_us);
     if (o->progress == SHEAF_LOCK_PROGRESS_ASYNC) {
         int level = MPI_THREAD_SINGLE;
         MPI_Query_thread(&level);
         if (level != MPI_THREAD_MULTIPLE)
-            return lk_err(SHEAF_LOCK_EINVAL, "sheaf_lock_create: progress=async needs MPI_THREAD_MULTIPLE "
+            return lk_err(SHEAF_LOCK_EINVAL,
+                          "sheaf_lock_create: progress=async needs MPI_THREAD_MULTIPLE "
                           "(MPI_Init_thread; MPICH also MPIR_CVAR_ASYNC_PROGRESS=1) (src/lock/set.c)");
     }
     return SHEAF_LOCK_OK;
@@ -81,7 +84,9 @@ static int check_same(MPI_Comm comm, const sheaf_lock_opts *o, int rc)
     for (int i = 0; i < 3; i++)
         if (v[i] != -v[3 + i])
             return lk_err(SHEAF_LOCK_EINVAL, "sheaf_lock_create: ranks disagree on %s (src/lock/set.c)",
-                          i == 0 ? "the lock kind" : i == 1 ? "nlocks" : "the progress mode");
+                          i == 0   ? "the lock kind"
+                          : i == 1 ? "nlocks"
+                                   : "the progress mode");
     return SHEAF_LOCK_OK;
 }
 
@@ -103,9 +108,9 @@ static int choose_progress(struct sheaf_lock_set *S, sheaf_lock_progress_mode wa
         return rc;
     if (want == SHEAF_LOCK_PROGRESS_SHARED && !one_node)
         return lk_err(SHEAF_LOCK_EINVAL, "sheaf_lock_create: progress=shared needs every rank on one node "
-                      "(src/lock/set.c)");
-    S->progress = want == SHEAF_LOCK_PROGRESS_AUTO ? (one_node ? SHEAF_LOCK_PROGRESS_SHARED
-                                                              : SHEAF_LOCK_PROGRESS_LIBRARY) : want;
+                                         "(src/lock/set.c)");
+    S->progress =
+        want == SHEAF_LOCK_PROGRESS_AUTO ? (one_node ? SHEAF_LOCK_PROGRESS_SHARED : SHEAF_LOCK_PROGRESS_LIBRARY) : want;
     S->shm = S->progress == SHEAF_LOCK_PROGRESS_SHARED;
     /* SHEAF_LOCK_NOFUTEX (any value): spin and yield instead (for comparison, bench/RESULTS.md) */
     S->futex = S->shm && lk_futex_supported() && !getenv("SHEAF_LOCK_NOFUTEX");
@@ -256,8 +261,10 @@ int sheaf_lock_free(sheaf_lock_set **set)
         return rc;
     int busy = (int)-most;
     if (busy)
-        return lk_err(SHEAF_LOCK_EBUSY, "sheaf_lock_free: a rank still holds %d lock(s) of the set (this rank %d); "
-                      "release them first (src/lock/set.c)", busy, S->nheld);
+        return lk_err(SHEAF_LOCK_EBUSY,
+                      "sheaf_lock_free: a rank still holds %d lock(s) of the set (this rank %d); "
+                      "release them first (src/lock/set.c)",
+                      busy, S->nheld);
     destroy(S);
     *set = NULL;
     return SHEAF_LOCK_OK;
@@ -278,13 +285,21 @@ int sheaf_lock_acquire(sheaf_lock_set *S, int id)
     if (rc)
         return rc;
     if (S->held[id])
-        return lk_err(SHEAF_LOCK_EHELD, "sheaf_lock_acquire: rank %d already holds lock %d (not recursive) "
-                      "(src/lock/set.c)", S->rank, id);
+        return lk_err(SHEAF_LOCK_EHELD,
+                      "sheaf_lock_acquire: rank %d already holds lock %d (not recursive) "
+                      "(src/lock/set.c)",
+                      S->rank, id);
     switch (S->kind) {
-    case SHEAF_LOCK_FLAGS: rc = lk_flags_acquire(S, id); break;
+    case SHEAF_LOCK_FLAGS:
+        rc = lk_flags_acquire(S, id);
+        break;
     case SHEAF_LOCK_MCS:
-    case SHEAF_LOCK_MCS_SWAP: rc = lk_mcs_acquire(S, id); break;
-    case SHEAF_LOCK_POLL: rc = lk_poll_acquire(S, id); break;
+    case SHEAF_LOCK_MCS_SWAP:
+        rc = lk_mcs_acquire(S, id);
+        break;
+    case SHEAF_LOCK_POLL:
+        rc = lk_poll_acquire(S, id);
+        break;
     }
     if (rc)
         return rc;
@@ -301,13 +316,21 @@ int sheaf_lock_release(sheaf_lock_set *S, int id)
     if (rc)
         return rc;
     if (!S->held[id])
-        return lk_err(SHEAF_LOCK_ENOTHELD, "sheaf_lock_release: rank %d does not hold lock %d (never acquired "
-                      "or already released) (src/lock/set.c)", S->rank, id);
+        return lk_err(SHEAF_LOCK_ENOTHELD,
+                      "sheaf_lock_release: rank %d does not hold lock %d (never acquired "
+                      "or already released) (src/lock/set.c)",
+                      S->rank, id);
     switch (S->kind) {
-    case SHEAF_LOCK_FLAGS: rc = lk_flags_release(S, id); break;
+    case SHEAF_LOCK_FLAGS:
+        rc = lk_flags_release(S, id);
+        break;
     case SHEAF_LOCK_MCS:
-    case SHEAF_LOCK_MCS_SWAP: rc = lk_mcs_release(S, id); break;
-    case SHEAF_LOCK_POLL: rc = lk_poll_release(S, id); break;
+    case SHEAF_LOCK_MCS_SWAP:
+        rc = lk_mcs_release(S, id);
+        break;
+    case SHEAF_LOCK_POLL:
+        rc = lk_poll_release(S, id);
+        break;
     }
     if (rc)
         return rc;

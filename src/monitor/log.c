@@ -180,7 +180,7 @@ void mon_snapshot(int final)
     s.u.snap.snap = mon_g.snap++;
     s.u.snap.time_ns = now;
     s.u.snap.nfile = nfile;
-    s.u.snap.final = (uint64_t)final;
+    s.u.snap.final = (uint64_t) final;
     if (err || put(&s) || flush_buf()) {
         give_up("writing the log failed");
         goto unlock;

@@ -17,21 +17,21 @@ typedef struct mon_frec {
     uint64_t c[MC_N];
     uint64_t read_end, write_end; /* end offset of the last read / write (sequential, consecutive) */
     uint32_t id, kind;
-    int last_rw;                  /* 1 read, 2 write, 0 none yet */
-    int dirty;                    /* changed since the last snapshot */
-    int named;                    /* its NAME records are in the log */
+    int last_rw; /* 1 read, 2 write, 0 none yet */
+    int dirty;   /* changed since the last snapshot */
+    int named;   /* its NAME records are in the log */
     char *name;
 } mon_frec;
 
 typedef struct mon_fd {
-    mon_frec *rec;   /* NULL: not tracked */
-    uint64_t pos;    /* the descriptor's offset as the wrappers follow it */
+    mon_frec *rec; /* NULL: not tracked */
+    uint64_t pos;  /* the descriptor's offset as the wrappers follow it */
 } mon_fd;
 
 /* the process's monitor state */
 typedef struct mon_state {
-    int on;                 /* monitoring enabled (SHEAF_MONITOR set and init succeeded) */
-    char dir[1024];         /* the job's log directory */
+    int on;         /* monitoring enabled (SHEAF_MONITOR set and init succeeded) */
+    char dir[1024]; /* the job's log directory */
     uint32_t max_files, max_dirs;
     uint64_t interval_ns, align;
     uint64_t align_mask;    /* align - 1 when align is a power of two, else 0 */
@@ -39,14 +39,14 @@ typedef struct mon_state {
     uint32_t nfiles, ndirs; /* used */
     uint32_t *hash;         /* name hash of the used records: index + 1, 0 free */
     uint32_t hashsize;
-    pthread_mutex_t lock;   /* the table's names and the log (never on the fast path) */
+    pthread_mutex_t lock; /* the table's names and the log (never on the fast path) */
     uint64_t last_snap_ns;
     uint64_t snap;
-    int sid;                /* the log container, -1 when not open */
+    int sid; /* the log container, -1 when not open */
     uint64_t start_ns;
-    uint64_t log_seq;       /* logs this process opened (exec failures, forks) */
+    uint64_t log_seq; /* logs this process opened (exec failures, forks) */
     char cwd[1024];
-    int pid;                /* the process the state belongs to (a vfork child is not it) */
+    int pid; /* the process the state belongs to (a vfork child is not it) */
 } mon_state;
 
 extern mon_state mon_g;
@@ -63,7 +63,8 @@ mon_frec *mon_lookup(const char *path, int dirfd);
 void mon_fd_set(int fd, mon_frec *rec, uint64_t pos);
 
 /* counting (lock-free: plain adds while the process has one thread, atomic adds after) */
-void mon_count_rw(mon_frec *r, int write, uint64_t off, uint64_t n, const void *buf, uint64_t ns, uint64_t now, int stdio);
+void mon_count_rw(mon_frec *r, int write, uint64_t off, uint64_t n, const void *buf, uint64_t ns, uint64_t now,
+                  int stdio);
 /* a stdio call of fewer than 4 KiB (untimed): operations, bytes, size bucket, highest byte only */
 void mon_count_small(mon_frec *r, int write, uint64_t off, uint64_t n);
 void mon_count_meta(mon_frec *r, int counter, uint64_t ns);

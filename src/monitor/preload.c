@@ -54,23 +54,23 @@ static void opened(int fd, const char *path, int dirfd, uint64_t t0)
     errno = e;
 }
 
-#define MODE_ARG(flags)                                                                                          \
-    mode_t mode = 0;                                                                                             \
-    if ((flags) & (O_CREAT | O_TMPFILE)) {                                                                       \
-        va_list ap;                                                                                              \
-        va_start(ap, flags);                                                                                     \
-        mode = (mode_t)va_arg(ap, int);                                                                          \
-        va_end(ap);                                                                                              \
+#define MODE_ARG(flags)                                                                                                \
+    mode_t mode = 0;                                                                                                   \
+    if ((flags) & (O_CREAT | O_TMPFILE)) {                                                                             \
+        va_list ap;                                                                                                    \
+        va_start(ap, flags);                                                                                           \
+        mode = (mode_t)va_arg(ap, int);                                                                                \
+        va_end(ap);                                                                                                    \
     }
 
-#define OPEN_BODY(call, path, dirfd)                                                                             \
-    MON_READY();                                                                                                 \
-    if (!MON_ON())                                                                                               \
-        return call;                                                                                             \
-    uint64_t t0 = mon_now_ns();                                                                                  \
-    int fd = call;                                                                                               \
-    if (fd >= 0)                                                                                                 \
-        opened(fd, path, dirfd, t0);                                                                             \
+#define OPEN_BODY(call, path, dirfd)                                                                                   \
+    MON_READY();                                                                                                       \
+    if (!MON_ON())                                                                                                     \
+        return call;                                                                                                   \
+    uint64_t t0 = mon_now_ns();                                                                                        \
+    int fd = call;                                                                                                     \
+    if (fd >= 0)                                                                                                       \
+        opened(fd, path, dirfd, t0);                                                                                   \
     return fd;
 
 int MON_FN(open)(const char *path, int flags, ...)
@@ -93,14 +93,8 @@ int MON_FN(openat64)(int dirfd, const char *path, int flags, ...)
     MODE_ARG(flags);
     OPEN_BODY(mon_real.openat64(dirfd, path, flags, mode), path, dirfd);
 }
-int MON_FN(creat)(const char *path, mode_t mode)
-{
-    OPEN_BODY(mon_real.creat(path, mode), path, AT_FDCWD);
-}
-int MON_FN(creat64)(const char *path, mode_t mode)
-{
-    OPEN_BODY(mon_real.creat64(path, mode), path, AT_FDCWD);
-}
+int MON_FN(creat)(const char *path, mode_t mode) { OPEN_BODY(mon_real.creat(path, mode), path, AT_FDCWD); }
+int MON_FN(creat64)(const char *path, mode_t mode) { OPEN_BODY(mon_real.creat64(path, mode), path, AT_FDCWD); }
 
 int MON_FN(close)(int fd)
 {
@@ -156,35 +150,29 @@ int MON_FN(dup3)(int fd, int fd2, int flags)
 }
 
 /* a read or write at the descriptor's offset (pos 1) or at off (pos 0) */
-#define RW_BODY(call, wr, posarg, offv, bufp)                                                                    \
-    MON_READY();                                                                                                 \
-    mon_frec *r = MON_ON() ? mon_fd_rec(fd) : NULL;                                                              \
-    if (!r)                                                                                                      \
-        return call;                                                                                             \
-    uint64_t t0 = mon_now_ns();                                                                                  \
-    ssize_t got = call;                                                                                          \
-    uint64_t t1 = mon_now_ns();                                                                                  \
-    if (got >= 0) {                                                                                              \
-        int e = errno;                                                                                           \
-        uint64_t at = (posarg) ? mon_fd_advance(fd, (uint64_t)got) : (uint64_t)(offv);                          \
-        mon_count_rw(r, wr, at, (uint64_t)got, bufp, t1 - t0, t1, 0);                                            \
-        mon_tick(t1);                                                                                            \
-        errno = e;                                                                                               \
-    }                                                                                                            \
+#define RW_BODY(call, wr, posarg, offv, bufp)                                                                          \
+    MON_READY();                                                                                                       \
+    mon_frec *r = MON_ON() ? mon_fd_rec(fd) : NULL;                                                                    \
+    if (!r)                                                                                                            \
+        return call;                                                                                                   \
+    uint64_t t0 = mon_now_ns();                                                                                        \
+    ssize_t got = call;                                                                                                \
+    uint64_t t1 = mon_now_ns();                                                                                        \
+    if (got >= 0) {                                                                                                    \
+        int e = errno;                                                                                                 \
+        uint64_t at = (posarg) ? mon_fd_advance(fd, (uint64_t)got) : (uint64_t)(offv);                                 \
+        mon_count_rw(r, wr, at, (uint64_t)got, bufp, t1 - t0, t1, 0);                                                  \
+        mon_tick(t1);                                                                                                  \
+        errno = e;                                                                                                     \
+    }                                                                                                                  \
     return got;
 
-ssize_t MON_FN(read)(int fd, void *buf, size_t n)
-{
-    RW_BODY(mon_real.read(fd, buf, n), 0, 1, 0, buf);
-}
+ssize_t MON_FN(read)(int fd, void *buf, size_t n) { RW_BODY(mon_real.read(fd, buf, n), 0, 1, 0, buf); }
 ssize_t MON_FN(__read_chk)(int fd, void *buf, size_t n, size_t buflen)
 {
     RW_BODY(mon_real.__read_chk(fd, buf, n, buflen), 0, 1, 0, buf);
 }
-ssize_t MON_FN(write)(int fd, const void *buf, size_t n)
-{
-    RW_BODY(mon_real.write(fd, buf, n), 1, 1, 0, buf);
-}
+ssize_t MON_FN(write)(int fd, const void *buf, size_t n) { RW_BODY(mon_real.write(fd, buf, n), 1, 1, 0, buf); }
 ssize_t MON_FN(pread)(int fd, void *buf, size_t n, off_t off)
 {
     RW_BODY(mon_real.pread(fd, buf, n, off), 0, 0, off, buf);
@@ -240,84 +228,54 @@ void *MON_FN(mmap64)(void *addr, size_t len, int prot, int flags, int fd, off64_
 }
 
 /* a metadata call on a descriptor: counted on success */
-#define FD_META(call, counter, setpos)                                                                           \
-    MON_READY();                                                                                                 \
-    mon_frec *r = MON_ON() ? mon_fd_rec(fd) : NULL;                                                              \
-    if (!r)                                                                                                      \
-        return call;                                                                                             \
-    uint64_t t0 = mon_now_ns();                                                                                  \
-    __typeof__(call) rc = call;                                                                                  \
-    int e = errno;                                                                                               \
-    if (rc >= 0) {                                                                                               \
-        if (setpos)                                                                                              \
-            __atomic_store_n(&mon_fds[fd].pos, (uint64_t)rc, __ATOMIC_RELAXED);                                 \
-        uint64_t t1 = mon_now_ns();                                                                              \
-        mon_count_meta(r, counter, t1 - t0);                                                                     \
-        mon_tick(t1);                                                                                            \
-    }                                                                                                            \
-    errno = e;                                                                                                   \
+#define FD_META(call, counter, setpos)                                                                                 \
+    MON_READY();                                                                                                       \
+    mon_frec *r = MON_ON() ? mon_fd_rec(fd) : NULL;                                                                    \
+    if (!r)                                                                                                            \
+        return call;                                                                                                   \
+    uint64_t t0 = mon_now_ns();                                                                                        \
+    __typeof__(call) rc = call;                                                                                        \
+    int e = errno;                                                                                                     \
+    if (rc >= 0) {                                                                                                     \
+        if (setpos)                                                                                                    \
+            __atomic_store_n(&mon_fds[fd].pos, (uint64_t)rc, __ATOMIC_RELAXED);                                        \
+        uint64_t t1 = mon_now_ns();                                                                                    \
+        mon_count_meta(r, counter, t1 - t0);                                                                           \
+        mon_tick(t1);                                                                                                  \
+    }                                                                                                                  \
+    errno = e;                                                                                                         \
     return rc;
 
-off_t MON_FN(lseek)(int fd, off_t off, int whence)
-{
-    FD_META(mon_real.lseek(fd, off, whence), MC_SEEKS, 1);
-}
-off64_t MON_FN(lseek64)(int fd, off64_t off, int whence)
-{
-    FD_META(mon_real.lseek64(fd, off, whence), MC_SEEKS, 1);
-}
-int MON_FN(fstat)(int fd, struct stat *st)
-{
-    FD_META(mon_real.fstat(fd, st), MC_STATS, 0);
-}
-int MON_FN(fstat64)(int fd, struct stat64 *st)
-{
-    FD_META(mon_real.fstat64(fd, st), MC_STATS, 0);
-}
-int MON_FN(fsync)(int fd)
-{
-    FD_META(mon_real.fsync(fd), MC_FSYNCS, 0);
-}
-int MON_FN(fdatasync)(int fd)
-{
-    FD_META(mon_real.fdatasync(fd), MC_FSYNCS, 0);
-}
+off_t MON_FN(lseek)(int fd, off_t off, int whence) { FD_META(mon_real.lseek(fd, off, whence), MC_SEEKS, 1); }
+off64_t MON_FN(lseek64)(int fd, off64_t off, int whence) { FD_META(mon_real.lseek64(fd, off, whence), MC_SEEKS, 1); }
+int MON_FN(fstat)(int fd, struct stat *st) { FD_META(mon_real.fstat(fd, st), MC_STATS, 0); }
+int MON_FN(fstat64)(int fd, struct stat64 *st) { FD_META(mon_real.fstat64(fd, st), MC_STATS, 0); }
+int MON_FN(fsync)(int fd) { FD_META(mon_real.fsync(fd), MC_FSYNCS, 0); }
+int MON_FN(fdatasync)(int fd) { FD_META(mon_real.fdatasync(fd), MC_FSYNCS, 0); }
 
 /* a stat by name: counted on the path's record when it succeeds */
-#define PATH_META(call, path, dirfd)                                                                             \
-    MON_READY();                                                                                                 \
-    if (!MON_ON())                                                                                               \
-        return call;                                                                                             \
-    uint64_t t0 = mon_now_ns();                                                                                  \
-    int rc = call;                                                                                               \
-    if (rc == 0) {                                                                                               \
-        int e = errno;                                                                                           \
-        uint64_t t1 = mon_now_ns();                                                                              \
-        mon_frec *r = mon_lookup(path, dirfd);                                                                   \
-        if (r) {                                                                                                 \
-            mon_count_meta(r, MC_STATS, t1 - t0);                                                                \
-            mon_tick(t1);                                                                                        \
-        }                                                                                                        \
-        errno = e;                                                                                               \
-    }                                                                                                            \
+#define PATH_META(call, path, dirfd)                                                                                   \
+    MON_READY();                                                                                                       \
+    if (!MON_ON())                                                                                                     \
+        return call;                                                                                                   \
+    uint64_t t0 = mon_now_ns();                                                                                        \
+    int rc = call;                                                                                                     \
+    if (rc == 0) {                                                                                                     \
+        int e = errno;                                                                                                 \
+        uint64_t t1 = mon_now_ns();                                                                                    \
+        mon_frec *r = mon_lookup(path, dirfd);                                                                         \
+        if (r) {                                                                                                       \
+            mon_count_meta(r, MC_STATS, t1 - t0);                                                                      \
+            mon_tick(t1);                                                                                              \
+        }                                                                                                              \
+        errno = e;                                                                                                     \
+    }                                                                                                                  \
     return rc;
 
-int MON_FN(stat)(const char *path, struct stat *st)
-{
-    PATH_META(mon_real.stat(path, st), path, AT_FDCWD);
-}
-int MON_FN(lstat)(const char *path, struct stat *st)
-{
-    PATH_META(mon_real.lstat(path, st), path, AT_FDCWD);
-}
-int MON_FN(stat64)(const char *path, struct stat64 *st)
-{
-    PATH_META(mon_real.stat64(path, st), path, AT_FDCWD);
-}
-int MON_FN(lstat64)(const char *path, struct stat64 *st)
-{
-    PATH_META(mon_real.lstat64(path, st), path, AT_FDCWD);
-}
+int MON_FN(stat)(const char *path, struct stat *st) { PATH_META(mon_real.stat(path, st), path, AT_FDCWD); }
+int MON_FN(lstat)(const char *path, struct stat *st) { PATH_META(mon_real.lstat(path, st), path, AT_FDCWD); }
+int MON_FN(stat64)(const char *path, struct stat64 *st) { PATH_META(mon_real.stat64(path, st), path, AT_FDCWD); }
+int MON_FN(lstat64)(const char *path, struct stat64 *st) { PATH_META(mon_real.lstat64(path, st), path, AT_FDCWD); }
 int MON_FN(fstatat)(int dirfd, const char *path, struct stat *st, int flags)
 {
     if (!*path && (flags & AT_EMPTY_PATH)) {

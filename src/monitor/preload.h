@@ -83,20 +83,20 @@ void mon_resolve_stdio(void);
  * __wrap_NAME, and the linker's __real_NAME) */
 #ifdef MON_STATIC
 #define MON_FN(name) __wrap_##name
-#define RES(name)                                                                                                \
-    do {                                                                                                         \
-        extern __typeof__(*mon_real.name) __real_##name;                                                         \
-        mon_real.name = &__real_##name;                                                                          \
+#define RES(name)                                                                                                      \
+    do {                                                                                                               \
+        extern __typeof__(*mon_real.name) __real_##name;                                                               \
+        mon_real.name = &__real_##name;                                                                                \
     } while (0)
 #else
 #define MON_FN(name) name
 #define RES(name) mon_real.name = (__typeof__(mon_real.name))dlsym(RTLD_NEXT, #name)
 #endif
 
-#define MON_READY()                                                                                              \
-    do {                                                                                                         \
-        if (__builtin_expect(!__atomic_load_n(&mon_real.ready, __ATOMIC_ACQUIRE), 0))                           \
-            mon_resolve();                                                                                       \
+#define MON_READY()                                                                                                    \
+    do {                                                                                                               \
+        if (__builtin_expect(!__atomic_load_n(&mon_real.ready, __ATOMIC_ACQUIRE), 0))                                  \
+            mon_resolve();                                                                                             \
     } while (0)
 #define MON_ON() (mon_g.on && !mon_busy)
 

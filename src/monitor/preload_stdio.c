@@ -21,8 +21,6 @@
 #define MON_STDIO_TIMED 4096
 #define MON_STDIO_TICK 4096
 
-
-
 static __thread unsigned mon_stdio_n __attribute__((tls_model("initial-exec")));
 
 static inline int stream_fd(FILE *f)
@@ -34,10 +32,7 @@ static inline int stream_fd(FILE *f)
 #endif
 }
 
-static inline mon_frec *stream_rec(FILE *f)
-{
-    return MON_ON() ? mon_fd_rec(stream_fd(f)) : NULL;
-}
+static inline mon_frec *stream_rec(FILE *f) { return MON_ON() ? mon_fd_rec(stream_fd(f)) : NULL; }
 
 /* count n bytes moved by a stdio call that took t0..(now) (t0 0: untimed) */
 static void stdio_rw(mon_frec *r, FILE *f, int wr, uint64_t n, const void *buf, uint64_t t0)
@@ -157,43 +152,31 @@ size_t MON_FN(fwrite)(const void *ptr, size_t size, size_t n, FILE *f)
     return got;
 }
 
-#define CHAR_OUT(call)                                                                                           \
-    MON_READY();                                                                                                 \
-    mon_frec *r = stream_rec(f);                                                                                 \
-    if (!r)                                                                                                      \
-        return call;                                                                                             \
-    int rc = call;                                                                                               \
-    if (rc != EOF)                                                                                               \
-        stdio_rw(r, f, 1, 1, &c, 0);                                                                             \
+#define CHAR_OUT(call)                                                                                                 \
+    MON_READY();                                                                                                       \
+    mon_frec *r = stream_rec(f);                                                                                       \
+    if (!r)                                                                                                            \
+        return call;                                                                                                   \
+    int rc = call;                                                                                                     \
+    if (rc != EOF)                                                                                                     \
+        stdio_rw(r, f, 1, 1, &c, 0);                                                                                   \
     return rc;
 
-int MON_FN(fputc)(int c, FILE *f)
-{
-    CHAR_OUT(mon_real.fputc(c, f));
-}
-int MON_FN(putc)(int c, FILE *f)
-{
-    CHAR_OUT(mon_real.putc(c, f));
-}
+int MON_FN(fputc)(int c, FILE *f) { CHAR_OUT(mon_real.fputc(c, f)); }
+int MON_FN(putc)(int c, FILE *f) { CHAR_OUT(mon_real.putc(c, f)); }
 
-#define CHAR_IN(call)                                                                                            \
-    MON_READY();                                                                                                 \
-    mon_frec *r = stream_rec(f);                                                                                 \
-    if (!r)                                                                                                      \
-        return call;                                                                                             \
-    int rc = call;                                                                                               \
-    if (rc != EOF)                                                                                               \
-        stdio_rw(r, f, 0, 1, &rc, 0);                                                                            \
+#define CHAR_IN(call)                                                                                                  \
+    MON_READY();                                                                                                       \
+    mon_frec *r = stream_rec(f);                                                                                       \
+    if (!r)                                                                                                            \
+        return call;                                                                                                   \
+    int rc = call;                                                                                                     \
+    if (rc != EOF)                                                                                                     \
+        stdio_rw(r, f, 0, 1, &rc, 0);                                                                                  \
     return rc;
 
-int MON_FN(fgetc)(FILE *f)
-{
-    CHAR_IN(mon_real.fgetc(f));
-}
-int MON_FN(getc)(FILE *f)
-{
-    CHAR_IN(mon_real.getc(f));
-}
+int MON_FN(fgetc)(FILE *f) { CHAR_IN(mon_real.fgetc(f)); }
+int MON_FN(getc)(FILE *f) { CHAR_IN(mon_real.getc(f)); }
 
 int MON_FN(fputs)(const char *s, FILE *f)
 {
@@ -277,26 +260,17 @@ static int seeked(mon_frec *r, FILE *f, int rc, int64_t off, int whence, uint64_
     return rc;
 }
 
-#define SEEK_BODY(call)                                                                                          \
-    MON_READY();                                                                                                 \
-    mon_frec *r = stream_rec(f);                                                                                 \
-    if (!r)                                                                                                      \
-        return call;                                                                                             \
-    uint64_t t0 = mon_now_ns();                                                                                  \
+#define SEEK_BODY(call)                                                                                                \
+    MON_READY();                                                                                                       \
+    mon_frec *r = stream_rec(f);                                                                                       \
+    if (!r)                                                                                                            \
+        return call;                                                                                                   \
+    uint64_t t0 = mon_now_ns();                                                                                        \
     return seeked(r, f, call, (int64_t)off, whence, t0);
 
-int MON_FN(fseek)(FILE *f, long off, int whence)
-{
-    SEEK_BODY(mon_real.fseek(f, off, whence));
-}
-int MON_FN(fseeko)(FILE *f, off_t off, int whence)
-{
-    SEEK_BODY(mon_real.fseeko(f, off, whence));
-}
-int MON_FN(fseeko64)(FILE *f, off64_t off, int whence)
-{
-    SEEK_BODY(mon_real.fseeko64(f, off, whence));
-}
+int MON_FN(fseek)(FILE *f, long off, int whence) { SEEK_BODY(mon_real.fseek(f, off, whence)); }
+int MON_FN(fseeko)(FILE *f, off_t off, int whence) { SEEK_BODY(mon_real.fseeko(f, off, whence)); }
+int MON_FN(fseeko64)(FILE *f, off64_t off, int whence) { SEEK_BODY(mon_real.fseeko64(f, off, whence)); }
 void MON_FN(rewind)(FILE *f)
 {
     MON_READY();

@@ -104,9 +104,9 @@ static mr_entry *entry(mr_proc *p, uint32_t id, char *err, size_t errlen)
             return NULL;
         }
         e->id = id;
-        e->kind = id < p->head.max_files ? MON_K_FILE
+        e->kind = id < p->head.max_files                      ? MON_K_FILE
                   : id < p->head.max_files + p->head.max_dirs ? MON_K_DIR
-                                                                : MON_K_OTHER;
+                                                              : MON_K_OTHER;
         p->ents[id] = e;
         p->nents++;
     }
@@ -137,8 +137,7 @@ int mr_feed(mr_proc *p, const mon_rec *r, char *err, size_t errlen)
                 return fail(err, errlen, -1, "out of memory");
             e->name_total = n->total;
         } else if (e->name_total != n->total) {
-            return fail(err, errlen, -1, "name of record %u: length %u, earlier %u", n->id, n->total,
-                        e->name_total);
+            return fail(err, errlen, -1, "name of record %u: length %u, earlier %u", n->id, n->total, e->name_total);
         }
         memcpy(e->name + n->offset, n->seg, n->len);
         return 0;
@@ -278,10 +277,7 @@ out:
     return rc;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int sheaf_monitor_read(const char *path, int flags, sheaf_monitor_job **job, char *err, size_t errlen)
 {

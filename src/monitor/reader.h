@@ -10,28 +10,28 @@
 
 typedef struct mr_entry {
     uint32_t id, kind;
-    int have;       /* a FILE record was seen */
+    int have; /* a FILE record was seen */
     uint64_t snap;
     uint64_t c[MC_N];
-    char *name;     /* NULL until its NAME records arrived */
+    char *name; /* NULL until its NAME records arrived */
     uint32_t name_total;
 } mr_entry;
 
 typedef struct mr_proc {
     mon_head head;
     int have_head;
-    char *log;          /* the log's file name ("(memory)" for sheaf_monitor_parse) */
-    mr_entry **ents;    /* by id */
+    char *log;       /* the log's file name ("(memory)" for sheaf_monitor_parse) */
+    mr_entry **ents; /* by id */
     uint32_t nents, cap, limit;
     uint64_t snaps, records;
-    int final;          /* its last snapshot was the final one (clean end) */
-    int recovered;      /* closed by sheaf_recover before reading */
+    int final;     /* its last snapshot was the final one (clean end) */
+    int recovered; /* closed by sheaf_recover before reading */
 } mr_proc;
 
 struct sheaf_monitor_job {
     mr_proc *procs;
     size_t nprocs, cap;
-    char notes[2048];   /* what the reader did besides reading (recoveries, skipped logs) */
+    char notes[2048]; /* what the reader did besides reading (recoveries, skipped logs) */
 };
 
 /* feed one unpacked record to p; 0 or -1 with a message */

@@ -5,14 +5,30 @@
 #include <string.h>
 
 const char *const mon_counter_names[MC_N] = {
-    "opens", "reads", "writes", "seeks", "stats", "fsyncs", "mmaps", "flushes", "stdio_ops",
-    "bytes_read", "bytes_written", "mmap_bytes", "max_byte_read", "max_byte_written",
-    "seq_reads", "seq_writes", "consec_reads", "consec_writes", "rw_switches",
-    "file_not_aligned", "mem_not_aligned", "read_ns", "write_ns", "meta_ns", "first_ns", "last_ns", "files",
-    "read_0_100", "read_100_1K", "read_1K_10K", "read_10K_100K", "read_100K_1M", "read_1M_4M",
-    "read_4M_10M", "read_10M_100M", "read_100M_1G", "read_1G_plus",
-    "write_0_100", "write_100_1K", "write_1K_10K", "write_10K_100K", "write_100K_1M", "write_1M_4M",
-    "write_4M_10M", "write_10M_100M", "write_100M_1G", "write_1G_plus",
+    "opens",           "reads",
+    "writes",          "seeks",
+    "stats",           "fsyncs",
+    "mmaps",           "flushes",
+    "stdio_ops",       "bytes_read",
+    "bytes_written",   "mmap_bytes",
+    "max_byte_read",   "max_byte_written",
+    "seq_reads",       "seq_writes",
+    "consec_reads",    "consec_writes",
+    "rw_switches",     "file_not_aligned",
+    "mem_not_aligned", "read_ns",
+    "write_ns",        "meta_ns",
+    "first_ns",        "last_ns",
+    "files",           "read_0_100",
+    "read_100_1K",     "read_1K_10K",
+    "read_10K_100K",   "read_100K_1M",
+    "read_1M_4M",      "read_4M_10M",
+    "read_10M_100M",   "read_100M_1G",
+    "read_1G_plus",    "write_0_100",
+    "write_100_1K",    "write_1K_10K",
+    "write_10K_100K",  "write_100K_1M",
+    "write_1M_4M",     "write_4M_10M",
+    "write_10M_100M",  "write_100M_1G",
+    "write_1G_plus",
 };
 
 int mon_counter_merge(int i)
@@ -26,8 +42,8 @@ int mon_counter_merge(int i)
 
 int mon_hist_bucket(uint64_t n)
 {
-    static const uint64_t lim[MON_HIST_N - 1] = {100, 1024, 10240, 102400, 1048576, 4194304, 10485760,
-                                                 104857600, 1073741824};
+    static const uint64_t lim[MON_HIST_N - 1] = {100,     1024,     10240,     102400,    1048576,
+                                                 4194304, 10485760, 104857600, 1073741824};
     int b = 0;
     while (b < MON_HIST_N - 1 && n >= lim[b])
         b++;

@@ -38,16 +38,34 @@ enum mon_kind {
 
 /* counters of a FILE record; sums unless noted */
 enum mon_counter {
-    MC_OPENS, MC_READS, MC_WRITES, MC_SEEKS, MC_STATS, MC_FSYNCS, MC_MMAPS, MC_FLUSHES,
-    MC_STDIO_OPS,                     /* of the reads and writes, those made through stdio */
-    MC_BYTES_READ, MC_BYTES_WRITTEN, MC_MMAP_BYTES,
-    MC_MAX_BYTE_READ, MC_MAX_BYTE_WRITTEN, /* highest offset + 1 (max) */
-    MC_SEQ_READS, MC_SEQ_WRITES, MC_CONSEC_READS, MC_CONSEC_WRITES, MC_RW_SWITCHES,
-    MC_FILE_NOT_ALIGNED, MC_MEM_NOT_ALIGNED,
-    MC_READ_NS, MC_WRITE_NS, MC_META_NS,
-    MC_FIRST_NS, MC_LAST_NS,          /* CLOCK_REALTIME ns of the first / last operation (min / max) */
-    MC_FILES,                         /* files in this record: 1, or the opens folded into an aggregate */
-    MC_HIST_READ,                     /* 10 buckets: 0-100, -1K, -10K, -100K, -1M, -4M, -10M, -100M, -1G, more */
+    MC_OPENS,
+    MC_READS,
+    MC_WRITES,
+    MC_SEEKS,
+    MC_STATS,
+    MC_FSYNCS,
+    MC_MMAPS,
+    MC_FLUSHES,
+    MC_STDIO_OPS, /* of the reads and writes, those made through stdio */
+    MC_BYTES_READ,
+    MC_BYTES_WRITTEN,
+    MC_MMAP_BYTES,
+    MC_MAX_BYTE_READ,
+    MC_MAX_BYTE_WRITTEN, /* highest offset + 1 (max) */
+    MC_SEQ_READS,
+    MC_SEQ_WRITES,
+    MC_CONSEC_READS,
+    MC_CONSEC_WRITES,
+    MC_RW_SWITCHES,
+    MC_FILE_NOT_ALIGNED,
+    MC_MEM_NOT_ALIGNED,
+    MC_READ_NS,
+    MC_WRITE_NS,
+    MC_META_NS,
+    MC_FIRST_NS,
+    MC_LAST_NS,   /* CLOCK_REALTIME ns of the first / last operation (min / max) */
+    MC_FILES,     /* files in this record: 1, or the opens folded into an aggregate */
+    MC_HIST_READ, /* 10 buckets: 0-100, -1K, -10K, -100K, -1M, -4M, -10M, -100M, -1G, more */
     MC_HIST_WRITE = MC_HIST_READ + 10,
     MC_N = MC_HIST_WRITE + 10
 };
@@ -55,9 +73,9 @@ enum mon_counter {
 
 typedef struct mon_head {
     uint32_t version;
-    int32_t rank;         /* from the launcher's environment, -1 if none */
-    uint32_t max_files;   /* file-record budget of the writer */
-    uint32_t max_dirs;    /* directory aggregates of the writer */
+    int32_t rank;       /* from the launcher's environment, -1 if none */
+    uint32_t max_files; /* file-record budget of the writer */
+    uint32_t max_dirs;  /* directory aggregates of the writer */
     uint64_t pid, ppid;
     uint64_t start_ns;    /* CLOCK_REALTIME */
     uint64_t interval_ns; /* snapshot interval */

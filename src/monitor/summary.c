@@ -69,10 +69,7 @@ static void json_counters(FILE *o, const uint64_t *c)
     fputc('}', o);
 }
 
-static const char *kind_name(uint32_t k)
-{
-    return k == MON_K_FILE ? "file" : k == MON_K_DIR ? "dir" : "other";
-}
+static const char *kind_name(uint32_t k) { return k == MON_K_FILE ? "file" : k == MON_K_DIR ? "dir" : "other"; }
 
 /* every entry of every process merged by (kind, name); *n aggregates, sorted by bytes */
 static agg *aggregate(const sheaf_monitor_job *job, size_t *n)
@@ -132,8 +129,7 @@ static void text_line(FILE *o, const char *what, const uint64_t *c)
 {
     fprintf(o, "%-40s %8llu %8llu %8llu %14llu %14llu %10.3f\n", what, (unsigned long long)c[MC_OPENS],
             (unsigned long long)c[MC_READS], (unsigned long long)c[MC_WRITES], (unsigned long long)c[MC_BYTES_READ],
-            (unsigned long long)c[MC_BYTES_WRITTEN],
-            (double)(c[MC_READ_NS] + c[MC_WRITE_NS] + c[MC_META_NS]) / 1e9);
+            (unsigned long long)c[MC_BYTES_WRITTEN], (double)(c[MC_READ_NS] + c[MC_WRITE_NS] + c[MC_META_NS]) / 1e9);
 }
 
 static const char *tail(const char *s, size_t w)
@@ -145,8 +141,9 @@ static const char *tail(const char *s, size_t w)
 static void print_json(const sheaf_monitor_job *job, FILE *o, const agg *a, size_t na, const uint64_t *tot,
                        uint64_t nfiles, uint64_t nfolded, uint64_t nagg)
 {
-    fprintf(o, "{\"processes_count\":%zu,\"files_count\":%llu,\"folded_opens\":%llu,\"aggregates_count\":%llu,"
-               "\"totals\":",
+    fprintf(o,
+            "{\"processes_count\":%zu,\"files_count\":%llu,\"folded_opens\":%llu,\"aggregates_count\":%llu,"
+            "\"totals\":",
             job->nprocs, (unsigned long long)nfiles, (unsigned long long)nfolded, (unsigned long long)nagg);
     json_counters(o, tot);
     fputs(",\"files\":[", o);
@@ -185,8 +182,9 @@ static void print_json(const sheaf_monitor_job *job, FILE *o, const agg *a, size
         json_str(o, p->head.exe);
         fputs(",\"log\":", o);
         json_str(o, p->log);
-        fprintf(o, ",\"snapshots\":%llu,\"clean_end\":%s,\"recovered\":%s,\"max_files\":%u,\"files\":%llu,"
-                   "\"folded_opens\":%llu,\"counters\":",
+        fprintf(o,
+                ",\"snapshots\":%llu,\"clean_end\":%s,\"recovered\":%s,\"max_files\":%u,\"files\":%llu,"
+                "\"folded_opens\":%llu,\"counters\":",
                 (unsigned long long)p->snaps, p->final ? "true" : "false", p->recovered ? "true" : "false",
                 p->head.max_files, (unsigned long long)own, (unsigned long long)folded);
         json_counters(o, c);
@@ -200,11 +198,12 @@ static void print_json(const sheaf_monitor_job *job, FILE *o, const agg *a, size
 static void print_text(const sheaf_monitor_job *job, FILE *o, const agg *a, size_t na, const uint64_t *tot,
                        uint64_t nfiles, uint64_t nfolded, uint64_t nagg)
 {
-    fprintf(o, "job: %zu processes, %llu files with a record of their own, %llu opens folded into %llu "
-               "aggregates\n",
+    fprintf(o,
+            "job: %zu processes, %llu files with a record of their own, %llu opens folded into %llu "
+            "aggregates\n",
             job->nprocs, (unsigned long long)nfiles, (unsigned long long)nfolded, (unsigned long long)nagg);
-    fprintf(o, "%-40s %8s %8s %8s %14s %14s %10s\n", "", "opens", "reads", "writes", "bytes read",
-            "bytes written", "io time s");
+    fprintf(o, "%-40s %8s %8s %8s %14s %14s %10s\n", "", "opens", "reads", "writes", "bytes read", "bytes written",
+            "io time s");
     text_line(o, "total", tot);
     fprintf(o, "\nper file (by bytes moved):\n");
     size_t shown = 0, files = 0;

@@ -44,14 +44,8 @@ static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi
     return v;
 }
 
-static void fork_prepare(void)
-{
-    pthread_mutex_lock(&mon_g.lock);
-}
-static void fork_parent(void)
-{
-    pthread_mutex_unlock(&mon_g.lock);
-}
+static void fork_prepare(void) { pthread_mutex_lock(&mon_g.lock); }
+static void fork_parent(void) { pthread_mutex_unlock(&mon_g.lock); }
 static void fork_child(void)
 {
     pthread_mutex_init(&mon_g.lock, NULL);
@@ -227,7 +221,8 @@ void mon_count_meta(mon_frec *r, int counter, uint64_t ns)
     __atomic_store_n(&r->dirty, 1, __ATOMIC_RELAXED);
 }
 
-static void count_rw_mt(mon_frec *r, int write, uint64_t off, uint64_t n, const void *buf, uint64_t ns, uint64_t now, int stdio)
+static void count_rw_mt(mon_frec *r, int write, uint64_t off, uint64_t n, const void *buf, uint64_t ns, uint64_t now,
+                        int stdio)
 {
     add(&r->c[write ? MC_WRITES : MC_READS], 1);
     add(&r->c[write ? MC_BYTES_WRITTEN : MC_BYTES_READ], n);
@@ -267,7 +262,8 @@ static void count_rw_mt(mon_frec *r, int write, uint64_t off, uint64_t n, const 
         __atomic_store_n(&r->dirty, 1, __ATOMIC_RELAXED);
 }
 
-void mon_count_rw(mon_frec *r, int write, uint64_t off, uint64_t n, const void *buf, uint64_t ns, uint64_t now, int stdio)
+void mon_count_rw(mon_frec *r, int write, uint64_t off, uint64_t n, const void *buf, uint64_t ns, uint64_t now,
+                  int stdio)
 {
     if (!__libc_single_threaded) {
         count_rw_mt(r, write, off, n, buf, ns, now, stdio);

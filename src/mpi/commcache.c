@@ -20,8 +20,8 @@ struct cc_entry {
  * every cache (for MPI_Finalize). */
 typedef struct cc_cache {
     MPI_Comm user;
-    long long splits;       /* cached-mode splits so far: the same count on every rank */
-    MPI_Group group;        /* user's group (a one-file split is MPI_Comm_create of it) */
+    long long splits; /* cached-mode splits so far: the same count on every rank */
+    MPI_Group group;  /* user's group (a one-file split is MPI_Comm_create of it) */
     cc_entry *list[2];
     struct cc_cache *next;
 } cc_cache;

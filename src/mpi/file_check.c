@@ -14,8 +14,8 @@ struct _sion_file_check_par_args_mpi_struct {
     MPI_Comm lComm;
 };
 
-sion_file_check_par_args_mpi *sion_file_check_par_args_init_mpi(const char *file_mode, MPI_Comm gComm,
-                                                                int numfiles, MPI_Comm lComm)
+sion_file_check_par_args_mpi *sion_file_check_par_args_init_mpi(const char *file_mode, MPI_Comm gComm, int numfiles,
+                                                                MPI_Comm lComm)
 {
     binding_clear_error();
     sion_file_check_par_args_mpi *a = calloc(1, sizeof *a);
@@ -54,8 +54,8 @@ int sion_file_check_par_cb_mpi(char *fname, void *v)
     int globalrank = -1, numfiles = a->numfiles;
     MPI_Comm lc = a->lComm;
     int was = sheaf_set_error_printing(0); /* a check, not an error (SIONlib suppresses them too) */
-    int sid = sion_paropen_mpi(fname, a->file_mode, &numfiles, a->gComm, lc == MPI_COMM_NULL ? NULL : &lc,
-                               &chunksize, &fsblksize, &globalrank, NULL, NULL);
+    int sid = sion_paropen_mpi(fname, a->file_mode, &numfiles, a->gComm, lc == MPI_COMM_NULL ? NULL : &lc, &chunksize,
+                               &fsblksize, &globalrank, NULL, NULL);
     int ok = sid >= 0 && sion_parclose_mpi(sid) == SION_SUCCESS;
     if (sid >= 0 && lc != a->lComm && lc != MPI_COMM_NULL) /* files=auto hands out the file's ranks */
         MPI_Comm_free(&lc);

@@ -91,9 +91,11 @@ int mpi_auto_groups(const char *call, const char *fname, MPI_Comm comm, auto_des
 #ifndef SHEAF_HAVE_FGFS
     (void)comm;
     (void)d;
-    return binding_fail(SHEAF_E_ARG, "%s: %s: files=auto needs FGFS (libsheaf_fgfs, which tells the ranks that "
+    return binding_fail(SHEAF_E_ARG,
+                        "%s: %s: files=auto needs FGFS (libsheaf_fgfs, which tells the ranks that "
                         "share storage), and this sheaf was built without it (SHEAF_FGFS off: xxhash.h was not "
-                        "found at build time); give numFiles or lComm instead", fname, call);
+                        "found at build time); give numFiles or lComm instead",
+                        fname, call);
 #else
     char *dir = dir_of(fname);
     int lrc = dir ? 0 : binding_fail(SHEAF_E_NOMEM, "%s: %s: out of memory", fname, call);
@@ -121,12 +123,16 @@ int mpi_auto_groups(const char *call, const char *fname, MPI_Comm comm, auto_des
     fc.ops->free_comm(&fc);
     lrc = 0;
     if (frc && frc != SHEAF_FGFS_EREMOTE)
-        lrc = binding_fail(fgfs_code(frc), "%s: %s: files=auto: FGFS cannot tell which ranks share the storage of "
-                           "%s: %s", fname, call, dir, sheaf_fgfs_last_error());
+        lrc = binding_fail(fgfs_code(frc),
+                           "%s: %s: files=auto: FGFS cannot tell which ranks share the storage of "
+                           "%s: %s",
+                           fname, call, dir, sheaf_fgfs_last_error());
     arc = mpi_agree(call, fname, comm, lrc, NULL);
     if (!arc && frc) /* every rank saw EREMOTE: not expected, but never go on */
-        arc = binding_fail(SHEAF_E_IO, "%s: %s: files=auto: FGFS cannot tell which ranks share the storage of %s: "
-                           "%s", fname, call, dir, sheaf_fgfs_last_error());
+        arc = binding_fail(SHEAF_E_IO,
+                           "%s: %s: files=auto: FGFS cannot tell which ranks share the storage of %s: "
+                           "%s",
+                           fname, call, dir, sheaf_fgfs_last_error());
     free(dir);
     d->group = pd.group;
     d->ngroups = pd.ngroups;
@@ -140,8 +146,8 @@ int mpi_auto_groups(const char *call, const char *fname, MPI_Comm comm, auto_des
  * most one per rank, in rank order). One MPI_Comm_split over comm (two with
  * k > 1). Local result: *lc (MPI_ERRORS_RETURN) or MPI_COMM_NULL and a
  * failure; the caller agrees. */
-int mpi_auto_split_write(const char *call, const char *fname, MPI_Comm comm, int rank, const auto_desc *d,
-                            int req, MPI_Comm *lc)
+int mpi_auto_split_write(const char *call, const char *fname, MPI_Comm comm, int rank, const auto_desc *d, int req,
+                         MPI_Comm *lc)
 {
     *lc = MPI_COMM_NULL;
     MPI_Comm gc = MPI_COMM_NULL;
@@ -197,12 +203,13 @@ static int judge_placement(const char *call, const char *fname, int size, const 
         if (first[f] < 0)
             first[f] = g;
         else if (grp[first[f]] != grp[g])
-            lrc = binding_fail(SHEAF_E_ARG, "%s: %s: files=auto: physical file %d of %d was written by tasks that "
+            lrc = binding_fail(SHEAF_E_ARG,
+                               "%s: %s: files=auto: physical file %d of %d was written by tasks that "
                                "shared its storage, but in this run its tasks %d and %d are in different storage "
                                "groups (of %d): the ranks are placed on the nodes differently from the run that "
                                "wrote the set. Read it with the writer's placement (the same ranks on each node), "
-                               "or copy the physical files to storage all ranks share", fname, call, f, nf,
-                               first[f], g, d->ngroups);
+                               "or copy the physical files to storage all ranks share",
+                               fname, call, f, nf, first[f], g, d->ngroups);
     }
     free(first);
     for (int g = 0; g < size; g++) {
@@ -227,7 +234,8 @@ static int master_check(const char *call, const char *fname, int rank, const int
         lrc = binding_fail(e == ENOENT ? SHEAF_E_NOTFOUND : SHEAF_E_IO,
                            "%s: %s: files=auto: rank %d, the master of physical file %d, cannot read %s in its "
                            "storage (%s); on node-local storage a set is read with the ranks placed on the nodes "
-                           "as when it was written", fname, call, rank, mine[1], path, strerror(e));
+                           "as when it was written",
+                           fname, call, rank, mine[1], path, strerror(e));
     free(path);
     return lrc;
 }
@@ -243,8 +251,8 @@ static int master_check(const char *call, const char *fname, int rank, const int
  * *lc, and 1 agreement ends it. Returns 0 on every rank (*lc set) or a
  * failure on every rank (*lc MPI_COMM_NULL), with the message of the first
  * rank that failed. */
-int mpi_auto_read_check(const char *call, const char *fname, MPI_Comm comm, int rank, int size,
-                           const auto_desc *d, MPI_Comm *lc)
+int mpi_auto_read_check(const char *call, const char *fname, MPI_Comm comm, int rank, int size, const auto_desc *d,
+                        MPI_Comm *lc)
 {
     int *grp = NULL, *fl = NULL, mine[3] = {0, -1, -1}, lrc = 0;
     sheaf__binding_v2_set m;
@@ -258,9 +266,11 @@ int mpi_auto_read_check(const char *call, const char *fname, MPI_Comm comm, int 
         else if ((mrc = binding_set_read(fname, &m)) != 0) {
             char why[1024];
             snprintf(why, sizeof why, "%s", sheaf_last_error());
-            lrc = binding_fail(mrc, "%s: %s: files=auto: rank 0 cannot read the first physical file of the set in its "
+            lrc = binding_fail(mrc,
+                               "%s: %s: files=auto: rank 0 cannot read the first physical file of the set in its "
                                "storage (%s); on node-local storage a set is read with the ranks placed on the nodes "
-                               "as when it was written (rank 0 on the node of the first file)", fname, call, why);
+                               "as when it was written (rank 0 on the node of the first file)",
+                               fname, call, why);
         }
     }
     if ((lrc = mpi_agree(call, fname, comm, lrc, NULL)) != 0) {
@@ -296,4 +306,3 @@ int mpi_auto_read_check(const char *call, const char *fname, MPI_Comm comm, int 
         MPI_Comm_free(lc);
     return lrc;
 }
-

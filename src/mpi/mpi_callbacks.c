@@ -16,10 +16,14 @@ static int g_aid = -1;
 static MPI_Datatype mpi_type(int datatype)
 {
     switch (datatype) {
-    case _SION_INT32: return MPI_INT32_T;
-    case _SION_INT64: return MPI_INT64_T;
-    case _SION_CHAR:  return MPI_CHAR;
-    default:          return MPI_DATATYPE_NULL;
+    case _SION_INT32:
+        return MPI_INT32_T;
+    case _SION_INT64:
+        return MPI_INT64_T;
+    case _SION_CHAR:
+        return MPI_CHAR;
+    default:
+        return MPI_DATATYPE_NULL;
     }
 }
 
@@ -52,8 +56,8 @@ static int cb_create_lcg(void **local_group, void *global_group, int grank, int 
     g->cc_how = CC_OFF;
     MPI_Comm comm = MPI_COMM_NULL;
     cc_entry *lease = NULL;
-    int rc = cc_split_comm(gcomm, how, &key, filenumber >= 0 ? filenumber : MPI_UNDEFINED, lrank, &g->spare, &comm,
-                           &lease);
+    int rc =
+        cc_split_comm(gcomm, how, &key, filenumber >= 0 ? filenumber : MPI_UNDEFINED, lrank, &g->spare, &comm, &lease);
     cc_unreserve(g->spare); /* not needed: a hit, or not cached */
     g->spare = NULL;
     if (rc != MPI_SUCCESS || !l) {
@@ -82,10 +86,7 @@ static int cb_free_lcg(void *local_group)
     return 0;
 }
 
-static int cb_barrier(void *group)
-{
-    return MPI_Barrier(mpi_group_comm(group)) == MPI_SUCCESS ? 0 : 1;
-}
+static int cb_barrier(void *group) { return MPI_Barrier(mpi_group_comm(group)) == MPI_SUCCESS ? 0 : 1; }
 
 static int cb_bcast(void *data, void *group, int datatype, int nelem, int root)
 {
@@ -142,8 +143,7 @@ static int displacements(int n, const int *counts, int *displs)
  * task; on the stack path it only fails on bad counts, and then takes part
  * with zero counts and a non-zero return (the parallel layer's per-call
  * context carries that failure to every task with its next message). */
-static int vector_coll(int scatter, void *mine, void *all, void *group, int datatype, int *counts, int nelem,
-                       int root)
+static int vector_coll(int scatter, void *mine, void *all, void *group, int datatype, int *counts, int nelem, int root)
 {
     MPI_Datatype t = mpi_type(datatype);
     MPI_Comm comm = mpi_group_comm(group);
@@ -199,11 +199,19 @@ static int cb_scatterv(void *in, void *out, void *group, int datatype, int *coun
 
 static int cb_capability(void *group) { return SION_CAPABILITY_FULL; }
 
-static const binding_callbacks g_callbacks = {
-    .create_lcg = cb_create_lcg, .free_lcg = cb_free_lcg, .barrier = cb_barrier, .bcast = cb_bcast,
-    .gather = cb_gather, .gatherv = cb_gatherv, .scatter = cb_scatter, .scatterv = cb_scatterv,
-    .gather_exec = mpi_cb_gather_exec, .exec_scatter = mpi_cb_exec_scatter, .capability = cb_capability,
-    .lcg_agreed = 1 /* the split fails on every rank or none (cb_create_lcg) */};
+static const binding_callbacks g_callbacks = {.create_lcg = cb_create_lcg,
+                                              .free_lcg = cb_free_lcg,
+                                              .barrier = cb_barrier,
+                                              .bcast = cb_bcast,
+                                              .gather = cb_gather,
+                                              .gatherv = cb_gatherv,
+                                              .scatter = cb_scatter,
+                                              .scatterv = cb_scatterv,
+                                              .gather_exec = mpi_cb_gather_exec,
+                                              .exec_scatter = mpi_cb_exec_scatter,
+                                              .capability = cb_capability,
+                                              .lcg_agreed =
+                                                  1 /* the split fails on every rank or none (cb_create_lcg) */};
 
 static void init_api(void) { g_aid = binding_create_api("sheaf_mpi", &g_callbacks); }
 
@@ -213,4 +221,3 @@ int mpi_api_id(void)
     pthread_once(&g_once, init_api);
     return g_aid;
 }
-

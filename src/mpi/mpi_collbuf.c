@@ -75,18 +75,17 @@ static int coll_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsb
 }
 
 int mpi_cb_gather_exec(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
-                          int collector, int first, int last, int sid, int process(const void *, sion_int64 *, int))
+                       int collector, int first, int last, int sid, int process(const void *, sion_int64 *, int))
 {
     if (spec_len < 2)
         return 1;
     return coll_exchange(1, (void *)indata, spec, fsblksize, group, collector, first, last, sid, process, NULL);
 }
 
-int mpi_cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
-                           int collector, int first, int last, int sid, int process(void *, sion_int64 *, int))
+int mpi_cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group, int collector,
+                        int first, int last, int sid, int process(void *, sion_int64 *, int))
 {
     if (spec_len < 2)
         return 1;
     return coll_exchange(0, outdata, spec, fsblksize, group, collector, first, last, sid, NULL, process);
 }
-

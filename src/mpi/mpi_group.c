@@ -122,8 +122,8 @@ int mpi_agree(const char *call, const char *fname, MPI_Comm comm, int localrc, i
         return 0;
     }
     if (a.rank < 0) /* the exchange itself failed */
-        return binding_fail(SHEAF_E_IO, "%s: %s: the agreement over gComm failed: %s", fname ? fname : "(null)",
-                            call, a.msg);
+        return binding_fail(SHEAF_E_IO, "%s: %s: the agreement over gComm failed: %s", fname ? fname : "(null)", call,
+                            a.msg);
     return binding_fail(a.code < 0 ? a.code : SHEAF_E_ARG, "%s (failed on rank %d)", a.msg, a.rank);
 }
 
@@ -149,4 +149,3 @@ int mpi_open_failed(mpi_group *g, int rank)
     binding_report_error(rank);
     return -1;
 }
-

@@ -20,20 +20,17 @@
  * cache, or freed, with the group). */
 typedef struct mpi_group {
     MPI_Comm comm;
-    int owned;       /* 1: comm is released (cc_release) with the group */
-    cc_entry *lease; /* local group: its cache entry (NULL: not cached) */
-    int cc_how;      /* global group: CC_* for the next local group split off it */
-    cc_entry *spare; /* global group: the cache entry reserved for its local group (cc_reserve) */
+    int owned;                /* 1: comm is released (cc_release) with the group */
+    cc_entry *lease;          /* local group: its cache entry (NULL: not cached) */
+    int cc_how;               /* global group: CC_* for the next local group split off it */
+    cc_entry *spare;          /* global group: the cache entry reserved for its local group (cc_reserve) */
     struct mpi_group *lspare; /* global group: its local group object, allocated before the agreement */
     int sid;
     struct mpi_group *next;
 } mpi_group;
 
 /* The communicator of a group object (MPI_COMM_NULL for none). */
-static inline MPI_Comm mpi_group_comm(void *group)
-{
-    return group ? ((mpi_group *)group)->comm : MPI_COMM_NULL;
-}
+static inline MPI_Comm mpi_group_comm(void *group) { return group ? ((mpi_group *)group)->comm : MPI_COMM_NULL; }
 
 /* mpi_callbacks.c: the process's API id, or -1 (out of memory). */
 int mpi_api_id(void);
@@ -45,8 +42,8 @@ void mpi_set_alloc_fault_hook(int (*fn)(const char *what));
 /* mpi_collbuf.c: the coalescing callbacks */
 int mpi_cb_gather_exec(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
                        int collector, int first, int last, int sid, int process(const void *, sion_int64 *, int));
-int mpi_cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
-                        int collector, int first, int last, int sid, int process(void *, sion_int64 *, int));
+int mpi_cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group, int collector,
+                        int first, int last, int sid, int process(void *, sion_int64 *, int));
 
 /* mpi_group.c */
 int mpi_fail(const char *call, const char *fname, int code, const char *what, int mpirc);
@@ -66,8 +63,8 @@ typedef struct auto_desc {
 int mpi_mode_strip_auto(const char *mode, char **out, int *found);
 int mpi_auto_groups(const char *call, const char *fname, MPI_Comm comm, auto_desc *d);
 int mpi_auto_split_write(const char *call, const char *fname, MPI_Comm comm, int rank, const auto_desc *d, int req,
-                     MPI_Comm *lc);
+                         MPI_Comm *lc);
 int mpi_auto_read_check(const char *call, const char *fname, MPI_Comm comm, int rank, int size, const auto_desc *d,
-                    MPI_Comm *lc);
+                        MPI_Comm *lc);
 
 #endif

@@ -62,14 +62,14 @@
  * layer. */
 typedef struct open_args {
     const char *call, *shown;
-    MPI_Comm comm;      /* gComm: no duplicate, see the top of this file */
+    MPI_Comm comm; /* gComm: no duplicate, see the top of this file */
     int rank, size;
-    int files_auto;     /* the mode has files=auto */
-    char *automode;     /* files=auto: the mode without the key, for the generic layer */
+    int files_auto; /* the mode has files=auto */
+    char *automode; /* files=auto: the mode without the key, for the generic layer */
     int write, buddy, bycount, req;
     int lrank, lsize, filenumber, nfiles;
-    MPI_Comm lc;        /* lComm (not owned) or autolc */
-    MPI_Comm autolc;    /* files=auto: this rank's file's communicator (owned until handed back) */
+    MPI_Comm lc;     /* lComm (not owned) or autolc */
+    MPI_Comm autolc; /* files=auto: this rank's file's communicator (owned until handed back) */
 } open_args;
 
 /* The checks each rank makes on its own arguments: 0 or a failure code with
@@ -87,8 +87,10 @@ static int open_local_checks(open_args *a, const char *fname, const char *file_m
     if (binding_mode_parse(a->files_auto ? a->automode : file_mode, &a->write, &a->buddy))
         return sheaf_last_error_code() ? sheaf_last_error_code() : SHEAF_E_ARG;
     if (a->files_auto && a->buddy)
-        return binding_fail(SHEAF_E_ARG, "%s: %s: files=auto and buddy cannot be combined (the buddy copies are "
-                            "placed by their own rule)", shown, call);
+        return binding_fail(SHEAF_E_ARG,
+                            "%s: %s: files=auto and buddy cannot be combined (the buddy copies are "
+                            "placed by their own rule)",
+                            shown, call);
     if (!a->write)
         return 0;
     if (!a->files_auto && !numFiles)
@@ -97,8 +99,8 @@ static int open_local_checks(open_args *a, const char *fname, const char *file_m
     if (numFiles && *numFiles > 0) {
         a->bycount = !a->files_auto;
         if (*numFiles > a->size)
-            return binding_fail(SHEAF_E_ARG, "%s: %s: numFiles=%d is larger than the number of tasks (%d)", shown,
-                                call, *numFiles, a->size);
+            return binding_fail(SHEAF_E_ARG, "%s: %s: numFiles=%d is larger than the number of tasks (%d)", shown, call,
+                                *numFiles, a->size);
         return 0;
     }
     if (a->files_auto)
@@ -127,16 +129,21 @@ static int open_agree_mode(open_args *a, const int *numFiles, int lrc)
     if (lrc)
         return lrc;
     if (mm[2] != -mm[3])
-        return binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on files=auto: rank %d %s it, other ranks %s (it "
-                            "must be the same on every rank)", shown, call, a->rank,
-                            a->files_auto ? "gives" : "does not give", a->files_auto ? "do not" : "do");
+        return binding_fail(SHEAF_E_ARG,
+                            "%s: %s: the ranks disagree on files=auto: rank %d %s it, other ranks %s (it "
+                            "must be the same on every rank)",
+                            shown, call, a->rank, a->files_auto ? "gives" : "does not give",
+                            a->files_auto ? "do not" : "do");
     if (mm[0] == -1 && -mm[1] >= 0)
-        return binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the file mode (read or write): rank %d opens "
-                            "for %s, other ranks for %s (it must be the same on every rank)", shown, call, a->rank,
-                            a->write ? "writing" : "reading", a->write ? "reading" : "writing");
+        return binding_fail(SHEAF_E_ARG,
+                            "%s: %s: the ranks disagree on the file mode (read or write): rank %d opens "
+                            "for %s, other ranks for %s (it must be the same on every rank)",
+                            shown, call, a->rank, a->write ? "writing" : "reading", a->write ? "reading" : "writing");
     if (mm[0] != -mm[1])
-        return binding_fail(SHEAF_E_ARG, "%s: %s: the ranks disagree on the number of files (numFiles): from %d to %d "
-                            "(<= 0 means lComm; it must be the same on every rank)", shown, call, mm[0], -mm[1]);
+        return binding_fail(SHEAF_E_ARG,
+                            "%s: %s: the ranks disagree on the number of files (numFiles): from %d to %d "
+                            "(<= 0 means lComm; it must be the same on every rank)",
+                            shown, call, mm[0], -mm[1]);
     return 0;
 }
 
@@ -172,8 +179,10 @@ static int open_number_files(open_args *a)
     if (rc != MPI_SUCCESS)
         return mpi_fail(call, shown, SHEAF_E_IO, "MPI_Allreduce over gComm failed", rc);
     if (sum[0] < 1 || sum[1] != a->size)
-        return binding_fail(SHEAF_E_ARG, "%s: %s: lComm is not a partition of gComm (%d local communicators with %d "
-                            "tasks in all, gComm has %d)", shown, call, sum[0], sum[1], a->size);
+        return binding_fail(SHEAF_E_ARG,
+                            "%s: %s: lComm is not a partition of gComm (%d local communicators with %d "
+                            "tasks in all, gComm has %d)",
+                            shown, call, sum[0], sum[1], a->size);
     int lrc = 0;
     rc = MPI_Exscan(&isroot, &before, 1, MPI_INT, MPI_SUM, a->comm);
     if (a->rank == 0)
@@ -234,9 +243,8 @@ static int open_prepare(open_args *a, mpi_group *g, const char *fname, const cha
     return lrc;
 }
 
-int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
-                     const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,
-                     FILE **fileptr, char **newfname)
+int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm, const MPI_Comm *lComm,
+                     sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank, FILE **fileptr, char **newfname)
 {
     open_args a;
     memset(&a, 0, sizeof a);
@@ -264,9 +272,8 @@ int sion_paropen_mpi(const char *fname, const char *file_mode, int *numFiles, MP
     }
     g->cc_how = cache_how(&a);
     /* write: the split is an input; read: everything is an output */
-    int sid = sion_generic_paropen(mpi_api_id(), fname, a.files_auto ? a.automode : file_mode, chunksize, fsblksize,
-                                   g, a.rank, a.size, &a.filenumber, &a.nfiles, &a.lrank, &a.lsize, fileptr,
-                                   newfname);
+    int sid = sion_generic_paropen(mpi_api_id(), fname, a.files_auto ? a.automode : file_mode, chunksize, fsblksize, g,
+                                   a.rank, a.size, &a.filenumber, &a.nfiles, &a.lrank, &a.lsize, fileptr, newfname);
     free(a.automode);
     if (sid < 0) {
         if (cache_how(&a) != CC_OFF)
@@ -297,14 +304,11 @@ int sion_parclose_mpi(int sid)
     return rc;
 }
 
-int sion_parreinit_mpi(int sid, sion_int64 chunksize)
-{
-    return sion_generic_parreinit(sid, chunksize);
-}
+int sion_parreinit_mpi(int sid, sion_int64 chunksize) { return sion_generic_parreinit(sid, chunksize); }
 
 int sion_paropen_mapped_mpi(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm, int *nlocaltasks,
-                            int **globalranks, sion_int64 **chunksizes, int **mapping_filenrs,
-                            int **mapping_lranks, sion_int32 *fsblksize, FILE **fileptr)
+                            int **globalranks, sion_int64 **chunksizes, int **mapping_filenrs, int **mapping_lranks,
+                            sion_int32 *fsblksize, FILE **fileptr)
 {
     static const char call[] = "sion_paropen_mapped_mpi";
     const char *shown = fname ? fname : "(null)";
@@ -324,9 +328,8 @@ int sion_paropen_mapped_mpi(char *fname, const char *file_mode, int *numFiles, M
         lrc = mpi_fail(call, shown, SHEAF_E_NOMEM, "cannot create the MPI API object (out of memory)", MPI_SUCCESS);
     if ((lrc = mpi_agree(call, shown, comm, lrc, NULL)) != 0)
         return mpi_open_failed(g, rank);
-    int sid = sion_generic_paropen_mapped(aid, fname, file_mode, numFiles, g, rank, size, nlocaltasks,
-                                          globalranks, chunksizes, mapping_filenrs, mapping_lranks, fsblksize,
-                                          fileptr);
+    int sid = sion_generic_paropen_mapped(aid, fname, file_mode, numFiles, g, rank, size, nlocaltasks, globalranks,
+                                          chunksizes, mapping_filenrs, mapping_lranks, fsblksize, fileptr);
     if (sid < 0) {
         mpi_group_free(g);
         return -1;
@@ -353,13 +356,13 @@ size_t sion_coll_fread_mpi(void *data, size_t size, size_t nitems, int sid)
 }
 
 /* The deprecated calls take a caller's buffer for the file name. */
-static int paropen_namebuf(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
-                           const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,
-                           FILE **fileptr, char *newfname)
+static int paropen_namebuf(char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm, const MPI_Comm *lComm,
+                           sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank, FILE **fileptr,
+                           char *newfname)
 {
     char *name = NULL;
-    int sid = sion_paropen_mpi(fname, file_mode, numFiles, gComm, lComm, chunksize, fsblksize, globalrank,
-                               fileptr, newfname ? &name : NULL);
+    int sid = sion_paropen_mpi(fname, file_mode, numFiles, gComm, lComm, chunksize, fsblksize, globalrank, fileptr,
+                               newfname ? &name : NULL);
     if (newfname) {
         if (sid >= 0 && name) {
             size_t n = strlen(name);
@@ -382,8 +385,8 @@ int sion_paropen_comms_mpi(char *fname, const char *file_mode, int *numFiles, MP
         numFiles = &local;
     *numFiles = 0;
     MPI_Comm lc = lComm;
-    int sid = paropen_namebuf(fname, file_mode, numFiles, gComm, &lc, chunksize, fsblksize, globalrank, fileptr,
-                              newfname);
+    int sid =
+        paropen_namebuf(fname, file_mode, numFiles, gComm, &lc, chunksize, fsblksize, globalrank, fileptr, newfname);
     if (lc != lComm && lc != MPI_COMM_NULL) /* files=auto made one; this call cannot hand it back */
         MPI_Comm_free(&lc);
     return sid;

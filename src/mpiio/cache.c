@@ -7,36 +7,40 @@
 #include <stdlib.h>
 #include "pagecache.h"
 
-static int pages_read(mio_cache *c, mio_backend *b, void *buf, int64_t len, int64_t off) {
-  mio_pc *pc = c->priv;
-  uint64_t h = pc->hits, m = pc->misses;
-  int rc = mio_pc_read(pc, b, buf, len, off);
-  c->stats->cache_hits += pc->hits - h;
-  c->stats->cache_misses += pc->misses - m;
-  return rc;
+static int pages_read(mio_cache *c, mio_backend *b, void *buf, int64_t len, int64_t off)
+{
+    mio_pc *pc = c->priv;
+    uint64_t h = pc->hits, m = pc->misses;
+    int rc = mio_pc_read(pc, b, buf, len, off);
+    c->stats->cache_hits += pc->hits - h;
+    c->stats->cache_misses += pc->misses - m;
+    return rc;
 }
-static int pages_write(mio_cache *c, mio_backend *b, const void *buf, int64_t len, int64_t off) {
-  return mio_pc_write(c->priv, b, buf, len, off);
+static int pages_write(mio_cache *c, mio_backend *b, const void *buf, int64_t len, int64_t off)
+{
+    return mio_pc_write(c->priv, b, buf, len, off);
 }
 static int pages_flush(mio_cache *c, mio_backend *b) { return mio_pc_flush(c->priv, b, 0); }
-static void pages_invalidate(mio_cache *c) {
-  mio_pc_drop(c->priv);  /* callers flush first */
-}
-static void pages_destroy(mio_cache *c) {
-  if (c->priv) pages_invalidate(c);
-  free(c->priv);
-  c->priv = NULL;
+static void pages_invalidate(mio_cache *c) { mio_pc_drop(c->priv); /* callers flush first */ }
+static void pages_destroy(mio_cache *c)
+{
+    if (c->priv)
+        pages_invalidate(c);
+    free(c->priv);
+    c->priv = NULL;
 }
 
-static const mio_cache_ops pages_ops = {"pfr-pages", pages_read, pages_write, pages_flush,
-                                        pages_invalidate, pages_destroy, NULL, NULL};
+static const mio_cache_ops pages_ops = {"pfr-pages",      pages_read,    pages_write, pages_flush,
+                                        pages_invalidate, pages_destroy, NULL,        NULL};
 
-int mio_cache_pages_create(mio_cache *c, int64_t page, int64_t max_bytes) {
-  mio_pc *pc = malloc(sizeof *pc);
-  if (!pc) return SHEAF_MPIIO_ENOMEM;
-  size_t maxp = (size_t)(max_bytes / page);
-  mio_pc_init(pc, page, maxp ? maxp : 1, mio_fs_read, mio_fs_write);
-  c->ops = &pages_ops;
-  c->priv = pc;
-  return 0;
+int mio_cache_pages_create(mio_cache *c, int64_t page, int64_t max_bytes)
+{
+    mio_pc *pc = malloc(sizeof *pc);
+    if (!pc)
+        return SHEAF_MPIIO_ENOMEM;
+    size_t maxp = (size_t)(max_bytes / page);
+    mio_pc_init(pc, page, maxp ? maxp : 1, mio_fs_read, mio_fs_write);
+    c->ops = &pages_ops;
+    c->priv = pc;
+    return 0;
 }

@@ -27,23 +27,23 @@ enum { DM_OWNER = 0, DM_SLOT = 1, DM_DLO = 2, DM_DHI = 3, DM_WB = 4, DM_GEN = 5,
 #define DM_NONE (-1)
 
 typedef struct mio_dache_cfg {
-  int64_t page;       /* bytes per page, a power of two */
-  int nslots;         /* page slots per rank (the cache size) */
-  int64_t max_size;   /* largest file offset the cache can serve (sizes the metadata) */
-  int lock_kind;      /* sheaf_lock_kind */
-  int progress;       /* sheaf_lock_progress_mode */
-  int atomic;         /* page-granular two-phase locking for every request */
-  int audit;          /* run mio_dache_audit at every sheaf_file_sync */
-  int64_t direct;     /* requests of at least this many bytes bypass the page copies (0: never) */
+    int64_t page;     /* bytes per page, a power of two */
+    int nslots;       /* page slots per rank (the cache size) */
+    int64_t max_size; /* largest file offset the cache can serve (sizes the metadata) */
+    int lock_kind;    /* sheaf_lock_kind */
+    int progress;     /* sheaf_lock_progress_mode */
+    int atomic;       /* page-granular two-phase locking for every request */
+    int audit;        /* run mio_dache_audit at every sheaf_file_sync */
+    int64_t direct;   /* requests of at least this many bytes bypass the page copies (0: never) */
 } mio_dache_cfg;
 
 typedef struct mio_dache_stats {
-  uint64_t local_hits, remote_hits, misses, evictions, writebacks, pin_waits, direct;
-  uint64_t zero_fills;  /* misses loaded without a read (zero-fill rule) */
-  uint64_t flush_writes; /* file-system write calls of the flushes (one per contiguous run) */
-  uint64_t home_inserts; /* misses inserted at another rank (the page's home or the next with room;
+    uint64_t local_hits, remote_hits, misses, evictions, writebacks, pin_waits, direct;
+    uint64_t zero_fills;   /* misses loaded without a read (zero-fill rule) */
+    uint64_t flush_writes; /* file-system write calls of the flushes (one per contiguous run) */
+    uint64_t home_inserts; /* misses inserted at another rank (the page's home or the next with room;
                           * this rank's slots full; shared memory) */
-  uint64_t adopted;      /* pages another rank inserted into this rank's slots, found by this rank */
+    uint64_t adopted;      /* pages another rank inserted into this rank's slots, found by this rank */
 } mio_dache_stats;
 
 /* parse the sheaf_dache_* hints into cfg (defaults first) */

@@ -14,14 +14,14 @@ typedef int (*mio_pc_wr)(mio_backend *b, const void *buf, int64_t len, int64_t o
 typedef struct mio_pc_page mio_pc_page;
 #define MIO_PC_BUCKETS 1024
 typedef struct mio_pc {
-  int64_t page;
-  size_t npages, max_pages;
-  uint64_t tick;
-  int64_t dirty_end;
-  uint64_t hits, misses;
-  mio_pc_rd rd;
-  mio_pc_wr wr;
-  mio_pc_page *bucket[MIO_PC_BUCKETS];
+    int64_t page;
+    size_t npages, max_pages;
+    uint64_t tick;
+    int64_t dirty_end;
+    uint64_t hits, misses;
+    mio_pc_rd rd;
+    mio_pc_wr wr;
+    mio_pc_page *bucket[MIO_PC_BUCKETS];
 } mio_pc;
 
 void mio_pc_init(mio_pc *pc, int64_t page, size_t max_pages, mio_pc_rd rd, mio_pc_wr wr);

@@ -23,13 +23,13 @@
 /* served: MPI_File_* calls sheaf answered; fellback: calls passed to the real
  * handle of a taken-over file (SHEAF_MPIIO_REPORT prints rank 0's) */
 typedef struct pmpi_entry {
-  MPI_File real;
-  sheaf_file sf;
-  int rank, dache;
-  char name[256];
-  unsigned long served, fellback;
-  int split;              /* dache: a split collective is between _begin and _end */
-  MPI_Count split_bytes;  /* its byte count, for the _end's status */
+    MPI_File real;
+    sheaf_file sf;
+    int rank, dache;
+    char name[256];
+    unsigned long served, fellback;
+    int split;             /* dache: a split collective is between _begin and _end */
+    MPI_Count split_bytes; /* its byte count, for the _end's status */
 } pmpi_entry;
 
 PMPI_HIDDEN pmpi_entry *pmpi_lookup(MPI_File f);
@@ -74,40 +74,45 @@ PMPI_HIDDEN void pmpi_wrote(pmpi_entry *e);
 #define PMPI_FIN_BEGIN(e, rc, t, count) pmpi_begun(e, rc, t, count)
 #define PMPI_BEGIN_BEGIN 1
 
-#define PMPI_FALLBACK(CARRY, W, CALL)                                                                 \
-  if (CARRY) pmpi_ptr_to_real(e, fh);                                                                \
-  int rc = CALL;                                                                                     \
-  if (CARRY) pmpi_ptr_from_real(e, fh);                                                              \
-  if (W) pmpi_wrote(e);                                                                              \
-  return rc;
+#define PMPI_FALLBACK(CARRY, W, CALL)                                                                                  \
+    if (CARRY)                                                                                                         \
+        pmpi_ptr_to_real(e, fh);                                                                                       \
+    int rc = CALL;                                                                                                     \
+    if (CARRY)                                                                                                         \
+        pmpi_ptr_from_real(e, fh);                                                                                     \
+    if (W)                                                                                                             \
+        pmpi_wrote(e);                                                                                                 \
+    return rc;
 
-#define XFER_PTR(SFX, COUNT_T, NAME, SHEAF, CONST, W, WHO, CARRY, KIND)                               \
-  int MPI_File_##NAME##SFX(MPI_File fh, CONST void *buf, COUNT_T count, MPI_Datatype t PMPI_DECL_##KIND) { \
-    int serve;                                                                                       \
-    pmpi_entry *e = pmpi_route(fh, PMPI_##WHO, &serve);                                              \
-    if (serve) {                                                                                     \
-      int src = SHEAF(e->sf, buf, pmpi_count(e, count, PMPI_BEGIN_##KIND), t);                      \
-      return PMPI_FIN_##KIND(e, src, t, count);                                                      \
-    }                                                                                                \
-    PMPI_FALLBACK(CARRY, W, PMPI_File_##NAME##SFX(fh, buf, count, t PMPI_ARG_##KIND))                \
-  }
-#define XFER_AT(SFX, COUNT_T, NAME, SHEAF, CONST, W, WHO, KIND)                                       \
-  int MPI_File_##NAME##SFX(MPI_File fh, MPI_Offset off, CONST void *buf, COUNT_T count,              \
-                           MPI_Datatype t PMPI_DECL_##KIND) {                                        \
-    int serve;                                                                                       \
-    pmpi_entry *e = pmpi_route(fh, PMPI_##WHO, &serve);                                              \
-    if (serve) {                                                                                     \
-      int src = SHEAF(e->sf, off, buf, pmpi_count(e, count, PMPI_BEGIN_##KIND), t);                 \
-      return PMPI_FIN_##KIND(e, src, t, count);                                                      \
-    }                                                                                                \
-    PMPI_FALLBACK(0, W, PMPI_File_##NAME##SFX(fh, off, buf, count, t PMPI_ARG_##KIND))               \
-  }
+#define XFER_PTR(SFX, COUNT_T, NAME, SHEAF, CONST, W, WHO, CARRY, KIND)                                                \
+    int MPI_File_##NAME##SFX(MPI_File fh, CONST void *buf, COUNT_T count, MPI_Datatype t PMPI_DECL_##KIND)             \
+    {                                                                                                                  \
+        int serve;                                                                                                     \
+        pmpi_entry *e = pmpi_route(fh, PMPI_##WHO, &serve);                                                            \
+        if (serve) {                                                                                                   \
+            int src = SHEAF(e->sf, buf, pmpi_count(e, count, PMPI_BEGIN_##KIND), t);                                   \
+            return PMPI_FIN_##KIND(e, src, t, count);                                                                  \
+        }                                                                                                              \
+        PMPI_FALLBACK(CARRY, W, PMPI_File_##NAME##SFX(fh, buf, count, t PMPI_ARG_##KIND))                              \
+    }
+#define XFER_AT(SFX, COUNT_T, NAME, SHEAF, CONST, W, WHO, KIND)                                                        \
+    int MPI_File_##NAME##SFX(MPI_File fh, MPI_Offset off, CONST void *buf, COUNT_T count,                              \
+                             MPI_Datatype t PMPI_DECL_##KIND)                                                          \
+    {                                                                                                                  \
+        int serve;                                                                                                     \
+        pmpi_entry *e = pmpi_route(fh, PMPI_##WHO, &serve);                                                            \
+        if (serve) {                                                                                                   \
+            int src = SHEAF(e->sf, off, buf, pmpi_count(e, count, PMPI_BEGIN_##KIND), t);                              \
+            return PMPI_FIN_##KIND(e, src, t, count);                                                                  \
+        }                                                                                                              \
+        PMPI_FALLBACK(0, W, PMPI_File_##NAME##SFX(fh, off, buf, count, t PMPI_ARG_##KIND))                             \
+    }
 /* the read and the write of one family: MPI_File_<P>read<S> and
  * MPI_File_<P>write<S> served by sheaf_file_read<FS> / sheaf_file_write<FS> */
-#define PMPI_RW_PTR(P, S, FS, WHO, CARRY, KIND)                                                       \
-  PMPI_BOTH(XFER_PTR, P##read##S, sheaf_file_read##FS, PMPI_NOCONST, 0, WHO, CARRY, KIND)            \
-  PMPI_BOTH(XFER_PTR, P##write##S, sheaf_file_write##FS, const, 1, WHO, CARRY, KIND)
-#define PMPI_RW_AT(P, S, FS, WHO, KIND)                                                               \
-  PMPI_BOTH(XFER_AT, P##read##S, sheaf_file_read##FS, PMPI_NOCONST, 0, WHO, KIND)                    \
-  PMPI_BOTH(XFER_AT, P##write##S, sheaf_file_write##FS, const, 1, WHO, KIND)
+#define PMPI_RW_PTR(P, S, FS, WHO, CARRY, KIND)                                                                        \
+    PMPI_BOTH(XFER_PTR, P##read##S, sheaf_file_read##FS, PMPI_NOCONST, 0, WHO, CARRY, KIND)                            \
+    PMPI_BOTH(XFER_PTR, P##write##S, sheaf_file_write##FS, const, 1, WHO, CARRY, KIND)
+#define PMPI_RW_AT(P, S, FS, WHO, KIND)                                                                                \
+    PMPI_BOTH(XFER_AT, P##read##S, sheaf_file_read##FS, PMPI_NOCONST, 0, WHO, KIND)                                    \
+    PMPI_BOTH(XFER_AT, P##write##S, sheaf_file_write##FS, const, 1, WHO, KIND)
 #endif

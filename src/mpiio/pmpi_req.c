@@ -17,43 +17,52 @@
 #include <stdlib.h>
 #include "pmpi_impl.h"
 
-typedef struct done_req { MPI_Count bytes; } done_req;
+typedef struct done_req {
+    MPI_Count bytes;
+} done_req;
 
-static int query_fn(void *extra, MPI_Status *st) {
-  done_req *d = extra;
-  MPI_Status_set_elements_x(st, MPI_BYTE, d->bytes);
-  MPI_Status_set_cancelled(st, 0);
-  st->MPI_SOURCE = MPI_UNDEFINED;
-  st->MPI_TAG = MPI_UNDEFINED;
-  st->MPI_ERROR = MPI_SUCCESS;
-  return MPI_SUCCESS;
+static int query_fn(void *extra, MPI_Status *st)
+{
+    done_req *d = extra;
+    MPI_Status_set_elements_x(st, MPI_BYTE, d->bytes);
+    MPI_Status_set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_UNDEFINED;
+    st->MPI_TAG = MPI_UNDEFINED;
+    st->MPI_ERROR = MPI_SUCCESS;
+    return MPI_SUCCESS;
 }
-static int free_fn(void *extra) {
-  free(extra);
-  return MPI_SUCCESS;
+static int free_fn(void *extra)
+{
+    free(extra);
+    return MPI_SUCCESS;
 }
-static int cancel_fn(void *extra, int complete) {
-  (void)extra;
-  (void)complete;  /* always complete: nothing to cancel */
-  return MPI_SUCCESS;
+static int cancel_fn(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete; /* always complete: nothing to cancel */
+    return MPI_SUCCESS;
 }
 
-int pmpi_done_req(pmpi_entry *e, int rc, MPI_Datatype t, MPI_Count count, MPI_Request *req) {
-  if (!req) return MPI_ERR_REQUEST;
-  *req = MPI_REQUEST_NULL;
-  MPI_Status st;
-  int mrc = pmpi_done(e, rc, t, count, &st);
-  if (mrc != MPI_SUCCESS) return mrc;
-  done_req *d = malloc(sizeof *d);
-  if (!d) return MPI_ERR_NO_MEM;
-  MPI_Get_elements_x(&st, MPI_BYTE, &d->bytes);
-  mrc = MPI_Grequest_start(query_fn, free_fn, cancel_fn, d, req);
-  if (mrc != MPI_SUCCESS) {
-    free(d);
+int pmpi_done_req(pmpi_entry *e, int rc, MPI_Datatype t, MPI_Count count, MPI_Request *req)
+{
+    if (!req)
+        return MPI_ERR_REQUEST;
     *req = MPI_REQUEST_NULL;
-    return mrc;
-  }
-  return MPI_Grequest_complete(*req);
+    MPI_Status st;
+    int mrc = pmpi_done(e, rc, t, count, &st);
+    if (mrc != MPI_SUCCESS)
+        return mrc;
+    done_req *d = malloc(sizeof *d);
+    if (!d)
+        return MPI_ERR_NO_MEM;
+    MPI_Get_elements_x(&st, MPI_BYTE, &d->bytes);
+    mrc = MPI_Grequest_start(query_fn, free_fn, cancel_fn, d, req);
+    if (mrc != MPI_SUCCESS) {
+        free(d);
+        *req = MPI_REQUEST_NULL;
+        return mrc;
+    }
+    return MPI_Grequest_complete(*req);
 }
 
 /* nonblocking: individual pointer, explicit offset, collective or not */
@@ -73,27 +82,33 @@ PMPI_RW_PTR(, _all_begin, _all, DACHE, 1, BEGIN)
 PMPI_RW_AT(, _at_all_begin, _at_all, DACHE, BEGIN)
 PMPI_RW_PTR(, _ordered_begin, _ordered, DACHE, 0, BEGIN)
 
-#define SPLIT_END(NAME, CONST)                                                                        \
-  int MPI_File_##NAME##_end(MPI_File fh, CONST void *buf, MPI_Status *st) {                          \
-    pmpi_entry *e = pmpi_lookup(fh);                                                                 \
-    if (!e || !e->dache) return PMPI_File_##NAME##_end(fh, buf, st);                                 \
-    e->served++;                                                                                     \
-    return pmpi_ended(e, st);                                                                        \
-  }
+#define SPLIT_END(NAME, CONST)                                                                                         \
+    int MPI_File_##NAME##_end(MPI_File fh, CONST void *buf, MPI_Status *st)                                            \
+    {                                                                                                                  \
+        pmpi_entry *e = pmpi_lookup(fh);                                                                               \
+        if (!e || !e->dache)                                                                                           \
+            return PMPI_File_##NAME##_end(fh, buf, st);                                                                \
+        e->served++;                                                                                                   \
+        return pmpi_ended(e, st);                                                                                      \
+    }
 #define SPLIT_END_RW(S) SPLIT_END(read##S, PMPI_NOCONST) SPLIT_END(write##S, const)
 SPLIT_END_RW(_all)
 SPLIT_END_RW(_at_all)
 SPLIT_END_RW(_ordered)
 
-int MPI_File_seek_shared(MPI_File fh, MPI_Offset off, int whence) {
-  int serve;
-  pmpi_entry *e = pmpi_route(fh, PMPI_DACHE, &serve);
-  if (!serve) return PMPI_File_seek_shared(fh, off, whence);
-  return pmpi_to_mpi(e, sheaf_file_seek_shared(e->sf, off, whence));
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset off, int whence)
+{
+    int serve;
+    pmpi_entry *e = pmpi_route(fh, PMPI_DACHE, &serve);
+    if (!serve)
+        return PMPI_File_seek_shared(fh, off, whence);
+    return pmpi_to_mpi(e, sheaf_file_seek_shared(e->sf, off, whence));
 }
-int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *off) {
-  int serve;
-  pmpi_entry *e = pmpi_route(fh, PMPI_DACHE, &serve);
-  if (!serve) return PMPI_File_get_position_shared(fh, off);
-  return pmpi_to_mpi(e, sheaf_file_get_position_shared(e->sf, off));
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *off)
+{
+    int serve;
+    pmpi_entry *e = pmpi_route(fh, PMPI_DACHE, &serve);
+    if (!serve)
+        return PMPI_File_get_position_shared(fh, off);
+    return pmpi_to_mpi(e, sheaf_file_get_position_shared(e->sf, off));
 }

@@ -46,24 +46,31 @@ static int cb_scatterv(void *in, void *out, void *group, int datatype, int *coun
 static int cb_gather_exec(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
                           int collector, int first, int last, int sid, int process(const void *, sion_int64 *, int))
 {
-    return spec_len < 2 ? 1
-                        : team_coll_exec(group, (void *)indata, spec, fsblksize, collector, first, last, sid, process,
-                                         NULL);
+    return spec_len < 2
+               ? 1
+               : team_coll_exec(group, (void *)indata, spec, fsblksize, collector, first, last, sid, process, NULL);
 }
 static int cb_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
                            int collector, int first, int last, int sid, int process(void *, sion_int64 *, int))
 {
-    return spec_len < 2 ? 1 : team_coll_exec(group, outdata, spec, fsblksize, collector, first, last, sid, NULL,
-                                             process);
+    return spec_len < 2 ? 1
+                        : team_coll_exec(group, outdata, spec, fsblksize, collector, first, last, sid, NULL, process);
 }
 
 static team_api g_api = TEAM_API_INIT;
 
-static const binding_callbacks g_callbacks = {
-    .create_lcg = cb_create_lcg, .free_lcg = cb_free_lcg, .barrier = cb_barrier, .bcast = cb_bcast,
-    .gather = cb_gather, .gatherv = cb_gatherv, .scatter = cb_scatter, .scatterv = cb_scatterv,
-    .gather_exec = cb_gather_exec, .exec_scatter = cb_exec_scatter, .capability = team_capability,
-    .lcg_agreed = 1 /* never fails: the team is the group */};
+static const binding_callbacks g_callbacks = {.create_lcg = cb_create_lcg,
+                                              .free_lcg = cb_free_lcg,
+                                              .barrier = cb_barrier,
+                                              .bcast = cb_bcast,
+                                              .gather = cb_gather,
+                                              .gatherv = cb_gatherv,
+                                              .scatter = cb_scatter,
+                                              .scatterv = cb_scatterv,
+                                              .gather_exec = cb_gather_exec,
+                                              .exec_scatter = cb_exec_scatter,
+                                              .capability = team_capability,
+                                              .lcg_agreed = 1 /* never fails: the team is the group */};
 
 /* ---- sid -> team group ---------------------------------------------------- */
 typedef struct open_team {
@@ -118,8 +125,8 @@ int sion_paropen_omp(const char *fname, const char *file_mode, sion_int64 *chunk
         return SION_ID_UNDEF;
     }
     int fn = 0, nf = 1, lr = me, ls = n;
-    int sid = sion_generic_paropen(aid, fname, file_mode, chunksize, fsblksize, g, me, n, &fn, &nf, &lr, &ls,
-                                   fileptr, newfname);
+    int sid = sion_generic_paropen(aid, fname, file_mode, chunksize, fsblksize, g, me, n, &fn, &nf, &lr, &ls, fileptr,
+                                   newfname);
     /* sid >= 0 on all threads or on none (the generic layer agrees); the
      * bookkeeping below must succeed on all threads too */
     int failed = team_any(g, sid >= 0 && remember(sid, g) != 0);

@@ -25,7 +25,11 @@ team_group *team_new(void)
             g->displ = calloc((size_t)n + 1, sizeof *g->displ);
             g->aux = calloc((size_t)n, sizeof *g->aux);
             if (!g->ptr || !g->count || !g->displ || !g->aux) {
-                free(g->ptr); free(g->count); free(g->displ); free(g->aux); free(g);
+                free(g->ptr);
+                free(g->count);
+                free(g->displ);
+                free(g->aux);
+                free(g);
                 g = NULL;
             }
         }
@@ -42,7 +46,11 @@ void team_free(team_group *g)
 #pragma omp single
     {
         if (g) {
-            free(g->ptr); free(g->count); free(g->displ); free(g->aux); free(g);
+            free(g->ptr);
+            free(g->count);
+            free(g->displ);
+            free(g->aux);
+            free(g);
         }
     }
 }
@@ -50,10 +58,14 @@ void team_free(team_group *g)
 size_t team_type_size(int datatype)
 {
     switch (datatype) {
-    case _SION_INT32: return 4;
-    case _SION_INT64: return 8;
-    case _SION_CHAR: return 1;
-    default: return 0;
+    case _SION_INT32:
+        return 4;
+    case _SION_INT64:
+        return 8;
+    case _SION_CHAR:
+        return 1;
+    default:
+        return 0;
     }
 }
 

@@ -16,10 +16,10 @@
 
 typedef struct team_group {
     int size;
-    void **ptr;          /* [size]: the buffer each thread publishes */
-    int *count;          /* [size]: element counts (v-collectives) */
-    int64_t *displ;      /* [size+1]: root's displacements (scatterv) */
-    void **aux;          /* [size]: a second pointer per thread (coalescing I/O specs) */
+    void **ptr;     /* [size]: the buffer each thread publishes */
+    int *count;     /* [size]: element counts (v-collectives) */
+    int64_t *displ; /* [size+1]: root's displacements (scatterv) */
+    void **aux;     /* [size]: a second pointer per thread (coalescing I/O specs) */
 } team_group;
 
 /* Collective over the team: one thread allocates, all get the same group
@@ -28,7 +28,7 @@ team_group *team_new(void);
 /* Collective: all threads stop using g, one frees it. */
 void team_free(team_group *g);
 
-size_t team_type_size(int datatype);   /* bytes of a _SION_* element, 0 if unknown */
+size_t team_type_size(int datatype); /* bytes of a _SION_* element, 0 if unknown */
 int team_barrier(team_group *g);
 /* 1 on every thread when any thread passes a non-zero flag (no allocation). */
 int team_any(team_group *g, int flag);
@@ -58,6 +58,9 @@ typedef struct team_api {
     pthread_mutex_t lock;
     int made, aid;
 } team_api;
-#define TEAM_API_INIT {PTHREAD_MUTEX_INITIALIZER, 0, -1}
+#define TEAM_API_INIT                                                                                                  \
+    {                                                                                                                  \
+        PTHREAD_MUTEX_INITIALIZER, 0, -1                                                                               \
+    }
 int team_api_id(team_api *api, const char *name, const binding_callbacks *cb);
 #endif

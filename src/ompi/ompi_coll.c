@@ -27,7 +27,10 @@ enum { HK_SPEC = 0, HK_DATA = 1, HK_VERDICT = 2 };
 
 static int hy_tag(const hy_group *g, int kind, int thread) { return 100 + kind * g->nthreads + thread; }
 
-typedef struct { MPI_Request *r; int n, cap; } reqlist;
+typedef struct {
+    MPI_Request *r;
+    int n, cap;
+} reqlist;
 
 static int req_add(reqlist *l, MPI_Request **out)
 {
@@ -59,9 +62,8 @@ static int hy_post_senders(hy_group *g, int write, int64_t piece, reqlist *rl)
         char *d = g->team->ptr[t];
         for (int64_t done = 0; !err && c->spec[1] > 0 && done < c->spec[1]; done += piece) {
             int n = (int)(c->spec[1] - done < piece ? c->spec[1] - done : piece);
-            err |= req_add(rl, &r) ||
-                   (write ? MPI_Isend(d + done, n, MPI_BYTE, cp, hy_tag(g, HK_DATA, t), g->comm, r)
-                          : MPI_Irecv(d + done, n, MPI_BYTE, cp, hy_tag(g, HK_DATA, t), g->comm, r));
+            err |= req_add(rl, &r) || (write ? MPI_Isend(d + done, n, MPI_BYTE, cp, hy_tag(g, HK_DATA, t), g->comm, r)
+                                             : MPI_Irecv(d + done, n, MPI_BYTE, cp, hy_tag(g, HK_DATA, t), g->comm, r));
         }
         c->verdict = 1;
         err |= req_add(rl, &r) || MPI_Irecv(&c->verdict, 1, MPI_INT, cp, hy_tag(g, HK_VERDICT, t), g->comm, r);
@@ -70,8 +72,8 @@ static int hy_post_senders(hy_group *g, int write, int64_t piece, reqlist *rl)
 }
 
 /* (2): one collector of this process serves its group */
-static int hy_serve(hy_group *g, hy_coll *c, int write, int64_t piece, char *buf, int (*pw)(const void *, sion_int64 *, int),
-                    int (*pr)(void *, sion_int64 *, int))
+static int hy_serve(hy_group *g, hy_coll *c, int write, int64_t piece, char *buf,
+                    int (*pw)(const void *, sion_int64 *, int), int (*pr)(void *, sion_int64 *, int))
 {
     int nt = g->nthreads, bad = 0, err = 0;
     for (int s = c->first; s <= c->last; s++) {
@@ -86,7 +88,8 @@ static int hy_serve(hy_group *g, hy_coll *c, int write, int64_t piece, char *buf
             /* without a buffer (out of memory) the messages still flow, empty: nobody waits */
             char dummy = 0, *b = local ? d + done : buf ? buf : &dummy;
             int n = local || buf ? (int)part[1] : 0;
-            if (!local && write && MPI_Recv(b, n, MPI_BYTE, sp_proc, hy_tag(g, HK_DATA, st), g->comm, MPI_STATUS_IGNORE))
+            if (!local && write &&
+                MPI_Recv(b, n, MPI_BYTE, sp_proc, hy_tag(g, HK_DATA, st), g->comm, MPI_STATUS_IGNORE))
                 err = 1;
             if (!local && !buf)
                 bad = 1;
@@ -133,8 +136,8 @@ static int hy_coll_master(hy_group *g, int write, sion_int64 fsblksize, int (*pw
 }
 
 static int hy_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsblksize, void *group, int collector,
-                   int first, int last, int sid, int (*pw)(const void *, sion_int64 *, int),
-                   int (*pr)(void *, sion_int64 *, int))
+                       int first, int last, int sid, int (*pw)(const void *, sion_int64 *, int),
+                       int (*pr)(void *, sion_int64 *, int))
 {
     hy_group *g = group;
     if (g->broken)
@@ -152,19 +155,19 @@ static int hy_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsblk
     return rc;
 }
 
-int hy_gather_exec(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
-                   int collector, int first, int last, int sid, int process(const void *, sion_int64 *, int))
+int hy_gather_exec(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group, int collector,
+                   int first, int last, int sid, int process(const void *, sion_int64 *, int))
 {
     if (spec_len < 2) /* still take part: the others wait in the barriers */
         spec = NULL;
     sion_int64 none[2] = {-1, 0};
     int rc = hy_exchange(1, (void *)indata, spec ? spec : none, fsblksize, group, collector, first, last, sid, process,
-                     NULL);
+                         NULL);
     return rc || !spec;
 }
 
-int hy_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
-                    int collector, int first, int last, int sid, int process(void *, sion_int64 *, int))
+int hy_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group, int collector,
+                    int first, int last, int sid, int process(void *, sion_int64 *, int))
 {
     if (spec_len < 2)
         spec = NULL;
@@ -172,4 +175,3 @@ int hy_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fs
     int rc = hy_exchange(0, outdata, spec ? spec : none, fsblksize, group, collector, first, last, sid, NULL, process);
     return rc || !spec;
 }
-

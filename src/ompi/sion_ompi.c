@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int grow(hy_group *g, size_t n)
 {
     if (n <= g->cap)
@@ -364,24 +363,31 @@ static int cb_free_lcg(void *local_group)
 /* ---- the API object -------------------------------------------------------- */
 static team_api g_api = TEAM_API_INIT;
 
-static const binding_callbacks g_callbacks = {
-    .create_lcg = cb_create_lcg, .free_lcg = cb_free_lcg, .barrier = cb_barrier, .bcast = cb_bcast,
-    .gather = cb_gather, .gatherv = cb_gatherv, .scatter = cb_scatter, .scatterv = cb_scatterv,
-    .gather_exec = hy_gather_exec, .exec_scatter = hy_exec_scatter, .capability = team_capability,
-    /* the open's own local group fails on every process or none: its group
+static const binding_callbacks g_callbacks = {.create_lcg = cb_create_lcg,
+                                              .free_lcg = cb_free_lcg,
+                                              .barrier = cb_barrier,
+                                              .bcast = cb_bcast,
+                                              .gather = cb_gather,
+                                              .gatherv = cb_gatherv,
+                                              .scatter = cb_scatter,
+                                              .scatterv = cb_scatterv,
+                                              .gather_exec = hy_gather_exec,
+                                              .exec_scatter = hy_exec_scatter,
+                                              .capability = team_capability,
+                                              /* the open's own local group fails on every process or none: its group
      * object and cache entry are reserved before the binding's agreement, and
      * a process whose threads straddle files gets a `broken` group that fails
      * the open's global agreement (cb_create_lcg); buddy's later groups are
      * not covered by this promise and have their own agreement (src/par/buddy.c) */
-    .lcg_agreed = 1};
+                                              .lcg_agreed = 1};
 
 /* What the master thread works out before the generic open. */
 typedef struct prep {
     int rc;
     char msg[SHEAF_COMM_MSGLEN + 64]; /* room for another rank's message and its rank */
-    MPI_Comm comm;   /* gComm itself: no duplicate (as in sion_mpi.c, whose top comment says why) */
+    MPI_Comm comm;                    /* gComm itself: no duplicate (as in sion_mpi.c, whose top comment says why) */
     int rank, size, write, buddy, bycount, nfiles, filenumber, lprank, lpsize;
-    cc_entry *spare; /* the communicator cache's entry, reserved before the agreement (commcache.h) */
+    cc_entry *spare;   /* the communicator cache's entry, reserved before the agreement (commcache.h) */
     hy_group *gg, *lg; /* the global and the first local group object, allocated before the agreement */
 } prep;
 static prep g_prep;
@@ -489,9 +495,11 @@ static void prep_agree(prep *pr, const char *fname, int bad, int nthreads, int m
                   "every rank)");
     static int warned; /* once per process (master thread only) */
     if (!pr->rc && v[4] && pr->rank == 0 && !warned++)
-        binding_warn(0, "%s: sion_paropen_ompi: MPI was initialized below MPI_THREAD_FUNNELED; sheaf calls MPI from "
+        binding_warn(0,
+                     "%s: sion_paropen_ompi: MPI was initialized below MPI_THREAD_FUNNELED; sheaf calls MPI from "
                      "the master thread only, which works with common MPI libraries (MPI_Init_thread with "
-                     "MPI_THREAD_FUNNELED is the correct level)", fname);
+                     "MPI_THREAD_FUNNELED is the correct level)",
+                     fname);
 }
 
 /* A write's file split: numFiles > 0, contiguous rank ranges; else lComm,
@@ -582,9 +590,8 @@ static void prepare(prep *pr, const char *fname, const char *file_mode, const in
     }
 }
 
-int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm,
-                      const MPI_Comm *lComm, sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank,
-                      FILE **fileptr, char **newfname)
+int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, MPI_Comm gComm, const MPI_Comm *lComm,
+                      sion_int64 *chunksize, sion_int32 *fsblksize, int *globalrank, FILE **fileptr, char **newfname)
 {
     int aid = team_api_id(&g_api, "sheaf_ompi", &g_callbacks);
     binding_clear_error();
@@ -627,10 +634,12 @@ int sion_paropen_ompi(const char *fname, const char *file_mode, int *numFiles, M
                                    fileptr, newfname);
     if (sid < 0) {
         if (g->straddled) /* the cause, in place of "a callback of the local group failed"; the agreed code */
-            binding_fail(sheaf_last_error_code(), "%s: sion_paropen_ompi: the file's task mapping puts the threads "
+            binding_fail(sheaf_last_error_code(),
+                         "%s: sion_paropen_ompi: the file's task mapping puts the threads "
                          "of MPI process %d in different physical files or out of thread order (the hybrid binding "
                          "reads a multi-file set only when each process's threads are consecutive tasks of one "
-                         "file)", shown, pr.rank);
+                         "file)",
+                         shown, pr.rank);
 #pragma omp master
         {
             if (how != CC_OFF)

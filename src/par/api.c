@@ -58,48 +58,72 @@ int sion_generic_free_api(int aid)
 }
 
 /* Store one callback: field is the member of par_api to set. */
-#define REGISTER(field, call)                                                      \
-    do {                                                                           \
-        int ok = 0;                                                                \
-        pthread_mutex_lock(&g_lock);                                               \
-        par_api *a_ = api_lookup_kind(aid, API_KIND_GENERIC_API, call);            \
-        if (a_ && cb) {                                                            \
-            a_->field = cb;                                                        \
-            ok = 1;                                                                \
-        }                                                                          \
-        pthread_mutex_unlock(&g_lock);                                             \
-        if (ok)                                                                    \
-            return SION_SUCCESS;                                                   \
-        if (!cb)                                                                   \
-            core_fail(SHEAF_E_ARG, "%s: no callback given", call);                 \
-        core_report_error_rc(-1, SION_NOT_SUCCESS);                                \
-        return SION_NOT_SUCCESS;                                                   \
+#define REGISTER(field, call)                                                                                          \
+    do {                                                                                                               \
+        int ok = 0;                                                                                                    \
+        pthread_mutex_lock(&g_lock);                                                                                   \
+        par_api *a_ = api_lookup_kind(aid, API_KIND_GENERIC_API, call);                                                \
+        if (a_ && cb) {                                                                                                \
+            a_->field = cb;                                                                                            \
+            ok = 1;                                                                                                    \
+        }                                                                                                              \
+        pthread_mutex_unlock(&g_lock);                                                                                 \
+        if (ok)                                                                                                        \
+            return SION_SUCCESS;                                                                                       \
+        if (!cb)                                                                                                       \
+            core_fail(SHEAF_E_ARG, "%s: no callback given", call);                                                     \
+        core_report_error_rc(-1, SION_NOT_SUCCESS);                                                                    \
+        return SION_NOT_SUCCESS;                                                                                       \
     } while (0)
 
 int sion_generic_register_create_local_commgroup_cb(int aid, sion_generic_create_lcg_cb cb)
-{ REGISTER(create_lcg, "sion_generic_register_create_local_commgroup_cb"); }
+{
+    REGISTER(create_lcg, "sion_generic_register_create_local_commgroup_cb");
+}
 int sion_generic_register_free_local_commgroup_cb(int aid, sion_generic_free_lcg_cb cb)
-{ REGISTER(free_lcg, "sion_generic_register_free_local_commgroup_cb"); }
+{
+    REGISTER(free_lcg, "sion_generic_register_free_local_commgroup_cb");
+}
 int sion_generic_register_barrier_cb(int aid, sion_generic_barrier_cb cb)
-{ REGISTER(barrier, "sion_generic_register_barrier_cb"); }
+{
+    REGISTER(barrier, "sion_generic_register_barrier_cb");
+}
 int sion_generic_register_bcastr_cb(int aid, sion_generic_bcastr_cb cb)
-{ REGISTER(bcast, "sion_generic_register_bcastr_cb"); }
+{
+    REGISTER(bcast, "sion_generic_register_bcastr_cb");
+}
 int sion_generic_register_gatherr_cb(int aid, sion_generic_gatherr_cb cb)
-{ REGISTER(gather, "sion_generic_register_gatherr_cb"); }
+{
+    REGISTER(gather, "sion_generic_register_gatherr_cb");
+}
 int sion_generic_register_gathervr_cb(int aid, sion_generic_gathervr_cb cb)
-{ REGISTER(gatherv, "sion_generic_register_gathervr_cb"); }
+{
+    REGISTER(gatherv, "sion_generic_register_gathervr_cb");
+}
 int sion_generic_register_scatterr_cb(int aid, sion_generic_scatterr_cb cb)
-{ REGISTER(scatter, "sion_generic_register_scatterr_cb"); }
+{
+    REGISTER(scatter, "sion_generic_register_scatterr_cb");
+}
 int sion_generic_register_scattervr_cb(int aid, sion_generic_scattervr_cb cb)
-{ REGISTER(scatterv, "sion_generic_register_scattervr_cb"); }
+{
+    REGISTER(scatterv, "sion_generic_register_scattervr_cb");
+}
 int sion_generic_register_get_multi_filename_cb(int aid, sion_generic_multi_filename_cb cb)
-{ REGISTER(filename, "sion_generic_register_get_multi_filename_cb"); }
+{
+    REGISTER(filename, "sion_generic_register_get_multi_filename_cb");
+}
 int sion_generic_register_gather_and_execute_cb(int aid, sion_generic_gather_execute_cb cb)
-{ REGISTER(gather_exec, "sion_generic_register_gather_and_execute_cb"); }
+{
+    REGISTER(gather_exec, "sion_generic_register_gather_and_execute_cb");
+}
 int sion_generic_register_execute_and_scatter_cb(int aid, sion_generic_execute_scatter_cb cb)
-{ REGISTER(exec_scatter, "sion_generic_register_execute_and_scatter_cb"); }
+{
+    REGISTER(exec_scatter, "sion_generic_register_execute_and_scatter_cb");
+}
 int sion_generic_register_get_capability_cb(int aid, sion_generic_capability_cb cb)
-{ REGISTER(capability, "sion_generic_register_get_capability_cb"); }
+{
+    REGISTER(capability, "sion_generic_register_get_capability_cb");
+}
 
 int par_api_set_lcg_agreed(int aid)
 {
@@ -125,9 +149,14 @@ int par_api_get(int aid, par_api *out, const char *fname)
     pthread_mutex_unlock(&g_lock);
     if (!found)
         return SHEAF_E_ARG; /* the look-up said why */
-    const char *missing = !out->create_lcg ? "create_local_commgroup" : !out->free_lcg ? "free_local_commgroup"
-                          : !out->barrier  ? "barrier" : !out->bcast ? "bcastr" : !out->gather ? "gatherr"
-                          : !out->gatherv  ? "gathervr" : !out->scatter ? "scatterr" : !out->scatterv ? "scattervr"
+    const char *missing = !out->create_lcg ? "create_local_commgroup"
+                          : !out->free_lcg ? "free_local_commgroup"
+                          : !out->barrier  ? "barrier"
+                          : !out->bcast    ? "bcastr"
+                          : !out->gather   ? "gatherr"
+                          : !out->gatherv  ? "gathervr"
+                          : !out->scatter  ? "scatterr"
+                          : !out->scatterv ? "scattervr"
                                            : NULL;
     if (missing)
         return core_fail(SHEAF_E_ARG, "%s: generic api %d has no %s callback registered", fname, aid, missing);

@@ -41,10 +41,10 @@
 /* What the first physical file of a set says about the set (plain values:
  * no core structure crosses the libraries). */
 typedef struct sheaf__binding_v2_set {
-    int nfiles;             /* physical files of the set */
-    int ntasks;             /* tasks stored in this file */
-    int mapping_size;       /* tasks of the set in the mapping; -1: no mapping */
-    int32_t *mapping;       /* [2*mapping_size]: file, local task; malloc'd (free()), NULL without one */
+    int nfiles;       /* physical files of the set */
+    int ntasks;       /* tasks stored in this file */
+    int mapping_size; /* tasks of the set in the mapping; -1: no mapping */
+    int32_t *mapping; /* [2*mapping_size]: file, local task; malloc'd (free()), NULL without one */
 } sheaf__binding_v2_set;
 
 typedef struct sheaf__binding_v2_table {

@@ -36,23 +36,23 @@
 
 struct par_buddy {
     int level, nf, npass, self;
-    int send_pass, coll_pass;       /* pass of my sender group / collector group */
-    int coll_file;                  /* the copy member I collect (my file + L) */
-    void *send_g, *coll_g;          /* the same object when self */
-    int send_first;                 /* comm rank of the first sender in my sender group */
-    int send_entry;                 /* my entry in copy member (my file) */
-    int coll_rank, coll_n;          /* my rank in the collector group, its number of members */
-    int coll_first;                 /* first sender rank there (self: 0) */
+    int send_pass, coll_pass; /* pass of my sender group / collector group */
+    int coll_file;            /* the copy member I collect (my file + L) */
+    void *send_g, *coll_g;    /* the same object when self */
+    int send_first;           /* comm rank of the first sender in my sender group */
+    int send_entry;           /* my entry in copy member (my file) */
+    int coll_rank, coll_n;    /* my rank in the collector group, its number of members */
+    int coll_first;           /* first sender rank there (self: 0) */
     /* my stream in the copy (entry send_entry of member my file) */
     int64_t start, chunk, gskip, used, nblk, cap;
     int64_t *bsize;
     /* local task 0 of the collector group: the copy member file */
     int master;
-    char *send_path, *path;         /* my copy member (the one I send into) and the one I collect */
+    char *send_path, *path; /* my copy member (the one I send into) and the one I collect */
     core_file f;
     int fopen;
     core_meta meta;
-    int prc;                        /* first failure inside the process callback */
+    int prc; /* first failure inside the process callback */
 };
 
 char *par_buddy_name(const char *fname, int level)
@@ -118,9 +118,9 @@ typedef struct bopen {
     par_ctx x;
     par_state *p;
     int levels;
-    int64_t chunk;          /* the chunk size requested at open */
-    int64_t *info;          /* [2 + nf + levels]: par_wire_verdict, tasks per file, writer of member 0 per level */
-    const int64_t *lsizes;  /* info + 2: tasks per file */
+    int64_t chunk;         /* the chunk size requested at open */
+    int64_t *info;         /* [2 + nf + levels]: par_wire_verdict, tasks per file, writer of member 0 per level */
+    const int64_t *lsizes; /* info + 2: tasks per file */
 } bopen;
 
 /* Step "buffers" (G vote): the levels' state and the info buffer on every
@@ -369,7 +369,7 @@ static int groups_step(bopen *w, par_buddy *b)
     par_ctx_step(x, "groups");
     level_plan(w, b);
     int nf = p->nfiles, fn = p->filenumber, ls = p->lsize, lr = p->lrank;
-    int ncol = nf + p->gsize; /* colors: member files, then one of its own per idle task */
+    int ncol = nf + p->gsize;                     /* colors: member files, then one of its own per idle task */
     for (int pass = 0; pass < b->npass; pass++) { /* every task, every pass: the callback is collective */
         int r2;
         if (b->self) {
@@ -386,8 +386,8 @@ static int groups_step(bopen *w, par_buddy *b)
                 p->api.free_lcg(idle);
         }
         if (r2)
-            par_ctx_fail(x, r2, "%s: the create_local_commgroup callback failed for buddy copy %d on task %d",
-                         x->fname, b->level, p->grank);
+            par_ctx_fail(x, r2, "%s: the create_local_commgroup callback failed for buddy copy %d on task %d", x->fname,
+                         b->level, p->grank);
     }
     /* the groups are used only when every task has its own */
     return par_ctx_vote(x) != 0;
@@ -413,8 +413,10 @@ static int level_open(bopen *w, par_buddy *b)
 int par_buddy_open_write(par_state *p, int levels, int64_t chunk, const char *fname)
 {
     if (!p->api.gather_exec) /* the same API on every task: all fail here, before any collective */
-        return core_fail(SHEAF_E_ARG, "%s: buddy copies are written through the partner tasks: the API %s has no "
-                         "gather_and_execute callback", fname, p->api.name ? p->api.name : "(unnamed)");
+        return core_fail(SHEAF_E_ARG,
+                         "%s: buddy copies are written through the partner tasks: the API %s has no "
+                         "gather_and_execute callback",
+                         fname, p->api.name ? p->api.name : "(unnamed)");
     bopen w;
     memset(&w, 0, sizeof w);
     w.p = p;
@@ -483,8 +485,10 @@ static int process_copy(const void *data, sion_int64 *spec, int sid)
 static int place(par_buddy *b, int64_t n, int64_t *off, const char *name)
 {
     if (n > b->chunk)
-        return core_fail(SHEAF_E_ARG, "%s: a collective write of %lld bytes is larger than the chunk (%lld): its "
-                         "buddy copy cannot take it (SIONlib neither)", name, (long long)n, (long long)b->chunk);
+        return core_fail(SHEAF_E_ARG,
+                         "%s: a collective write of %lld bytes is larger than the chunk (%lld): its "
+                         "buddy copy cannot take it (SIONlib neither)",
+                         name, (long long)n, (long long)b->chunk);
     if (b->used + n > b->chunk) {
         if (b->nblk == b->cap) {
             int64_t nc = b->cap ? 2 * b->cap : 8, *nb = realloc(b->bsize, (size_t)nc * sizeof *nb);
@@ -555,8 +559,7 @@ int par_buddy_flush(core_container *c)
     for (int l = 0; p && l < p->nbuddy; l++) {
         par_buddy *b = p->blev[l];
         if (b->fopen && core_file_sync(&b->f)) /* the copies this task writes, as durable as the container */
-            return core_fail(SHEAF_E_IO, "%s: flushing buddy copy %s failed: %s", c->name, b->path,
-                             sheaf_last_error());
+            return core_fail(SHEAF_E_IO, "%s: flushing buddy copy %s failed: %s", c->name, b->path, sheaf_last_error());
     }
     return 0;
 }
@@ -590,11 +593,11 @@ typedef struct bclose {
     par_ctx *x;
     par_state *p;
     par_buddy *b;
-    int n, send, mfail;     /* members, this task sends, the writer cannot finish the file */
-    int64_t *cnt;           /* the writer: block count of each member */
-    int *counts;            /* the writer: elements each member sends */
-    int64_t total, *flat;   /* the writer: the gathered block sizes */
-    par_rootmem rm;         /* the writer's cnt, counts, flat (rootbuf.c) */
+    int n, send, mfail;   /* members, this task sends, the writer cannot finish the file */
+    int64_t *cnt;         /* the writer: block count of each member */
+    int *counts;          /* the writer: elements each member sends */
+    int64_t total, *flat; /* the writer: the gathered block sizes */
+    par_rootmem rm;       /* the writer's cnt, counts, flat (rootbuf.c) */
 } bclose;
 
 /* Step "buddy counts" (group gather of par_wire_ccount): each member's block
@@ -678,16 +681,14 @@ static void btail_step(bclose *w, const int32_t *map)
             rc = r2;
     }
     if (!rc) /* also after a failure elsewhere: what the others wrote stays readable */
-        rc = core_par_write_tail_at(b->path, x->fname, &b->meta, bc, all, b->coll_file == 0 ? map : NULL,
-                                    w->p->gsize);
+        rc = core_par_write_tail_at(b->path, x->fname, &b->meta, bc, all, b->coll_file == 0 ? map : NULL, w->p->gsize);
     par_ctx_take(x, rc);
     free(bc);
     free(all);
 }
 
 /* One group of a level: counts, sizes, the writer finishes the member file. */
-static void group_close(par_ctx *x, par_state *p, par_buddy *b, void *g, int n, int rank, int send,
-                        const int32_t *map)
+static void group_close(par_ctx *x, par_state *p, par_buddy *b, void *g, int n, int rank, int send, const int32_t *map)
 {
     bclose w;
     memset(&w, 0, sizeof w);

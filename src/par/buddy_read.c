@@ -35,8 +35,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PIECE_MAX (8 << 20)    /* bytes per task and round of the data transfer, at most */
-#define ROUND_MAX (64 << 20)   /* bytes a reader holds in one round, at most (but 4 KiB per task) */
+#define PIECE_MAX (8 << 20)  /* bytes per task and round of the data transfer, at most */
+#define ROUND_MAX (64 << 20) /* bytes a reader holds in one round, at most (but 4 KiB per task) */
 
 static int visible(const par_api *api, const char *bn, int k)
 {
@@ -173,8 +173,10 @@ static int readers_step(bropen *w)
     par_ctx_bcast(x, 0, w->rbuf, _SION_INT64, n, 0);
     int64_t st = take_verdict(x, "buddy readers", w->rbuf, w->reader, nf, 0, x->gsize - 1);
     if (st)
-        par_ctx_verdict(x, (int)st, "%s: a member of the buddy copy is visible to no task, or a task failed "
-                        "(see its message)", w->bn);
+        par_ctx_verdict(x, (int)st,
+                        "%s: a member of the buddy copy is visible to no task, or a task failed "
+                        "(see its message)",
+                        w->bn);
     return st != 0;
 }
 
@@ -190,8 +192,8 @@ static int locate(const par_api *api, const char *bn, int gsize, int64_t *loc)
     for (int g = 0; g < 2 * gsize; g++)
         loc[g] = -1;
     if (m.nfiles > 1 && m.mapping_size != gsize)
-        rc = core_fail(SHEAF_E_ARG, "%s: the buddy copy was written by %d tasks, %d read it", bn, m.mapping_size,
-                       gsize);
+        rc =
+            core_fail(SHEAF_E_ARG, "%s: the buddy copy was written by %d tasks, %d read it", bn, m.mapping_size, gsize);
     for (int g = 0; !rc && m.nfiles > 1 && g < gsize; g++) {
         loc[2 * g] = m.mapping[2 * g];
         loc[2 * g + 1] = m.mapping[2 * g + 1];
@@ -231,8 +233,8 @@ static int attach_entry(const char *path, const core_mode *md, int grank, int64_
     core_mode rm = *md;
     rm.buddy = 0;
     if (!rc) {
-        core_attach_spec sp = {path, m.starts[e], core_meta_capacity(&m, (int32_t)e), m.globalskip, grank, nb, bs,
-                               NULL};
+        core_attach_spec sp = {path, m.starts[e], core_meta_capacity(&m, (int32_t)e), m.globalskip, grank, nb,
+                               bs,   NULL};
         rc = core_attach_tasks(out, path, &rm, 0, 1, &sp);
     }
     if (!rc) {
@@ -253,18 +255,18 @@ static int attach_entry(const char *path, const core_mode *md, int grank, int64_
 /* One member's transfer, as every task sees it. */
 typedef struct member_xfer {
     bropen *w;
-    int f, root, me, mine;  /* member, its reader, this task reads it / is in it */
-    int64_t piece;          /* bytes per task and round */
+    int f, root, me, mine; /* member, its reader, this task reads it / is in it */
+    int64_t piece;         /* bytes per task and round */
     /* the reader */
     core_meta m;
     core_file in;
     int in_open;
-    int64_t *heads;         /* [gsize] packed par_wire_bhead */
-    int *counts;            /* [gsize] */
-    int64_t *ttotal, *tdone;/* [gsize] bytes of each task of the member, sent so far */
+    int64_t *heads;          /* [gsize] packed par_wire_bhead */
+    int *counts;             /* [gsize] */
+    int64_t *ttotal, *tdone; /* [gsize] bytes of each task of the member, sent so far */
     /* a task of the member */
     par_wire_bhead got;
-    int64_t nb, *bs;        /* its block table */
+    int64_t nb, *bs; /* its block table */
     int64_t total, done, rounds;
 } member_xfer;
 
@@ -296,8 +298,11 @@ static int64_t *reader_heads(member_xfer *mx)
             continue;
         int64_t e = loc[2 * t + 1];
         int bad = rc || e < 0 || e >= m->ntasks || m->globalranks[e] != t;
-        par_wire_bhead h = {bad ? (rc ? rc : SHEAF_E_FORMAT) : 0, bad ? 0 : m->blockcount[e],
-                            bad ? 0 : core_meta_capacity(m, (int32_t)e), m->fsblksize, kv ? kv : SION_KEYVAL_NONE,
+        par_wire_bhead h = {bad ? (rc ? rc : SHEAF_E_FORMAT) : 0,
+                            bad ? 0 : m->blockcount[e],
+                            bad ? 0 : core_meta_capacity(m, (int32_t)e),
+                            m->fsblksize,
+                            kv ? kv : SION_KEYVAL_NONE,
                             m->data_big};
         par_wire_bhead_pack(&h, mx->heads + (size_t)t * PAR_WIRE_BHEAD_N);
         mx->counts[t] = (int)h.nblocks;
@@ -336,8 +341,8 @@ static void tables_step(member_xfer *mx, int64_t *flat)
         mx->total += mx->bs[b];
     for (int t = 0; mx->me && mx->heads && mx->counts && t < x->gsize; t++) { /* the reader: rounds */
         par_wire_bhead h;
-        if (mx->w->loc[2 * t] != mx->f || par_wire_bhead_unpack(&h, mx->heads + (size_t)t * PAR_WIRE_BHEAD_N,
-                                                                PAR_WIRE_BHEAD_N) || h.status)
+        if (mx->w->loc[2 * t] != mx->f ||
+            par_wire_bhead_unpack(&h, mx->heads + (size_t)t * PAR_WIRE_BHEAD_N, PAR_WIRE_BHEAD_N) || h.status)
             continue;
         for (int64_t b = 0; b < h.nblocks; b++)
             mx->ttotal[t] += mx->m.blocksizes[b * mx->m.ntasks + mx->w->loc[2 * t + 1]];
@@ -466,8 +471,10 @@ static void serve_member(bropen *w, int f, int root, par_wire_bhead *head, int64
         *head = mx.got;
         *bs_out = mx.bs;
         if (mx.got.status)
-            par_ctx_fail(x, (int)mx.got.status, "%s: task %d's entry could not be read by the task holding member %d "
-                         "(see its message)", w->bn, x->grank, f);
+            par_ctx_fail(x, (int)mx.got.status,
+                         "%s: task %d's entry could not be read by the task holding member %d "
+                         "(see its message)",
+                         w->bn, x->grank, f);
         if (mx.done != mx.total)
             par_ctx_fail(x, SHEAF_E_IO, "%s: %lld of %lld bytes received", w->bn, (long long)mx.done,
                          (long long)mx.total);
@@ -532,8 +539,10 @@ static int mapping_step(bropen *w)
             st = par_ctx_fail(x, SHEAF_E_FORMAT, "%s: the buddy copy's mapping names member %lld of %d", w->bn,
                               (long long)w->loc[2 * g], w->nf);
     if (st)
-        par_ctx_verdict(x, (int)st, "%s: the buddy copy's mapping could not be read or sent (task %d read it; "
-                        "see its message)", w->bn, root);
+        par_ctx_verdict(x, (int)st,
+                        "%s: the buddy copy's mapping could not be read or sent (task %d read it; "
+                        "see its message)",
+                        w->bn, root);
     return st != 0;
 }
 
@@ -616,13 +625,20 @@ static int agree_step(bropen *w)
         return par_ctx_restore(x);
     }
     par_state *p = w->p;
-    if (a->fileptr) *a->fileptr = w->c->files[0].f.fp;
-    if (a->chunksize) *a->chunksize = w->chunk;
-    if (a->fsblksize) *a->fsblksize = w->fsb;
-    if (a->filenumber) *a->filenumber = p->filenumber;
-    if (a->numfiles) *a->numfiles = p->nfiles;
-    if (a->lrank) *a->lrank = p->lrank;
-    if (a->lsize) *a->lsize = p->lsize;
+    if (a->fileptr)
+        *a->fileptr = w->c->files[0].f.fp;
+    if (a->chunksize)
+        *a->chunksize = w->chunk;
+    if (a->fsblksize)
+        *a->fsblksize = w->fsb;
+    if (a->filenumber)
+        *a->filenumber = p->filenumber;
+    if (a->numfiles)
+        *a->numfiles = p->nfiles;
+    if (a->lrank)
+        *a->lrank = p->lrank;
+    if (a->lsize)
+        *a->lsize = p->lsize;
     return w->sid;
 }
 

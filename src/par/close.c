@@ -16,7 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
 /* Look up a parallel (non-mapped) sid; NULL with a message otherwise. */
 core_container *par_open_lookup(int sid, const char *call, int mapped)
 {
@@ -69,15 +68,15 @@ static int split_checksums(par_state *p, int64_t *flat, const int64_t *bcount)
 typedef struct wclose {
     par_ctx *x;
     par_state *p;
-    int ck;                 /* blocks carry checksums (decided by the master at open) */
-    int64_t nb, *bs;        /* this task's block table: nb sizes, then nb checksums when ck */
+    int ck;          /* blocks carry checksums (decided by the master at open) */
+    int64_t nb, *bs; /* this task's block table: nb sizes, then nb checksums when ck */
     /* master of a file */
-    int mfail;              /* it cannot write the file's metadata */
-    int64_t *bcount;        /* [lsize] block counts as announced */
-    int *counts;            /* [lsize] elements each task sends in the gatherv */
-    int64_t *flat;          /* the gathered block tables */
-    int32_t *map;           /* file 0's master of a multi-file set: the task mapping */
-    par_rootmem rm;         /* the master's bcount, counts, flat (rootbuf.c) */
+    int mfail;       /* it cannot write the file's metadata */
+    int64_t *bcount; /* [lsize] block counts as announced */
+    int *counts;     /* [lsize] elements each task sends in the gatherv */
+    int64_t *flat;   /* the gathered block tables */
+    int32_t *map;    /* file 0's master of a multi-file set: the task mapping */
+    par_rootmem rm;  /* the master's bcount, counts, flat (rootbuf.c) */
 } wclose;
 
 static void master_fail(wclose *w, int code, const char *what)
@@ -162,7 +161,8 @@ static void sizes_step(wclose *w)
     par_ctx_step(x, "sizes");
     int64_t dummy[1];
     if (par_ctx_gatherv(x, 1, w->bs ? w->bs : dummy, w->flat ? w->flat : dummy, _SION_INT64, w->counts,
-                        w->bs ? (int)w->nb * (w->ck ? 2 : 1) : 0, 0) && x->lrank == 0)
+                        w->bs ? (int)w->nb * (w->ck ? 2 : 1) : 0, 0) &&
+        x->lrank == 0)
         w->mfail = 1;
     free(w->bs);
     w->bs = NULL;

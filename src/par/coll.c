@@ -42,8 +42,10 @@ int par_coll_plan(const par_api *api, const core_mode *md, core_mode *md_out, in
         return 0;
     if (!api->gather_exec || !api->exec_scatter) {
         /* (api is a copy: its name is not kept, see par_api_get) */
-        core_warn(grank, "%s: collective I/O requested, but the generic API has no gather_and_execute and "
-                  "execute_and_scatter callbacks: sion_coll_* do individual I/O", fname);
+        core_warn(grank,
+                  "%s: collective I/O requested, but the generic API has no gather_and_execute and "
+                  "execute_and_scatter callbacks: sion_coll_* do individual I/O",
+                  fname);
         return 0;
     }
     roles->collector = malloc((size_t)ls * sizeof *roles->collector);
@@ -72,7 +74,11 @@ void par_coll_roles_free(par_coll_roles *roles)
 void par_coll_fill(int64_t *e, int32_t t, const par_coll_roles *roles, const int64_t *starts, int merge)
 {
     if (!roles || !roles->collector) {
-        e[0] = -1; e[1] = 1; e[2] = 0; e[3] = 0; e[4] = 0;
+        e[0] = -1;
+        e[1] = 1;
+        e[2] = 0;
+        e[3] = 0;
+        e[4] = 0;
         return;
     }
     int32_t c = roles->collector[t];
@@ -164,8 +170,10 @@ static int process_write(const void *data, sion_int64 *spec, int sid)
         return coll_result(p, rc);
     }
     if (!spec_ok(c, p, spec[0], spec[1]))
-        rc = core_fail(SHEAF_E_ARG, "%s: collector was asked to write %lld bytes at offset %lld, outside its "
-                       "group's chunks", c->name, (long long)spec[1], (long long)spec[0]);
+        rc = core_fail(SHEAF_E_ARG,
+                       "%s: collector was asked to write %lld bytes at offset %lld, outside its "
+                       "group's chunks",
+                       c->name, (long long)spec[1], (long long)spec[0]);
     else
         rc = coll_put(c, p, data, spec[0], spec[1]);
     return coll_result(p, rc);
@@ -218,8 +226,10 @@ static int process_read(void *data, sion_int64 *spec, int sid)
         return 0;
     int rc;
     if (!spec_ok(c, p, spec[0], spec[1]))
-        rc = core_fail(SHEAF_E_ARG, "%s: collector was asked to read %lld bytes at offset %lld, outside its "
-                       "group's chunks", c->name, (long long)spec[1], (long long)spec[0]);
+        rc = core_fail(SHEAF_E_ARG,
+                       "%s: collector was asked to read %lld bytes at offset %lld, outside its "
+                       "group's chunks",
+                       c->name, (long long)spec[1], (long long)spec[0]);
     else
         rc = core_file_pread(coll_file(c), data, (size_t)spec[1], spec[0]);
     return coll_result(p, rc);
@@ -316,7 +326,7 @@ size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
         rc = coll_put(c, p, data, spec[0], spec[1]);
     /* every task calls: a layer's callback may synchronize the whole local group */
     int cb = p->api.gather_exec(data, spec, 2, p->fsblksize, p->lcomm, p->collector, p->collector + 1,
-                            p->collector + p->groupsize - 1, sid, merge ? process_merge : process_write);
+                                p->collector + p->groupsize - 1, sid, merge ? process_merge : process_write);
     if (me) {
         int r2 = merge ? merge_flush(c, p) : coll_flush(c, p);
         int r3 = merge ? 0 : core_place(c); /* the handle back at this task's own cursor */
@@ -324,8 +334,10 @@ size_t sion_coll_fwrite(const void *data, size_t size, size_t nitems, int sid)
             rc = p->coll_rc ? p->coll_rc : r2 ? r2 : r3;
     }
     if (!rc && cb)
-        rc = core_fail(SHEAF_E_IO, "%s: sion_coll_fwrite: the collector (local task %d) could not write the "
-                       "group's data", c->name, p->collector);
+        rc = core_fail(SHEAF_E_IO,
+                       "%s: sion_coll_fwrite: the collector (local task %d) could not write the "
+                       "group's data",
+                       c->name, p->collector);
     if (p->nbuddy) /* collective: also after a failure */
         rc = par_buddy_coll_write(c, sid, data, n, rc);
     if (rc) {
@@ -369,15 +381,17 @@ size_t sion_coll_fread(void *data, size_t size, size_t nitems, int sid)
         rc = p->coll_rc ? p->coll_rc : SHEAF_E_IO;
     /* every task calls: a layer's callback may synchronize the whole local group */
     int cb = p->api.exec_scatter(data, spec, 2, p->fsblksize, p->lcomm, p->collector, p->collector + 1,
-                             p->collector + p->groupsize - 1, sid, process_read);
+                                 p->collector + p->groupsize - 1, sid, process_read);
     if (me) {
         int r3 = core_place(c);
         if (!rc)
             rc = p->coll_rc ? p->coll_rc : r3;
     }
     if (!rc && cb)
-        rc = core_fail(SHEAF_E_IO, "%s: sion_coll_fread: the collector (local task %d) could not read the "
-                       "group's data", c->name, p->collector);
+        rc = core_fail(SHEAF_E_IO,
+                       "%s: sion_coll_fread: the collector (local task %d) could not read the "
+                       "group's data",
+                       c->name, p->collector);
     if (rc) {
         core_report_error(p->grank);
         return 0;

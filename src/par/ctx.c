@@ -141,8 +141,8 @@ int par_ctx_vote(par_ctx *x)
                      x->call); /* still takes part (rootbuf.c); the verdict is its failure */
     /* this task's vote left with the gather: a failure of its own callback
      * can no longer reach the others (doc/parallel.md, "Limits") */
-    int cbfail = par_gather_root_safe(x->api, x->gcomm, &mine, all, _SION_INT64, 1, 0, x->grank == 0, x->gsize,
-                                      &skipped);
+    int cbfail =
+        par_gather_root_safe(x->api, x->gcomm, &mine, all, _SION_INT64, 1, 0, x->grank == 0, x->gsize, &skipped);
     if (cbfail && x->grank == 0)
         rootfail = 1;
     for (int i = 0; x->grank == 0 && all && !rootfail && i < x->gsize; i++)
@@ -162,8 +162,7 @@ int par_ctx_vote(par_ctx *x)
     cbfail |= x->api->bcast(res, x->gcomm, _SION_INT64, 2, 0) != 0;
     if (res[0] == 0) {
         if (cbfail) /* only here: the others may have succeeded */
-            par_ctx_fail(x, SHEAF_E_IO, "%s: %s: a collective callback failed on task %d", x->fname, x->call,
-                         x->grank);
+            par_ctx_fail(x, SHEAF_E_IO, "%s: %s: a collective callback failed on task %d", x->fname, x->call, x->grank);
         return 0;
     }
     int code = (int)res[0] < 0 ? (int)res[0] : SHEAF_E_IO;

@@ -33,13 +33,13 @@
 
 typedef struct par_ctx {
     const par_api *api;
-    const char *fname;      /* the set's name as given (messages) */
-    const char *call;       /* "sion_generic_paropen", ... (messages) */
-    const char *step;       /* the step being done (par_ctx_step) */
-    void *gcomm, *lcomm;    /* global group, local group (NULL before it exists) */
+    const char *fname;   /* the set's name as given (messages) */
+    const char *call;    /* "sion_generic_paropen", ... (messages) */
+    const char *step;    /* the step being done (par_ctx_step) */
+    void *gcomm, *lcomm; /* global group, local group (NULL before it exists) */
     int grank, gsize, lrank, lsize;
-    int rc;                 /* first failure (0: none) */
-    char msg[PAR_CTX_MSG];  /* its message, saved when it happened */
+    int rc;                /* first failure (0: none) */
+    char msg[PAR_CTX_MSG]; /* its message, saved when it happened */
 } par_ctx;
 
 void par_ctx_init(par_ctx *x, const par_api *api, const char *fname, const char *call, void *gcomm, int grank,
@@ -117,9 +117,9 @@ void *par_root_malloc(size_t bytes, const char *what);
  * by m; short_of_memory is set then (the call must fail, the exchanges can
  * still be made with the right sizes). NULL when neither has room. */
 typedef struct par_rootmem {
-    int slot;               /* the reserve slot held (-1: none) */
-    size_t used;            /* bytes of it handed out */
-    int short_of_memory;    /* an allocation did not come from the heap */
+    int slot;            /* the reserve slot held (-1: none) */
+    size_t used;         /* bytes of it handed out */
+    int short_of_memory; /* an allocation did not come from the heap */
 } par_rootmem;
 void par_rootmem_init(par_rootmem *m);
 void *par_rootmem_alloc(par_rootmem *m, size_t bytes, const char *what); /* zeroed */

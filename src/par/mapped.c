@@ -56,12 +56,15 @@ int sion_generic_paropen_mapped(int aid, char *fname, const char *mode, int *num
     int sid;
     if (write && !rc && (md.checksum || md.buddy || md.collective)) {
         if (grank == 0)
-            core_warn(grank, "%s: a mapped write keeps no checksums, no buddy copies and does no coalescing "
-                      "(mode keys ignored)", nm);
+            core_warn(grank,
+                      "%s: a mapped write keeps no checksums, no buddy copies and does no coalescing "
+                      "(mode keys ignored)",
+                      nm);
         md.checksum = md.buddy = md.collective = 0;
     }
-    mapped_args a = {&api, nm, &md, rc, numFiles, gcommgroup, grank, gsize, nlocaltasks, globalranks, chunksizes,
-                     mapping_filenrs, mapping_lranks, fsblksize, fileptr};
+    mapped_args a = {&api,           nm,        &md,         rc,          numFiles,   gcommgroup,
+                     grank,          gsize,     nlocaltasks, globalranks, chunksizes, mapping_filenrs,
+                     mapping_lranks, fsblksize, fileptr};
     sid = write ? par_mapped_write(&a) : par_mapped_read(&a);
     if (sid >= 0)
         return sid;

@@ -10,11 +10,11 @@
 
 /* Rank 0's view of a mapped write, kept from open to close. */
 typedef struct mapped_root {
-    int64_t ntotal;         /* logical tasks */
+    int64_t ntotal; /* logical tasks */
     int nfiles;
-    int *pcount;            /* logical tasks per process (gsize) */
-    par_wire_mwrec *rec;    /* per logical task, in gather order */
-    core_meta *meta;        /* per file */
+    int *pcount;         /* logical tasks per process (gsize) */
+    par_wire_mwrec *rec; /* per logical task, in gather order */
+    core_meta *meta;     /* per file */
 } mapped_root;
 
 void par_mapped_root_free(mapped_root *r);
@@ -25,9 +25,9 @@ int par_mapped_attach_own(core_container **c, const char *fname, const core_mode
 
 /* What the count step hands on. */
 typedef struct mapped_counts {
-    int *pcount;            /* rank 0: the count of each process (malloc'd; -1: "distribute for me") */
-    int *pblocks;           /* rank 0: the block entries of each process (malloc'd) */
-    int64_t total, blocks;  /* every task: their sums, from the verdict */
+    int *pcount;           /* rank 0: the count of each process (malloc'd; -1: "distribute for me") */
+    int *pblocks;          /* rank 0: the block entries of each process (malloc'd) */
+    int64_t total, blocks; /* every task: their sums, from the verdict */
 } mapped_counts;
 /* Rank 0, once the heads agree: allocate for total records and blocks entries (0 or a code). */
 typedef int (*mapped_alloc_fn)(void *actx, int64_t total, int64_t blocks);
@@ -49,8 +49,7 @@ int par_mapped_verdict_step(par_ctx *x, const par_wire_msg *msg, void *v, int64_
 /* counts[g] = per[g] * k on rank 0 when ok, zeros otherwise (NULL off rank 0). */
 int *par_mapped_scaled_counts(const int *per, int gsize, int k, int ok, int grank);
 /* A new mapped state for the sid (NULL with a message: out of memory). */
-par_state *par_mapped_state_new(const par_ctx *x, const core_mode *md, int write, int nlocal, int nfiles,
-                                int32_t fsb);
+par_state *par_mapped_state_new(const par_ctx *x, const core_mode *md, int write, int nlocal, int nfiles, int32_t fsb);
 
 /* The mapped opens' arguments, as the caller gave them. */
 typedef struct mapped_args {

@@ -17,22 +17,22 @@ typedef struct mropen {
     par_ctx x;
     const mapped_args *a;
     int nreq;
-    int64_t *want;              /* the global ranks it asks for (nreq) */
+    int64_t *want; /* the global ranks it asks for (nreq) */
     mapped_counts mc;
     /* rank 0 */
-    core_container *set;        /* the whole set */
-    int64_t *allwant;           /* requested global ranks, gather order */
-    int64_t *shares;            /* per process: its par_wire_mrshare, packed; zeros until assigned */
-    int64_t *rec, *blk;         /* per process in order: packed par_wire_mrrec, block tables */
+    core_container *set; /* the whole set */
+    int64_t *allwant;    /* requested global ranks, gather order */
+    int64_t *shares;     /* per process: its par_wire_mrshare, packed; zeros until assigned */
+    int64_t *rec, *blk;  /* per process in order: packed par_wire_mrrec, block tables */
     /* every process */
     par_wire_mrverdict v;
     par_wire_mrshare share;
-    par_wire_mrrec *recs;       /* [share.ntasks] */
-    int64_t *myblk;             /* [share.nblocks] */
+    par_wire_mrrec *recs; /* [share.ntasks] */
+    int64_t *myblk;       /* [share.nblocks] */
     core_container *c;
     par_state *p;
     int sid;
-    int *og, *of, *ol;          /* the caller's outputs */
+    int *og, *of, *ol; /* the caller's outputs */
     sion_int64 *oc;
 } mropen;
 
@@ -50,8 +50,9 @@ static int alloc_wanted(void *actx, int64_t total, int64_t blocks)
 static void pack_record(const core_container *set, int64_t t, int64_t *rec)
 {
     const core_task *tk = &set->tasks[t];
-    par_wire_mrrec e = {t, tk->file, tk->lrank, tk->start, tk->chunksize, set->files[tk->file].m.globalskip,
-                        tk->nblocks, set->keyval, set->data_big};
+    par_wire_mrrec e = {t,           tk->file,      tk->lrank,
+                        tk->start,   tk->chunksize, set->files[tk->file].m.globalskip,
+                        tk->nblocks, set->keyval,   set->data_big};
     par_wire_mrrec_pack(&e, rec);
 }
 
@@ -127,10 +128,7 @@ static int root_assign(mropen *w)
     return pack_blocks(w, q, nblk);
 }
 
-static char *member_path(void *ctx, const char *base, int32_t k)
-{
-    return par_member_path(ctx, base, k);
-}
+static char *member_path(void *ctx, const char *base, int32_t k) { return par_member_path(ctx, base, k); }
 
 /* Step "check" (local): the wanted tasks; rank 0 opens the whole set. */
 static void check_step(mropen *w)
@@ -213,8 +211,7 @@ static void records_step(mropen *w, int ok)
     par_ctx_scatterv(x, 0, myrec ? myrec : dummy, w->rec ? w->rec : dummy, _SION_INT64, c1,
                      ok ? (int)nt * PAR_WIRE_MRREC_N : 0, 0);
     par_ctx_step(x, "blocks");
-    par_ctx_scatterv(x, 0, w->myblk ? w->myblk : dummy, w->blk ? w->blk : dummy, _SION_INT64, c2, ok ? (int)nb : 0,
-                     0);
+    par_ctx_scatterv(x, 0, w->myblk ? w->myblk : dummy, w->blk ? w->blk : dummy, _SION_INT64, c2, ok ? (int)nb : 0, 0);
     free(c1);
     free(c2);
     for (int64_t i = 0; i < nt && par_ctx_ok(x); i++)
@@ -233,8 +230,8 @@ static int fill_specs(mropen *w, core_attach_spec *sp, char **paths, int n)
             return core_fail(SHEAF_E_FORMAT, "%s: the block tables task 0 sent are short", w->x.fname);
         if (!(paths[i] = par_member_path(w->x.api, w->x.fname, (int)e->filenumber)))
             return SHEAF_E_NOMEM;
-        sp[i] = (core_attach_spec){paths[i], e->start, e->chunksize, e->globalskip, e->grank, e->nblocks,
-                                   w->myblk + k, NULL};
+        sp[i] = (core_attach_spec){paths[i], e->start,   e->chunksize, e->globalskip,
+                                   e->grank, e->nblocks, w->myblk + k, NULL};
         k += e->nblocks;
         if (w->v.checksum && e->nblocks > 0) { /* the task's checksums follow its block sizes */
             uint32_t *cr = malloc((size_t)e->nblocks * sizeof *cr);
@@ -301,7 +298,10 @@ static int agree_step(mropen *w)
     if (par_ctx_agree(x)) {
         par_open_undo(w->sid, w->c, 0, NULL);
         par_state_free(w->p);
-        free(w->og); free(w->of); free(w->ol); free(w->oc);
+        free(w->og);
+        free(w->of);
+        free(w->ol);
+        free(w->oc);
         return par_ctx_restore(x);
     }
     int n = (int)w->share.ntasks;
@@ -310,12 +310,24 @@ static int agree_step(mropen *w)
         free(w->og); /* the caller's array already lists them */
     else
         *a->globalranks = w->og;
-    if (a->chunksizes) *a->chunksizes = w->oc; else free(w->oc);
-    if (a->mapping_filenrs) *a->mapping_filenrs = w->of; else free(w->of);
-    if (a->mapping_lranks) *a->mapping_lranks = w->ol; else free(w->ol);
-    if (a->numFiles) *a->numFiles = (int)w->v.nfiles;
-    if (a->fsblksize) *a->fsblksize = (int32_t)w->v.fsblksize;
-    if (a->fileptr) *a->fileptr = w->c->nfiles > 0 ? w->c->files[0].f.fp : NULL;
+    if (a->chunksizes)
+        *a->chunksizes = w->oc;
+    else
+        free(w->oc);
+    if (a->mapping_filenrs)
+        *a->mapping_filenrs = w->of;
+    else
+        free(w->of);
+    if (a->mapping_lranks)
+        *a->mapping_lranks = w->ol;
+    else
+        free(w->ol);
+    if (a->numFiles)
+        *a->numFiles = (int)w->v.nfiles;
+    if (a->fsblksize)
+        *a->fsblksize = (int32_t)w->v.fsblksize;
+    if (a->fileptr)
+        *a->fileptr = w->c->nfiles > 0 ? w->c->files[0].f.fp : NULL;
     return w->sid;
 }
 

@@ -27,7 +27,7 @@ void par_mapped_root_free(mapped_root *r)
  * task (SIONlib allows a process to own none) an empty container that only
  * the mapped close accepts. */
 int par_mapped_attach_own(core_container **c, const char *fname, const core_mode *md, int write, int32_t n,
-                      const core_attach_spec *sp)
+                          const core_attach_spec *sp)
 {
     if (n > 0)
         return core_attach_tasks(c, fname, md, write, n, sp);
@@ -94,8 +94,10 @@ static void judge_heads(par_ctx *x, const int64_t *heads, int with_opts, int64_t
         v->blocks += e.blocks;
     }
     if (v->total > limit || v->blocks > INT32_MAX)
-        v->status = par_ctx_fail(x, SHEAF_E_ARG, "%s: %lld entries (%lld block entries) are too many for one mapped "
-                                 "call", x->fname, (long long)v->total, (long long)v->blocks);
+        v->status = par_ctx_fail(x, SHEAF_E_ARG,
+                                 "%s: %lld entries (%lld block entries) are too many for one mapped "
+                                 "call",
+                                 x->fname, (long long)v->total, (long long)v->blocks);
     else
         v->status = par_ctx_take(x, alloc(actx, v->total, v->blocks));
 }
@@ -109,13 +111,15 @@ static int take_verdict(par_ctx *x, const par_wire_mverdict *v)
     if (v->who >= 0 && v->field >= 0) {
         int f = (int)v->field;
         if (f == MO_WRITE)
-            return par_ctx_verdict(x, code, "%s: sion_generic_paropen_mapped: the tasks disagree on %s: task 0 "
-                                   "opens for %s, task %lld for %s (it must be the same on every task)", x->fname,
-                                   mo_names[f], v->value0 ? "writing" : "reading", (long long)v->who,
+            return par_ctx_verdict(x, code,
+                                   "%s: sion_generic_paropen_mapped: the tasks disagree on %s: task 0 "
+                                   "opens for %s, task %lld for %s (it must be the same on every task)",
+                                   x->fname, mo_names[f], v->value0 ? "writing" : "reading", (long long)v->who,
                                    v->value ? "writing" : "reading");
-        return par_ctx_verdict(x, code, "%s: sion_generic_paropen_mapped: the tasks disagree on %s: task 0 gives "
-                               "%lld, task %lld gives %lld (it must be the same on every task)", x->fname,
-                               mo_names[f], (long long)v->value0, (long long)v->who, (long long)v->value);
+        return par_ctx_verdict(x, code,
+                               "%s: sion_generic_paropen_mapped: the tasks disagree on %s: task 0 gives "
+                               "%lld, task %lld gives %lld (it must be the same on every task)",
+                               x->fname, mo_names[f], (long long)v->value0, (long long)v->who, (long long)v->value);
     }
     if (v->who >= 0)
         return par_ctx_verdict(x, code, "%s: %s failed on task %lld (see its message)", x->fname, x->call,
@@ -166,8 +170,7 @@ int *par_mapped_scaled_counts(const int *per, int gsize, int k, int ok, int gran
     return c;
 }
 
-par_state *par_mapped_state_new(const par_ctx *x, const core_mode *md, int write, int nlocal, int nfiles,
-                                int32_t fsb)
+par_state *par_mapped_state_new(const par_ctx *x, const core_mode *md, int write, int nlocal, int nfiles, int32_t fsb)
 {
     par_state *p = calloc(1, sizeof *p);
     if (!p || !(p->fname = strdup(x->fname))) {

@@ -99,7 +99,7 @@ static int root_create(const par_api *api, const char *fname, const core_mode *m
     int64_t *byslot = malloc((size_t)n * sizeof *byslot); /* record index by (file, lrank) */
     r->meta = calloc((size_t)nf, sizeof *r->meta);
     int rc = (!cnt || !base || !byslot || !r->meta) ? core_fail(SHEAF_E_NOMEM, "%s: out of memory on task 0", fname)
-                                                     : root_check(fname, r, cnt, base, byslot);
+                                                    : root_check(fname, r, cnt, base, byslot);
     for (int k = 0; r->meta && k < nf; k++)
         r->meta[k].mapping_size = -1;
     if (!rc && *fsb <= 0) {
@@ -122,8 +122,8 @@ typedef struct mwopen {
     par_ctx x;
     const mapped_args *a;
     int nlocal, nfiles;
-    mapped_root *r;         /* rank 0 */
-    int64_t *raw;           /* rank 0: the gathered records, packed */
+    mapped_root *r; /* rank 0 */
+    int64_t *raw;   /* rank 0: the gathered records, packed */
     mapped_counts mc;
     par_wire_mwverdict v;
     par_wire_mwlayout *lay; /* [nlocal] */
@@ -139,8 +139,9 @@ static int alloc_records(void *actx, int64_t total, int64_t blocks)
     w->r->ntotal = total;
     w->r->rec = calloc((size_t)(total ? total : 1), sizeof *w->r->rec);
     w->raw = malloc((size_t)(total ? total : 1) * PAR_WIRE_MWREC_N * sizeof *w->raw);
-    return w->r->rec && w->raw ? 0 : core_fail(SHEAF_E_NOMEM, "out of memory on task 0 for %lld task records",
-                                                 (long long)total);
+    return w->r->rec && w->raw
+               ? 0
+               : core_fail(SHEAF_E_NOMEM, "out of memory on task 0 for %lld task records", (long long)total);
 }
 
 /* Step "check" (local): the arguments of this process. */
@@ -154,8 +155,10 @@ static void check_step(mwopen *w)
     if (par_ctx_ok(x) && (nl < 0 || (nl > 0 && (!a->globalranks || !*a->globalranks || !a->chunksizes ||
                                                 !*a->chunksizes || !a->mapping_filenrs || !*a->mapping_filenrs ||
                                                 !a->mapping_lranks || !*a->mapping_lranks))))
-        par_ctx_fail(x, SHEAF_E_ARG, "%s: a mapped write needs nlocaltasks >= 0 and the arrays globalranks, "
-                     "chunksizes, mapping_filenrs and mapping_lranks", x->fname);
+        par_ctx_fail(x, SHEAF_E_ARG,
+                     "%s: a mapped write needs nlocaltasks >= 0 and the arrays globalranks, "
+                     "chunksizes, mapping_filenrs and mapping_lranks",
+                     x->fname);
     if (par_ctx_ok(x) && *a->numFiles < 1)
         par_ctx_fail(x, SHEAF_E_ARG, "%s: a mapped write needs *numFiles > 0 (got %d)", x->fname, *a->numFiles);
     if (par_ctx_ok(x) && a->fsblksize)
@@ -224,8 +227,8 @@ static void layout_step(mwopen *w, int64_t *lay, int ok)
     par_ctx_step(x, "layout");
     int n = ok ? w->nlocal : 0;
     int64_t *mine = malloc((size_t)(w->nlocal ? w->nlocal : 1) * PAR_WIRE_MWLAYOUT_N * sizeof *mine), dummy[1];
-    int *cnt = par_mapped_scaled_counts(x->grank == 0 ? w->r->pcount : NULL, x->gsize, PAR_WIRE_MWLAYOUT_N, ok,
-                                        x->grank);
+    int *cnt =
+        par_mapped_scaled_counts(x->grank == 0 ? w->r->pcount : NULL, x->gsize, PAR_WIRE_MWLAYOUT_N, ok, x->grank);
     par_ctx_scatterv(x, 0, mine ? mine : dummy, lay ? lay : dummy, _SION_INT64, cnt, mine ? n * PAR_WIRE_MWLAYOUT_N : 0,
                      0);
     free(cnt);
@@ -254,8 +257,8 @@ static void attach_step(mwopen *w)
     for (int i = 0; i < n && par_ctx_ok(x); i++) {
         if (!(paths[i] = par_member_path(x->api, x->fname, (*a->mapping_filenrs)[i])))
             par_ctx_take(x, SHEAF_E_NOMEM);
-        sp[i] = (core_attach_spec){paths[i], w->lay[i].start, w->lay[i].chunksize, w->lay[i].globalskip,
-                                   (*a->globalranks)[i], 0, NULL, NULL};
+        sp[i] = (core_attach_spec){
+            paths[i], w->lay[i].start, w->lay[i].chunksize, w->lay[i].globalskip, (*a->globalranks)[i], 0, NULL, NULL};
     }
     if (par_ctx_ok(x))
         par_ctx_take(x, par_mapped_attach_own(&w->c, x->fname, a->md, 1, n, sp));
@@ -306,8 +309,8 @@ int par_mapped_write(const mapped_args *a)
     w.sid = -1;
     par_ctx_init(&w.x, a->api, a->fname, "sion_generic_paropen_mapped", a->gcomm, a->grank, a->gsize);
     check_step(&w);
-    par_wire_mhead h = {w.nlocal, 0, 0, {1, w.nfiles, a->fsblksize && *a->fsblksize > 0 ? *a->fsblksize : -1,
-                                          a->md->keyval}};
+    par_wire_mhead h = {
+        w.nlocal, 0, 0, {1, w.nfiles, a->fsblksize && *a->fsblksize > 0 ? *a->fsblksize : -1, a->md->keyval}};
     if (par_mapped_count_step(&w.x, &h, 1, INT32_MAX / PAR_WIRE_MWREC_N, alloc_records, &w, &w.mc)) {
         par_mapped_counts_free(&w.mc);
         par_mapped_root_free(w.r);
@@ -359,8 +362,8 @@ static int root_finish(const par_api *api, const char *fname, mapped_root *r, co
 {
     int64_t n = r->ntotal;
     int nf = r->nfiles, rc = 0;
-    int64_t *off = malloc((size_t)n * sizeof *off);     /* record -> first block size */
-    int64_t *slot = malloc((size_t)n * sizeof *slot);   /* (file base + lrank) -> record */
+    int64_t *off = malloc((size_t)n * sizeof *off);   /* record -> first block size */
+    int64_t *slot = malloc((size_t)n * sizeof *slot); /* (file base + lrank) -> record */
     int64_t *base = calloc((size_t)nf + 1, sizeof *base);
     int32_t *map = malloc((size_t)n * 2 * sizeof *map); /* file 0 gets it even alone, as SIONlib */
     if (!off || !slot || !base || !map)
@@ -394,8 +397,8 @@ typedef struct mwclose {
     par_ctx *x;
     par_state *p;
     int nl;
-    int64_t nblk, *nbs, *bs;    /* its block counts (nl) and sizes (nblk) */
-    int64_t *allnb, *allbs;     /* rank 0 */
+    int64_t nblk, *nbs, *bs; /* its block counts (nl) and sizes (nblk) */
+    int64_t *allnb, *allbs;  /* rank 0 */
     mapped_counts mc;
 } mwclose;
 

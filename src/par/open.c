@@ -37,8 +37,8 @@ static int valid_rw_mode(const char *mode, core_mode *md, const char *fname)
     if (rc)
         return rc;
     if (!md->explicit_rw)
-        return core_fail(SHEAF_E_ARG, "%s: file mode \"%s\" says neither write (w, wb, bw) nor read (r, rb, br)",
-                         fname, mode ? mode : "(null)");
+        return core_fail(SHEAF_E_ARG, "%s: file mode \"%s\" says neither write (w, wb, bw) nor read (r, rb, br)", fname,
+                         mode ? mode : "(null)");
     return 0;
 }
 
@@ -89,8 +89,10 @@ static int open_buddy_read(const par_open_args *a, int sid)
         }
         free(bn);
     }
-    return core_fail(SHEAF_E_NOTFOUND, "%s: neither the container nor any of its %d buddy copies can be read "
-                     "(container: %s)", a->fname, levels, why);
+    return core_fail(SHEAF_E_NOTFOUND,
+                     "%s: neither the container nor any of its %d buddy copies can be read "
+                     "(container: %s)",
+                     a->fname, levels, why);
 }
 
 int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int64 *chunksize, sion_int32 *fsblksize,
@@ -116,8 +118,21 @@ int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int6
     int sid, agreed = 1;
     sion_int64 chunk_req = chunksize ? *chunksize : 0;
     /* SIONlib hands lrank/lsize back in read mode through these pointers */
-    par_open_args a = {&api, nm, &md, mrc, chunksize, fsblksize, gcommgroup, grank, gsize, filenumber, numfiles,
-                       (int *)(uintptr_t)lrank, (int *)(uintptr_t)lsize, fileptr, newfname};
+    par_open_args a = {&api,
+                       nm,
+                       &md,
+                       mrc,
+                       chunksize,
+                       fsblksize,
+                       gcommgroup,
+                       grank,
+                       gsize,
+                       filenumber,
+                       numfiles,
+                       (int *)(uintptr_t)lrank,
+                       (int *)(uintptr_t)lsize,
+                       fileptr,
+                       newfname};
     sid = write ? par_open_write(&a) : par_open_read(&a, &agreed);
     /* buddy levels are among the options every task agreed on (a write that
      * failed tries no copy; a read whose options disagreed neither) */

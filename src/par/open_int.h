@@ -9,25 +9,25 @@
 #include "ctx.h"
 
 #define LOCAL_LAYOUT (5 + PAR_COLL_FIELDS) /* status, start, chunk size, global skip, coalescing roles, checksums */
-#define READ_LAYOUT (9 + PAR_COLL_FIELDS)  /* status, start, chunk size, global skip, global rank, nblocks,
+#define READ_LAYOUT                                                                                                    \
+    (9 + PAR_COLL_FIELDS)              /* status, start, chunk size, global skip, global rank, nblocks,
                                             * keyval, data_big, coalescing roles, checksums */
-#define LOCAL_CK (4 + PAR_COLL_FIELDS)     /* write: the master's decision on checksums */
-#define READ_CK (8 + PAR_COLL_FIELDS)      /* read: the file has checksums */
+#define LOCAL_CK (4 + PAR_COLL_FIELDS) /* write: the master's decision on checksums */
+#define READ_CK (8 + PAR_COLL_FIELDS)  /* read: the file has checksums */
 
 /* A new state for one task's open (NULL with a message: out of memory). */
 par_state *par_open_state_new(const par_api *api, const char *fname, void *gcomm, int grank, int gsize);
 /* Finish a failed or closing open: free the local group and the state. */
 void par_open_state_drop(par_state *p);
 /* Hang p on c, hand out the file pointer / name, register the sid. */
-int par_open_register(core_container *c, par_state *p, const char *path, FILE **fileptr, char **newfname,
-                      int *sid_out);
+int par_open_register(core_container *c, par_state *p, const char *path, FILE **fileptr, char **newfname, int *sid_out);
 /* Master of a write open or reinit: decide coalescing, create the file. */
 int par_open_master_create(par_state *p, const char *path, const core_mode *md, int ls, int64_t *cs,
                            const int32_t *caps, const int64_t *gr, int32_t fsb, par_coll_roles *roles);
 /* Master: every task's write layout (status mrc; on success its place in
  * p->meta and the coalescing roles) packed into lay (ls records). */
-void par_open_pack_wlayouts(const par_state *p, int mrc, const par_coll_roles *roles, int cmerge, int checksum,
-                            int ls, int64_t *lay);
+void par_open_pack_wlayouts(const par_state *p, int mrc, const par_coll_roles *roles, int cmerge, int checksum, int ls,
+                            int64_t *lay);
 /* Undo an open on this task after the agreed failure: release its sid (if
  * registered), free *newfname (newfname non-NULL: handed out), and detach
  * from (detach: a write's file stays for the others) or close the container. */
@@ -40,7 +40,7 @@ typedef struct par_open_args {
     const par_api *api;
     const char *fname;
     const core_mode *md;
-    int mode_rc;                 /* the mode string's parse result */
+    int mode_rc; /* the mode string's parse result */
     sion_int64 *chunksize;
     sion_int32 *fsblksize;
     void *gcomm;
@@ -56,9 +56,9 @@ typedef struct par_open_task {
     par_ctx x;
     const par_open_args *a;
     par_state *p;
-    int fn, nf;             /* its file, the set's files */
+    int fn, nf; /* its file, the set's files */
     int32_t fsb;
-    char *path;             /* its file's path */
+    char *path; /* its file's path */
 } par_open_task;
 
 /* Step "local group" of the write and read opens: the task's state (o->p,

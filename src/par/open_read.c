@@ -26,7 +26,8 @@ typedef struct read_root_ctx {
 /* Task 0 of a read open, once every task's options agree: read file 0. */
 static void read_root(void *ctx, const int64_t *all, int gsize, par_open_verdict *v)
 {
-    (void)all; (void)gsize;
+    (void)all;
+    (void)gsize;
     const read_root_ctx *r = ctx;
     core_meta *m0 = r->m0;
     /* SIONlib's task 0 opens file 0 serially here, with a sid of its own:
@@ -115,8 +116,10 @@ static int master_read_step(const par_api *api, const core_mode *md, const char 
     if (!mrc)
         mrc = path ? core_meta_read_path(path, &m) : SHEAF_E_NOMEM;
     if (!mrc && (m.ntasks != ls || (nf > 1 && (m.nfiles != nf || m.filenumber != fn))))
-        mrc = core_fail(SHEAF_E_FORMAT, "%s: holds %d tasks as file %d of %d, the set's mapping expects %d tasks "
-                        "as file %d of %d", path, m.ntasks, m.filenumber, m.nfiles, ls, fn, nf);
+        mrc = core_fail(SHEAF_E_FORMAT,
+                        "%s: holds %d tasks as file %d of %d, the set's mapping expects %d tasks "
+                        "as file %d of %d",
+                        path, m.ntasks, m.filenumber, m.nfiles, ls, fn, nf);
     int64_t total = 0;
     for (int t = 0; t < ls && !mrc; t++) {
         if (m.blockcount[t] > INT32_MAX || total > INT64_MAX / 16)
@@ -134,8 +137,7 @@ static int master_read_step(const par_api *api, const core_mode *md, const char 
     /* older formats cannot be read collectively (SIONlib); checksummed files are read
      * individually, each task verifying its own blocks */
     if (!mrc && m.format >= 4 && !m.crcs) {
-        int on = par_coll_plan(api, md, &m2, ls, m.chunksizes, NULL, (int32_t)m.fsblksize, 0, &roles, grank,
-                               fname);
+        int on = par_coll_plan(api, md, &m2, ls, m.chunksizes, NULL, (int32_t)m.fsblksize, 0, &roles, grank, fname);
         if (on < 0)
             mrc = on;
     }
@@ -194,9 +196,9 @@ static int attach_task(core_container **c, const char *path, const core_mode *md
 
 /* One task's read open: the context and what the steps hand on. */
 typedef struct ropen {
-    par_open_task o;        /* first: what every open holds */
+    par_open_task o; /* first: what every open holds */
     par_wire_rlayout my;
-    int64_t nb, *mine_b;    /* this task's block table (sizes, then checksums when my.checksum) */
+    int64_t nb, *mine_b; /* this task's block table (sizes, then checksums when my.checksum) */
     int with_ck;
     core_container *c;
     int sid;
@@ -212,21 +214,23 @@ static int options_step(ropen *w, par_open_verdict *v, core_meta *m0, int *agree
     read_root_ctx rctx = {a->api, a->fname, m0};
     par_open_req req;
     par_open_req_init(&req, w->o.x.rc, 0, a->md, NULL, NULL, NULL, NULL, NULL);
-    int xcb = 0, xrc = par_open_exchange(a->api, a->fname, a->gcomm, a->grank, a->gsize, &req, read_root, &rctx, v,
-                                         &xcb);
+    int xcb = 0,
+        xrc = par_open_exchange(a->api, a->fname, a->gcomm, a->grank, a->gsize, &req, read_root, &rctx, v, &xcb);
     /* the same on every task: the options agreed (a buddy read may try the copies) */
     *agreed = !v->cbfail && (v->reason == SPLIT_OK || v->reason == SPLIT_ROOT);
     if (xcb) /* go on with what it delivered (see open_write) */
-        par_ctx_fail(&w->o.x, SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d",
-                     a->fname, a->grank);
+        par_ctx_fail(&w->o.x, SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d", a->fname,
+                     a->grank);
     if (xrc && w->o.x.rc) /* its own first message, the agreed code */
         return w->o.x.rc = xrc;
     if (xrc)
         return par_ctx_take(&w->o.x, xrc);
     if (v->ntasks != a->gsize) { /* from the verdict: the same on every task */
-        int rc = core_fail(SHEAF_E_ARG, "%s: the container holds %lld tasks but is opened by %d; to read it with a "
+        int rc = core_fail(SHEAF_E_ARG,
+                           "%s: the container holds %lld tasks but is opened by %d; to read it with a "
                            "different number of tasks use a mapped open (sion_paropen_mapped_mpi / "
-                           "sion_generic_paropen_mapped)", a->fname, (long long)v->ntasks, a->gsize);
+                           "sion_generic_paropen_mapped)",
+                           a->fname, (long long)v->ntasks, a->gsize);
         w->o.x.rc = 0;
         return par_ctx_take(&w->o.x, rc);
     }
@@ -257,7 +261,7 @@ static int place_step(ropen *w, const core_meta *m0)
     par_ctx_scatter(x, 0, map, buf, _SION_INT32, PAR_WIRE_PLACE_N, 0);
     free(map);
     par_ctx_take(x, par_wire_place_unpack(&mine, buf, PAR_WIRE_PLACE_N)); /* refused: the initial values stay */
-    if (mine.status == SHEAF_E_FORMAT) { /* the same verdict on every task */
+    if (mine.status == SHEAF_E_FORMAT) {                                  /* the same verdict on every task */
         x->rc = 0;
         return par_ctx_fail(x, SHEAF_E_FORMAT, "%s: the task mapping in the first file is inconsistent", x->fname);
     }
@@ -274,10 +278,7 @@ static int place_step(ropen *w, const core_meta *m0)
 
 /* Step "local group": the task's state and the local group of its file.
  * Returns the agreed code when the open ends here (on every task). */
-static int local_group_step(ropen *w)
-{
-    return par_open_local_group(&w->o);
-}
+static int local_group_step(ropen *w) { return par_open_local_group(&w->o); }
 
 /* Step "layout" (L scatter): the master reads its file ("master reads its
  * file") and sends each task its entry; the block tables (flat, counts) wait
@@ -359,12 +360,18 @@ static int agree_step(ropen *w)
         return par_open_task_undo(&w->o); /* state, local group, path */
     }
     free(w->o.path);
-    if (a->chunksize) *a->chunksize = w->my.chunksize;
-    if (a->fsblksize) *a->fsblksize = w->o.fsb;
-    if (a->filenumber) *a->filenumber = w->o.fn;
-    if (a->numfiles) *a->numfiles = w->o.nf;
-    if (a->lrank) *a->lrank = x->lrank;
-    if (a->lsize) *a->lsize = x->lsize;
+    if (a->chunksize)
+        *a->chunksize = w->my.chunksize;
+    if (a->fsblksize)
+        *a->fsblksize = w->o.fsb;
+    if (a->filenumber)
+        *a->filenumber = w->o.fn;
+    if (a->numfiles)
+        *a->numfiles = w->o.nf;
+    if (a->lrank)
+        *a->lrank = x->lrank;
+    if (a->lsize)
+        *a->lsize = x->lsize;
     return w->sid;
 }
 

@@ -40,8 +40,7 @@ void par_open_state_drop(par_state *p)
     par_state_free(p);
 }
 
-int par_open_register(core_container *c, par_state *p, const char *path, FILE **fileptr, char **newfname,
-                               int *sid_out)
+int par_open_register(core_container *c, par_state *p, const char *path, FILE **fileptr, char **newfname, int *sid_out)
 {
     c->par = p;
     if (newfname) {
@@ -53,7 +52,10 @@ int par_open_register(core_container *c, par_state *p, const char *path, FILE **
         *fileptr = c->files[0].f.fp;
     int sid = api_register(c);
     if (sid < 0) {
-        if (newfname) { free(*newfname); *newfname = NULL; }
+        if (newfname) {
+            free(*newfname);
+            *newfname = NULL;
+        }
         return sid;
     }
     *sid_out = sid;
@@ -63,7 +65,7 @@ int par_open_register(core_container *c, par_state *p, const char *path, FILE **
 /* Master of a write open or reinit: decide coalescing (which may repack cs),
  * then create the file. roles receives the coalescing roles (empty: off). */
 int par_open_master_create(par_state *p, const char *path, const core_mode *md, int ls, int64_t *cs,
-                         const int32_t *caps, const int64_t *gr, int32_t fsb, par_coll_roles *roles)
+                           const int32_t *caps, const int64_t *gr, int32_t fsb, par_coll_roles *roles)
 {
     core_mode m2;
     int on = par_coll_plan(&p->api, md, &m2, ls, cs, caps, fsb, 1, roles, p->grank, p->fname);
@@ -75,8 +77,8 @@ int par_open_master_create(par_state *p, const char *path, const core_mode *md, 
     return rc;
 }
 
-void par_open_pack_wlayouts(const par_state *p, int mrc, const par_coll_roles *roles, int cmerge, int checksum,
-                            int ls, int64_t *lay)
+void par_open_pack_wlayouts(const par_state *p, int mrc, const par_coll_roles *roles, int cmerge, int checksum, int ls,
+                            int64_t *lay)
 {
     for (int t = 0; t < ls; t++) {
         par_wire_wlayout e;
@@ -99,7 +101,10 @@ static par_state *local_state(const par_open_task *o)
     const par_open_args *a = o->a;
     par_state *p = par_open_state_new(a->api, a->fname, a->gcomm, a->grank, a->gsize);
     if (p) {
-        p->lrank = o->x.lrank; p->lsize = o->x.lsize; p->filenumber = o->fn; p->nfiles = o->nf;
+        p->lrank = o->x.lrank;
+        p->lsize = o->x.lsize;
+        p->filenumber = o->fn;
+        p->nfiles = o->nf;
         p->fsblksize = o->fsb;
         p->mode = *a->md;
     }
@@ -130,8 +135,7 @@ int par_open_local_group(par_open_task *o)
     int cbfail = a->api->create_lcg(&x->lcomm, a->gcomm, a->grank, a->gsize, x->lrank, x->lsize, o->fn, o->nf) != 0;
     if (cbfail) {
         x->lcomm = NULL;
-        par_ctx_fail(x, SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", a->fname,
-                     a->grank);
+        par_ctx_fail(x, SHEAF_E_IO, "%s: the create_local_commgroup callback failed on task %d", a->fname, a->grank);
     }
     if (p)
         p->lcomm = x->lcomm;

@@ -43,8 +43,8 @@ static void write_root(void *ctx, const int64_t *all, int gsize, par_open_verdic
 /* Master, step "master creates the file": the gathered requests (reqs, ls of
  * them; mrc: a failure so far, then nothing is created) -> the file and every
  * task's layout packed into lay. Returns the master's status. */
-static int master_create_step(par_state *p, const char *path, const core_mode *md, int ls, const int64_t *reqs,
-                              int mrc, int32_t fsb, int64_t *lay)
+static int master_create_step(par_state *p, const char *path, const core_mode *md, int ls, const int64_t *reqs, int mrc,
+                              int32_t fsb, int64_t *lay)
 {
     par_coll_roles roles = {NULL, NULL, NULL};
     int64_t *cs = NULL, *gr = NULL;
@@ -77,7 +77,7 @@ static int master_create_step(par_state *p, const char *path, const core_mode *m
 
 /* One task's write open: the context and what the steps hand on. */
 typedef struct wopen {
-    par_open_task o;        /* first: what every open holds */
+    par_open_task o; /* first: what every open holds */
     par_wire_wlayout mine;
     core_container *c;
     int sid;
@@ -93,8 +93,10 @@ static void check_step(wopen *w)
     if (!par_ctx_ok(x))
         return;
     if (!a->chunksize || !a->filenumber || !a->numfiles || !a->lrank || !a->lsize) {
-        par_ctx_fail(x, SHEAF_E_ARG, "%s: sion_generic_paropen for writing needs chunksize, filenumber, numfiles, "
-                     "lrank and lsize", a->fname);
+        par_ctx_fail(x, SHEAF_E_ARG,
+                     "%s: sion_generic_paropen for writing needs chunksize, filenumber, numfiles, "
+                     "lrank and lsize",
+                     a->fname);
         return;
     }
     int g = a->grank, nf = *a->numfiles, fn = *a->filenumber, lr = *a->lrank, ls = *a->lsize;
@@ -121,13 +123,13 @@ static int options_step(wopen *w, par_open_verdict *v)
     par_open_req req;
     par_open_req_init(&req, w->o.x.rc, 1, a->md, a->numfiles, a->fsblksize, a->filenumber, a->lrank, a->lsize);
     write_root_ctx wctx = {a->api, a->fname};
-    int xcb = 0, xrc = par_open_exchange(a->api, a->fname, a->gcomm, a->grank, a->gsize, &req, write_root, &wctx, v,
-                                         &xcb);
+    int xcb = 0,
+        xrc = par_open_exchange(a->api, a->fname, a->gcomm, a->grank, a->gsize, &req, write_root, &wctx, v, &xcb);
     /* a callback that reports failure but delivered its data: go on with the
      * data, so that no task waits for one that left early */
     if (xcb)
-        par_ctx_fail(&w->o.x, SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d",
-                     a->fname, a->grank);
+        par_ctx_fail(&w->o.x, SHEAF_E_IO, "%s: sion_generic_paropen: a collective callback failed on task %d", a->fname,
+                     a->grank);
     if (xrc && w->o.x.rc) /* its own first message, the agreed code */
         w->o.x.rc = xrc;
     else if (xrc)
@@ -214,8 +216,8 @@ static void attach_step(wopen *w)
     wmd.checksum = (int)w->mine.checksum; /* the master decides, so the close's exchange matches */
     par_coll_set(w->o.p, w->mine.coll);
     w->o.p->mode.checksum = wmd.checksum;
-    int rc = core_attach_task(&w->c, w->o.path, &wmd, 1, w->mine.start, w->mine.chunksize, w->mine.globalskip,
-                              x->grank, 0, NULL);
+    int rc = core_attach_task(&w->c, w->o.path, &wmd, 1, w->mine.start, w->mine.chunksize, w->mine.globalskip, x->grank,
+                              0, NULL);
     if (!rc) {
         w->c->fsblksize = w->o.fsb;
         par_label_task(w->c, 0, w->o.fn, x->lrank, w->o.nf);

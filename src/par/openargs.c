@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REQ_N (4 + PO_N)  /* status, filenumber, lrank, lsize, options */
+#define REQ_N (4 + PO_N) /* status, filenumber, lrank, lsize, options */
 #define VERDICT_N 12
 
 static const char *const opt_names[PO_N] = {
-    "the file mode (read or write)", "the number of files (numFiles)", "the file system block size (fsblksize)",
-    "the key-value mode (keyval)", "checksums (checksum)", "coalescing I/O (collective)",
-    "the collector group size (collsize)", "merged coalescing (cmerge)", "buddy copies (buddy)",
+    "the file mode (read or write)",       "the number of files (numFiles)", "the file system block size (fsblksize)",
+    "the key-value mode (keyval)",         "checksums (checksum)",           "coalescing I/O (collective)",
+    "the collector group size (collsize)", "merged coalescing (cmerge)",     "buddy copies (buddy)",
     "the data endianness (endianness)"};
 
 void par_open_req_init(par_open_req *r, int rc, int write, const core_mode *md, const int *numfiles,
@@ -59,8 +59,8 @@ int64_t par_open_req_get(const int64_t *all, int g, int field)
 
 static void verdict_pack(const par_open_verdict *v, int64_t *e)
 {
-    int64_t t[VERDICT_N] = {v->reason, v->who, v->field, v->v0, v->v1, v->cbfail, v->fsblksize, v->file0master,
-                            v->status, v->nfiles, v->ntasks, 0};
+    int64_t t[VERDICT_N] = {v->reason,    v->who,         v->field,  v->v0,     v->v1,     v->cbfail,
+                            v->fsblksize, v->file0master, v->status, v->nfiles, v->ntasks, 0};
     memcpy(e, t, sizeof t);
 }
 
@@ -72,15 +72,31 @@ static void verdict_unpack(const int64_t *e, par_open_verdict *v)
 static void opt_value(int field, int64_t x, char *buf, size_t len)
 {
     switch (field) {
-    case PO_WRITE: snprintf(buf, len, "%s", x ? "writing" : "reading"); break;
-    case PO_KEYVAL: snprintf(buf, len, "%s", sion_keyval_type_to_str((int)x)); break;
-    case PO_CHECKSUM: case PO_COLL: case PO_CMERGE: snprintf(buf, len, "%s", x ? "on" : "off"); break;
-    case PO_FSBLK: case PO_COLLSIZE:
-        if (x < 0) { snprintf(buf, len, "%s", field == PO_FSBLK ? "-1 (detect)" : "not given"); break; }
+    case PO_WRITE:
+        snprintf(buf, len, "%s", x ? "writing" : "reading");
+        break;
+    case PO_KEYVAL:
+        snprintf(buf, len, "%s", sion_keyval_type_to_str((int)x));
+        break;
+    case PO_CHECKSUM:
+    case PO_COLL:
+    case PO_CMERGE:
+        snprintf(buf, len, "%s", x ? "on" : "off");
+        break;
+    case PO_FSBLK:
+    case PO_COLLSIZE:
+        if (x < 0) {
+            snprintf(buf, len, "%s", field == PO_FSBLK ? "-1 (detect)" : "not given");
+            break;
+        }
         snprintf(buf, len, "%lld", (long long)x);
         break;
-    case PO_ENDIAN: snprintf(buf, len, "%s", x < 0 ? "host" : x ? "big" : "little"); break;
-    default: snprintf(buf, len, "%lld", (long long)x); break;
+    case PO_ENDIAN:
+        snprintf(buf, len, "%s", x < 0 ? "host" : x ? "big" : "little");
+        break;
+    default:
+        snprintf(buf, len, "%lld", (long long)x);
+        break;
     }
 }
 
@@ -89,23 +105,33 @@ static int verdict_message(const par_open_verdict *v, const char *fname)
     char a[64], b[64];
     switch (v->reason) {
     case SPLIT_TASK: /* the failing task's code on every task */
-        return core_fail(v->status < 0 ? (int)v->status : SHEAF_E_ARG, "%s: sion_generic_paropen failed on task "
-                         "%lld (see its message)", fname, (long long)v->who);
+        return core_fail(v->status < 0 ? (int)v->status : SHEAF_E_ARG,
+                         "%s: sion_generic_paropen failed on task "
+                         "%lld (see its message)",
+                         fname, (long long)v->who);
     case SPLIT_DISAGREE:
         opt_value((int)v->field, v->v0, a, sizeof a);
         opt_value((int)v->field, v->v1, b, sizeof b);
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: the tasks disagree on %s: task 0 gives %s, task "
-                         "%lld gives %s (it must be the same on every task)", fname,
-                         v->field >= 0 && v->field < PO_N ? opt_names[v->field] : "an option", a, (long long)v->who, b);
+        return core_fail(SHEAF_E_ARG,
+                         "%s: sion_generic_paropen: the tasks disagree on %s: task 0 gives %s, task "
+                         "%lld gives %s (it must be the same on every task)",
+                         fname, v->field >= 0 && v->field < PO_N ? opt_names[v->field] : "an option", a,
+                         (long long)v->who, b);
     case SPLIT_NUMFILES:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld gives a different number of files than "
-                         "task 0", fname, (long long)v->who);
+        return core_fail(SHEAF_E_ARG,
+                         "%s: sion_generic_paropen: task %lld gives a different number of files than "
+                         "task 0",
+                         fname, (long long)v->who);
     case SPLIT_LSIZE:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld gives a local size that does not match "
-                         "the number of tasks in its file", fname, (long long)v->who);
+        return core_fail(SHEAF_E_ARG,
+                         "%s: sion_generic_paropen: task %lld gives a local size that does not match "
+                         "the number of tasks in its file",
+                         fname, (long long)v->who);
     case SPLIT_LRANK:
-        return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: task %lld gives a local rank that is out of range "
-                         "or taken by another task of its file", fname, (long long)v->who);
+        return core_fail(SHEAF_E_ARG,
+                         "%s: sion_generic_paropen: task %lld gives a local rank that is out of range "
+                         "or taken by another task of its file",
+                         fname, (long long)v->who);
     case SPLIT_EMPTYFILE:
         return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: physical file %lld has no tasks", fname,
                          (long long)v->who);
@@ -113,8 +139,7 @@ static int verdict_message(const par_open_verdict *v, const char *fname)
         return core_fail(SHEAF_E_ARG, "%s: sion_generic_paropen: invalid file system block size %lld", fname,
                          (long long)v->who);
     case SPLIT_NOMEM:
-        return core_fail(SHEAF_E_NOMEM, "%s: sion_generic_paropen: task 0 ran out of memory checking the split",
-                         fname);
+        return core_fail(SHEAF_E_NOMEM, "%s: sion_generic_paropen: task 0 ran out of memory checking the split", fname);
     default:
         return core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: task 0 refused the open", fname);
     }
@@ -135,13 +160,21 @@ int par_check_split(const int64_t *all, int gsize, int64_t *who, int64_t *file0m
         int64_t f = par_open_req_get(all, g, -2), ls = par_open_req_get(all, g, -4);
         if (cnt[f]++ == 0)
             lsz[f] = ls;
-        else if (lsz[f] != ls) { *who = g; reason = SPLIT_LSIZE; }
+        else if (lsz[f] != ls) {
+            *who = g;
+            reason = SPLIT_LSIZE;
+        }
     }
     for (int64_t k = 0; k < nf && !reason; k++) {
-        if (cnt[k] == 0) { *who = k; reason = SPLIT_EMPTYFILE; }
-        else if (cnt[k] != lsz[k]) {
+        if (cnt[k] == 0) {
+            *who = k;
+            reason = SPLIT_EMPTYFILE;
+        } else if (cnt[k] != lsz[k]) {
             for (int g = 0; g < gsize; g++)
-                if (par_open_req_get(all, g, -2) == k) { *who = g; break; }
+                if (par_open_req_get(all, g, -2) == k) {
+                    *who = g;
+                    break;
+                }
             reason = SPLIT_LSIZE;
         }
         base[k + 1] = base[k] + cnt[k];
@@ -149,13 +182,19 @@ int par_check_split(const int64_t *all, int gsize, int64_t *who, int64_t *file0m
     for (int g = 0; g < gsize && !reason; g++) {
         int64_t f = par_open_req_get(all, g, -2), lr = par_open_req_get(all, g, -3);
         int64_t slot = base[f] + lr; /* lrank < lsize == cnt checked by each task */
-        if (seen[slot]) { *who = g; reason = SPLIT_LRANK; }
+        if (seen[slot]) {
+            *who = g;
+            reason = SPLIT_LRANK;
+        }
         seen[slot] = 1;
         if (f == 0 && lr == 0)
             *file0master = g;
     }
 out:
-    free(lsz); free(cnt); free(base); free(seen);
+    free(lsz);
+    free(cnt);
+    free(base);
+    free(seen);
     return reason;
 }
 
@@ -200,8 +239,10 @@ int par_open_exchange(const par_api *api, const char *fname, void *gcomm, int gr
         return core_fail(SHEAF_E_IO, "%s: sion_generic_paropen: the gather callback failed on task 0", fname);
     if (v->reason == SPLIT_ROOT) /* task 0 keeps its own message */
         return grank == 0 ? (int)v->status
-                          : core_fail((int)v->status, "%s: task 0 could not read the container's first file (see "
-                                      "its message)", fname);
+                          : core_fail((int)v->status,
+                                      "%s: task 0 could not read the container's first file (see "
+                                      "its message)",
+                                      fname);
     if (v->reason == SPLIT_TASK && mine->status) /* this task's own message stays, the first failing task's code */
         return v->status < 0 ? (int)v->status : (int)mine->status;
     if (v->reason)

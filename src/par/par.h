@@ -39,34 +39,34 @@ int par_api_set_lcg_agreed(int aid);
 
 /* State of one task's parallel open, hung on core_container.par. */
 typedef struct par_state {
-    par_api api;            /* callbacks copied at open (the aid may be freed meanwhile) */
-    char *fname;            /* set name given to the open */
-    void *gcomm, *lcomm;    /* global group (caller's), local group (ours) */
+    par_api api;         /* callbacks copied at open (the aid may be freed meanwhile) */
+    char *fname;         /* set name given to the open */
+    void *gcomm, *lcomm; /* global group (caller's), local group (ours) */
     int grank, gsize, lrank, lsize, filenumber, nfiles;
     int write, mapped;
-    int file0master;        /* write: grank of the task writing file 0's mapping */
-    int have_meta;          /* write, local master: meta holds the file's layout */
+    int file0master; /* write: grank of the task writing file 0's mapping */
+    int have_meta;   /* write, local master: meta holds the file's layout */
     core_meta meta;
     /* mapped opens: the logical tasks this process handles */
     int nlocal;
-    void *root;             /* mapped write, global rank 0: all tasks' records and file layouts (mapped.c) */
+    void *root; /* mapped write, global rank 0: all tasks' records and file layouts (mapped.c) */
     int32_t fsblksize;
     core_mode mode;
     /* coalescing I/O (coll.c): set from the layout the file's master scattered */
-    int coll;               /* 1: sion_coll_* go through the collector */
-    int collector;          /* local rank of this task's collector (-1: none) */
-    int groupsize;          /* tasks in the group (collector + senders) */
-    int64_t span;           /* bytes of chunk space of the group in one block row */
-    int64_t collstart;      /* file offset of the collector's block 0 */
-    int merge;              /* cmerge: the group's data goes into the collector's stream */
-    char *cbuf;             /* collector: write-combining buffer (cbuf_cap bytes) */
+    int coll;          /* 1: sion_coll_* go through the collector */
+    int collector;     /* local rank of this task's collector (-1: none) */
+    int groupsize;     /* tasks in the group (collector + senders) */
+    int64_t span;      /* bytes of chunk space of the group in one block row */
+    int64_t collstart; /* file offset of the collector's block 0 */
+    int merge;         /* cmerge: the group's data goes into the collector's stream */
+    char *cbuf;        /* collector: write-combining buffer (cbuf_cap bytes) */
     int64_t cbuf_cap, cbuf_len, cbuf_off;
-    int coll_rc;            /* collector: first failure inside a process callback */
+    int coll_rc; /* collector: first failure inside a process callback */
     /* buddy checkpointing (buddy.c): one entry per copy level, closed with this one */
     int nbuddy;
     struct par_buddy *blev[9];
-    int *buddy_m0;          /* per level: global rank writing copy member 0 (its mapping) */
-    int buddy_cur;          /* level whose data a gather_and_execute is moving (-1: none) */
+    int *buddy_m0; /* per level: global rank writing copy member 0 (its mapping) */
+    int buddy_cur; /* level whose data a gather_and_execute is moving (-1: none) */
 } par_state;
 
 /* ---- buddy checkpointing (buddy.c) ---- */
@@ -99,12 +99,12 @@ void par_buddy_info(par_state *p, int l, const char **send_name, int64_t *send_b
                     int *coll_writer);
 
 /* ---- coalescing I/O (coll.c) ---- */
-#define PAR_COLL_FIELDS 5   /* per-task layout entries: collector, group size, group span, collector start, merge */
+#define PAR_COLL_FIELDS 5 /* per-task layout entries: collector, group size, group span, collector start, merge */
 /* The roles a file's master decides (coalescing off: all NULL). */
 typedef struct par_coll_roles {
-    int32_t *collector;     /* [ls] local rank of each task's collector */
-    int32_t *groupsize;     /* [ls] tasks in its group */
-    int64_t *span;          /* [ls] chunk bytes of its group in one block row */
+    int32_t *collector; /* [ls] local rank of each task's collector */
+    int32_t *groupsize; /* [ls] tasks in its group */
+    int64_t *span;      /* [ls] chunk bytes of its group in one block row */
 } par_coll_roles;
 /* Master of a file: decide whether its ls tasks use coalescing I/O (mode,
  * environment, and the API having gather_and_execute + execute_and_scatter;

@@ -33,8 +33,8 @@ static int master_rewrite_step(par_state *p, const int64_t *reqs, int mrc, int c
         gr[t] = q.grank;
         caps[t] = (int32_t)q.capability;
         if (q.status)
-            mrc = core_fail((int)q.status, "%s: sion_generic_parreinit failed on task %lld (see its message)",
-                            p->fname, (long long)q.grank);
+            mrc = core_fail((int)q.status, "%s: sion_generic_parreinit failed on task %lld (see its message)", p->fname,
+                            (long long)q.grank);
     }
     if (!mrc && cbfail)
         mrc = SHEAF_E_IO;
@@ -110,8 +110,8 @@ static void layout_step(par_ctx *x, par_state *p, core_container *c, int64_t *la
     free(lay);
     par_ctx_take(x, par_wire_wlayout_unpack(&mine, buf, PAR_WIRE_WLAYOUT_N));
     if (mine.status)
-        par_ctx_fail(x, (int)mine.status, "%s: the master of file %d could not rewrite it (see its message)",
-                     p->fname, p->filenumber);
+        par_ctx_fail(x, (int)mine.status, "%s: the master of file %d could not rewrite it (see its message)", p->fname,
+                     p->filenumber);
     if (!par_ctx_ok(x))
         return;
     core_task *t = &c->tasks[0];

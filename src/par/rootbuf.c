@@ -48,10 +48,7 @@ void *par_root_malloc(size_t bytes, const char *what)
     return malloc(bytes ? bytes : 1);
 }
 
-static size_t type_size(int type)
-{
-    return type == _SION_INT32 ? 4 : type == _SION_CHAR ? 1 : 8;
-}
+static size_t type_size(int type) { return type == _SION_INT32 ? 4 : type == _SION_CHAR ? 1 : 8; }
 
 /* A free slot of the reserve for `bytes` (-1: none). */
 static int slot_take(size_t bytes)

@@ -32,17 +32,17 @@ static int short_msg(const char *msg, int64_t n, int64_t want)
 
 typedef struct wire_field {
     const char *name;
-    size_t off;             /* offsetof in the message's struct */
+    size_t off; /* offsetof in the message's struct */
     int64_t lo, hi;
 } wire_field;
 
 struct wire_msg {
-    const char *label;      /* the message's name in errors */
+    const char *label; /* the message's name in errors */
     const wire_field *f;
     int nf;
-    int esize;              /* 8: int64 fields and elements; 4: int32 */
-    int gated;              /* field 0 is a status: not 0, only it is checked */
-    int (*check)(const struct wire_msg *w, const int64_t *v);   /* cross-field (NULL: none) */
+    int esize;                                                /* 8: int64 fields and elements; 4: int32 */
+    int gated;                                                /* field 0 is a status: not 0, only it is checked */
+    int (*check)(const struct wire_msg *w, const int64_t *v); /* cross-field (NULL: none) */
 };
 typedef struct wire_msg wire_msg;
 
@@ -112,25 +112,28 @@ void par_wire_pack(const wire_msg *w, const void *m, void *out) { pack_msg(w, m,
 int par_wire_unpack(const wire_msg *w, void *m, const void *in, int64_t n) { return unpack_msg(w, m, in, n); }
 
 /* A message's table and its pack/unpack: ET the element type, N its count. */
-#define WIRE_MSG(type, ET, N, label, gated, check, ...)                                                             \
-    static const wire_field type##_f[] = {__VA_ARGS__};                                                              \
-    _Static_assert(sizeof type##_f / sizeof *type##_f == (N) && (N) <= WIRE_MAX_FIELDS, #type ": fields");           \
-    _Static_assert(sizeof(par_wire_##type) == (N) * sizeof(ET), #type ": every field in the table");                 \
-    const wire_msg par_wire_##type##_msg = {label, type##_f, (N), (int)sizeof(ET), gated, check};                   \
-    void par_wire_##type##_pack(const par_wire_##type *m, ET *out) { pack_msg(&par_wire_##type##_msg, m, out); }     \
-    int par_wire_##type##_unpack(par_wire_##type *m, const ET *in, int64_t n)                                        \
-    {                                                                                                                \
-        return unpack_msg(&par_wire_##type##_msg, m, in, n);                                                         \
+#define WIRE_MSG(type, ET, N, label, gated, check, ...)                                                                \
+    static const wire_field type##_f[] = {__VA_ARGS__};                                                                \
+    _Static_assert(sizeof type##_f / sizeof *type##_f == (N) && (N) <= WIRE_MAX_FIELDS, #type ": fields");             \
+    _Static_assert(sizeof(par_wire_##type) == (N) * sizeof(ET), #type ": every field in the table");                   \
+    const wire_msg par_wire_##type##_msg = {label, type##_f, (N), (int)sizeof(ET), gated, check};                      \
+    void par_wire_##type##_pack(const par_wire_##type *m, ET *out) { pack_msg(&par_wire_##type##_msg, m, out); }       \
+    int par_wire_##type##_unpack(par_wire_##type *m, const ET *in, int64_t n)                                          \
+    {                                                                                                                  \
+        return unpack_msg(&par_wire_##type##_msg, m, in, n);                                                           \
     }
 
-#define F(T, field, name, ...) {name, offsetof(par_wire_##T, field), __VA_ARGS__} /* __VA_ARGS__: lo, hi */
+#define F(T, field, name, ...)                                                                                         \
+    {                                                                                                                  \
+        name, offsetof(par_wire_##T, field), __VA_ARGS__                                                               \
+    }                                              /* __VA_ARGS__: lo, hi */
 #define ST(T) F(T, status, "status", INT32_MIN, 0) /* 0 or a (negative) error code that fits an int */
 #define NN(T, field, name) F(T, field, name, 0, INT64_MAX)
 #define I32 INT32_MIN, INT32_MAX
 /* The coalescing sub-record (coll.c's par_coll_fill): collector (-1: off),
  * group size, group span, collector start, merge flag. */
-#define COLL(T)                                                                                                      \
-    F(T, coll[0], "collector", -1, INT32_MAX), F(T, coll[1], "group size", 1, INT32_MAX),                            \
+#define COLL(T)                                                                                                        \
+    F(T, coll[0], "collector", -1, INT32_MAX), F(T, coll[1], "group size", 1, INT32_MAX),                              \
         NN(T, coll[2], "group span"), NN(T, coll[3], "collector start"), F(T, coll[4], "merge", 0, 1)
 _Static_assert(PAR_COLL_FIELDS == 5, "COLL names five coalescing fields");
 
@@ -192,8 +195,8 @@ WIRE_MSG(mhead, int64_t, PAR_WIRE_MHEAD_N, "mapped head", 0, NULL, F(mhead, coun
          F(mhead, opt[MO_NFILES], "numFiles", I32), F(mhead, opt[MO_FSBLK], "fsblksize", -1, INT32_MAX),
          F(mhead, opt[MO_KEYVAL], "keyval", I32))
 
-WIRE_MSG(mverdict, int64_t, PAR_WIRE_MVERDICT_N, "mapped verdict", 0, NULL, ST(mverdict),
-         NN(mverdict, total, "total"), NN(mverdict, blocks, "blocks"), F(mverdict, who, "task", -1, INT32_MAX),
+WIRE_MSG(mverdict, int64_t, PAR_WIRE_MVERDICT_N, "mapped verdict", 0, NULL, ST(mverdict), NN(mverdict, total, "total"),
+         NN(mverdict, blocks, "blocks"), F(mverdict, who, "task", -1, INT32_MAX),
          F(mverdict, field, "option", -1, MO_N - 1), F(mverdict, value, "value", INT64_MIN, INT64_MAX),
          F(mverdict, value0, "task 0's value", INT64_MIN, INT64_MAX))
 
@@ -232,8 +235,8 @@ WIRE_MSG(verdict, int64_t, PAR_WIRE_VERDICT_N, "verdict", 0, NULL, ST(verdict), 
 WIRE_MSG(bwreq, int64_t, PAR_WIRE_BWREQ_N, "buddy request", 0, NULL, NN(bwreq, chunksize, "chunk size"),
          F(bwreq, grank, "global rank", 0, INT32_MAX), ST(bwreq))
 
-WIRE_MSG(bwlayout, int64_t, PAR_WIRE_BWLAYOUT_N, "buddy layout", 0, NULL, ST(bwlayout),
-         NN(bwlayout, start, "start"), NN(bwlayout, chunksize, "chunk size"), NN(bwlayout, globalskip, "global skip"))
+WIRE_MSG(bwlayout, int64_t, PAR_WIRE_BWLAYOUT_N, "buddy layout", 0, NULL, ST(bwlayout), NN(bwlayout, start, "start"),
+         NN(bwlayout, chunksize, "chunk size"), NN(bwlayout, globalskip, "global skip"))
 
 WIRE_MSG(bseen, int64_t, PAR_WIRE_BSEEN_N, "buddy members", 0, NULL, F(bseen, members, "members", -1, INT32_MAX))
 

@@ -19,9 +19,9 @@
 /* Write open, task -> master of its file (L gather): what the master needs
  * to create the file. */
 typedef struct par_wire_wreq {
-    int64_t chunksize;      /* requested (0 after a local failure) */
-    int64_t grank;          /* global rank */
-    int64_t capability;     /* SION_CAPABILITY_* for coalescing I/O */
+    int64_t chunksize;  /* requested (0 after a local failure) */
+    int64_t grank;      /* global rank */
+    int64_t capability; /* SION_CAPABILITY_* for coalescing I/O */
 } par_wire_wreq;
 #define PAR_WIRE_WREQ_N 3
 
@@ -33,10 +33,10 @@ typedef struct par_wire_rreq {
 
 /* Write open and reinit, master -> task (L scatter): the task's place in the file. */
 typedef struct par_wire_wlayout {
-    int64_t status;                 /* 0, or the master's error code */
+    int64_t status; /* 0, or the master's error code */
     int64_t start, chunksize, globalskip;
-    int64_t coll[PAR_COLL_FIELDS];  /* coalescing roles (par_coll_fill / par_coll_set) */
-    int64_t checksum;               /* the master's decision on checksums (write open) */
+    int64_t coll[PAR_COLL_FIELDS]; /* coalescing roles (par_coll_fill / par_coll_set) */
+    int64_t checksum;              /* the master's decision on checksums (write open) */
 } par_wire_wlayout;
 #define PAR_WIRE_WLAYOUT_N (5 + PAR_COLL_FIELDS)
 
@@ -45,7 +45,7 @@ typedef struct par_wire_rlayout {
     int64_t status;
     int64_t start, chunksize, globalskip, grank, nblocks, keyval, data_big;
     int64_t coll[PAR_COLL_FIELDS];
-    int64_t checksum;               /* 1: the block table carries checksums */
+    int64_t checksum; /* 1: the block table carries checksums */
 } par_wire_rlayout;
 #define PAR_WIRE_RLAYOUT_N (9 + PAR_COLL_FIELDS)
 
@@ -75,21 +75,21 @@ enum { MO_WRITE, MO_NFILES, MO_FSBLK, MO_KEYVAL, MO_N };
 
 /* First step of every mapped call, process -> task 0 (G gather). */
 typedef struct par_wire_mhead {
-    int64_t count;          /* logical tasks (a read: wanted ones, -1 "distribute for me") */
-    int64_t blocks;         /* write close: block entries it sends (0 otherwise) */
+    int64_t count;  /* logical tasks (a read: wanted ones, -1 "distribute for me") */
+    int64_t blocks; /* write close: block entries it sends (0 otherwise) */
     int64_t status;
-    int64_t opt[MO_N];      /* an open's options (0 in a close) */
+    int64_t opt[MO_N]; /* an open's options (0 in a close) */
 } par_wire_mhead;
 #define PAR_WIRE_MHEAD_N (3 + MO_N)
 
 /* Its verdict, task 0 -> every process (G bcast). */
 typedef struct par_wire_mverdict {
-    int64_t status;         /* 0, or the agreed code */
-    int64_t total;          /* sum of the counts */
-    int64_t blocks;         /* sum of the block entries */
-    int64_t who;            /* the process that failed or disagrees (-1: none) */
-    int64_t field;          /* MO_* it disagrees on (-1: none) */
-    int64_t value, value0;  /* its value and task 0's */
+    int64_t status;        /* 0, or the agreed code */
+    int64_t total;         /* sum of the counts */
+    int64_t blocks;        /* sum of the block entries */
+    int64_t who;           /* the process that failed or disagrees (-1: none) */
+    int64_t field;         /* MO_* it disagrees on (-1: none) */
+    int64_t value, value0; /* its value and task 0's */
 } par_wire_mverdict;
 #define PAR_WIRE_MVERDICT_N 7
 
@@ -119,7 +119,7 @@ typedef struct par_wire_mrverdict {
 
 /* Mapped read: a process's share, task 0 -> process (G scatter). */
 typedef struct par_wire_mrshare {
-    int64_t ntasks, nblocks;    /* its logical tasks, its block entries (sizes, and checksums) */
+    int64_t ntasks, nblocks; /* its logical tasks, its block entries (sizes, and checksums) */
 } par_wire_mrshare;
 #define PAR_WIRE_MRSHARE_N 2
 
@@ -133,7 +133,7 @@ typedef struct par_wire_mrrec {
 
 /* A member's reader -> each task of that member (G scatter): its entry. */
 typedef struct par_wire_bhead {
-    int64_t status;         /* 0, or why the reader cannot serve it */
+    int64_t status; /* 0, or why the reader cannot serve it */
     int64_t nblocks, capacity, fsblksize, keyval, data_big;
 } par_wire_bhead;
 #define PAR_WIRE_BHEAD_N 6
@@ -154,9 +154,9 @@ typedef struct par_wire_bsees {
 
 /* Its verdict, 0 -> every task (G bcast). */
 typedef struct par_wire_bdirect {
-    int64_t status;         /* 0, or the code of the lowest failing task */
-    int64_t who;            /* that task (-1: none) */
-    int64_t direct;         /* 1: every task reads its own entry itself */
+    int64_t status; /* 0, or the code of the lowest failing task */
+    int64_t who;    /* that task (-1: none) */
+    int64_t direct; /* 1: every task reads its own entry itself */
 } par_wire_bdirect;
 #define PAR_WIRE_BDIRECT_N 3
 
@@ -180,15 +180,15 @@ typedef struct par_wire_verdict {
 /* A copy member's group, member -> its writer (group gather): what the
  * writer needs to create the member file. */
 typedef struct par_wire_bwreq {
-    int64_t chunksize;      /* the chunk size requested at open */
-    int64_t grank;          /* global rank */
-    int64_t status;         /* this task's failure so far (the writer then creates nothing) */
+    int64_t chunksize; /* the chunk size requested at open */
+    int64_t grank;     /* global rank */
+    int64_t status;    /* this task's failure so far (the writer then creates nothing) */
 } par_wire_bwreq;
 #define PAR_WIRE_BWREQ_N 3
 
 /* Its answer, writer -> member (group scatter): the member's stream in the copy. */
 typedef struct par_wire_bwlayout {
-    int64_t status;         /* 0, or why the member file was not created */
+    int64_t status; /* 0, or why the member file was not created */
     int64_t start, chunksize, globalskip;
 } par_wire_bwlayout;
 #define PAR_WIRE_BWLAYOUT_N 4
@@ -211,7 +211,7 @@ extern const par_wire_msg par_wire_wreq_msg, par_wire_rreq_msg, par_wire_wlayout
     par_wire_mwrec_msg, par_wire_mwverdict_msg, par_wire_mwlayout_msg, par_wire_mrverdict_msg, par_wire_mrshare_msg,
     par_wire_mrrec_msg, par_wire_bhead_msg, par_wire_verdict_msg, par_wire_bwreq_msg, par_wire_bwlayout_msg,
     par_wire_bseen_msg, par_wire_bsees_msg, par_wire_bdirect_msg;
-#define PAR_WIRE_MAX_N 16   /* elements of the longest message */
+#define PAR_WIRE_MAX_N 16 /* elements of the longest message */
 int par_wire_msg_count(const par_wire_msg *w);
 void par_wire_pack(const par_wire_msg *w, const void *m, void *out);
 int par_wire_unpack(const par_wire_msg *w, void *m, const void *in, int64_t n);

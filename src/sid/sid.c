@@ -40,7 +40,8 @@ static pthread_mutex_t g_user_mx = PTHREAD_MUTEX_INITIALIZER;
 int api_set_lock_callbacks(int (*lock)(void *), int (*unlock)(void *), void *data)
 {
     if (!lock || !unlock)
-        return core_fail(SHEAF_E_ARG, "sion_lock_register_lock_callbacks: the lock and unlock callbacks must not be NULL");
+        return core_fail(SHEAF_E_ARG,
+                         "sion_lock_register_lock_callbacks: the lock and unlock callbacks must not be NULL");
     lock(data); /* as SIONlib: the registration itself runs under the new lock */
     pthread_mutex_lock(&g_user_mx);
     int taken = g_user.lock != NULL;
@@ -50,10 +51,9 @@ int api_set_lock_callbacks(int (*lock)(void *), int (*unlock)(void *), void *dat
     unlock(data);
     if (taken)
         return core_fail(SHEAF_E_ARG, "sion_lock_register_lock_callbacks: lock callbacks are registered already "
-                         "(they can be registered once per process)");
+                                      "(they can be registered once per process)");
     return 0;
 }
-
 
 static user_lock table_lock(void)
 {
@@ -97,14 +97,14 @@ typedef struct {
 enum { API_CHUNK = 2 }; /* SIONlib's table grows by 2 slots */
 
 static api_slot *g_tab;
-static int g_size;        /* slots in the table (SIONlib's size) */
-static int g_cap;         /* slots allocated (>= g_size; grows by doubling) */
-static int g_nfree;       /* slots not open (state 0 or -1) */
-static int g_fresh;       /* slots [g_fresh, g_size) have state 0 */
+static int g_size;  /* slots in the table (SIONlib's size) */
+static int g_cap;   /* slots allocated (>= g_size; grows by doubling) */
+static int g_nfree; /* slots not open (state 0 or -1) */
+static int g_fresh; /* slots [g_fresh, g_size) have state 0 */
 static int g_last_freed = -1;
-static int g_held;        /* slots of kind API_KIND_HELD that are open */
-static int g_ever;        /* 1 + the largest id ever handed out (messages) */
-static int g_mode = -1;   /* -1 unknown, 0 SIONlib's reuse, 1 SHEAF_SID_NOREUSE */
+static int g_held;      /* slots of kind API_KIND_HELD that are open */
+static int g_ever;      /* 1 + the largest id ever handed out (messages) */
+static int g_mode = -1; /* -1 unknown, 0 SIONlib's reuse, 1 SHEAF_SID_NOREUSE */
 
 static int noreuse(void)
 {
@@ -227,7 +227,10 @@ static void *get(int id, int kind, int *why)
     if (st == 1 && k == kind)
         obj = g_tab[id].obj;
     /* a fresh slot below g_ever was emptied with the table: closed too */
-    *why = st < 0 || (st == 0 && id >= 0 && id < g_ever) ? 1 : st == 0 ? 0 : (k == API_KIND_HELD || k == API_KIND_LEAKED) ? 3 : 2;
+    *why = st < 0 || (st == 0 && id >= 0 && id < g_ever)  ? 1
+           : st == 0                                      ? 0
+           : (k == API_KIND_HELD || k == API_KIND_LEAKED) ? 3
+                                                          : 2;
     table_unlock(u);
     return obj;
 }
@@ -245,8 +248,10 @@ void *api_lookup_kind(int id, int kind, const char *call)
         core_fail(SHEAF_E_ARG, "%s: invalid %s %d: it is %s", call, what, id,
                   kind == API_KIND_SID ? "a generic api id, not a sid" : "a sid, not a generic api id");
     else if (why == 3)
-        core_fail(SHEAF_E_ARG, "%s: invalid %s %d: it is the number of an internal handle (one file of a multi-file "
-                  "set opened serially), not an open %s", call, what, id, what);
+        core_fail(SHEAF_E_ARG,
+                  "%s: invalid %s %d: it is the number of an internal handle (one file of a multi-file "
+                  "set opened serially), not an open %s",
+                  call, what, id, what);
     else
         core_fail(SHEAF_E_ARG, "%s: invalid %s %d (not an open %s)", call, what, id,
                   kind == API_KIND_SID ? "container" : "generic api");

@@ -18,10 +18,14 @@
 #include <stdint.h>
 
 /* Kinds of objects that share the id space, as in SIONlib (sion_fd.c). */
-enum { API_KIND_SID = 1, API_KIND_GENERIC_API = 2,
-       /* numbers of SIONlib's internal handles, never valid as an id: HELD is
+enum {
+    API_KIND_SID = 1,
+    API_KIND_GENERIC_API = 2,
+    /* numbers of SIONlib's internal handles, never valid as an id: HELD is
         * released with the object that holds it, LEAKED never (as SIONlib) */
-       API_KIND_HELD = 3, API_KIND_LEAKED = 4 };
+    API_KIND_HELD = 3,
+    API_KIND_LEAKED = 4
+};
 
 /* Store c, return its sid (>= 0) or SHEAF_E_NOMEM. Ids are SIONlib's: small,
  * reused after a close, in SIONlib's order (sid.c). */
@@ -48,19 +52,26 @@ void *api_lookup_kind(int id, int kind, const char *call);
 void *api_release_kind(int id, int kind);
 /* Start of every sid-taking call: clear the thread's last error and bind
  * `core_container *c` to the sid, or report and return errval. */
-#define LOOKUP(sid, call, errval)                      \
-    core_clear_error();                                \
-    core_container *c = api_lookup((sid), (call));     \
-    if (c && c->ntasks < 1) /* a mapped open's process that owns no task */ \
-        c = (core_fail(SHEAF_E_ARG, "%s: %s: this process owns no logical task of the mapped open (sid %d); " \
-                       "only sion_parclose_mapped_* accepts it", c->name, (call), (sid)), NULL); \
-    if (!c) {                                          \
-        core_report_error_rc(-1, (int)(intptr_t)(errval)); \
-        return (errval);                               \
+#define LOOKUP(sid, call, errval)                                                                                      \
+    core_clear_error();                                                                                                \
+    core_container *c = api_lookup((sid), (call));                                                                     \
+    if (c && c->ntasks < 1) /* a mapped open's process that owns no task */                                            \
+        c = (core_fail(SHEAF_E_ARG,                                                                                    \
+                       "%s: %s: this process owns no logical task of the mapped open (sid %d); "                       \
+                       "only sion_parclose_mapped_* accepts it",                                                       \
+                       c->name, (call), (sid)),                                                                        \
+             NULL);                                                                                                    \
+    if (!c) {                                                                                                          \
+        core_report_error_rc(-1, (int)(intptr_t)(errval));                                                             \
+        return (errval);                                                                                               \
     }
 
 /* Report the recorded error (SIONlib style: rc= the value returned) and return errval. */
-#define FAIL(errval) do { core_report_error_rc(-1, (int)(intptr_t)(errval)); return (errval); } while (0)
+#define FAIL(errval)                                                                                                   \
+    do {                                                                                                               \
+        core_report_error_rc(-1, (int)(intptr_t)(errval));                                                             \
+        return (errval);                                                                                               \
+    } while (0)
 
 /* Remove the sid from the table and return its container. */
 core_container *api_release(int sid);

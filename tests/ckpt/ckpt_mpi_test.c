@@ -30,14 +30,14 @@ static const char *arg(int argc, char **argv, const char *key, const char *def)
     return def;
 }
 
-#define CHECK(cond, ...)                                                                            \
-    do {                                                                                            \
-        if (!(cond)) {                                                                              \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank, __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                           \
-            fprintf(stderr, "\n");                                                                  \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                           \
-        }                                                                                           \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank, __FILE__, __LINE__, #cond);                    \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, "\n");                                                                                     \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                              \
+        }                                                                                                              \
     } while (0)
 
 /* Writer ranks of rbio with dedicated=1 hold nothing (first rank of each group). */
@@ -62,13 +62,20 @@ static double vd(uint64_t s, int r, uint64_t i) { return (double)s * 1e6 + r * 1
 static int32_t vi(uint64_t s, int r, uint64_t i) { return (int32_t)(s * 100000 + (uint64_t)r * 100 + i); }
 static uint8_t vu(uint64_t s, int r, uint64_t i) { return (uint8_t)(s + (uint64_t)r + i); }
 
-typedef struct fields { double *u; int32_t *id; uint8_t *flag; } fields;
+typedef struct fields {
+    double *u;
+    int32_t *id;
+    uint8_t *flag;
+} fields;
 
 static void fill(fields *d, uint64_t s, const char *opts)
 {
-    for (uint64_t i = 0; i < count_of(0, rank, np, opts); i++) d->u[i] = vd(s, rank, i);
-    for (uint64_t i = 0; i < count_of(1, rank, np, opts); i++) d->id[i] = vi(s, rank, i);
-    for (uint64_t i = 0; i < count_of(2, rank, np, opts); i++) d->flag[i] = vu(s, rank, i);
+    for (uint64_t i = 0; i < count_of(0, rank, np, opts); i++)
+        d->u[i] = vd(s, rank, i);
+    for (uint64_t i = 0; i < count_of(1, rank, np, opts); i++)
+        d->id[i] = vi(s, rank, i);
+    for (uint64_t i = 0; i < count_of(2, rank, np, opts); i++)
+        d->flag[i] = vu(s, rank, i);
 }
 
 static sheaf_ckpt_ctx *open_ctx(const char *base, const char *opts, fields *d)
@@ -117,9 +124,18 @@ static uint64_t check_read(const char *base, uint64_t step, int wnp, const char 
                 if (g < a || g >= b)
                     continue;
                 uint64_t k = g - a;
-                if (f == 0) { double x; memcpy(&x, buf + 8 * k, 8); CHECK(x == vd(step, r, i), "u r%d i%" PRIu64, r, i); }
-                if (f == 1) { int32_t x; memcpy(&x, buf + 4 * k, 4); CHECK(x == vi(step, r, i), "id r%d", r); }
-                if (f == 2) CHECK(buf[k] == vu(step, r, i), "flag r%d", r);
+                if (f == 0) {
+                    double x;
+                    memcpy(&x, buf + 8 * k, 8);
+                    CHECK(x == vd(step, r, i), "u r%d i%" PRIu64, r, i);
+                }
+                if (f == 1) {
+                    int32_t x;
+                    memcpy(&x, buf + 4 * k, 4);
+                    CHECK(x == vi(step, r, i), "id r%d", r);
+                }
+                if (f == 2)
+                    CHECK(buf[k] == vu(step, r, i), "flag r%d", r);
                 checked++;
             }
         }
@@ -250,8 +266,8 @@ static int stall(const char *base, const char *opts)
 static int badinput(const char *base)
 {
     sheaf_ckpt_ctx *c = NULL;
-    const char *bad[] = {"strategy=bogus", "nosuchkey=1", "nf", "ng=999", "strategy=rbio,ng=1,nf=2",
-                         "timeout=-1", "buffer=12X", "strategy=rbio,dedicated=1,ng=999"};
+    const char *bad[] = {"strategy=bogus",          "nosuchkey=1", "nf",         "ng=999",
+                         "strategy=rbio,ng=1,nf=2", "timeout=-1",  "buffer=12X", "strategy=rbio,dedicated=1,ng=999"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = sheaf_ckpt_init(MPI_COMM_WORLD, base, "t", bad[i], &c);
         CHECK(rc == -EINVAL && c == NULL, "options '%s' gave %d", bad[i], rc);

@@ -75,15 +75,15 @@ static int one_read(sheaf_ckpt *ck, int f, uint64_t first, uint64_t n, unsigned 
         failed++;
         *fail = 1;
         if (rc != -EIO || !strstr(sheaf_ckpt_errmsg(), "checksum")) {
-            fprintf(stderr, "read %d [%" PRIu64 "+%" PRIu64 "]: %d '%s' (want -EIO, a checksum error)\n", f, first,
-                    n, rc, sheaf_ckpt_errmsg());
+            fprintf(stderr, "read %d [%" PRIu64 "+%" PRIu64 "]: %d '%s' (want -EIO, a checksum error)\n", f, first, n,
+                    rc, sheaf_ckpt_errmsg());
             return -1;
         }
         return 0;
     }
     if (memcmp(buf, good[f] + first * es, n * es)) {
-        fprintf(stderr, "read of field '%s' [%" PRIu64 "+%" PRIu64 "] succeeded with damaged bytes\n",
-                info[f].name, first, n);
+        fprintf(stderr, "read of field '%s' [%" PRIu64 "+%" PRIu64 "] succeeded with damaged bytes\n", info[f].name,
+                first, n);
         return -1;
     }
     return 0;
@@ -172,6 +172,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("test_ckpt_flip: OK %d files, %ld bytes inverted, %ld reads (%ld refused with a checksum error), "
-           "%ld detections\n", nfiles, flips, reads, failed, detected);
+           "%ld detections\n",
+           nfiles, flips, reads, failed, detected);
     return 0;
 }

@@ -31,8 +31,15 @@
 #endif
 
 static int fails;
-#define CHECK(c, ...) do { if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-                               printf(__VA_ARGS__); printf("\n"); } } while (0)
+#define CHECK(c, ...)                                                                                                  \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fails++;                                                                                                   \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                                \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+        }                                                                                                              \
+    } while (0)
 
 static void put(const char *dir, const char *name, const void *d, size_t n)
 {
@@ -119,8 +126,10 @@ int main(int argc, char **argv)
     char *t = malloc(cap);
     if (!t)
         return 2;
-    o += (size_t)snprintf(t + o, cap - o, "sheaf-ckpt-manifest 1\napp ckpt_test\nstrategy coio\nstep 1\nranks %u\n"
-                          "units %u\nunit plain u0 -1 0 2\n", nunits + 1, nunits);
+    o += (size_t)snprintf(t + o, cap - o,
+                          "sheaf-ckpt-manifest 1\napp ckpt_test\nstrategy coio\nstep 1\nranks %u\n"
+                          "units %u\nunit plain u0 -1 0 2\n",
+                          nunits + 1, nunits);
     for (unsigned u = 1; u < nunits; u++)
         o += (size_t)snprintf(t + o, cap - o, "unit plain u0 -1 %u 1\n", u + 1);
     o += (size_t)snprintf(t + o, cap - o, "end\n");
@@ -170,8 +179,8 @@ int main(int argc, char **argv)
     const unsigned snf = 64, snr = 1u << 20;
     uint64_t need = 112 + 64ull * snf + 16ull * snf * snr + 8;
     unsigned char hdr[112] = "SHEAFCK1";
-    const uint64_t vals[][3] = {{8, 4, 1}, {12, 4, need}, {16, 8, 1}, {24, 4, snf}, {28, 4, snr}, {32, 8, 0},
-                                {40, 8, snr}};
+    const uint64_t vals[][3] = {{8, 4, 1},    {12, 4, need}, {16, 8, 1},  {24, 4, snf},
+                                {28, 4, snr}, {32, 8, 0},    {40, 8, snr}};
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
         for (uint64_t b = 0; b < vals[i][1]; b++)
             hdr[vals[i][0] + b] = (unsigned char)(vals[i][2] >> (8 * b));
@@ -182,8 +191,10 @@ int main(int argc, char **argv)
         return 2;
     }
     char m4[256];
-    snprintf(m4, sizeof m4, "sheaf-ckpt-manifest 1\napp a\nstrategy coio\nstep 1\nranks %u\nunits 1\n"
-             "unit plain u0 -1 0 %u\nend\n", snr, snr);
+    snprintf(m4, sizeof m4,
+             "sheaf-ckpt-manifest 1\napp a\nstrategy coio\nstep 1\nranks %u\nunits 1\n"
+             "unit plain u0 -1 0 %u\nend\n",
+             snr, snr);
     put(dir, "manifest", m4, strlen(m4));
     st = open_bounded(dir, &code, msg, sizeof msg, &secs);
     printf("sparse (%llu-byte header claimed): status %d, code %d, %.2f s: %s\n", (unsigned long long)need, st, code,

@@ -23,8 +23,15 @@
 #include <unistd.h>
 
 static int fails;
-#define CHECK(c, ...) do { if (!(c)) { fails++; printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-                               printf(__VA_ARGS__); printf("\n"); } } while (0)
+#define CHECK(c, ...)                                                                                                  \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fails++;                                                                                                   \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                                \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+        }                                                                                                              \
+    } while (0)
 
 static char root[1024];
 static int swapped; /* the race was staged */
@@ -145,8 +152,8 @@ static void test_plant_and_race(void)
     /* a symlink given as the directory itself: the link goes, not its target */
     link_to("out", "steplink");
     path(p, "steplink");
-    CHECK(ckf_rmtree(p) == 0 && !exists("steplink") && has("out/keep", "outside\n"),
-          "rmtree of a symlink: %s", ckf_errmsg());
+    CHECK(ckf_rmtree(p) == 0 && !exists("steplink") && has("out/keep", "outside\n"), "rmtree of a symlink: %s",
+          ckf_errmsg());
     CHECK(ckf_rmtree(p) == 0, "rmtree of an absent path: %s", ckf_errmsg());
 }
 
@@ -163,12 +170,12 @@ static void test_long(void)
           "rmtree long: %d '%s'", rc, ckf_errmsg());
     sheaf_ckpt *ck = NULL;
     rc = sheaf_ckpt_open_dir(lp, &ck);
-    CHECK(rc == -ENAMETOOLONG && !ck && strstr(sheaf_ckpt_errmsg(), "longer than the limit"),
-          "open_dir long: %d '%s'", rc, sheaf_ckpt_errmsg());
+    CHECK(rc == -ENAMETOOLONG && !ck && strstr(sheaf_ckpt_errmsg(), "longer than the limit"), "open_dir long: %d '%s'",
+          rc, sheaf_ckpt_errmsg());
     lp[4080] = 0; /* 4080 bytes + "/step-<20 digits>" is past the limit */
     rc = sheaf_ckpt_open(lp, 1, &ck);
-    CHECK(rc == -ENAMETOOLONG && !ck && strstr(sheaf_ckpt_errmsg(), "step-00000000000000000001"),
-          "open long: %d '%s'", rc, sheaf_ckpt_errmsg());
+    CHECK(rc == -ENAMETOOLONG && !ck && strstr(sheaf_ckpt_errmsg(), "step-00000000000000000001"), "open long: %d '%s'",
+          rc, sheaf_ckpt_errmsg());
     free(lp);
     /* a real directory whose path is 4075 bytes holding a step directory:
      * the list cannot build the step's path and says so (was: cut) */

@@ -46,7 +46,7 @@ static int failures;
     } while (0)
 
 typedef struct point {
-    char kind;     /* 'A' agreement, 'C' callback */
+    char kind; /* 'A' agreement, 'C' callback */
     char name[32];
     int occ;
     unsigned visitors;
@@ -62,7 +62,10 @@ static int diff_options; /* rank 2 configures another strategy */
 typedef struct rk {
     int rank;
     ck_ag a;
-    struct { char kind, name[32]; int n; } seen[MAXPT];
+    struct {
+        char kind, name[32];
+        int n;
+    } seen[MAXPT];
     int nseen, agrees, opened, closes, close_rc, late, code;
     char late_what[64], msg[SHEAF_COMM_MSGLEN];
 } rk;
@@ -120,8 +123,8 @@ static int c_configure(void *x, int64_t *p, int *np, char *msg, size_t mn)
 {
     rk *k = x;
     p[0] = diff_options && k->rank == 2 ? 3 : 1; /* strategy */
-    p[1] = 2;                                      /* nf */
-    p[2] = -7;                                     /* a negative value travels too */
+    p[1] = 2;                                    /* nf */
+    p[2] = -7;                                   /* a negative value travels too */
     *np = 3;
     return cb(k, "configure", msg, mn);
 }
@@ -200,8 +203,7 @@ static void check_run(int p, int simrc, const char *what, int want_code, int low
         CHECK(k->code != SHEAF_COMM_ECOMM && k->code != EPROTO, "%s: rank %d got ECOMM/EPROTO (a hang or mismatch): %s",
               what, r, k->msg);
         CHECK(k->code == want_code, "%s: rank %d code %d, want %d (%s)", what, r, k->code, want_code, k->msg);
-        CHECK(k->agrees == R[0].agrees, "%s: rank %d made %d agreements, rank 0 %d", what, r, k->agrees,
-              R[0].agrees);
+        CHECK(k->agrees == R[0].agrees, "%s: rank %d made %d agreements, rank 0 %d", what, r, k->agrees, R[0].agrees);
         CHECK(!k->late, "%s: rank %d ran callback %s after an agreed failure", what, r, k->late_what);
         CHECK(k->closes == (k->opened ? 1 : 0), "%s: rank %d closed %d times (opened %d)", what, r, k->closes,
               k->opened);
@@ -276,7 +278,9 @@ static void fault_matrix(int p, int *runs, int *singles, int *pairs)
             char what[128];
             snprintf(what, sizeof what, "p=%d %c:%s#%d ranks 0x%x", p, t->kind, t->name, t->occ, sets[s]);
             check_run(p, simrc, what, (t->kind == 'A' ? 200 : 100) + low, low);
-            CHECK(st.bcasts == 0 && st.allmins >= R[0].agrees + 1, "%s: the message did not travel in an allmin of its own (%ld allmins for %d agreements, %ld bcasts)", what, st.allmins, R[0].agrees, st.bcasts);
+            CHECK(st.bcasts == 0 && st.allmins >= R[0].agrees + 1,
+                  "%s: the message did not travel in an allmin of its own (%ld allmins for %d agreements, %ld bcasts)",
+                  what, st.allmins, R[0].agrees, st.bcasts);
             (*runs)++;
             if (popcount(sets[s]) == 1)
                 (*singles)++;
@@ -308,8 +312,8 @@ int main(void)
               R[r].code, R[r].msg);
         CHECK(R[r].agrees == 2, "different options: rank %d made %d agreements (want 2: no setup)", r, R[r].agrees);
     }
-    printf("test_ckpt_protocol: %d fault runs (%d on one rank, %d on two ranks), %d failure(s)\n", runs, singles,
-           pairs, failures);
+    printf("test_ckpt_protocol: %d fault runs (%d on one rank, %d on two ranks), %d failure(s)\n", runs, singles, pairs,
+           failures);
     if (failures)
         return 1;
     printf("test_ckpt_protocol: OK\n");

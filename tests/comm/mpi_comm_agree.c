@@ -26,14 +26,14 @@ int MPI_Bcast(void *b, int n, MPI_Datatype t, int root, MPI_Comm c)
 }
 
 static int failures;
-#define CHECK(cond, ...)                                                                                             \
-    do {                                                                                                             \
-        if (!(cond)) {                                                                                               \
-            failures++;                                                                                              \
-            fprintf(stderr, "rank %d: %s:%d: %s: ", me, __FILE__, __LINE__, #cond);                                  \
-            fprintf(stderr, __VA_ARGS__);                                                                            \
-            fputc('\n', stderr);                                                                                     \
-        }                                                                                                            \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            failures++;                                                                                                \
+            fprintf(stderr, "rank %d: %s:%d: %s: ", me, __FILE__, __LINE__, #cond);                                    \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fputc('\n', stderr);                                                                                       \
+        }                                                                                                              \
     } while (0)
 
 static int me, np;
@@ -57,11 +57,11 @@ static void agree_case(sheaf_comm *c, const char *what, int fail1, int code1, in
     CHECK(rc == wcode && a.code == wcode, "%s: returned %d, agreement code %d, want %d", what, rc, a.code, wcode);
     CHECK(a.rank == w, "%s: winner %d, want %d", what, a.rank, w);
     CHECK(strcmp(a.msg, want) == 0, "%s: message '%s', want '%s'", what, a.msg, want);
-    CHECK(v[0] == 0 && v[1] == -(int64_t)(n - 1) && v[2] == 1000, "%s: values %lld %lld %lld", what,
-          (long long)v[0], (long long)v[1], (long long)v[2]);
+    CHECK(v[0] == 0 && v[1] == -(int64_t)(n - 1) && v[2] == 1000, "%s: values %lld %lld %lld", what, (long long)v[0],
+          (long long)v[1], (long long)v[2]);
     long want_ar = w < 0 ? 1 : 2;
-    CHECK(n_allreduce - a0 == want_ar && n_bcast == b0, "%s: %ld MPI_Allreduce and %ld MPI_Bcast, want %ld and 0",
-          what, n_allreduce - a0, n_bcast - b0, want_ar);
+    CHECK(n_allreduce - a0 == want_ar && n_bcast == b0, "%s: %ld MPI_Allreduce and %ld MPI_Bcast, want %ld and 0", what,
+          n_allreduce - a0, n_bcast - b0, want_ar);
 }
 
 static void cases(sheaf_comm *c, const char *name)

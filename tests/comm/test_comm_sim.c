@@ -21,13 +21,13 @@ typedef struct plan {
     int nfail;
     int fail_rank[MAXFAIL];
     int fail_code[MAXFAIL];
-    int rounds;        /* agreements in a row; round r fails ranks fail_rank[] + r */
-    int generic;       /* run through a table without allmin */
+    int rounds;  /* agreements in a row; round r fails ranks fail_rank[] + r */
+    int generic; /* run through a table without allmin */
     /* results, written by each member */
-    int *ret;          /* [P * rounds] */
-    int *winner;       /* [P * rounds] */
-    int *msg_ok;       /* [P * rounds] */
-    int64_t *vmin;     /* [P * 2]: min of rank, max of rank (last round) */
+    int *ret;      /* [P * rounds] */
+    int *winner;   /* [P * rounds] */
+    int *msg_ok;   /* [P * rounds] */
+    int64_t *vmin; /* [P * 2]: min of rank, max of rank (last round) */
 } plan;
 
 static int failing_code(const plan *p, int rank, int round, int nprocs)
@@ -135,7 +135,7 @@ static void one_fails(void **state)
     (void)state;
     static const int sizes[] = {1, 2, 5, 16};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
-        for (int f = 0; f < sizes[i]; f += sizes[i] > 4 ? 3 : 1) {
+        for (int f = 0; f<sizes[i]; f += sizes[i]> 4 ? 3 : 1) {
             plan p = {.nfail = 1, .fail_rank = {f}, .fail_code = {-17}, .rounds = 1};
             sheaf_comm_sim_stats st;
             run_plan(&p, sizes[i], &st);
@@ -270,17 +270,23 @@ static void scale(void **state)
             lg++;
         assert_int_equal(st.rounds, 4L * 2 * lg); /* each allmin: a reduce and a bcast tree */
         assert_true(st.max_msg <= (SHEAF_COMM_MSGLEN / 7) * sizeof(int64_t));
-        printf("P %ld: 2 agreements with failures, %ld exchanges, %ld rounds, largest message %zu B\n", P,
-               st.allmins, st.rounds, st.max_msg);
+        printf("P %ld: 2 agreements with failures, %ld exchanges, %ld rounds, largest message %zu B\n", P, st.allmins,
+               st.rounds, st.max_msg);
     }
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(all_fine),      cmocka_unit_test(one_fails),      cmocka_unit_test(two_fail_any_sign),
-        cmocka_unit_test(in_a_row),      cmocka_unit_test(generic_allmin), cmocka_unit_test(messages),
-        cmocka_unit_test(misuse_and_mismatch), cmocka_unit_test(member_leaves), cmocka_unit_test(scale),
+        cmocka_unit_test(all_fine),
+        cmocka_unit_test(one_fails),
+        cmocka_unit_test(two_fail_any_sign),
+        cmocka_unit_test(in_a_row),
+        cmocka_unit_test(generic_allmin),
+        cmocka_unit_test(messages),
+        cmocka_unit_test(misuse_and_mismatch),
+        cmocka_unit_test(member_leaves),
+        cmocka_unit_test(scale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,13 +18,13 @@
 
 /* What a task is expected to hold: the pattern of (salt + t), lengths of blocks. */
 typedef struct {
-    int64_t chunk;           /* aligned chunk size */
-    int64_t len;             /* bytes written so far */
-    int64_t nblocks, cur;    /* blocks used, current block */
-    int64_t bs[4096];        /* bytes per block */
+    int64_t chunk;        /* aligned chunk size */
+    int64_t len;          /* bytes written so far */
+    int64_t nblocks, cur; /* blocks used, current block */
+    int64_t bs[4096];     /* bytes per block */
 } model_task;
 
-static model_task *model;   /* [MAXT] */
+static model_task *model; /* [MAXT] */
 /* coverage counters, printed after the random round trips */
 static long st_tasks, st_blocks, st_maxblocks, st_big_writes, st_raw_writes, st_switches, st_empty, st_bytes;
 static int g_salt;
@@ -125,14 +125,16 @@ static void read_verify_task(int sid, int t)
         size_t want = (size_t)tu_range(1, tu_rand() % 4 ? 700 : 3 * model[t].chunk + 5);
         size_t got = sion_fread(buf + off, 1, want > (size_t)(len - off) + 16 ? (size_t)(len - off) + 16 : want, sid);
         if (got == 0)
-            fail_msg("task %d: fread returned 0 at %lld of %lld: %s", t, (long long)off, (long long)len, sheaf_last_error());
+            fail_msg("task %d: fread returned 0 at %lld of %lld: %s", t, (long long)off, (long long)len,
+                     sheaf_last_error());
         off += (int64_t)got;
         assert_true(off <= len);
     }
     assert_true(off == len);
     if (len && memcmp(buf, exp, (size_t)len) != 0) {
         int64_t i = 0;
-        while (buf[i] == exp[i]) i++;
+        while (buf[i] == exp[i])
+            i++;
         fail_msg("task %d: byte %lld differs (got %d expected %d)", t, (long long)i, buf[i], exp[i]);
     }
     /* at the end: a further read returns 0 and feof stays 1 */
@@ -176,10 +178,15 @@ static void one_roundtrip(const char *dir, int iter)
     if (sid < 0)
         fail_msg("open for writing failed: %s", sheaf_last_error());
     assert_true(bs > 0);
-    if (bsel == 0) assert_int_equal(bs, 512);
-    if (bsel == 1) assert_int_equal(bs, 4096);
+    if (bsel == 0)
+        assert_int_equal(bs, 512);
+    if (bsel == 1)
+        assert_int_equal(bs, 4096);
     assert_int_equal(nf, 1);
-    if (posix) assert_null(fp); else assert_non_null(fp);
+    if (posix)
+        assert_null(fp);
+    else
+        assert_non_null(fp);
     int64_t gskip = 0;
     for (int t = 0; t < ntasks; t++) {
         int64_t al = (cs_in[t] + bs - 1) / bs * bs;
@@ -209,7 +216,8 @@ static void one_roundtrip(const char *dir, int iter)
         }
         int64_t rem = target[t] - model[t].len;
         int64_t n = tu_rand() % 5 == 0 ? tu_range(1, 3 * model[t].chunk) : tu_range(1, model[t].chunk);
-        if (n > rem) n = rem;
+        if (n > rem)
+            n = rem;
         fillp(buf, t, model[t].len, (size_t)n);
         if (n <= model[t].chunk && tu_rand() % 3 == 0) {
             /* SIONlib style: reserve, then write through the exported handle */
@@ -230,7 +238,10 @@ static void one_roundtrip(const char *dir, int iter)
         } else {
             st_big_writes += n > model[t].chunk;
             size_t items = (size_t)n, size = 1;
-            if (n % 4 == 0 && tu_rand() % 2) { size = 4; items = (size_t)n / 4; }
+            if (n % 4 == 0 && tu_rand() % 2) {
+                size = 4;
+                items = (size_t)n / 4;
+            }
             if (sion_fwrite(buf, size, items, sid) != items)
                 fail_msg("fwrite of %lld bytes to task %d failed: %s", (long long)n, t, sheaf_last_error());
             model_write(&model[t], n);
@@ -251,7 +262,8 @@ static void one_roundtrip(const char *dir, int iter)
         st_blocks += model[t].nblocks;
         st_empty += model[t].len == 0;
         st_bytes += model[t].len;
-        if (model[t].nblocks > st_maxblocks) st_maxblocks = model[t].nblocks;
+        if (model[t].nblocks > st_maxblocks)
+            st_maxblocks = model[t].nblocks;
     }
     assert_int_equal(sion_fread(buf, 1, 1, sid), 0); /* write handle refuses reads */
     expect_error_mentions(path, NULL);
@@ -260,7 +272,8 @@ static void one_roundtrip(const char *dir, int iter)
     /* file size: S0 + maxchunks*globalskip + META2 + 4 */
     int64_t maxc = 1;
     for (int t = 0; t < ntasks; t++)
-        if (model[t].nblocks > maxc) maxc = model[t].nblocks;
+        if (model[t].nblocks > maxc)
+            maxc = model[t].nblocks;
     int64_t h = 1088 + 16 * (int64_t)ntasks, s0 = (h + bs - 1) / bs * bs;
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
@@ -283,13 +296,15 @@ static void one_roundtrip(const char *dir, int iter)
         assert_int_equal(rgr[t], 1000 + 3 * t);
     }
     check_locations(sid, ntasks, gskip);
-    assert_int_equal(sion_fwrite(buf, 1, 1, sid), 0);   /* read handle refuses writes */
+    assert_int_equal(sion_fwrite(buf, 1, 1, sid), 0); /* read handle refuses writes */
     assert_int_equal(sion_ensure_free_space(sid, 1), SION_NOT_SUCCESS);
     int order[MAXT];
-    for (int t = 0; t < ntasks; t++) order[t] = t;
+    for (int t = 0; t < ntasks; t++)
+        order[t] = t;
     for (int t = ntasks - 1; t > 0; t--) {
         int j = (int)tu_range(0, t), x = order[t];
-        order[t] = order[j]; order[j] = x;
+        order[t] = order[j];
+        order[j] = x;
     }
     int64_t total = 0;
     for (int k = 0; k < ntasks; k++) {
@@ -319,12 +334,14 @@ static void one_roundtrip(const char *dir, int iter)
             assert_int_equal(sion_seek(sid, t, (int)b, p), SION_SUCCESS);
             expect_off = stream_off(t, b, p);
             assert_true(sion_bytes_avail_in_block(sid) == model[t].bs[b] - p);
-            int blk; sion_int64 pos;
+            int blk;
+            sion_int64 pos;
             assert_int_equal(sion_get_current_location(sid, &blk, &pos, NULL, NULL), SION_SUCCESS);
             assert_int_equal(blk, b);
             assert_true(pos == p);
             int64_t s = s0;
-            for (int u = 0; u < t; u++) s += model[u].chunk;
+            for (int u = 0; u < t; u++)
+                s += model[u].chunk;
             assert_true(sion_get_position(sid) == s + b * gskip + p);
             if (!posix && p < model[t].bs[b]) {
                 /* SIONlib style: read the rest of the block through the FILE* */
@@ -396,8 +413,8 @@ static void test_random_roundtrips(void **st)
     for (int i = 0; i < 40; i++)
         one_roundtrip(dir, i);
     printf("[ STATS    ] %ld tasks, %ld empty, %ld blocks (max %ld per task), %ld bytes, %ld writes > chunk, "
-           "%ld raw FILE*/fd writes, %ld task switches\n", st_tasks, st_empty, st_blocks, st_maxblocks, st_bytes,
-           st_big_writes, st_raw_writes, st_switches);
+           "%ld raw FILE*/fd writes, %ld task switches\n",
+           st_tasks, st_empty, st_blocks, st_maxblocks, st_bytes, st_big_writes, st_raw_writes, st_switches);
     assert_true(st_maxblocks > 5 && st_big_writes > 0 && st_raw_writes > 0 && st_empty > 0);
     tu_rmtree(dir);
     free(dir);
@@ -441,10 +458,11 @@ static void test_byte_identity_serial5(void **st)
     if (strcmp(hex, "561a44fbc9f5b9597bab19115ad041d5e522db6d4bd89f05774e3b6db699abaa") != 0) {
         if (vec) {
             size_t i = 0;
-            while (i < len && i < vlen && mine[i] == vec[i]) i++;
+            while (i < len && i < vlen && mine[i] == vec[i])
+                i++;
             fail_msg("serial5 differs from the SIONlib vector: size %zu vs %zu, first difference at byte %zu "
-                     "(ours 0x%02x, SIONlib 0x%02x); sha256 %s", len, vlen, i,
-                     i < len ? mine[i] : 0, i < vlen ? vec[i] : 0, hex);
+                     "(ours 0x%02x, SIONlib 0x%02x); sha256 %s",
+                     len, vlen, i, i < len ? mine[i] : 0, i < vlen ? vec[i] : 0, hex);
         }
         fail_msg("serial5 sha256 %s does not match the manifest", hex);
     }
@@ -613,7 +631,7 @@ static void test_errors(void **st)
     assert_int_equal(sion_ensure_free_space(sid, 1025), SION_NOT_SUCCESS);
     expect_error_mentions(path, "1025");
     assert_int_equal(sion_ensure_free_space(sid, 1024), SION_SUCCESS);
-    assert_int_equal(sion_seek(sid, 0, 0, 0), SION_NOT_SUCCESS);     /* write: only the task may change */
+    assert_int_equal(sion_seek(sid, 0, 0, 0), SION_NOT_SUCCESS); /* write: only the task may change */
     expect_error_mentions(path, NULL);
     assert_int_equal(sion_seek(sid, 2, SION_CURRENT_BLK, SION_CURRENT_POS), SION_NOT_SUCCESS);
     assert_int_equal(sion_seek(sid, -5, SION_CURRENT_BLK, SION_CURRENT_POS), SION_NOT_SUCCESS);
@@ -622,11 +640,11 @@ static void test_errors(void **st)
     assert_int_equal(sion_fwrite(buf, 1, 10, sid), 10);
     assert_int_equal(sion_fwrite(NULL, 1, 10, sid), 0);
     assert_int_equal(sion_seek(sid, 1, SION_CURRENT_BLK, SION_CURRENT_POS), SION_SUCCESS);
-    assert_int_equal(sion_fwrite(buf, 1, 1, sid), 0);   /* chunk size 0 */
+    assert_int_equal(sion_fwrite(buf, 1, 1, sid), 0); /* chunk size 0 */
     expect_error_mentions(path, "chunk size 0");
     assert_int_equal(sion_close(sid), SION_SUCCESS);
     assert_int_equal(sion_close(sid), SION_NOT_SUCCESS); /* double close */
-    assert_int_equal(sion_fwrite(buf, 1, 1, sid), 0);   /* use after close */
+    assert_int_equal(sion_fwrite(buf, 1, 1, sid), 0);    /* use after close */
 
     /* misuse of a read handle */
     sid = sion_open(path, "rb", &n, &f, NULL, NULL, NULL, NULL);
@@ -637,7 +655,7 @@ static void test_errors(void **st)
     assert_int_equal(sion_fread(buf, 1, 64, sid), 10);
     assert_int_equal(sion_feof(sid), 1);
     assert_int_equal(sion_seek(sid, 1, SION_CURRENT_BLK, SION_CURRENT_POS), SION_SUCCESS);
-    assert_int_equal(sion_feof(sid), 1);                /* task 1 is empty */
+    assert_int_equal(sion_feof(sid), 1); /* task 1 is empty */
     assert_int_equal(sion_fread(buf, 1, 1, sid), 0);
     assert_int_equal(sion_close(sid), SION_SUCCESS);
 
@@ -663,7 +681,9 @@ static void test_errors(void **st)
         const char *modes[2] = {"wb,ansi", "wb,posix"};
         for (int k = 0; k < 2; k++) {
             sion_int64 c2[2] = {4096, 4096}, *cp = c2;
-            ntasks = 2; nf = 1; bs = 4096;
+            ntasks = 2;
+            nf = 1;
+            bs = 4096;
             sid = sion_open("/dev/full", modes[k], &ntasks, &nf, &cp, &bs, NULL, NULL);
             assert_int_equal(sid, -1);
             expect_error_mentions("/dev/full", "is not a regular file (a character device)");
@@ -688,10 +708,10 @@ static void test_block_rules(void **st)
     fillp(b, 0, 0, sizeof b);
     g_salt = 0;
     fillp(b, 0, 0, sizeof b);
-    assert_int_equal(sion_fwrite(b, 1, 1000, sid), 1000);            /* block 0: 1000 */
+    assert_int_equal(sion_fwrite(b, 1, 1000, sid), 1000); /* block 0: 1000 */
     assert_true(sion_bytes_avail_in_block(sid) == 24);
-    assert_int_equal(sion_fwrite(b + 1000, 1, 100, sid), 100);       /* doesn't fit: block 1: 100 */
-    assert_int_equal(sion_fwrite(b + 1100, 1, 3000, sid), 3000);     /* > chunk: 924, 1024, 1024, 28 */
+    assert_int_equal(sion_fwrite(b + 1000, 1, 100, sid), 100);   /* doesn't fit: block 1: 100 */
+    assert_int_equal(sion_fwrite(b + 1100, 1, 3000, sid), 3000); /* > chunk: 924, 1024, 1024, 28 */
     assert_true(sion_get_bytes_written(sid) == 4100);
     sion_int64 *bsz;
     int blk, mc;
@@ -711,19 +731,18 @@ static void test_block_rules(void **st)
     assert_memory_equal(r, b, 4100);
     assert_int_equal(sion_seek(sid, 0, 1, 0), SION_SUCCESS);
     assert_true(sion_bytes_avail_in_block(sid) == 1024);
-    assert_int_equal(sion_seek(sid, 0, 0, 1000), SION_SUCCESS);     /* end of block 0 */
+    assert_int_equal(sion_seek(sid, 0, 0, 1000), SION_SUCCESS); /* end of block 0 */
     assert_true(sion_bytes_avail_in_block(sid) == 0);
-    assert_int_equal(sion_feof(sid), 0);                            /* moves on to block 1 */
+    assert_int_equal(sion_feof(sid), 0); /* moves on to block 1 */
     assert_true(sion_bytes_avail_in_block(sid) == 1024);
-    assert_int_equal(sion_fread(r, 4, 2, sid), 2);                  /* items of 4 */
+    assert_int_equal(sion_fread(r, 4, 2, sid), 2); /* items of 4 */
     assert_memory_equal(r, b + 1000, 8);
     assert_int_equal(sion_seek(sid, 0, SION_END_POS, -3), SION_SUCCESS);
-    assert_int_equal(sion_fread(r, 2, 2, sid), 1);                  /* only one complete item */
+    assert_int_equal(sion_fread(r, 2, 2, sid), 1); /* only one complete item */
     assert_int_equal(sion_close(sid), SION_SUCCESS);
     tu_rmtree(dir);
     free(dir);
 }
-
 
 /* Information calls on SIONlib-written files. */
 static void test_vector_info(void **st)
@@ -774,7 +793,8 @@ static void test_vector_info(void **st)
     free(gr);
 
     /* multi-file set: mapping, file numbers per task, chunk sizes */
-    cs = NULL; gr = NULL;
+    cs = NULL;
+    gr = NULL;
     sid = sion_open((char *)vec_path("multi6.sion", p, sizeof p), "rb", &nt, &nf, &cs, &bs, &gr, NULL);
     assert_true(sid >= 0);
     assert_int_equal(nt, 6);
@@ -787,12 +807,12 @@ static void test_vector_info(void **st)
     for (int t = 0; t < 6; t++) {
         assert_true(map[2 * t] >= 0 && map[2 * t] < 3);
         per_file[map[2 * t]]++;
-        assert_true(cs[t] == 8192);                 /* 5000 aligned to 4096 */
+        assert_true(cs[t] == 8192); /* 5000 aligned to 4096 */
         assert_int_equal(sion_seek(sid, t, SION_CURRENT_BLK, SION_CURRENT_POS), SION_SUCCESS);
         assert_int_equal(sion_get_filenumber(sid), 0); /* SIONlib: the serial open of the set is file 0 */
         assert_non_null(sion_get_fp(sid));
         unsigned char b[3000];
-        assert_int_equal(sion_fread(b, 1, 3000, sid), 3000);   /* task t holds 3000*(t+1) */
+        assert_int_equal(sion_fread(b, 1, 3000, sid), 3000); /* task t holds 3000*(t+1) */
         for (int i = 0; i < 3000; i++)
             assert_int_equal(b[i], tu_pat(t, i));
     }
@@ -823,7 +843,8 @@ static void test_write_endianness(void **st)
         int ntasks = 1, nf = 1;
         sion_int32 bs = 512;
         sion_int64 c1[1] = {512}, *cs = c1;
-        int sid = sion_open(path, big ? "wb,endianness=big" : "wb,endianness=little", &ntasks, &nf, &cs, &bs, NULL, NULL);
+        int sid =
+            sion_open(path, big ? "wb,endianness=big" : "wb,endianness=little", &ntasks, &nf, &cs, &bs, NULL, NULL);
         assert_true(sid >= 0);
         assert_int_equal(sion_get_file_endianness(sid), big);
         assert_int_equal(sion_fwrite("abc", 1, 3, sid), 3);
@@ -837,7 +858,7 @@ static void test_write_endianness(void **st)
         assert_int_equal(d[7], host);
         assert_int_equal(d[5], big);
         assert_int_equal(d[6], big);
-        assert_memory_equal(d + 52, path, strlen(path));   /* prefix = name given to open */
+        assert_memory_equal(d + 52, path, strlen(path)); /* prefix = name given to open */
         free(d);
         int nt, nff;
         sid = sion_open(path, "rb", &nt, &nff, NULL, NULL, NULL, NULL);
@@ -920,12 +941,14 @@ static void test_reproduce_parallel_vectors(void **st)
         if (mlen != vlen + 4)
             fail_msg("%s: rewritten file has %zu bytes, SIONlib's %zu (+4 expected)", vecs[v], mlen, vlen);
         assert_memory_equal(mine + vlen, "\0\0\0\0", 4);
-        assert_int_equal(mine[32], 1);   /* serial writer's filenumber */
+        assert_int_equal(mine[32], 1); /* serial writer's filenumber */
         memcpy(mine + 32, vec + 32, 4);
         if (memcmp(mine, vec, vlen) != 0) {
             size_t i = 0;
-            while (mine[i] == vec[i]) i++;
-            fail_msg("%s: rewritten file differs at byte %zu (ours 0x%02x, SIONlib 0x%02x)", vecs[v], i, mine[i], vec[i]);
+            while (mine[i] == vec[i])
+                i++;
+            fail_msg("%s: rewritten file differs at byte %zu (ours 0x%02x, SIONlib 0x%02x)", vecs[v], i, mine[i],
+                     vec[i]);
         }
         free(mine);
         free(vec);
@@ -941,7 +964,12 @@ static void test_reproduce_parallel_vectors(void **st)
 /* Different sids from different threads at the same time (sion_common.h):
  * each thread writes, reads back and verifies its own container, and provokes
  * an error whose message must stay thread-local. */
-typedef struct { const char *dir; int id; int ok; char err[256]; } thr_arg;
+typedef struct {
+    const char *dir;
+    int id;
+    int ok;
+    char err[256];
+} thr_arg;
 
 static void *thr_main(void *p)
 {
@@ -953,23 +981,42 @@ static void *thr_main(void *p)
         sion_int32 bs = 512;
         sion_int64 c3[3] = {700, 512, 100}, *cs = c3;
         int sid = sion_open(path, round % 2 ? "wb,posix" : "wb", &ntasks, &nf, &cs, &bs, NULL, NULL);
-        if (sid < 0) { snprintf(a->err, sizeof a->err, "open: %s", sheaf_last_error()); return NULL; }
+        if (sid < 0) {
+            snprintf(a->err, sizeof a->err, "open: %s", sheaf_last_error());
+            return NULL;
+        }
         unsigned char b[3000];
         for (int t = 0; t < 3; t++) {
             sion_seek(sid, t, SION_CURRENT_BLK, SION_CURRENT_POS);
-            for (int i = 0; i < (int)sizeof b; i++) b[i] = (unsigned char)(a->id * 17 + t * 5 + i);
-            if (sion_fwrite(b, 1, sizeof b, sid) != sizeof b) { snprintf(a->err, sizeof a->err, "write"); return NULL; }
+            for (int i = 0; i < (int)sizeof b; i++)
+                b[i] = (unsigned char)(a->id * 17 + t * 5 + i);
+            if (sion_fwrite(b, 1, sizeof b, sid) != sizeof b) {
+                snprintf(a->err, sizeof a->err, "write");
+                return NULL;
+            }
         }
-        if (sion_close(sid) != SION_SUCCESS) { snprintf(a->err, sizeof a->err, "close"); return NULL; }
+        if (sion_close(sid) != SION_SUCCESS) {
+            snprintf(a->err, sizeof a->err, "close");
+            return NULL;
+        }
         int n, f;
         sid = sion_open(path, "rb", &n, &f, NULL, NULL, NULL, NULL);
-        if (sid < 0) { snprintf(a->err, sizeof a->err, "reopen: %s", sheaf_last_error()); return NULL; }
+        if (sid < 0) {
+            snprintf(a->err, sizeof a->err, "reopen: %s", sheaf_last_error());
+            return NULL;
+        }
         for (int t = 0; t < 3; t++) {
             unsigned char r[3100];
             sion_seek(sid, t, SION_CURRENT_BLK, SION_CURRENT_POS);
-            if (sion_fread(r, 1, sizeof r, sid) != sizeof b) { snprintf(a->err, sizeof a->err, "short read"); return NULL; }
+            if (sion_fread(r, 1, sizeof r, sid) != sizeof b) {
+                snprintf(a->err, sizeof a->err, "short read");
+                return NULL;
+            }
             for (int i = 0; i < (int)sizeof b; i++)
-                if (r[i] != (unsigned char)(a->id * 17 + t * 5 + i)) { snprintf(a->err, sizeof a->err, "byte %d", i); return NULL; }
+                if (r[i] != (unsigned char)(a->id * 17 + t * 5 + i)) {
+                    snprintf(a->err, sizeof a->err, "byte %d", i);
+                    return NULL;
+                }
         }
         /* a failing call: the message names this thread's file */
         if (sion_seek(sid, 0, 99, 0) != SION_NOT_SUCCESS || !strstr(sheaf_last_error(), path)) {

@@ -45,14 +45,28 @@ static unsigned char *load_vec(const char *name, size_t *len)
     return b;
 }
 
-static void put32le(unsigned char *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
-static void put64le(unsigned char *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
-static uint64_t get64le(const unsigned char *p) { uint64_t v = 0; for (int i = 7; i >= 0; i--) v = v << 8 | p[i]; return v; }
+static void put32le(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put64le(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint64_t get64le(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
 
 /* Write data as <dir>/<name>, open it: must fail with both substrings in the
  * message and the file name. Also checks sion_open_rank. */
-static void expect_open_fails(const char *name, const unsigned char *data, size_t len,
-                              const char *what1, const char *what2)
+static void expect_open_fails(const char *name, const unsigned char *data, size_t len, const char *what1,
+                              const char *what2)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", g_dir, name);
@@ -92,17 +106,21 @@ static void test_bad_serial5(void **st)
     unsigned char *v = load_vec("serial5.sion", &len), *c = malloc(len);
     assert_true(get64le(v + 1160) == 45056);
 #define RESET() memcpy(c, v, len)
-    RESET(); c[0] = 'x';
+    RESET();
+    c[0] = 'x';
     expect_open_fails("magic.sion", c, len, "magic", NULL);
-    RESET(); memcpy(c, "SION", 4);
+    RESET();
+    memcpy(c, "SION", 4);
     expect_open_fails("magic2.sion", c, len, "magic", NULL);
     const unsigned char words[][4] = {{0, 1, 0, 0}, {1, 0, 0, 0}, {2, 2, 2, 2}, {0, 0, 0, 1}, {0xff, 0xff, 0xff, 0xff}};
     for (size_t i = 0; i < sizeof words / 4; i++) {
-        RESET(); memcpy(c + 4, words[i], 4);
+        RESET();
+        memcpy(c + 4, words[i], 4);
         expect_open_fails("endian.sion", c, len, "endianness", NULL);
     }
     /* byte order word says big, integers are little: format version garbage */
-    RESET(); memcpy(c + 4, "\1\0\0\1", 4);
+    RESET();
+    memcpy(c + 4, "\1\0\0\1", 4);
     expect_open_fails("endian2.sion", c, len, "format version", NULL);
     /* truncated META1 at many cut points */
     const size_t cuts[] = {0, 1, 4, 8, 20, 51, 52, 53, 100, 1075, 1076, 1100, 1116, 1155, 1156, 1160, 1167, 1168, 4096};
@@ -118,22 +136,29 @@ static void test_bad_serial5(void **st)
     expect_open_fails("m2cut2.sion", v, 45056 + 39, "block count table", NULL);
     expect_open_fails("m2cut3.sion", v, 45056 + 40 + 39, "block size table", NULL);
     /* absurd counts */
-    RESET(); put32le(c + 24, 1u << 30);
+    RESET();
+    put32le(c + 24, 1u << 30);
     expect_open_fails("ntasks30.sion", c, len, "number of tasks", NULL);
-    RESET(); put32le(c + 24, 1000000);
+    RESET();
+    put32le(c + 24, 1000000);
     expect_open_fails("ntasks1m.sion", c, len, "truncated", NULL);
-    RESET(); put32le(c + 24, 0);
+    RESET();
+    put32le(c + 24, 0);
     expect_open_fails("ntasks0.sion", c, len, "number of tasks", NULL);
-    RESET(); put32le(c + 24, (uint32_t)-5);
+    RESET();
+    put32le(c + 24, (uint32_t)-5);
     expect_open_fails("ntasksneg.sion", c, len, "number of tasks", NULL);
-    RESET(); put32le(c + 1156, 1u << 30);
+    RESET();
+    put32le(c + 1156, 1u << 30);
     expect_open_fails("maxchunks.sion", c, len, "blocks fit", NULL);
-    RESET(); put32le(c + 1156, 0x7fffffff);
+    RESET();
+    put32le(c + 1156, 0x7fffffff);
     expect_open_fails("maxchunks2.sion", c, len, "blocks fit", NULL);
-    {   /* found by fuzz_recover: a sparse file large enough to "hold" a block
+    { /* found by fuzz_recover: a sparse file large enough to "hold" a block
          * table of 2^24 blocks per task; the table must also fit before the
          * metadata, so nothing is allocated from the file's size alone */
-        RESET(); put32le(c + 1156, 1u << 24);
+        RESET();
+        put32le(c + 1156, 1u << 24);
         char sp[4200];
         snprintf(sp, sizeof sp, "%s/maxchunks_sparse.sion", g_dir);
         assert_int_equal(tu_write_file(sp, c, len), 0);
@@ -144,50 +169,71 @@ static void test_bad_serial5(void **st)
         assert_non_null(strstr(sheaf_last_error(), "blocks fit"));
         unlink(sp);
     }
-    RESET(); put32le(c + 1156, (uint32_t)-1);
+    RESET();
+    put32le(c + 1156, (uint32_t)-1);
     expect_open_fails("maxchunksneg.sion", c, len, "block count", NULL);
-    RESET(); put32le(c + 20, 0);
+    RESET();
+    put32le(c + 20, 0);
     expect_open_fails("fsblk0.sion", c, len, "block size", NULL);
-    RESET(); put32le(c + 20, (uint32_t)-4096);
+    RESET();
+    put32le(c + 20, (uint32_t)-4096);
     expect_open_fails("fsblkneg.sion", c, len, "block size", NULL);
-    RESET(); put32le(c + 16, 99);
+    RESET();
+    put32le(c + 16, 99);
     expect_open_fails("format99.sion", c, len, "format version 99", NULL);
-    RESET(); put32le(c + 28, 0);
+    RESET();
+    put32le(c + 28, 0);
     expect_open_fails("nfiles0.sion", c, len, "file number", NULL);
-    RESET(); put32le(c + 28, 3); put32le(c + 32, 5);
+    RESET();
+    put32le(c + 28, 3);
+    put32le(c + 32, 5);
     expect_open_fails("filenum.sion", c, len, "file number", NULL);
     /* block size beyond the chunk (task 0 chunk 4096), and beyond the block table */
-    RESET(); put64le(c + 45056 + 40, 5000);
+    RESET();
+    put64le(c + 45056 + 40, 5000);
     expect_open_fails("blksize.sion", c, len, "task 0 block 0 holds 5000", "room for 4096");
-    RESET(); put64le(c + 45056 + 40 + 8, (uint64_t)-1);
+    RESET();
+    put64le(c + 45056 + 40 + 8, (uint64_t)-1);
     expect_open_fails("blksizeneg.sion", c, len, "task 1 block 0", NULL);
-    RESET(); put64le(c + 45056, 2);   /* task 0 claims 2 blocks, maxchunks is 1 */
+    RESET();
+    put64le(c + 45056, 2); /* task 0 claims 2 blocks, maxchunks is 1 */
     expect_open_fails("blkcount.sion", c, len, "task 0 uses 2 blocks", NULL);
-    RESET(); put64le(c + 45056 + 8, (uint64_t)-1);
+    RESET();
+    put64le(c + 45056 + 8, (uint64_t)-1);
     expect_open_fails("blkcountneg.sion", c, len, "task 1 uses", NULL);
     /* start_of_varheader beyond EOF, inside the header, negative */
-    RESET(); put64le(c + 1160, 1ull << 40);
+    RESET();
+    put64le(c + 1160, 1ull << 40);
     expect_open_fails("sov.sion", c, len, "outside the file", NULL);
-    RESET(); put64le(c + 1160, len + 1);
+    RESET();
+    put64le(c + 1160, len + 1);
     expect_open_fails("sov1.sion", c, len, "outside the file", NULL);
-    RESET(); put64le(c + 1160, 100);
+    RESET();
+    put64le(c + 1160, 100);
     expect_open_fails("sov2.sion", c, len, "outside the file", NULL);
-    RESET(); put64le(c + 1160, (uint64_t)-8);
+    RESET();
+    put64le(c + 1160, (uint64_t)-8);
     expect_open_fails("sov3.sion", c, len, "outside the file", NULL);
     /* start_of_varheader earlier than the data: blocks would overlap META2 */
-    RESET(); memcpy(c + 4096, v + 45056, 84); put64le(c + 1160, 4096);
+    RESET();
+    memcpy(c + 4096, v + 45056, 84);
+    put64le(c + 1160, 4096);
     expect_open_fails("sov4.sion", c, len, "extends past the block table", NULL);
     /* negative and absurd chunk sizes */
-    RESET(); put64le(c + 1116, (uint64_t)-4096);
+    RESET();
+    put64le(c + 1116, (uint64_t)-4096);
     expect_open_fails("chunkneg.sion", c, len, "negative chunk size", NULL);
-    RESET(); put64le(c + 1116 + 16, 1ull << 62);
+    RESET();
+    put64le(c + 1116 + 16, 1ull << 62);
     expect_open_fails("chunkhuge.sion", c, len, NULL, NULL);
-    RESET(); put64le(c + 1116, 0x7fffffffffffffffull);
+    RESET();
+    put64le(c + 1116, 0x7fffffffffffffffull);
     expect_open_fails("chunkmax.sion", c, len, NULL, NULL);
     /* a file that is all zeros / all 0xff */
     memset(c, 0, len);
     expect_open_fails("zeros.sion", c, len, "magic", NULL);
-    memset(c, 0xff, len); memcpy(c, "sion\0\0\0\0", 8);
+    memset(c, 0xff, len);
+    memcpy(c, "sion\0\0\0\0", 8);
     expect_open_fails("ff.sion", c, len, NULL, NULL);
 #undef RESET
     free(c);
@@ -200,7 +246,7 @@ static void test_unclosed(void **st)
     size_t len;
     unsigned char *v = load_vec("unclosed4.sion", &len);
     expect_open_fails("unclosed4.sion", v, len, "never closed", NULL);
-    assert_int_equal(sheaf_last_error_code(), SHEAF_E_UNCLOSED);   /* from the open_rank attempt */
+    assert_int_equal(sheaf_last_error_code(), SHEAF_E_UNCLOSED); /* from the open_rank attempt */
     free(v);
     /* a closed file whose start_of_varheader is reset to 0 counts as unclosed too */
     v = load_vec("serial5.sion", &len);
@@ -218,7 +264,10 @@ static void test_unclosed(void **st)
 }
 
 /* Multi-file set: write three members under <dir>/<base>, optionally damaged. */
-typedef struct { unsigned char *d[3]; size_t n[3]; } set3;
+typedef struct {
+    unsigned char *d[3];
+    size_t n[3];
+} set3;
 
 static void load_multi(set3 *s)
 {
@@ -226,14 +275,20 @@ static void load_multi(set3 *s)
     s->d[1] = load_vec("multi6.sion.000001", &s->n[1]);
     s->d[2] = load_vec("multi6.sion.000002", &s->n[2]);
 }
-static void free_set(set3 *s) { for (int i = 0; i < 3; i++) free(s->d[i]); }
+static void free_set(set3 *s)
+{
+    for (int i = 0; i < 3; i++)
+        free(s->d[i]);
+}
 
 static void write_set(const set3 *s, const char *base, int members)
 {
     char p[4300];
     for (int k = 0; k < members; k++) {
-        if (k == 0) snprintf(p, sizeof p, "%s/%s", g_dir, base);
-        else snprintf(p, sizeof p, "%s/%s.%06d", g_dir, base, k);
+        if (k == 0)
+            snprintf(p, sizeof p, "%s/%s", g_dir, base);
+        else
+            snprintf(p, sizeof p, "%s/%s.%06d", g_dir, base, k);
         assert_int_equal(tu_write_file(p, s->d[k], s->n[k]), 0);
     }
 }
@@ -320,13 +375,13 @@ static void test_bad_multi(void **st)
     put32le(m0 + mo, 5);
     expect_set_fails(&s, "mapsize5.sion", 3, "mapping lists 5 tasks", NULL);
     memcpy(m0 + mo, save, 52);
-    put32le(m0 + mo + 4, 7);               /* entry 0: file 7 */
+    put32le(m0 + mo + 4, 7); /* entry 0: file 7 */
     expect_set_fails(&s, "mapfile.sion", 3, "mapping entry 0", NULL);
     memcpy(m0 + mo, save, 52);
     put32le(m0 + mo + 4, (uint32_t)-1);
     expect_set_fails(&s, "mapfileneg.sion", 3, "mapping entry 0", NULL);
     memcpy(m0 + mo, save, 52);
-    put32le(m0 + mo + 8 + 4 * 2 * 3, 99);  /* entry 3: local task 99 */
+    put32le(m0 + mo + 8 + 4 * 2 * 3, 99); /* entry 3: local task 99 */
     expect_set_fails(&s, "maplrank.sion", 3, "mapping entry 3", NULL);
     memcpy(m0 + mo, save, 52);
     memcpy(m0 + mo + 4 + 8 * 5, m0 + mo + 4 + 8 * 4, 8); /* entry 5 duplicates entry 4 */
@@ -394,13 +449,15 @@ static unsigned char *read_all(const char *path, size_t *outlen, int *data_big)
         size_t start = len;
         len += 8;
         while (!sion_feof(sid)) {
-            if (cap - len < 4096) out = realloc(out, cap *= 2);
+            if (cap - len < 4096)
+                out = realloc(out, cap *= 2);
             size_t got = sion_fread(out + len, 1, 4096, sid);
             assert_true(got > 0);
             len += got;
         }
         put64le(out + start, len - start - 8);
-        if (cap - len < 16) out = realloc(out, cap *= 2);
+        if (cap - len < 16)
+            out = realloc(out, cap *= 2);
     }
     assert_int_equal(sion_close(sid), SION_SUCCESS);
     *outlen = len;
@@ -410,8 +467,8 @@ static unsigned char *read_all(const char *path, size_t *outlen, int *data_big)
 static void test_byteswap_conversion(void **st)
 {
     (void)st;
-    const char *vecs[] = {"serial5.sion", "par4.sion", "bigblk2.sion", "bigendian2.sion", "coll8.sion",
-                          "keyval3.sion", "multi6.sion"};
+    const char *vecs[] = {"serial5.sion", "par4.sion",    "bigblk2.sion", "bigendian2.sion",
+                          "coll8.sion",   "keyval3.sion", "multi6.sion"};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) {
         int members = strcmp(vecs[i], "multi6.sion") == 0 ? 3 : 1;
         char orig[4200], conv[4200];
@@ -435,7 +492,8 @@ static void test_byteswap_conversion(void **st)
             int ea, eb;
             unsigned char *a = read_all(orig, &la, &ea), *b = read_all(conv, &lb, &eb);
             if (la != lb || memcmp(a, b, la) != 0)
-                fail_msg("%s: data differs after converting the metadata to %s endian", vecs[i], to_big ? "big" : "little");
+                fail_msg("%s: data differs after converting the metadata to %s endian", vecs[i],
+                         to_big ? "big" : "little");
             assert_int_equal(ea, eb);
             free(a);
             free(b);
@@ -462,7 +520,7 @@ static void test_byteswap_conversion(void **st)
 static void test_vectors_decode(void **st)
 {
     (void)st;
-    const char *vecs[] = {"serial5.sion", "par4.sion", "bigblk2.sion", "bigendian2.sion", "coll8.sion",
+    const char *vecs[] = {"serial5.sion", "par4.sion",   "bigblk2.sion",       "bigendian2.sion",   "coll8.sion",
                           "keyval3.sion", "multi6.sion", "multi6.sion.000001", "multi6.sion.000002"};
     for (size_t i = 0; i < sizeof vecs / sizeof vecs[0]; i++) {
         size_t n;
@@ -506,8 +564,19 @@ static void test_task_beyond_max_offset(void **st)
     int64_t gr[3] = {0, 1, 2}, cs[3] = {16, 1LL << 60, 16}, bc[3] = {1, 0, 0}, bsz[3] = {5, 0, 0};
     core_meta m;
     memset(&m, 0, sizeof m);
-    m.version = 1007; m.patch = 6; m.format = 5; m.fsblksize = 8; m.ntasks = 3; m.nfiles = 1; m.filenumber = 1;
-    m.globalranks = gr; m.chunksizes = cs; m.blockcount = bc; m.blocksizes = bsz; m.maxchunks = 1; m.mapping_size = -1;
+    m.version = 1007;
+    m.patch = 6;
+    m.format = 5;
+    m.fsblksize = 8;
+    m.ntasks = 3;
+    m.nfiles = 1;
+    m.filenumber = 1;
+    m.globalranks = gr;
+    m.chunksizes = cs;
+    m.blockcount = bc;
+    m.blocksizes = bsz;
+    m.maxchunks = 1;
+    m.mapping_size = -1;
     assert_int_equal(core_meta_layout(&m, "x"), 0);
     /* META2 right after the header: the empty tasks' chunks never hold data */
     m.start_of_varheader = m.data_start + 16;
@@ -555,8 +624,18 @@ static void test_huge_member_count(void **st)
     int64_t gr[1] = {0}, cs[1] = {8}, bc[1] = {1}, bsz[1] = {3};
     core_meta m;
     memset(&m, 0, sizeof m);
-    m.version = 1007; m.patch = 6; m.format = 5; m.fsblksize = 8; m.ntasks = 1; m.nfiles = N; m.filenumber = 0;
-    m.globalranks = gr; m.chunksizes = cs; m.blockcount = bc; m.blocksizes = bsz; m.maxchunks = 1;
+    m.version = 1007;
+    m.patch = 6;
+    m.format = 5;
+    m.fsblksize = 8;
+    m.ntasks = 1;
+    m.nfiles = N;
+    m.filenumber = 0;
+    m.globalranks = gr;
+    m.chunksizes = cs;
+    m.blockcount = bc;
+    m.blocksizes = bsz;
+    m.maxchunks = 1;
     m.mapping_size = N;
     m.mapping = malloc(8 * (size_t)N);
     for (int32_t g = 0; g < N; g++) {
@@ -592,11 +671,23 @@ static void test_many_tasks_memory(void **st)
     const int32_t N = 200000;
     core_meta m;
     memset(&m, 0, sizeof m);
-    m.version = 1007; m.patch = 6; m.format = 5; m.fsblksize = 4096; m.ntasks = N; m.nfiles = 1; m.filenumber = 1;
-    m.globalranks = calloc((size_t)N, 8); m.chunksizes = calloc((size_t)N, 8);
-    m.blockcount = calloc((size_t)N, 8); m.blocksizes = calloc((size_t)N, 8);
-    m.maxchunks = 1; m.mapping_size = -1;
-    for (int32_t t = 0; t < N; t++) { m.globalranks[t] = t; m.blockcount[t] = 1; }
+    m.version = 1007;
+    m.patch = 6;
+    m.format = 5;
+    m.fsblksize = 4096;
+    m.ntasks = N;
+    m.nfiles = 1;
+    m.filenumber = 1;
+    m.globalranks = calloc((size_t)N, 8);
+    m.chunksizes = calloc((size_t)N, 8);
+    m.blockcount = calloc((size_t)N, 8);
+    m.blocksizes = calloc((size_t)N, 8);
+    m.maxchunks = 1;
+    m.mapping_size = -1;
+    for (int32_t t = 0; t < N; t++) {
+        m.globalranks[t] = t;
+        m.blockcount[t] = 1;
+    }
     m.chunksizes[N - 1] = 4096;
     m.blocksizes[N - 1] = 10;
     assert_int_equal(core_meta_layout(&m, "x"), 0);

@@ -213,9 +213,13 @@ static void test_bad(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_auto_small_one_group), cmocka_unit_test(test_auto_caps),
-        cmocka_unit_test(test_fixed_and_padding),    cmocka_unit_test(test_capability), cmocka_unit_test(test_merge),
-        cmocka_unit_test(test_env),                  cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_auto_small_one_group),
+        cmocka_unit_test(test_auto_caps),
+        cmocka_unit_test(test_fixed_and_padding),
+        cmocka_unit_test(test_capability),
+        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_env),
+        cmocka_unit_test(test_bad),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

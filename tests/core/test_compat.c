@@ -80,7 +80,7 @@ static void test_sid_numbers(void **st)
     unsigned char b[8];
     assert_int_equal(sion_fread(b, 1, 8, 0), 0);
     int sid4 = sion_open(path, "rb", &nt, &nf, NULL, NULL, NULL, NULL);
-    assert_int_equal(sid4, 3); /* a fresh number before the closed 0 */
+    assert_int_equal(sid4, 3);                   /* a fresh number before the closed 0 */
     assert_true(sion_get_bytes_read(sid3) == 0); /* the other opens are untouched */
     assert_int_equal(sion_generic_free_api(aid), SION_SUCCESS);
     assert_int_equal(sion_close(sid3), SION_SUCCESS);
@@ -311,10 +311,17 @@ static void test_seek_key_current_block(void **st)
     sid = sion_open(path, "rb,keyval=inline", &ntasks, &nf, NULL, NULL, NULL, NULL);
     assert_true(sid >= 0);
     /* the expected values are SIONlib's test_keyval_2_stdout_0.log */
-    struct { int entry; long pos; size_t size, n, got; const char *val; } step[6] = {
-        {4, 0, 1, 10, 10, "EFGHIJKLMN"}, {4, 1, 1, 9, 9, "FGHIJKLMN"}, {SION_ABSOLUTE_POS, 82, 1, 8, 8, "KLMNOPQR"},
-        {SION_CURRENT_BLOCK, 5, 1, 5, 5, "OPQRS"}, {SION_ABSOLUTE_POS, 42, 1, 10, 8, "GHIJKLMN"},
-        {SION_ABSOLUTE_POS, 43, 4, 2, 1, "HIJK"}};
+    struct {
+        int entry;
+        long pos;
+        size_t size, n, got;
+        const char *val;
+    } step[6] = {{4, 0, 1, 10, 10, "EFGHIJKLMN"},
+                 {4, 1, 1, 9, 9, "FGHIJKLMN"},
+                 {SION_ABSOLUTE_POS, 82, 1, 8, 8, "KLMNOPQR"},
+                 {SION_CURRENT_BLOCK, 5, 1, 5, 5, "OPQRS"},
+                 {SION_ABSOLUTE_POS, 42, 1, 10, 8, "GHIJKLMN"},
+                 {SION_ABSOLUTE_POS, 43, 4, 2, 1, "HIJK"}};
     for (int k = 0; k < 6; k++) {
         assert_int_equal(sion_seek_key(sid, 4711, step[k].entry, step[k].pos), SION_SUCCESS);
         size_t got = sion_fread_key(buf, 4711, step[k].size, step[k].n, sid);

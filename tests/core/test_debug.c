@@ -13,9 +13,10 @@
 #include "sion_debug.h"
 
 /* SIONlib's return types, checked at compile time */
-_Static_assert(_Generic(&sion_debug_on, void (*)(int, const char *): 1, default: 0), "void sion_debug_on(int, const char *)");
-_Static_assert(_Generic(&sion_debug_off, void (*)(void): 1, default: 0), "void sion_debug_off(void)");
-_Static_assert(_Generic(&sion_dclose, void (*)(void): 1, default: 0), "void sion_dclose(void)");
+_Static_assert(_Generic(&sion_debug_on, void (*)(int, const char *) : 1, default : 0),
+               "void sion_debug_on(int, const char *)");
+_Static_assert(_Generic(&sion_debug_off, void (*)(void) : 1, default : 0), "void sion_debug_off(void)");
+_Static_assert(_Generic(&sion_dclose, void (*)(void) : 1, default : 0), "void sion_dclose(void)");
 _Static_assert(_SION_DEFAULT_RANK == -1, "_SION_DEFAULT_RANK is -1");
 
 /* in test_debug_on.c, compiled with -DSION_DEBUG */
@@ -130,10 +131,8 @@ static void dclose_turns_debugging_off(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(macros_off_expand_to_nothing),
-        cmocka_unit_test(macros_on_print),
-        cmocka_unit_test(dclose_turns_debugging_off),
-        cmocka_unit_test(sionlib_debug_helpers),
+        cmocka_unit_test(macros_off_expand_to_nothing), cmocka_unit_test(macros_on_print),
+        cmocka_unit_test(dclose_turns_debugging_off),   cmocka_unit_test(sionlib_debug_helpers),
         cmocka_unit_test(sionlib_internal_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

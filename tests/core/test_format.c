@@ -135,10 +135,30 @@ static void roundtrip(int meta_big, int nfiles)
     }
 }
 
-static void test_roundtrip_little(void **st) { (void)st; tu_seed_from_env("codec little", 1); roundtrip(0, 1); }
-static void test_roundtrip_big(void **st) { (void)st; tu_seed_from_env("codec big", 2); roundtrip(1, 1); }
-static void test_roundtrip_mapping_little(void **st) { (void)st; tu_seed_from_env("mapping little", 3); roundtrip(0, 3); }
-static void test_roundtrip_mapping_big(void **st) { (void)st; tu_seed_from_env("mapping big", 4); roundtrip(1, 4); }
+static void test_roundtrip_little(void **st)
+{
+    (void)st;
+    tu_seed_from_env("codec little", 1);
+    roundtrip(0, 1);
+}
+static void test_roundtrip_big(void **st)
+{
+    (void)st;
+    tu_seed_from_env("codec big", 2);
+    roundtrip(1, 1);
+}
+static void test_roundtrip_mapping_little(void **st)
+{
+    (void)st;
+    tu_seed_from_env("mapping little", 3);
+    roundtrip(0, 3);
+}
+static void test_roundtrip_mapping_big(void **st)
+{
+    (void)st;
+    tu_seed_from_env("mapping big", 4);
+    roundtrip(1, 4);
+}
 
 /* Known bytes: a big-endian header has 01 01 01 01 and big-endian integers. */
 static void test_known_bytes(void **st)
@@ -147,23 +167,35 @@ static void test_known_bytes(void **st)
     core_meta m;
     memset(&m, 0, sizeof m);
     int64_t gr[2] = {100, 101}, cs[2] = {4096, 8192};
-    m.meta_big = 1; m.data_big = 1; m.version = 1007; m.patch = 6; m.format = 5;
-    m.fsblksize = 4096; m.ntasks = 2; m.nfiles = 1; m.filenumber = 1;
+    m.meta_big = 1;
+    m.data_big = 1;
+    m.version = 1007;
+    m.patch = 6;
+    m.format = 5;
+    m.fsblksize = 4096;
+    m.ntasks = 2;
+    m.nfiles = 1;
+    m.filenumber = 1;
     m.flag1 = (int64_t)SION_KEYVAL_INLINE << 32;
     strcpy(m.prefix, "x.sion");
-    m.globalranks = gr; m.chunksizes = cs; m.maxchunks = 3; m.start_of_varheader = 0x0102030405LL;
+    m.globalranks = gr;
+    m.chunksizes = cs;
+    m.maxchunks = 3;
+    m.start_of_varheader = 0x0102030405LL;
     unsigned char h[1088 + 32];
     core_meta_encode_header(&m, h);
-    static const unsigned char exp0[] = {'s','i','o','n', 1,1,1,1, 0,0,0x03,0xef, 0,0,0,6, 0,0,0,5,
-                                         0,0,0x10,0, 0,0,0,2, 0,0,0,1, 0,0,0,1,
-                                         0,0,0,51,0,0,0,0, 0,0,0,0,0,0,0,0, 'x','.','s','i','o','n',0};
+    static const unsigned char exp0[] = {'s', 'i', 'o', 'n', 1, 1, 1, 1,    0,   0,   0x03, 0xef, 0,   0, 0,
+                                         6,   0,   0,   0,   5, 0, 0, 0x10, 0,   0,   0,    0,    2,   0, 0,
+                                         0,   1,   0,   0,   0, 1, 0, 0,    0,   51,  0,    0,    0,   0, 0,
+                                         0,   0,   0,   0,   0, 0, 0, 'x',  '.', 's', 'i',  'o',  'n', 0};
     assert_memory_equal(h, exp0, sizeof exp0);
-    static const unsigned char tail[] = {0,0,0,0,0,0,0,100, 0,0,0,0,0,0,0,101, 0,0,0,0,0,0,0x10,0,
-                                         0,0,0,0,0,0,0x20,0, 0,0,0,3, 0,0,0,1,2,3,4,5};
+    static const unsigned char tail[] = {0,    0, 0, 0, 0, 0, 0, 100, 0,    0, 0, 0, 0, 0, 0, 101, 0, 0, 0, 0, 0, 0,
+                                         0x10, 0, 0, 0, 0, 0, 0, 0,   0x20, 0, 0, 0, 0, 3, 0, 0,   0, 1, 2, 3, 4, 5};
     assert_memory_equal(h + 1076, tail, sizeof tail);
-    m.meta_big = 0; m.data_big = 0;
+    m.meta_big = 0;
+    m.data_big = 0;
     core_meta_encode_header(&m, h);
-    static const unsigned char le[] = {'s','i','o','n', 0,0,0,0, 0xef,0x03,0,0, 6,0,0,0, 5,0,0,0};
+    static const unsigned char le[] = {'s', 'i', 'o', 'n', 0, 0, 0, 0, 0xef, 0x03, 0, 0, 6, 0, 0, 0, 5, 0, 0, 0};
     assert_memory_equal(h, le, sizeof le);
     assert_int_equal(h[1076], 100);
     assert_int_equal(h[1076 + 32 + 4], 5);
@@ -178,9 +210,20 @@ static void test_format2_and_3(void **st)
     memset(&m, 0, sizeof m);
     int64_t gr[3] = {7, 8, 9}, cs[3] = {1000, 512, 1}; /* unaligned: format <= 3 rounds */
     int64_t bc[3] = {1, 1, 1}, bsz[3] = {1000, 512, 1};
-    m.meta_big = 0; m.data_big = 0; m.version = 1004; m.patch = 0; m.format = 3;
-    m.fsblksize = 512; m.ntasks = 3; m.nfiles = 1; m.filenumber = 0;
-    m.globalranks = gr; m.chunksizes = cs; m.blockcount = bc; m.blocksizes = bsz; m.maxchunks = 1;
+    m.meta_big = 0;
+    m.data_big = 0;
+    m.version = 1004;
+    m.patch = 0;
+    m.format = 3;
+    m.fsblksize = 512;
+    m.ntasks = 3;
+    m.nfiles = 1;
+    m.filenumber = 0;
+    m.globalranks = gr;
+    m.chunksizes = cs;
+    m.blockcount = bc;
+    m.blocksizes = bsz;
+    m.maxchunks = 1;
     m.mapping_size = -1;
     strcpy(m.prefix, "old.sion");
     /* format 3 layout: H = 1088+48 = 1136 -> S0 = 1536, chunks 1024/512/512 */
@@ -220,7 +263,7 @@ static void test_format2_and_3(void **st)
     assert_true(d.chunksizes[0] == 1000 && d.chunksizes[2] == 1);
     assert_int_equal(d.maxchunks, 1);
     assert_true(d.start_of_varheader == m.start_of_varheader);
-    assert_true(d.data_start == 1536);   /* still computed from H = 1088+16n */
+    assert_true(d.data_start == 1536); /* still computed from H = 1088+16n */
     assert_true(d.starts[1] == 2560 && d.globalskip == 2048);
     core_meta_free(&d);
 
@@ -255,9 +298,13 @@ static void test_format2_and_3(void **st)
 static void test_layout(void **st)
 {
     (void)st;
-    struct { int32_t n, bs; int64_t cs; int64_t s0; } cases[] = {
-        {1, 512, 512, 1536}, {5, 4096, 4096, 4096}, {200, 512, 512, 4608},
-        {187, 4096, 4096, 4096}, {188, 4096, 4096, 4096}, {189, 4096, 4096, 8192}, {1, 1, 3, 1104}, {64, 65536, 65536, 65536},
+    struct {
+        int32_t n, bs;
+        int64_t cs;
+        int64_t s0;
+    } cases[] = {
+        {1, 512, 512, 1536},     {5, 4096, 4096, 4096},   {200, 512, 512, 4608}, {187, 4096, 4096, 4096},
+        {188, 4096, 4096, 4096}, {189, 4096, 4096, 8192}, {1, 1, 3, 1104},       {64, 65536, 65536, 65536},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         core_meta m;
@@ -402,7 +449,8 @@ static void test_layout_overflow(void **st)
         m.ntasks = 9;
         m.fsblksize = 4096;
         int64_t cs[9];
-        for (int t = 0; t < 9; t++) cs[t] = (int64_t)1 << 59;
+        for (int t = 0; t < 9; t++)
+            cs[t] = (int64_t)1 << 59;
         m.chunksizes = cs;
         assert_int_not_equal(core_meta_layout(&m, "ovf.sion"), 0);
         free(m.starts);

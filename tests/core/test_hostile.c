@@ -91,7 +91,8 @@ static int recover_fails(const char *fn)
             return 1 + i;
         }
         if (!strstr(sheaf_last_error(), g_want_msg)) {
-            fprintf(stderr, "recover flags %d: message \"%s\" lacks \"%s\"\n", flags[i], sheaf_last_error(), g_want_msg);
+            fprintf(stderr, "recover flags %d: message \"%s\" lacks \"%s\"\n", flags[i], sheaf_last_error(),
+                    g_want_msg);
             return 10 + i;
         }
     }
@@ -295,7 +296,10 @@ static void test_fifo_journal(void **st)
 static void test_fsblksize_serial(void **st)
 {
     (void)st;
-    const struct { sion_int32 v; const char *want; } bad[] = {
+    const struct {
+        sion_int32 v;
+        const char *want;
+    } bad[] = {
         {1 << 30, "file system block size 1073741824 is larger than 33554432 bytes"},
         {(1 << 25) + 1, "is larger than 33554432 bytes"},
     };

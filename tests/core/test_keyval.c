@@ -11,24 +11,22 @@
 #include "sheaf.h"
 #include "../helpers/testutil.h"
 
-
 /* keyval3 (MANIFEST.json): 3 tasks; keys 1,2,3,1000000007 interleaved, 5
  * rounds; record r of key index j on task t holds 10 + 11t + 37j + 100r bytes. */
 static const uint64_t KEYS[4] = {1, 2, 3, 1000000007ull};
 static int64_t rec_len(int t, int j, int r) { return 10 + 11 * t + 37 * j + 100 * r; }
-static const char *SHA[3][4] = {
-    {"48cfefc836cc13b843acab9c20f0bc11230d8a26b6e10287c89733dd66d40acc",
-     "eeff301f032dac778ad40fb1d93ce38946809708e1958d05ebb996d6c4de3b52",
-     "d326ed8d971e378ec8fffb7b5261ef7d5cf3fc09d4b815fe95732dc904505322",
-     "b9a8356f4a368cedd33f516b64ffd58551a95cd4661f688fc5d8f694b05779c9"},
-    {"a01c65bca4f5ac34f941e24105ff391de06c73b1220c2672e79fb032db5c70f4",
-     "ace6b6d9f3943201fc14fb852217856ec43742e16be4b9719081f68e49b9430f",
-     "cca70cf4d64671dd11cf21a46ab527305a11705689e3249c6814affb19dc66ba",
-     "6ab50c95a8a44fb10cfa2d1f5939c0e9aec695b885cfe173e6856934c9b0d260"},
-    {"1236a0ad9608ac1c56998e6cd4a59a52fbd1b1246abd46b6c3f1ca49c8323a94",
-     "a59b8a129d2edddd0d017ad80d098cd0ac8734a5273120f05108ee425ec69979",
-     "dd6f866a004f54db9b4f27fcf9ad8cfa87d2b9b16c64aece81de459cbf18510f",
-     "5580a855ae85ff750e3a2e67fd2f08df4aec937ceea477fe5bd9487ecf5d2afb"}};
+static const char *SHA[3][4] = {{"48cfefc836cc13b843acab9c20f0bc11230d8a26b6e10287c89733dd66d40acc",
+                                 "eeff301f032dac778ad40fb1d93ce38946809708e1958d05ebb996d6c4de3b52",
+                                 "d326ed8d971e378ec8fffb7b5261ef7d5cf3fc09d4b815fe95732dc904505322",
+                                 "b9a8356f4a368cedd33f516b64ffd58551a95cd4661f688fc5d8f694b05779c9"},
+                                {"a01c65bca4f5ac34f941e24105ff391de06c73b1220c2672e79fb032db5c70f4",
+                                 "ace6b6d9f3943201fc14fb852217856ec43742e16be4b9719081f68e49b9430f",
+                                 "cca70cf4d64671dd11cf21a46ab527305a11705689e3249c6814affb19dc66ba",
+                                 "6ab50c95a8a44fb10cfa2d1f5939c0e9aec695b885cfe173e6856934c9b0d260"},
+                                {"1236a0ad9608ac1c56998e6cd4a59a52fbd1b1246abd46b6c3f1ca49c8323a94",
+                                 "a59b8a129d2edddd0d017ad80d098cd0ac8734a5273120f05108ee425ec69979",
+                                 "dd6f866a004f54db9b4f27fcf9ad8cfa87d2b9b16c64aece81de459cbf18510f",
+                                 "5580a855ae85ff750e3a2e67fd2f08df4aec937ceea477fe5bd9487ecf5d2afb"}};
 static const int64_t KEYBYTES[3][4] = {{1050, 1235, 1420, 1605}, {1105, 1290, 1475, 1660}, {1160, 1345, 1530, 1715}};
 
 static int64_t kpat_t(uint64_t key, int rank) { return (int64_t)(key % 251) + 1000 * rank; }
@@ -279,7 +277,10 @@ static void test_write_reproduces_vector(void **st)
     assert_memory_equal(out, vec, 52);
     size_t first = 0;
     for (size_t i = 1076; i < vlen; i++)
-        if (out[i] != vec[i]) { first = i; break; }
+        if (out[i] != vec[i]) {
+            first = i;
+            break;
+        }
     if (first)
         fail_msg("keyval write differs from the SIONlib vector at byte %zu", first);
     free(out);
@@ -303,7 +304,8 @@ static void test_random_roundtrip(void **st)
         for (int t = 0; t < RT; t++)
             chunks[t] = tu_range(1, 3) * 512;
         sion_int32 bs = 512;
-        int sid = sion_open(path, iter % 2 ? "wb,keyval=inline,posix" : "wb,keyval", &ntasks, &nf, &cs, &bs, NULL, NULL);
+        int sid =
+            sion_open(path, iter % 2 ? "wb,keyval=inline,posix" : "wb,keyval", &ntasks, &nf, &cs, &bs, NULL, NULL);
         assert_true(sid >= 0);
         /* model: per task, per key the concatenated payload, and record lengths */
         size_t cap = 1 << 16;
@@ -454,7 +456,10 @@ static void test_truncated_record(void **st)
             unsigned char half[10] = {5};
             assert_int_equal(sion_fwrite(half, 1, sizeof half, sid), sizeof half);
         } else {
-            struct { uint64_t k; int64_t l; } h = {5, 100};
+            struct {
+                uint64_t k;
+                int64_t l;
+            } h = {5, 100};
             assert_int_equal(sion_fwrite(&h, sizeof h, 1, sid), 1);
             assert_int_equal(sion_fwrite(data, 1, 99, sid), 99);
         }
@@ -494,7 +499,12 @@ static void swap_at(unsigned char *d, size_t off, int n)
         d[off + n - 1 - i] = x;
     }
 }
-static int64_t le64(const unsigned char *d) { int64_t v; memcpy(&v, d, 8); return v; }
+static int64_t le64(const unsigned char *d)
+{
+    int64_t v;
+    memcpy(&v, d, 8);
+    return v;
+}
 
 static void test_swapped_vector(void **st)
 {
@@ -643,7 +653,8 @@ static void test_random_damage(void **st)
                 if (want)
                     assert_true(sion_fread_key(buf, key, 1, want, sid) == want);
                 sion_key_stat_t s;
-                assert_int_equal(sion_key_get_stat(sid, key, &s), SION_NOT_SUCCESS + (sion_key_full_scan(sid) == SION_SUCCESS));
+                assert_int_equal(sion_key_get_stat(sid, key, &s),
+                                 SION_NOT_SUCCESS + (sion_key_full_scan(sid) == SION_SUCCESS));
                 sion_seek_key(sid, key, SION_ABSOLUTE_POS, (sion_int64)tu_range(0, 3000));
                 sion_fread_key(buf, key, 1, sizeof buf, sid);
             }
@@ -678,7 +689,8 @@ static void test_plain_container(void **st)
     assert_int_equal(sion_close(sid), SION_SUCCESS);
     /* a mode asking for keyval on a plain file is refused at open */
     char p[4096];
-    assert_true(sion_open((char *)vec_path("serial5.sion", p, sizeof p), "rb,keyval=inline", &nt, NULL, NULL, NULL, NULL, NULL) < 0);
+    assert_true(sion_open((char *)vec_path("serial5.sion", p, sizeof p), "rb,keyval=inline", &nt, NULL, NULL, NULL,
+                          NULL, NULL) < 0);
 
     char *dir = tu_mkdtemp(), path[4200];
     snprintf(path, sizeof path, "%s/plain.sion", dir);

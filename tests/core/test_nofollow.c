@@ -149,10 +149,8 @@ int main(void)
 {
     g_dir = tu_mkdtemp();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_container_link),
-        cmocka_unit_test(test_dangling_link),
-        cmocka_unit_test(test_journal_link),
-        cmocka_unit_test(test_regular_overwritten),
+        cmocka_unit_test(test_container_link), cmocka_unit_test(test_dangling_link),
+        cmocka_unit_test(test_journal_link),   cmocka_unit_test(test_regular_overwritten),
         cmocka_unit_test(test_attach_link),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

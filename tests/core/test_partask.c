@@ -30,7 +30,6 @@ static int64_t fsize(const char *path)
     return (int64_t)st.st_size;
 }
 
-
 /* Copy a read-only vector into dir (the copy is what gets opened). */
 static void copy_vector(const char *name, const char *dir)
 {
@@ -50,7 +49,7 @@ typedef struct {
     int file, lrank;
     int64_t target, written;
     core_container *c;
-    int64_t nb, *bs;         /* block table handed back by detach */
+    int64_t nb, *bs; /* block table handed back by detach */
 } sim_task;
 
 static long st_sets, st_tasks, st_blocks, st_big, st_empty;
@@ -185,7 +184,7 @@ static void run_set(const char *base, int G, int nfiles, int salt)
         assert_true(fsize(path) == end + (mapped ? 4 + 8 * (int64_t)G : 0));
         size_t len;
         unsigned char *d = tu_read_file(path, &len);
-        assert_int_equal(d[32], k); /* filenumber */
+        assert_int_equal(d[32], k);                                  /* filenumber */
         assert_int_equal(memcmp(d + 52, base, strlen(base) + 1), 0); /* prefix: the set's name */
         free(d);
         free(path);
@@ -274,8 +273,8 @@ static void test_random_single_file(void **st)
         snprintf(base, sizeof base, "%s/par%d.sion", dir, it);
         run_set(base, (int)tu_range(1, 16), 1, it);
     }
-    printf("[ STATS    ] %ld sets, %ld tasks, %ld blocks, %ld writes larger than a chunk, %ld empty tasks\n",
-           st_sets, st_tasks, st_blocks, st_big, st_empty);
+    printf("[ STATS    ] %ld sets, %ld tasks, %ld blocks, %ld writes larger than a chunk, %ld empty tasks\n", st_sets,
+           st_tasks, st_blocks, st_big, st_empty);
     assert_true(st_big > 0 && st_empty > 0);
     tu_rmtree(dir);
     free(dir);
@@ -379,7 +378,8 @@ static void rewrite_and_compare(core_container *src, const char *name, const cha
             fail_msg("%s: %zu bytes, SIONlib's has %zu", mine_p, mlen, vlen);
         if (memcmp(mine, vec, vlen) != 0) {
             size_t i = 0;
-            while (mine[i] == vec[i]) i++;
+            while (mine[i] == vec[i])
+                i++;
             fail_msg("%s differs from SIONlib's at byte %zu (ours 0x%02x, SIONlib 0x%02x)", mine_p, i, mine[i], vec[i]);
         }
         free(mine);
@@ -454,9 +454,9 @@ static void test_errors(void **st)
     core_mode wm = mode_of("wb");
     core_meta m;
     int64_t cs[2] = {100, 200};
-    assert_true(core_par_create_file(base, &wm, 2, cs, NULL, 0, 0, 1, &m) < 0);      /* fsblksize undecided */
-    assert_true(core_par_create_file(base, &wm, 2, cs, NULL, 4096, 3, 3, &m) < 0);   /* no such file */
-    assert_true(core_par_create_file(base, &wm, 0, cs, NULL, 4096, 0, 1, &m) < 0);   /* no tasks */
+    assert_true(core_par_create_file(base, &wm, 2, cs, NULL, 0, 0, 1, &m) < 0);    /* fsblksize undecided */
+    assert_true(core_par_create_file(base, &wm, 2, cs, NULL, 4096, 3, 3, &m) < 0); /* no such file */
+    assert_true(core_par_create_file(base, &wm, 0, cs, NULL, 4096, 0, 1, &m) < 0); /* no tasks */
     core_container *c;
     assert_true(core_attach_task(&c, base, &wm, 1, 4096, 4096, 8192, 0, 0, NULL) < 0); /* file does not exist */
     assert_null(c);

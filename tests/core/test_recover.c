@@ -261,8 +261,8 @@ static void test_hostile_block_count(void **st)
     assert_non_null(r);
     memcpy(r, "SHJ1", 4);
     core_put_le32(r + 4, (uint32_t)L);
-    core_put_le32(r + 8, 0);                 /* task 0 */
-    core_put_le64(r + 16, 0);                /* global rank 0 */
+    core_put_le32(r + 8, 0);  /* task 0 */
+    core_put_le64(r + 16, 0); /* global rank 0 */
     core_put_le64(r + 24, (uint64_t)nb);
     core_put_le64(r + 32, 150);              /* block 0: what task 0 wrote */
     core_put_le64(r + 32 + 8 * (nb - 1), 7); /* a far block claiming data */
@@ -390,8 +390,10 @@ static void test_huge_fsblksize(void **st)
             sheaf_recover_summary s;
             assert_int_equal(sheaf_recover(fn, dry ? SHEAF_RECOVER_DRY_RUN : 0, NULL, NULL, &s), SHEAF_E_FORMAT);
             const char *m = sheaf_last_error();
-            snprintf(want, sizeof want, "the data start %lld (file-system block size %u) lies past the file's end "
-                     "(%zu bytes)", (long long)sizes[k], sizes[k], n0);
+            snprintf(want, sizeof want,
+                     "the data start %lld (file-system block size %u) lies past the file's end "
+                     "(%zu bytes)",
+                     (long long)sizes[k], sizes[k], n0);
             if (!strstr(m, want) || !strstr(m, fn))
                 fail_msg("message \"%s\" lacks \"%s\" or the file's name", m, want);
             size_t n1 = 0, jn1 = 0;
@@ -534,12 +536,18 @@ int main(void)
 {
     g_dir = tu_mkdtemp();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_recover_flushed), cmocka_unit_test(test_damaged_record),
-        cmocka_unit_test(test_truncated_data),  cmocka_unit_test(test_no_journal),
-        cmocka_unit_test(test_stale_journal),   cmocka_unit_test(test_salvage_unclosed4),
-        cmocka_unit_test(test_umask),           cmocka_unit_test(test_hostile_block_count),
-        cmocka_unit_test(test_hostile_chunk_size), cmocka_unit_test(test_huge_fsblksize),
-        cmocka_unit_test(test_rows_past_end),   cmocka_unit_test(test_empty_tasks_past_end),
+        cmocka_unit_test(test_recover_flushed),
+        cmocka_unit_test(test_damaged_record),
+        cmocka_unit_test(test_truncated_data),
+        cmocka_unit_test(test_no_journal),
+        cmocka_unit_test(test_stale_journal),
+        cmocka_unit_test(test_salvage_unclosed4),
+        cmocka_unit_test(test_umask),
+        cmocka_unit_test(test_hostile_block_count),
+        cmocka_unit_test(test_hostile_chunk_size),
+        cmocka_unit_test(test_huge_fsblksize),
+        cmocka_unit_test(test_rows_past_end),
+        cmocka_unit_test(test_empty_tasks_past_end),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     tu_rmtree(g_dir);

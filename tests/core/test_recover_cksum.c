@@ -213,8 +213,10 @@ int main(void)
 {
     g_dir = tu_mkdtemp();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_damage_after_recovery), cmocka_unit_test(test_damage_before_recovery),
-        cmocka_unit_test(test_raw_handle),            cmocka_unit_test(test_truncated_unverifiable),
+        cmocka_unit_test(test_damage_after_recovery),
+        cmocka_unit_test(test_damage_before_recovery),
+        cmocka_unit_test(test_raw_handle),
+        cmocka_unit_test(test_truncated_unverifiable),
         cmocka_unit_test(test_plain_journal),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,7 +26,6 @@ static int setup(void **st)
     return 0;
 }
 
-
 static void expect_error_mentions(const char *a, const char *b)
 {
     const char *e = sheaf_last_error();
@@ -72,7 +71,10 @@ static void test_read_loop_through_fileptr(void **st)
         int sid = sion_open(path, posix ? "rb,posix" : "rb", &nt, &nf, NULL, NULL, NULL, &fp);
         assert_true(sid >= 0);
         assert_int_equal(nt, 2);
-        if (posix) assert_null(fp); else assert_non_null(fp);
+        if (posix)
+            assert_null(fp);
+        else
+            assert_non_null(fp);
         for (int t = 1; t >= 0; t--) {
             assert_int_equal(sion_seek(sid, t, SION_CURRENT_BLK, SION_CURRENT_POS), SION_SUCCESS);
             unsigned char buf[4096];
@@ -116,7 +118,7 @@ static void test_raw_read_then_library_calls(void **st)
         FILE *fp = NULL;
         int sid = sion_open(path, posix ? "rb,posix" : "rb", &nt, &nf, NULL, NULL, NULL, &fp);
         assert_true(sid >= 0);
-        assert_int_equal(sion_seek(sid, 0, 1, 0), SION_SUCCESS);  /* task 0, block 1 */
+        assert_int_equal(sion_seek(sid, 0, 1, 0), SION_SUCCESS); /* task 0, block 1 */
         sion_int64 p0 = sion_get_position(sid);
         assert_true(p0 > 0);
         unsigned char b[1024];
@@ -294,8 +296,8 @@ static void test_empty_block_in_the_middle(void **st)
         sion_int64 n = sion_bytes_avail_in_block(sid);
         assert_true(n > 0);
         if (off + n > 612)
-            fail_msg("feof loop through the FILE*: %lld bytes read, %lld more offered, only 612 exist",
-                     (long long)off, (long long)n);
+            fail_msg("feof loop through the FILE*: %lld bytes read, %lld more offered, only 612 exist", (long long)off,
+                     (long long)n);
         assert_true(fread(r + off, 1, (size_t)n, fp) == (size_t)n);
         off += n;
     }
@@ -436,7 +438,10 @@ static void test_multifile_open_rank(void **st)
             assert_int_equal(rank, g);
             assert_true(chunk == 8192);
             assert_int_equal(bs, 4096);
-            if (posix) assert_null(fp); else assert_non_null(fp);
+            if (posix)
+                assert_null(fp);
+            else
+                assert_non_null(fp);
             assert_int_equal(sion_get_filenumber(sid), g / 2);
             if (!posix)
                 assert_true(sion_get_fp(sid) == fp);
@@ -477,7 +482,7 @@ static void test_degenerate_writes(void **st)
     sion_int64 csv[3] = {100, 5000, 1}, *cs = csv;
     int sid = sion_open(path, "wb", &ntasks, &nf, &cs, &bs, NULL, NULL);
     assert_true(sid >= 0);
-    assert_true(bs > 0);             /* detected and written back */
+    assert_true(bs > 0);                                      /* detected and written back */
     assert_true(cs[0] == 100 && cs[1] == 5000 && cs[2] == 1); /* the caller's, as in SIONlib */
     assert_int_equal(sion_close(sid), SION_SUCCESS);
     int nt, nff;
@@ -652,7 +657,7 @@ static int write_past_limit(const char *path, int posix, int via)
     }
     int rc = sion_close(sid);
     if (rc == SION_SUCCESS)
-        return failed ? 0 : 20;   /* 20: silent success */
+        return failed ? 0 : 20; /* 20: silent success */
     if (!strstr(sheaf_last_error(), path))
         return 21;
     return 0;
@@ -675,7 +680,8 @@ static void test_write_error_midway(void **st)
                 fail_msg("posix=%d via=%d: child killed by signal %d", posix, via, WTERMSIG(status));
             if (WEXITSTATUS(status) != 0)
                 fail_msg("posix=%d via=%d: child reported %d (20 = close succeeded after lost data, "
-                         "12/13/21 = message without the file name)", posix, via, WEXITSTATUS(status));
+                         "12/13/21 = message without the file name)",
+                         posix, via, WEXITSTATUS(status));
             /* whatever was written must not read as a valid complete container */
             int nt, nf;
             int sid = sion_open(path, "rb", &nt, &nf, NULL, NULL, NULL, NULL);
@@ -741,16 +747,11 @@ static void test_member_opened_alone(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_read_loop_through_fileptr),
-        cmocka_unit_test(test_raw_read_then_library_calls),
-        cmocka_unit_test(test_raw_write_interleaved),
-        cmocka_unit_test(test_empty_block_in_the_middle),
-        cmocka_unit_test(test_open_read_array_conventions),
-        cmocka_unit_test(test_multifile_open_rank),
-        cmocka_unit_test(test_degenerate_writes),
-        cmocka_unit_test(test_use_after_close),
-        cmocka_unit_test(test_write_error_midway),
-        cmocka_unit_test(test_huge_chunksize_refused),
+        cmocka_unit_test(test_read_loop_through_fileptr),   cmocka_unit_test(test_raw_read_then_library_calls),
+        cmocka_unit_test(test_raw_write_interleaved),       cmocka_unit_test(test_empty_block_in_the_middle),
+        cmocka_unit_test(test_open_read_array_conventions), cmocka_unit_test(test_multifile_open_rank),
+        cmocka_unit_test(test_degenerate_writes),           cmocka_unit_test(test_use_after_close),
+        cmocka_unit_test(test_write_error_midway),          cmocka_unit_test(test_huge_chunksize_refused),
         cmocka_unit_test(test_member_opened_alone),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -33,7 +33,10 @@ typedef struct trial {
     int aid;
 } trial;
 
-typedef struct { int32_t task, pad; int64_t bytes; } report;
+typedef struct {
+    int32_t task, pad;
+    int64_t bytes;
+} report;
 
 static void writer(tc_task *t)
 {
@@ -158,8 +161,8 @@ int main(int argc, char **argv)
         if (rc) {
             /* acceptable only when nothing was flushed (killed before any flush, or during the open) */
             if (want > 0) {
-                fprintf(stderr, "trial %d (P=%d nf=%d): recover failed with %lld bytes flushed: %s\n", k, tr.P,
-                        tr.nf, (long long)want, sheaf_last_error());
+                fprintf(stderr, "trial %d (P=%d nf=%d): recover failed with %lld bytes flushed: %s\n", k, tr.P, tr.nf,
+                        (long long)want, sheaf_last_error());
                 losses += want;
             } else {
                 noflush++;
@@ -170,9 +173,11 @@ int main(int argc, char **argv)
             cks_trials++;
             cks_verified += s.blocks_verified;
             if (s.blocks_damaged || s.blocks_unverifiable || (s.blocks > 0 && !s.checksums)) {
-                fprintf(stderr, "trial %d (P=%d nf=%d, checksum): %lld damaged, %lld unverifiable blocks of %lld "
-                        "(checksums %d)\n", k, tr.P, tr.nf, (long long)s.blocks_damaged,
-                        (long long)s.blocks_unverifiable, (long long)s.blocks, s.checksums);
+                fprintf(stderr,
+                        "trial %d (P=%d nf=%d, checksum): %lld damaged, %lld unverifiable blocks of %lld "
+                        "(checksums %d)\n",
+                        k, tr.P, tr.nf, (long long)s.blocks_damaged, (long long)s.blocks_unverifiable,
+                        (long long)s.blocks, s.checksums);
                 errors++;
             }
         }

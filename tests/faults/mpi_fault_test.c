@@ -25,14 +25,14 @@
 #include <sys/resource.h>
 
 static int rank, np, fails;
-#define CHECK(c, ...)                                                                 \
-    do {                                                                              \
-        if (!(c)) {                                                                   \
-            fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__, __LINE__);            \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fputc('\n', stderr);                                                      \
-            fails++;                                                                  \
-        }                                                                             \
+#define CHECK(c, ...)                                                                                                  \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__, __LINE__);                                             \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fputc('\n', stderr);                                                                                       \
+            fails++;                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 static unsigned char pat(int r, long long i) { return (unsigned char)(r * 59 + i * 13 + (i >> 11) + 1); }
@@ -86,8 +86,8 @@ int main(int argc, char **argv)
     sion_int32 fsblk = 4096;
     int nf = 1, grank = rank;
     FILE *fp = NULL;
-    int sid = sion_paropen_mpi(fn, posix ? "bw,posix" : "bw", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, &fp,
-                               NULL);
+    int sid =
+        sion_paropen_mpi(fn, posix ? "bw,posix" : "bw", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, &fp, NULL);
     int open_ok = sid >= 0;
     if (!open_ok)
         saw_error("sion_paropen_mpi", name, errtext);

@@ -12,14 +12,18 @@
 #include <string.h>
 #include "sheaf_fgfs.h"
 
-typedef struct bed { int nodes, ppn, failures; const char *mnt; sheaf_fgfs_mounts **t; } bed;
+typedef struct bed {
+    int nodes, ppn, failures;
+    const char *mnt;
+    sheaf_fgfs_mounts **t;
+} bed;
 
-#define CHECK(c)                                                                                                      \
-    do {                                                                                                              \
-        if (!(c)) {                                                                                                   \
-            fprintf(stderr, "rank %d: check failed: %s: %s\n", rank, #c, sheaf_fgfs_last_error());                    \
-            b->failures++;                                                                                            \
-        }                                                                                                             \
+#define CHECK(c)                                                                                                       \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "rank %d: check failed: %s: %s\n", rank, #c, sheaf_fgfs_last_error());                     \
+            b->failures++;                                                                                             \
+        }                                                                                                              \
     } while (0)
 
 static int proc(sheaf_fgfs_comm *c, int rank, void *arg)

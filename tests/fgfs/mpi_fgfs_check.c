@@ -17,12 +17,12 @@
 #include "sheaf_fgfs_mpi.h"
 
 static int rank, failures;
-#define CHECK(c)                                                                                                      \
-    do {                                                                                                              \
-        if (!(c)) {                                                                                                   \
+#define CHECK(c)                                                                                                       \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
             fprintf(stderr, "rank %d: check failed: %s (line %d): %s\n", rank, #c, __LINE__, sheaf_fgfs_last_error()); \
-            failures++;                                                                                               \
-        }                                                                                                             \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 static const char *cls(sheaf_fgfs_class c)

@@ -14,8 +14,8 @@
 
 static void estimator(void **state)
 {
-    static const long ns[] = {1,    2,    3,     5,     10,    20,     50,     100,    200,    500,    1000,
-                              1500, 2000, 5000,  10000, 20000, 50000,  100000, 200000, 500000, 1000000};
+    static const long ns[] = {1,    2,    3,    5,     10,    20,    50,     100,    200,    500,    1000,
+                              1500, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, 1000000};
     double worst = 0;
     printf("%8s %9s %7s %10s %7s\n", "names", "bits", "density", "estimate", "error");
     for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
@@ -42,8 +42,14 @@ static void estimator(void **state)
 }
 
 /* brute force: distinct names, members, lowest rank, sorted */
-typedef struct { const char *name; unsigned members, rep; } bf_entry;
-static int bf_cmp(const void *a, const void *b) { return strcmp(((const bf_entry *)a)->name, ((const bf_entry *)b)->name); }
+typedef struct {
+    const char *name;
+    unsigned members, rep;
+} bf_entry;
+static int bf_cmp(const void *a, const void *b)
+{
+    return strcmp(((const bf_entry *)a)->name, ((const bf_entry *)b)->name);
+}
 
 static void grouping(void **state)
 {
@@ -147,8 +153,8 @@ static void messages(void **state)
         fgfs_bloom_msg bm;
         (void)fgfs_bloom_unpack(buf, l, &bm);
     }
-    const uint8_t unsorted[] = {0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 'b',
-                                1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 'a'};
+    const uint8_t unsorted[] = {0, 0, 0, 0, 0, 0,   0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0,
+                                0, 0, 0, 1, 0, 'b', 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 'a'};
     assert_int_equal(fgfs_group_unpack(unsorted, sizeof unsorted, &t), -1);
 }
 

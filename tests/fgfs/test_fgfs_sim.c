@@ -52,17 +52,17 @@ static void remove_files(void)
 typedef struct scen {
     simnodes sn;
     int mode, threshold;
-    int failures;           /* processes whose checks failed */
-    int broken_rank;        /* this rank gets a table without "/" (-1: none) */
+    int failures;    /* processes whose checks failed */
+    int broken_rank; /* this rank gets a table without "/" (-1: none) */
 } scen;
 
-#define CHECK(c)                                                                                                      \
-    do {                                                                                                              \
-        if (!(c)) {                                                                                                   \
-            printf("rank %d: check failed: %s (line %d) %s\n", rank, #c, __LINE__, sheaf_fgfs_last_error());         \
-            sc->failures++;                                                                                           \
-            goto out;                                                                                                 \
-        }                                                                                                             \
+#define CHECK(c)                                                                                                       \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            printf("rank %d: check failed: %s (line %d) %s\n", rank, #c, __LINE__, sheaf_fgfs_last_error());           \
+            sc->failures++;                                                                                            \
+            goto out;                                                                                                  \
+        }                                                                                                              \
     } while (0)
 
 static int classify_proc(sheaf_fgfs_comm *world, int rank, void *arg)
@@ -70,8 +70,8 @@ static int classify_proc(sheaf_fgfs_comm *world, int rank, void *arg)
     scen *sc = arg;
     char host[64];
     simnodes_host(&sc->sn, rank, host, sizeof host);
-    sheaf_fgfs_config cfg = {sc->mode, sc->threshold, 0, 0, simnodes_table(&sc->sn, rank), host,
-                             SHEAF_FGFS_NOREALPATH, NULL};
+    sheaf_fgfs_config cfg = {sc->mode, sc->threshold,         0,   0, simnodes_table(&sc->sn, rank),
+                             host,     SHEAF_FGFS_NOREALPATH, NULL};
     sheaf_fgfs_ctx *ctx = NULL;
     int N = sc->sn.nodes, ppn = sc->sn.ppn, P = N * ppn, node = rank / ppn;
     sheaf_fgfs_status st;
@@ -147,7 +147,7 @@ static int error_proc(sheaf_fgfs_comm *world, int rank, void *arg)
     sheaf_fgfs_mounts *own = NULL;
     if (rank == sc->broken_rank)
         sheaf_fgfs_mounts_parse(notroot, sizeof notroot - 1, "broken", &own);
-    sheaf_fgfs_config cfg = {SHEAF_FGFS_SYNC, 4, 0, 0, own ? own : simnodes_table(&sc->sn, rank), "n",
+    sheaf_fgfs_config cfg = {SHEAF_FGFS_SYNC,       4,   0, 0, own ? own : simnodes_table(&sc->sn, rank), "n",
                              SHEAF_FGFS_NOREALPATH, NULL};
     sheaf_fgfs_ctx *ctx = NULL;
     sheaf_fgfs_status st;
@@ -174,8 +174,7 @@ out:
 static int missing_proc(sheaf_fgfs_comm *world, int rank, void *arg)
 {
     scen *sc = arg;
-    sheaf_fgfs_config cfg = {SHEAF_FGFS_SYNC, 4, 0, 0, simnodes_table(&sc->sn, rank), "n", SHEAF_FGFS_NOREALPATH,
-                             NULL};
+    sheaf_fgfs_config cfg = {SHEAF_FGFS_SYNC, 4, 0, 0, simnodes_table(&sc->sn, rank), "n", SHEAF_FGFS_NOREALPATH, NULL};
     sheaf_fgfs_ctx *ctx = NULL;
     char p[700];
     int a;
@@ -231,14 +230,19 @@ static void layer_faults(void **state)
 }
 
 /* ---- the inverse query ---- */
-typedef struct selarg { scen *sc; const char *site; int failures; int crit; } selarg;
+typedef struct selarg {
+    scen *sc;
+    const char *site;
+    int failures;
+    int crit;
+} selarg;
 
 static int select_proc(sheaf_fgfs_comm *world, int rank, void *arg)
 {
     selarg *sa = arg;
     scen *sc = sa->sc;
-    sheaf_fgfs_config cfg = {SHEAF_FGFS_SYNC, 4, 0, 0, simnodes_table(&sc->sn, rank), "n", SHEAF_FGFS_NOREALPATH,
-                             sa->site};
+    sheaf_fgfs_config cfg = {SHEAF_FGFS_SYNC,       4,       0, 0, simnodes_table(&sc->sn, rank), "n",
+                             SHEAF_FGFS_NOREALPATH, sa->site};
     char host[64];
     simnodes_host(&sc->sn, rank, host, sizeof host);
     cfg.host = host;
@@ -304,7 +308,11 @@ static void inverse(void **state)
 }
 
 /* ---- scale: rounds grow as log2 P, messages stay bounded ---- */
-typedef struct scalearg { scen *sc; int query; int failures; } scalearg;
+typedef struct scalearg {
+    scen *sc;
+    int query;
+    int failures;
+} scalearg;
 
 static int scale_proc(sheaf_fgfs_comm *world, int rank, void *arg)
 {
@@ -312,20 +320,32 @@ static int scale_proc(sheaf_fgfs_comm *world, int rank, void *arg)
     scen *sc = a->sc;
     char host[32];
     simnodes_host(&sc->sn, rank, host, sizeof host);
-    sheaf_fgfs_config cfg = {SHEAF_FGFS_SYNC, 16, 0, 0, simnodes_table(&sc->sn, rank), host, SHEAF_FGFS_NOREALPATH,
-                             NULL};
+    sheaf_fgfs_config cfg = {SHEAF_FGFS_SYNC,       16,  0, 0, simnodes_table(&sc->sn, rank), host,
+                             SHEAF_FGFS_NOREALPATH, NULL};
     sheaf_fgfs_ctx *ctx = NULL;
     sheaf_fgfs_status st;
     sheaf_fgfs_pardesc d;
     int ok = 0, ans;
     if (!sheaf_fgfs_init(world, &cfg, &ctx)) {
         switch (a->query) {
-        case 0: ok = !sheaf_fgfs_status_of(ctx, lpath, &st) && st.cls == SHEAF_FGFS_FULLY; break;
-        case 1: ok = !sheaf_fgfs_status_of(ctx, opath, &st) && st.cls == SHEAF_FGFS_UNIQUE; break;
-        case 2: ok = !sheaf_fgfs_status_of(ctx, hpath, &st) && st.cls == SHEAF_FGFS_POORLY; break;
-        case 3: ok = !sheaf_fgfs_status_of(ctx, mpath, &st) && st.cls == SHEAF_FGFS_WELL && st.servers > 60; break;
-        case 4: ok = !sheaf_fgfs_pardesc_of(ctx, hpath, &d) && d.ngroups == 2; break;
-        default: ok = !sheaf_fgfs_is_consistent(ctx, hpath, &ans) && ans == 1; break;
+        case 0:
+            ok = !sheaf_fgfs_status_of(ctx, lpath, &st) && st.cls == SHEAF_FGFS_FULLY;
+            break;
+        case 1:
+            ok = !sheaf_fgfs_status_of(ctx, opath, &st) && st.cls == SHEAF_FGFS_UNIQUE;
+            break;
+        case 2:
+            ok = !sheaf_fgfs_status_of(ctx, hpath, &st) && st.cls == SHEAF_FGFS_POORLY;
+            break;
+        case 3:
+            ok = !sheaf_fgfs_status_of(ctx, mpath, &st) && st.cls == SHEAF_FGFS_WELL && st.servers > 60;
+            break;
+        case 4:
+            ok = !sheaf_fgfs_pardesc_of(ctx, hpath, &d) && d.ngroups == 2;
+            break;
+        default:
+            ok = !sheaf_fgfs_is_consistent(ctx, hpath, &ans) && ans == 1;
+            break;
         }
     }
     if (!ok && a->failures++ < 3)
@@ -339,7 +359,8 @@ static void scale(void **state)
     make_files();
     const char *env = getenv("FGFS_SIM_MAXP");
     long maxp = env ? atol(env) : 100000;
-    static const char *names[] = {"fully (local)", "unique", "poorly (2 servers)", "well (64 servers)",
+    static const char *names[] = {"fully (local)",      "unique",
+                                  "poorly (2 servers)", "well (64 servers)",
                                   "pardesc (2 groups)", "consistent (2 groups)"};
     /* collectives per query beyond init (sheaf_comm_agree: 1 allmin, a reduce and a bcast tree: 2 rounds
      * of log2 P): triage 2, Bloom 2, grouping 2, hashes 2 */
@@ -376,11 +397,8 @@ static void scale(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(classify_2_4_8),
-        cmocka_unit_test(errors),
-        cmocka_unit_test(layer_faults),
-        cmocka_unit_test(inverse),
-        cmocka_unit_test(scale),
+        cmocka_unit_test(classify_2_4_8), cmocka_unit_test(errors), cmocka_unit_test(layer_faults),
+        cmocka_unit_test(inverse),        cmocka_unit_test(scale),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,12 +44,12 @@ static void fix_header_sum(unsigned char *u, size_t n)
     ckf_put_u64(u + need - 8, ckf_hash(u, need - 8, CKF_HASH_SEED));
 }
 
-#define CHECK(c)                                                                                                      \
-    do {                                                                                                              \
-        if (!(c)) {                                                                                                   \
-            fprintf(stderr, "fuzz_ckpt: property failed: %s (line %d)\n", #c, __LINE__);                             \
-            abort();                                                                                                  \
-        }                                                                                                             \
+#define CHECK(c)                                                                                                       \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "fuzz_ckpt: property failed: %s (line %d)\n", #c, __LINE__);                               \
+            abort();                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 /* Properties of a checkpoint the reader accepted (ulen: bytes of the one unit

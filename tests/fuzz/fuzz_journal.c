@@ -10,7 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_journal: check failed: %s (line %d)\n", #c, __LINE__); abort(); } } while (0)
+#define CHECK(c)                                                                                                       \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "fuzz_journal: check failed: %s (line %d)\n", #c, __LINE__);                               \
+            abort();                                                                                                   \
+        }                                                                                                              \
+    } while (0)
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {

@@ -14,7 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_ldnet: check failed: %s (line %d)\n", #c, __LINE__); abort(); } } while (0)
+#define CHECK(c)                                                                                                       \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "fuzz_ldnet: check failed: %s (line %d)\n", #c, __LINE__);                                 \
+            abort();                                                                                                   \
+        }                                                                                                              \
+    } while (0)
 
 static void same(const unsigned char *packed, size_t n, const unsigned char *p, size_t plen)
 {
@@ -50,16 +56,23 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     if (sln_unpack_header(data, &type, &len) == 0)
         CHECK(len <= SLN_FRAME_MAX);
     size_t plen = size - SLD_HDR_SIZE;
-    unsigned char *p = malloc(plen ? plen : 1);   /* exactly the payload: ASan sees overreads */
+    unsigned char *p = malloc(plen ? plen : 1); /* exactly the payload: ASan sees overreads */
     unsigned char *out = malloc(plen + 64);
-    if (!p || !out) { free(p); free(out); return 0; }
+    if (!p || !out) {
+        free(p);
+        free(out);
+        return 0;
+    }
     memcpy(p, data + SLD_HDR_SIZE, plen);
     struct sln_hello h;
-    if (sln_unpack_hello(p, plen, &h) == 0) same(out, sln_pack_hello(&h, out, plen + 64), p, plen);
+    if (sln_unpack_hello(p, plen, &h) == 0)
+        same(out, sln_pack_hello(&h, out, plen + 64), p, plen);
     struct sln_challenge c;
-    if (sln_unpack_challenge(p, plen, &c) == 0) same(out, sln_pack_challenge(&c, out, plen + 64), p, plen);
+    if (sln_unpack_challenge(p, plen, &c) == 0)
+        same(out, sln_pack_challenge(&c, out, plen + 64), p, plen);
     struct sln_proof pr;
-    if (sln_unpack_proof(p, plen, &pr) == 0) same(out, sln_pack_proof(&pr, out, plen + 64), p, plen);
+    if (sln_unpack_proof(p, plen, &pr) == 0)
+        same(out, sln_pack_proof(&pr, out, plen + 64), p, plen);
     struct sln_get *g = malloc(sizeof *g);
     if (g && sln_unpack_get(p, plen, g) == 0) {
         CHECK(g->kind >= SLN_K_DIR && g->kind <= SLN_K_FILE && strlen(g->path) < SLD_PATH_MAX);
@@ -77,7 +90,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         for (uint32_t i = 0; i < o->n; i++) {
             CHECK(o->names[i][0] && !strchr(o->names[i], '/'));
             CHECK(strcmp(o->names[i], ".") && strcmp(o->names[i], ".."));
-            if (i) CHECK(strcmp(o->names[i - 1], o->names[i]) < 0);
+            if (i)
+                CHECK(strcmp(o->names[i - 1], o->names[i]) < 0);
         }
         size_t cap = sln_obj_size(o);
         unsigned char *b = malloc(cap);

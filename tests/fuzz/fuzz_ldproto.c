@@ -14,7 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_ldproto: check failed: %s (line %d)\n", #c, __LINE__); abort(); } } while (0)
+#define CHECK(c)                                                                                                       \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "fuzz_ldproto: check failed: %s (line %d)\n", #c, __LINE__);                               \
+            abort();                                                                                                   \
+        }                                                                                                              \
+    } while (0)
 
 static unsigned char out[SLD_MSG_MAX];
 

@@ -18,7 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_meta: check failed: %s (line %d)\n", #c, __LINE__); abort(); } } while (0)
+#define CHECK(c)                                                                                                       \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "fuzz_meta: check failed: %s (line %d)\n", #c, __LINE__);                                  \
+            abort();                                                                                                   \
+        }                                                                                                              \
+    } while (0)
 
 static void reencode_check(const core_meta *m)
 {
@@ -76,7 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             for (int64_t b = 0; b < m.blockcount[t]; b++) {
                 int64_t v = m.blocksizes[b * m.ntasks + t];
                 CHECK(v >= 0 && v <= core_meta_capacity(&m, t));
-                CHECK(v == 0 || m.starts[t] + b * m.globalskip + v <= m.start_of_varheader); /* an empty block may start anywhere */
+                CHECK(v == 0 || m.starts[t] + b * m.globalskip + v <=
+                                    m.start_of_varheader); /* an empty block may start anywhere */
             }
         }
         reencode_check(&m);

@@ -93,8 +93,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
          * header's chunk sizes */
         struct stat st;
         if (stat(g_file, &st) || (uint64_t)st.st_size > (uint64_t)cn + (64u << 20)) {
-            fprintf(stderr, "fuzz_recover: the recovered file has %lld bytes, the input %zu\n",
-                    (long long)st.st_size, cn);
+            fprintf(stderr, "fuzz_recover: the recovered file has %lld bytes, the input %zu\n", (long long)st.st_size,
+                    cn);
             abort();
         }
         read_all();

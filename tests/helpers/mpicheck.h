@@ -27,11 +27,11 @@ static void fail_at(const char *file, int line, const char *cond, const char *fm
     fflush(stderr);
     g_fail++;
 }
-#define CHECK(cond, ...)                                                                                           \
-    do {                                                                                                           \
-        g_checks++;                                                                                                \
-        if (!(cond))                                                                                               \
-            fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__);                                                       \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        g_checks++;                                                                                                    \
+        if (!(cond))                                                                                                   \
+            fail_at(__FILE__, __LINE__, #cond, __VA_ARGS__);                                                           \
     } while (0)
 
 /* n bytes of task `task`'s pattern: byte i is task * a + i * c (mod 256). */

@@ -7,16 +7,17 @@
 #include "sion.h"
 
 static int failures;
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            _Pragma("omp critical") {                                           \
-                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);            \
-                fprintf(stderr, __VA_ARGS__);                                   \
-                fprintf(stderr, " [%s]\n", sheaf_last_error());                 \
-                failures++;                                                     \
-            }                                                                   \
-        }                                                                       \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            _Pragma("omp critical")                                                                                    \
+            {                                                                                                          \
+                fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                                   \
+                fprintf(stderr, __VA_ARGS__);                                                                          \
+                fprintf(stderr, " [%s]\n", sheaf_last_error());                                                        \
+                failures++;                                                                                            \
+            }                                                                                                          \
+        }                                                                                                              \
     } while (0)
 
 #endif

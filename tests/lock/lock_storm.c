@@ -19,15 +19,15 @@
 static int me, np, failures;
 static sheaf_lock_progress_mode progress = SHEAF_LOCK_PROGRESS_SHARED;
 
-#define CHECK(cond, ...)                                                                                              \
-    do {                                                                                                              \
-        if (!(cond)) {                                                                                                \
-            failures++;                                                                                               \
-            printf("FAIL rank %d %s:%d: ", me, __FILE__, __LINE__);                                                  \
-            printf(__VA_ARGS__);                                                                                      \
-            printf("\n");                                                                                             \
-            fflush(stdout);                                                                                           \
-        }                                                                                                             \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            failures++;                                                                                                \
+            printf("FAIL rank %d %s:%d: ", me, __FILE__, __LINE__);                                                    \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+            fflush(stdout);                                                                                            \
+        }                                                                                                              \
     } while (0)
 
 static void must(int rc, const char *what)
@@ -127,9 +127,10 @@ static void run_storm(sheaf_lock_kind kind, int K)
         long n = __atomic_load_n(&w[1], __ATOMIC_SEQ_CST);
         CHECK(all == 0, "storm %s: %ld acquires found another rank inside", sheaf_lock_kind_name(kind), all);
         CHECK(n == (long)np * K, "storm %s: counter %ld, expected %ld", sheaf_lock_kind_name(kind), n, (long)np * K);
-        printf("storm %-8s %s: %d ranks x %d back-to-back acquires: 0 overlaps expected, %ld seen; counter %ld of %ld\n",
-               sheaf_lock_kind_name(kind), sheaf_lock_progress_name(sheaf_lock_progress_used(s)), np, K, all, n,
-               (long)np * K);
+        printf(
+            "storm %-8s %s: %d ranks x %d back-to-back acquires: 0 overlaps expected, %ld seen; counter %ld of %ld\n",
+            sheaf_lock_kind_name(kind), sheaf_lock_progress_name(sheaf_lock_progress_used(s)), np, K, all, n,
+            (long)np * K);
     }
     if (s)
         must(sheaf_lock_free(&s), "free");
@@ -144,7 +145,7 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "progress=", 9))
             progress = !strcmp(argv[i] + 9, "library") ? SHEAF_LOCK_PROGRESS_LIBRARY
-                     : !strcmp(argv[i] + 9, "auto")    ? SHEAF_LOCK_PROGRESS_AUTO
+                       : !strcmp(argv[i] + 9, "auto")  ? SHEAF_LOCK_PROGRESS_AUTO
                                                        : SHEAF_LOCK_PROGRESS_SHARED;
         else if (!strncmp(argv[i], "kinds=", 6))
             kinds = argv[i] + 6;

@@ -38,18 +38,18 @@
 
 static int me, np, failures;
 static sheaf_lock_progress_mode progress = SHEAF_LOCK_PROGRESS_LIBRARY;
-static MPI_Comm tcomm; /* the test's own messages */
+static MPI_Comm tcomm;                       /* the test's own messages */
 static unsigned poll_min = 2, poll_max = 64; /* SHEAF_LOCK_POLL back-off range (us) */
 
-#define CHECK(cond, ...)                                                                                              \
-    do {                                                                                                              \
-        if (!(cond)) {                                                                                                \
-            failures++;                                                                                               \
-            printf("FAIL rank %d %s:%d: ", me, __FILE__, __LINE__);                                                  \
-            printf(__VA_ARGS__);                                                                                      \
-            printf("\n");                                                                                             \
-            fflush(stdout);                                                                                           \
-        }                                                                                                             \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            failures++;                                                                                                \
+            printf("FAIL rank %d %s:%d: ", me, __FILE__, __LINE__);                                                    \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+            fflush(stdout);                                                                                            \
+        }                                                                                                              \
     } while (0)
 
 static sheaf_lock_set *make_set(MPI_Comm comm, sheaf_lock_kind kind, int nlocks)
@@ -82,7 +82,8 @@ typedef struct {
 
 static void counters_open(counters *c, MPI_Comm comm, int n)
 {
-    MPI_Win_allocate(((MPI_Aint)n * (MPI_Aint)sizeof(long) + 63) / 64 * 64, sizeof(long), MPI_INFO_NULL, comm, &c->base, &c->win);
+    MPI_Win_allocate(((MPI_Aint)n * (MPI_Aint)sizeof(long) + 63) / 64 * 64, sizeof(long), MPI_INFO_NULL, comm, &c->base,
+                     &c->win);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, me, 0, c->win);
     for (int i = 0; i < n; i++)
         c->base[i] = 0;
@@ -177,12 +178,13 @@ static void run_count(sheaf_lock_kind kind, int K)
         long one = peek(&c, 0, 0), total = 0;
         for (int id = 0; id < nl; id++)
             total += peek(&c, id % np, 1 + id / np);
-        CHECK(one == (long)np * K, "%s lock 0: counter %ld, expected %ld", sheaf_lock_kind_name(kind), one, (long)np * K);
+        CHECK(one == (long)np * K, "%s lock 0: counter %ld, expected %ld", sheaf_lock_kind_name(kind), one,
+              (long)np * K);
         CHECK(total == (long)np * K, "%s %d locks: counters sum %ld, expected %ld", sheaf_lock_kind_name(kind), nl,
               total, (long)np * K);
         printf("count %-8s %s: %d ranks x %d: lock 0 counter %ld, %d striped locks sum %ld (expected %ld each)\n",
-               sheaf_lock_kind_name(kind), sheaf_lock_progress_name(sheaf_lock_progress_used(s)), np, K, one, nl,
-               total, (long)np * K);
+               sheaf_lock_kind_name(kind), sheaf_lock_progress_name(sheaf_lock_progress_used(s)), np, K, one, nl, total,
+               (long)np * K);
     }
     sheaf_lock_stats st;
     must(sheaf_lock_stats_get(s, &st), "stats");
@@ -197,13 +199,13 @@ static void run_count(sheaf_lock_kind kind, int K)
 typedef struct {
     sheaf_lock_set *s;
     sheaf_lock_stats at_enq;
-    int notify; /* send TAG_ENQ to rank 0 of tcomm when enqueued */
-    int acq_notify;       /* send TAG_ACQ to rank 0 when acquired */
-    int race_go;          /* RELEASE_RACE: send TAG_GO to this rank, wait for its TAG_ACQ */
-    int link_hold;        /* MCS_SWAPPED: send TAG_SWAPPED to rank 0, link only after its TAG_LINK */
-    int link_release_to;  /* RELEASE_RACE: then send TAG_LINK to this rank */
-    int rand_delay;       /* MCS_SWAPPED: random delay (race stress) */
-    int poll_gate;        /* POLL: send TAG_POLL to rank 0, poll only after its TAG_GO */
+    int notify;          /* send TAG_ENQ to rank 0 of tcomm when enqueued */
+    int acq_notify;      /* send TAG_ACQ to rank 0 when acquired */
+    int race_go;         /* RELEASE_RACE: send TAG_GO to this rank, wait for its TAG_ACQ */
+    int link_hold;       /* MCS_SWAPPED: send TAG_SWAPPED to rank 0, link only after its TAG_LINK */
+    int link_release_to; /* RELEASE_RACE: then send TAG_LINK to this rank */
+    int rand_delay;      /* MCS_SWAPPED: random delay (race stress) */
+    int poll_gate;       /* POLL: send TAG_POLL to rank 0, poll only after its TAG_GO */
     unsigned seed;
 } hookctx;
 
@@ -362,12 +364,14 @@ static void poll_scripted(int k, uint64_t *sum_out)
                     MPI_Send(&go, 1, MPI_INT, w, TAG_GO, tcomm);
                     MPI_Recv(&who, 1, MPI_INT, w, MPI_ANY_TAG, tcomm, &st);
                     if (st.MPI_TAG == TAG_ACQ) {
-                        CHECK(holder < 0, "poll k=%d round %d: ranks %d and %d both took the lock", k, round, holder, w);
+                        CHECK(holder < 0, "poll k=%d round %d: ranks %d and %d both took the lock", k, round, holder,
+                              w);
                         holder = w;
                         waiting[w] = 0;
                     }
                 }
-                CHECK(holder == round, "poll k=%d round %d: rank %d took the lock, expected %d", k, round, holder, round);
+                CHECK(holder == round, "poll k=%d round %d: rank %d took the lock, expected %d", k, round, holder,
+                      round);
                 if (holder < 0)
                     MPI_Abort(MPI_COMM_WORLD, 2);
                 MPI_Send(&go, 1, MPI_INT, holder, TAG_REL, tcomm);
@@ -413,8 +417,9 @@ static void run_handoff(sheaf_lock_kind kind)
                 CHECK(sum == want, "poll k=%d: waiter ops sum %llu, expected %llu", k, (unsigned long long)sum,
                       (unsigned long long)want);
                 printf("handoff poll     %s: %d ranks: %.1f RMA ops per waiter (scripted polls: waiter w polls w+1 "
-                       "times; sum %llu, expected %llu)\n", sheaf_lock_progress_name(progress), k,
-                       (double)sum / (k - 1), (unsigned long long)sum, (unsigned long long)want);
+                       "times; sum %llu, expected %llu)\n",
+                       sheaf_lock_progress_name(progress), k, (double)sum / (k - 1), (unsigned long long)sum,
+                       (unsigned long long)want);
             }
             continue;
         }
@@ -516,8 +521,7 @@ static void run_race(sheaf_lock_kind kind, int K)
             CHECK(st.repairs == 1, "mcs-swap: repairs %llu, expected 1", (unsigned long long)st.repairs);
         printf("race %-8s %s: release raced with a late link%s: races %llu repairs %llu handoffs %llu\n",
                sheaf_lock_kind_name(kind), sheaf_lock_progress_name(progress), usurp ? " and an usurper" : "",
-               (unsigned long long)st.release_races, (unsigned long long)st.repairs,
-               (unsigned long long)st.handoffs);
+               (unsigned long long)st.release_races, (unsigned long long)st.repairs, (unsigned long long)st.handoffs);
     } else if (me == 1) {
         MPI_Barrier(MPI_COMM_WORLD);
         h.link_hold = 1; /* swap, then link only when rank 0 is inside its racing release */
@@ -686,10 +690,10 @@ int main(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         if (!strncmp(argv[i], "progress=", 9)) {
             const char *v = argv[i] + 9;
-            progress = !strcmp(v, "shared") ? SHEAF_LOCK_PROGRESS_SHARED
-                     : !strcmp(v, "async")  ? SHEAF_LOCK_PROGRESS_ASYNC
-                     : !strcmp(v, "auto")   ? SHEAF_LOCK_PROGRESS_AUTO
-                                            : SHEAF_LOCK_PROGRESS_LIBRARY;
+            progress = !strcmp(v, "shared")  ? SHEAF_LOCK_PROGRESS_SHARED
+                       : !strcmp(v, "async") ? SHEAF_LOCK_PROGRESS_ASYNC
+                       : !strcmp(v, "auto")  ? SHEAF_LOCK_PROGRESS_AUTO
+                                             : SHEAF_LOCK_PROGRESS_LIBRARY;
         } else if (!strncmp(argv[i], "kinds=", 6))
             kinds = argv[i] + 6;
         else if (!strncmp(argv[i], "k=", 2))

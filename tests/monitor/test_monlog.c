@@ -14,23 +14,20 @@
 #include "sheaf_monitor.h"
 
 static int fails;
-#define CHECK(c, ...)                                                                                            \
-    do {                                                                                                         \
-        if (!(c)) {                                                                                              \
-            fails++;                                                                                             \
-            printf("FAIL line %d: ", __LINE__);                                                                  \
-            printf(__VA_ARGS__);                                                                                 \
-            printf("\n");                                                                                        \
-        }                                                                                                        \
+#define CHECK(c, ...)                                                                                                  \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fails++;                                                                                                   \
+            printf("FAIL line %d: ", __LINE__);                                                                        \
+            printf(__VA_ARGS__);                                                                                       \
+            printf("\n");                                                                                              \
+        }                                                                                                              \
     } while (0)
 
 static unsigned char stream[64 * MON_REC_SIZE];
 static size_t nrec;
 
-static void add(const mon_rec *r)
-{
-    mon_rec_pack(r, stream + nrec++ * MON_REC_SIZE);
-}
+static void add(const mon_rec *r) { mon_rec_pack(r, stream + nrec++ * MON_REC_SIZE); }
 
 static void build_valid(void)
 {
@@ -125,15 +122,15 @@ int main(int argc, char **argv)
     bad(0, 8, &v, 4, "version");
     v = MON_IDS_MAX; /* a budget past the reader's limit */
     bad(0, 16, &v, 4, "past the limit");
-    v = 7;           /* id 7 past the budget of 4 + 2 + 1 */
+    v = 7; /* id 7 past the budget of 4 + 2 + 1 */
     bad(2, 8, &v, 4, "past the log's budget");
     v = 0xffffffffu;
     bad(1, 8, &v, 4, "out of bounds");
-    v = 4000;        /* name segment past its total */
+    v = 4000; /* name segment past its total */
     bad(1, 12, &v, 4, "out of bounds");
-    v = 5000;        /* name longer than MON_NAME_MAX */
+    v = 5000; /* name longer than MON_NAME_MAX */
     bad(1, 16, &v, 4, "out of bounds");
-    v = MON_K_DIR;   /* id 1 is a file record under this budget */
+    v = MON_K_DIR; /* id 1 is a file record under this budget */
     bad(2, 12, &v, 4, "kind");
     v = 9;
     bad(2, 12, &v, 4, "out of bounds");
@@ -142,8 +139,8 @@ int main(int argc, char **argv)
     /* no head first, a second head */
     build_valid();
     char e2[512] = "";
-    CHECK(parse_code(stream + MON_REC_SIZE, 4 * MON_REC_SIZE, e2, sizeof e2) == SHEAF_E_FORMAT &&
-              strstr(e2, "head"), "no head: %s", e2);
+    CHECK(parse_code(stream + MON_REC_SIZE, 4 * MON_REC_SIZE, e2, sizeof e2) == SHEAF_E_FORMAT && strstr(e2, "head"),
+          "no head: %s", e2);
     memcpy(stream + 2 * MON_REC_SIZE, stream, MON_REC_SIZE);
     CHECK(parse_code(stream, nrec * MON_REC_SIZE, e2, sizeof e2) == SHEAF_E_FORMAT && strstr(e2, "second head"),
           "second head: %s", e2);

@@ -19,22 +19,22 @@
 #include "sion.h"
 
 static int rank, size, failures;
-#define CHECK(c, ...)                                                                       \
-    do {                                                                                    \
-        if (!(c)) {                                                                         \
-            fprintf(stderr, "FAIL rank %d line %d (%s): ", rank, __LINE__, #c);             \
-            fprintf(stderr, __VA_ARGS__);                                                   \
-            fprintf(stderr, "\n");                                                          \
-            failures++;                                                                     \
-        }                                                                                   \
+#define CHECK(c, ...)                                                                                                  \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "FAIL rank %d line %d (%s): ", rank, __LINE__, #c);                                        \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, "\n");                                                                                     \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 static char dir[512];
 
 /* One open where rank 1 passes (mode1, nf1, fs1) and the others (mode0, nf0,
  * fs0); every rank must fail with a message containing `what`. */
-static void expect_disagree(const char *name, const char *what, const char *mode0, const char *mode1, int nf0,
-                            int nf1, int fs0, int fs1, int uselcomm1)
+static void expect_disagree(const char *name, const char *what, const char *mode0, const char *mode1, int nf0, int nf1,
+                            int fs0, int fs1, int uselcomm1)
 {
     char f[600];
     snprintf(f, sizeof f, "%s/%s.sion", dir, name);
@@ -45,8 +45,8 @@ static void expect_disagree(const char *name, const char *what, const char *mode
     int grank = -1;
     FILE *fp = NULL;
     MPI_Comm lc = MPI_COMM_WORLD;
-    int sid = sion_paropen_mpi(f, odd ? mode1 : mode0, &nf, MPI_COMM_WORLD, odd && uselcomm1 ? &lc : NULL, &chunk,
-                               &fs, &grank, &fp, NULL);
+    int sid = sion_paropen_mpi(f, odd ? mode1 : mode0, &nf, MPI_COMM_WORLD, odd && uselcomm1 ? &lc : NULL, &chunk, &fs,
+                               &grank, &fp, NULL);
     CHECK(sid < 0, "%s: open succeeded", name);
     if (sid >= 0)
         sion_parclose_mpi(sid);
@@ -69,8 +69,8 @@ static void expect_disagree_mapped(const char *name, const char *what, const cha
     sion_int64 chunk = 100, *chp = &chunk;
     sion_int32 fs = 4096;
     FILE *fp = NULL;
-    int sid = sion_paropen_mapped_mpi(f, odd ? mode1 : mode0, &nf, MPI_COMM_WORLD, &n, &grp, &chp, &fnp, &lrp, &fs,
-                                      &fp);
+    int sid =
+        sion_paropen_mapped_mpi(f, odd ? mode1 : mode0, &nf, MPI_COMM_WORLD, &n, &grp, &chp, &fnp, &lrp, &fs, &fp);
     CHECK(sid < 0, "%s: open succeeded", name);
     if (sid >= 0)
         sion_parclose_mapped_mpi(sid);
@@ -101,19 +101,18 @@ static void cmd_agree(void)
     expect_disagree("mode", "the file mode (read or write)", "wb", "rb", 1, 1, 4096, 4096, 0);
     expect_disagree("numfiles", "the number of files (numFiles): from 1 to 2", "wb", "wb", 1, 2, 4096, 4096, 0);
     expect_disagree("lcomm", "the number of files (numFiles): from 0 to 1", "wb", "wb", 1, 0, 4096, 4096, 1);
-    expect_disagree("fsblksize", "(fsblksize): task 0 gives 4096, task 1 gives -1 (detect)", "wb", "wb", 1, 1, 4096,
-                    -1, 0);
+    expect_disagree("fsblksize", "(fsblksize): task 0 gives 4096, task 1 gives -1 (detect)", "wb", "wb", 1, 1, 4096, -1,
+                    0);
     expect_disagree("keyval", "the key-value mode (keyval)", "wb,keyval=inline", "wb", 1, 1, 4096, 4096, 0);
     expect_disagree("checksum", "checksums (checksum): task 0 gives on, task 1 gives off", "wb,checksum", "wb", 1, 1,
                     4096, 4096, 0);
     expect_disagree("collsize", "the collector group size (collsize): task 0 gives 2, task 1 gives 3",
                     "wb,collective,collsize=2", "wb,collective,collsize=3", 1, 1, 4096, 4096, 0);
-    expect_disagree("cmerge", "merged coalescing (cmerge)", "wb,collsize=2,cmerge", "wb,collsize=2", 1, 1, 4096,
-                    4096, 0);
-    expect_disagree("buddy", "buddy copies (buddy): task 0 gives 0, task 1 gives 1", "wb", "wb,buddy", 1, 1, 4096,
-                    4096, 0);
-    expect_disagree("endianness", "the data endianness (endianness)", "wb,endianness=big", "wb", 1, 1, 4096, 4096,
+    expect_disagree("cmerge", "merged coalescing (cmerge)", "wb,collsize=2,cmerge", "wb,collsize=2", 1, 1, 4096, 4096,
                     0);
+    expect_disagree("buddy", "buddy copies (buddy): task 0 gives 0, task 1 gives 1", "wb", "wb,buddy", 1, 1, 4096, 4096,
+                    0);
+    expect_disagree("endianness", "the data endianness (endianness)", "wb,endianness=big", "wb", 1, 1, 4096, 4096, 0);
     /* reads of an existing container */
     char f[600];
     snprintf(f, sizeof f, "%s/rmode.sion", dir);
@@ -122,10 +121,10 @@ static void cmd_agree(void)
     if (rank == 0)
         CHECK(access(f, F_OK) == 0, "the container was removed by the refused open");
     /* mapped */
-    expect_disagree_mapped("mmode", "the file mode (read or write): task 0 opens for writing, task 1 for reading",
-                           "wb", "rb", 1, 1);
-    expect_disagree_mapped("mnumfiles", "the number of files (numFiles): task 0 gives 1, task 1 gives 2", "wb", "wb",
-                           1, 2);
+    expect_disagree_mapped("mmode", "the file mode (read or write): task 0 opens for writing, task 1 for reading", "wb",
+                           "rb", 1, 1);
+    expect_disagree_mapped("mnumfiles", "the number of files (numFiles): task 0 gives 1, task 1 gives 2", "wb", "wb", 1,
+                           2);
     /* and after all this, the layer still works */
     snprintf(f, sizeof f, "%s/after.sion", dir);
     CHECK(write_container(f, "wb", 1), "a good open after the refused ones: %s", sheaf_last_error());
@@ -152,8 +151,7 @@ static void cmd_nulllcomm(void)
 
 static int check(const char *f, const char *mode, int numfiles)
 {
-    sion_file_check_par_args_mpi *a = sion_file_check_par_args_init_mpi(mode, MPI_COMM_WORLD, numfiles,
-                                                                        MPI_COMM_NULL);
+    sion_file_check_par_args_mpi *a = sion_file_check_par_args_init_mpi(mode, MPI_COMM_WORLD, numfiles, MPI_COMM_NULL);
     CHECK(a != NULL, "args_init");
     int rc = sion_file_check_par_cb_mpi((char *)f, a);
     CHECK(sion_file_check_par_args_free_mpi(a) == SION_SUCCESS, "args_free");
@@ -223,7 +221,8 @@ int main(int argc, char **argv)
     if (rank == 0) {
         char c[700];
         snprintf(c, sizeof c, "rm -rf %s", dir);
-        if (system(c)) {}
+        if (system(c)) {
+        }
         printf(all ? "%s: FAILED (%d)\n" : "%s: OK\n", cmd, all);
     }
     MPI_Finalize();

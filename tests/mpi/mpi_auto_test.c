@@ -123,8 +123,7 @@ static void do_write(const char *name, int files, int req, const char *expect)
     MPI_Comm lc = MPI_COMM_NULL;
     FILE *fp = NULL;
     char *member = NULL;
-    int sid = sion_paropen_mpi(name, "bw,files=auto", &nf, MPI_COMM_WORLD, &lc, &chunk, &fsblk, &grank, &fp,
-                               &member);
+    int sid = sion_paropen_mpi(name, "bw,files=auto", &nf, MPI_COMM_WORLD, &lc, &chunk, &fsblk, &grank, &fp, &member);
     CHECK(sid >= 0, "write open of %s with files=auto", name);
     if (sid < 0)
         return;
@@ -172,8 +171,8 @@ static void do_write(const char *name, int files, int req, const char *expect)
     int have = 0, n = count_members(name, member, &have);
     CHECK(have, "my member %s is not in my storage", member);
     if (!strcmp(expect, "local"))
-        CHECK(n == here, "node-local storage holds %d members of %s here, expected %d (those of this node)", n,
-              name, here);
+        CHECK(n == here, "node-local storage holds %d members of %s here, expected %d (those of this node)", n, name,
+              here);
     else
         CHECK(n == files, "shared storage holds %d members of %s, expected %d", n, name, files);
     struct stat st;
@@ -192,8 +191,7 @@ static void do_read(const char *name, int files)
     MPI_Comm lc = MPI_COMM_NULL;
     FILE *fp = NULL;
     char *member = NULL;
-    int sid = sion_paropen_mpi(name, "br,files=auto", &nf, MPI_COMM_WORLD, &lc, &chunk, &fsblk, &grank, &fp,
-                               &member);
+    int sid = sion_paropen_mpi(name, "br,files=auto", &nf, MPI_COMM_WORLD, &lc, &chunk, &fsblk, &grank, &fp, &member);
     CHECK(sid >= 0, "read open of %s with files=auto", name);
     if (sid < 0)
         return;
@@ -286,8 +284,7 @@ static void do_others(const char *name)
         sion_parclose_mpi(sid);
     /* files=auto with buddy: refused on every rank */
     nf = 0;
-    sid = sion_paropen_mpi(name, "bw,buddy,files=auto", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, NULL,
-                           NULL);
+    sid = sion_paropen_mpi(name, "bw,buddy,files=auto", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, NULL, NULL);
     CHECK(sid < 0 && strstr(sheaf_last_error(), "files=auto and buddy"), "files=auto with buddy should fail");
     if (sid >= 0)
         sion_parclose_mpi(sid);

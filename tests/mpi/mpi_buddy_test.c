@@ -36,14 +36,14 @@
 #define ONRANK if (rank == 0)
 static int rank, size, fails;
 
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "FAIL rank %d line %d: ", rank, __LINE__);     \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fprintf(stderr, "\n");                                         \
-            fails++;                                                       \
-        }                                                                  \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "FAIL rank %d line %d: ", rank, __LINE__);                                                 \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, "\n");                                                                                     \
+            fails++;                                                                                                   \
+        }                                                                                                              \
     } while (0)
 
 static uint64_t fnv_file(const char *path, long *len)
@@ -89,8 +89,7 @@ static void write_test(void)
         w += sion_coll_fwrite(buffer, 1, 500, sid);
         w += sion_coll_fwrite(buffer, 1, 1000, sid);
         CHECK(w == (size_t)(rank + 1500), "wrote %zu", w);
-        CHECK(sion_get_bytes_written(sid) == rank + 1500, "bytes_written %lld",
-              (long long)sion_get_bytes_written(sid));
+        CHECK(sion_get_bytes_written(sid) == rank + 1500, "bytes_written %lld", (long long)sion_get_bytes_written(sid));
         sion_io_stat_t *p = sion_get_io_info(sid);
         if (p) {
             for (int c = 0; c < p->nfiles; c++)
@@ -119,7 +118,11 @@ static void write_test(void)
 
 static void check_files(void)
 {
-    static const struct { const char *path; uint64_t fnv; long len; } want[] = {
+    static const struct {
+        const char *path;
+        uint64_t fnv;
+        long len;
+    } want[] = {
         {"node000/testB.out", 0xaeb32e8e9063ce4eull, 6084},
         {"node001/testB.out.000001", 0xb3c0d2c451f555bbull, 6048},
         {"node001/testB.out_BUDDY_00", 0x50076764eda5413dull, 6132},
@@ -128,9 +131,10 @@ static void check_files(void)
     for (int i = 0; i < 4; i++) {
         long len;
         uint64_t h = fnv_file(want[i].path, &len);
-        CHECK(len == want[i].len && h == want[i].fnv, "%s: %ld bytes, fnv %016llx; SIONlib 1.7.6 writes %ld bytes, "
-              "fnv %016llx", want[i].path, len, (unsigned long long)h, want[i].len,
-              (unsigned long long)want[i].fnv);
+        CHECK(len == want[i].len && h == want[i].fnv,
+              "%s: %ld bytes, fnv %016llx; SIONlib 1.7.6 writes %ld bytes, "
+              "fnv %016llx",
+              want[i].path, len, (unsigned long long)h, want[i].len, (unsigned long long)want[i].fnv);
     }
     struct stat st;
     CHECK(stat("node000/testB.out_BUDDY_00", &st) != 0 && stat("node001/testB.out_BUDDY_00.000001", &st) != 0,
@@ -219,17 +223,17 @@ int main(int argc, char **argv)
     read_test("br,buddy", NULL, 1);       /* each group sees only its node's files: the partners send the data */
     ONRANK CHECK(rename("node001/testB.out_BUDDY_00", "node001/testB.out_BUDDY_00_deleted") == 0, "rename");
     MPI_Barrier(MPI_COMM_WORLD);
-    read_test("br,buddy", NULL, 0);       /* file 0 and its copy lost: fails on every rank */
+    read_test("br,buddy", NULL, 0); /* file 0 and its copy lost: fails on every rank */
     ONRANK CHECK(rename("node001/testB.out_BUDDY_00_deleted", "node001/testB.out_BUDDY_00") == 0, "rename");
     int all = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     ONRANK
     {
         if (!all) { /* leave nothing behind */
-            const char *rm[] = {"allnodes/testB.out", "allnodes/testB.out.000001", "allnodes/testB.out_BUDDY_00",
-                                "allnodes/testB.out_BUDDY_00.000001", "node000/testB.out_deleted",
-                                "node001/testB.out.000001", "node001/testB.out_BUDDY_00",
-                                "node000/testB.out_BUDDY_00.000001"};
+            const char *rm[] = {"allnodes/testB.out",          "allnodes/testB.out.000001",
+                                "allnodes/testB.out_BUDDY_00", "allnodes/testB.out_BUDDY_00.000001",
+                                "node000/testB.out_deleted",   "node001/testB.out.000001",
+                                "node001/testB.out_BUDDY_00",  "node000/testB.out_BUDDY_00.000001"};
             for (size_t i = 0; i < sizeof rm / sizeof rm[0]; i++)
                 unlink(rm[i]);
             rmdir("allnodes");

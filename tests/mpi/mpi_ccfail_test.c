@@ -91,17 +91,22 @@ static void failing_open(const char *what, const char *fname, int write, int nf,
     cc_test_fail_reserve = 0;
     CHECK(sid < 0, "%s with rank %d out of memory: the open succeeded here (sid %d)", what, bad, sid);
     minmax(code, comm, &mn, &mx);
-    CHECK(mn == mx && mx == SHEAF_E_NOMEM, "%s with rank %d out of memory: codes from %ld to %ld, expected %d on "
-          "every rank", what, bad, mn, mx, SHEAF_E_NOMEM);
+    CHECK(mn == mx && mx == SHEAF_E_NOMEM,
+          "%s with rank %d out of memory: codes from %ld to %ld, expected %d on "
+          "every rank",
+          what, bad, mn, mx, SHEAF_E_NOMEM);
     CHECK(strstr(msg, "communicator cache") != NULL, "%s: the message does not name the cause: %s", what, msg);
     minmax(pc_created(c), comm, &mn, &mx);
     CHECK(mx == 0, "%s: a failed open created %ld communicators", what, mx);
     minmax(c[PC_COMM_FREE], comm, &mn, &mx);
-    CHECK(mn == frees && mx == frees, "%s: the failed open freed from %ld to %ld cached communicators, expected %ld "
-          "on every rank", what, mn, mx, frees);
+    CHECK(mn == frees && mx == frees,
+          "%s: the failed open freed from %ld to %ld cached communicators, expected %ld "
+          "on every rank",
+          what, mn, mx, frees);
     if (g_rank == 0)
         printf("P=%d rank %d out of memory, %s: failed on every rank with code %d, communicators freed %ld "
-               "(message: %s)\n", g_size, bad, what, code, c[PC_COMM_FREE], msg);
+               "(message: %s)\n",
+               g_size, bad, what, code, c[PC_COMM_FREE], msg);
 }
 
 /* An open that must work and create `made` communicators on every rank. */
@@ -140,8 +145,10 @@ static void pass(const char *dir, int bad)
     PMPI_Comm_free(&user);
     pc_snapshot(c);
     minmax(c[PC_COMM_FREE], MPI_COMM_WORLD, &mn, &mx);
-    CHECK(mn == want && mx == want, "MPI_Comm_free(user) freed from %ld to %ld cached communicators, expected %ld on "
-          "every rank", mn, mx, want);
+    CHECK(mn == want && mx == want,
+          "MPI_Comm_free(user) freed from %ld to %ld cached communicators, expected %ld on "
+          "every rank",
+          mn, mx, want);
     if (g_rank == 0)
         printf("P=%d MPI_Comm_free of the user communicator freed %ld cached communicators\n", g_size, mx);
 }

@@ -35,14 +35,14 @@ static int g_rank, g_np, g_fail;
 static char g_dir[512];
 static int g_collsize = 0, g_fsblk = 4096, g_merge = 0, g_nf = 1, g_env = 0, g_posix = 0, g_cksum = 0;
 
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "rank %d: %s:%d: ", g_rank, __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fprintf(stderr, "\n");                                         \
-            g_fail++;                                                      \
-        }                                                                  \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "rank %d: %s:%d: ", g_rank, __FILE__, __LINE__);                                           \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, "\n");                                                                                     \
+            g_fail++;                                                                                                  \
+        }                                                                                                              \
     } while (0)
 
 static unsigned char pat(int task, int64_t off) { return (unsigned char)(task * 131 + off * 7 + (off >> 8)); }
@@ -84,7 +84,6 @@ static void mode_string(char *m, size_t len, int write)
     }
 }
 
-
 static void write_container(const char *fn, int64_t s)
 {
     char mode[128];
@@ -105,8 +104,8 @@ static void write_container(const char *fn, int64_t s)
     unsigned char *buf = malloc((size_t)(3 * st));
     for (int i = 0; i < n; i++) {
         fill(buf, g_rank, off, calls[i]);
-        size_t got = i == 4 ? sion_fwrite(buf, 1, (size_t)calls[i], sid)
-                            : sion_coll_fwrite(buf, 1, (size_t)calls[i], sid);
+        size_t got =
+            i == 4 ? sion_fwrite(buf, 1, (size_t)calls[i], sid) : sion_coll_fwrite(buf, 1, (size_t)calls[i], sid);
         CHECK(got == (size_t)calls[i], "write call %d of %lld bytes returned %zu", i, (long long)calls[i], got);
         off += calls[i];
     }
@@ -204,11 +203,10 @@ static void check_layout(const sion_int64 *chunks, int ntasks, sion_int32 fsblk,
         }
         int64_t want = (req + fsblk - 1) / fsblk * fsblk;
         if (g_merge) {
-            CHECK(chunks[first] == want, "merge: collector %d chunk %lld, want %lld", first,
-                  (long long)chunks[first], (long long)want);
-        } else {
-            CHECK(got == want, "group at %d: chunks add up to %lld, want %lld", first, (long long)got,
+            CHECK(chunks[first] == want, "merge: collector %d chunk %lld, want %lld", first, (long long)chunks[first],
                   (long long)want);
+        } else {
+            CHECK(got == want, "group at %d: chunks add up to %lld, want %lld", first, (long long)got, (long long)want);
             for (int t = first; t + 1 < last; t++)
                 CHECK(chunks[t] == 2 * task_size(s, t), "task %d: chunk %lld, want packed %lld", t,
                       (long long)chunks[t], (long long)(2 * task_size(s, t)));
@@ -234,8 +232,8 @@ static void serial_check(const char *fn, int64_t s)
         unsigned char *want = expected(t, s, &len), *got = malloc((size_t)len + 1);
         CHECK(sion_seek(sid, t, SION_ABSOLUTE_POS, 0) == SION_SUCCESS, "serial seek to task %d", t);
         size_t n = len ? sion_fread(got, 1, (size_t)len, sid) : 0;
-        CHECK(n == (size_t)len && !memcmp(got, want, (size_t)len), "serial: task %d: %zu of %lld bytes, content %s",
-              t, n, (long long)len, n == (size_t)len && !memcmp(got, want, (size_t)len) ? "ok" : "differs");
+        CHECK(n == (size_t)len && !memcmp(got, want, (size_t)len), "serial: task %d: %zu of %lld bytes, content %s", t,
+              n, (long long)len, n == (size_t)len && !memcmp(got, want, (size_t)len) ? "ok" : "differs");
         CHECK(sion_feof(sid) == 1, "serial: task %d holds more than %lld bytes", t, (long long)len);
         free(want);
         free(got);
@@ -270,8 +268,9 @@ static void parallel_check(const char *fn, int64_t s, int coll)
         }
     } else {
         /* individual; in merge mode also through sion_coll_fread (read individually) */
-        size_t r = coll ? sion_coll_fread(got, 1, (size_t)len, sid) /* collective: every task calls */
-                        : len ? sion_fread(got, 1, (size_t)len, sid) : 0;
+        size_t r = coll  ? sion_coll_fread(got, 1, (size_t)len, sid) /* collective: every task calls */
+                   : len ? sion_fread(got, 1, (size_t)len, sid)
+                         : 0;
         CHECK(r == (size_t)len, "read: %zu of %lld bytes", r, (long long)len);
     }
     CHECK(!memcmp(got, want, (size_t)len), "parallel %s read: content differs", coll ? "collective" : "individual");
@@ -330,8 +329,8 @@ static int vector_check(const char *fn)
 {
     size_t a = 0, b = 0;
     unsigned char *ind = read_task(fn, 0, &a), *col = read_task(fn, 1, &b);
-    CHECK(a == b && !memcmp(ind, col, a), "%s: task %d: individual %zu bytes, collective %zu bytes%s", fn,
-          g_rank, a, b, a == b ? " (content differs)" : "");
+    CHECK(a == b && !memcmp(ind, col, a), "%s: task %d: individual %zu bytes, collective %zu bytes%s", fn, g_rank, a, b,
+          a == b ? " (content differs)" : "");
     free(ind);
     free(col);
     int all = 0;
@@ -351,15 +350,24 @@ int main(int argc, char **argv)
     snprintf(g_dir, sizeof g_dir, ".");
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strncmp(a, "dir=", 4)) snprintf(g_dir, sizeof g_dir, "%s", a + 4);
-        else if (!strncmp(a, "sizes=", 6)) snprintf(sizes, sizeof sizes, "%s", a + 6);
-        else if (!strncmp(a, "collsize=", 9)) g_collsize = atoi(a + 9);
-        else if (!strncmp(a, "fsblk=", 6)) g_fsblk = atoi(a + 6);
-        else if (!strncmp(a, "merge=", 6)) g_merge = atoi(a + 6);
-        else if (!strncmp(a, "nf=", 3)) g_nf = atoi(a + 3);
-        else if (!strncmp(a, "env=", 4)) g_env = atoi(a + 4);
-        else if (!strncmp(a, "posix=", 6)) g_posix = atoi(a + 6);
-        else if (!strncmp(a, "checksum=", 9)) g_cksum = atoi(a + 9);
+        if (!strncmp(a, "dir=", 4))
+            snprintf(g_dir, sizeof g_dir, "%s", a + 4);
+        else if (!strncmp(a, "sizes=", 6))
+            snprintf(sizes, sizeof sizes, "%s", a + 6);
+        else if (!strncmp(a, "collsize=", 9))
+            g_collsize = atoi(a + 9);
+        else if (!strncmp(a, "fsblk=", 6))
+            g_fsblk = atoi(a + 6);
+        else if (!strncmp(a, "merge=", 6))
+            g_merge = atoi(a + 6);
+        else if (!strncmp(a, "nf=", 3))
+            g_nf = atoi(a + 3);
+        else if (!strncmp(a, "env=", 4))
+            g_env = atoi(a + 4);
+        else if (!strncmp(a, "posix=", 6))
+            g_posix = atoi(a + 6);
+        else if (!strncmp(a, "checksum=", 9))
+            g_cksum = atoi(a + 9);
     }
     for (int i = 1; i < argc; i++)
         if (!strncmp(argv[i], "vector=", 7))
@@ -379,8 +387,8 @@ int main(int argc, char **argv)
     for (char *tok = strtok_r(sizes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         int64_t s = atoll(tok);
         char fn[700];
-        snprintf(fn, sizeof fn, "%s/coll_np%d_s%lld_c%d_m%d_nf%d.sion", g_dir, g_np, (long long)s, g_collsize,
-                 g_merge, g_nf);
+        snprintf(fn, sizeof fn, "%s/coll_np%d_s%lld_c%d_m%d_nf%d.sion", g_dir, g_np, (long long)s, g_collsize, g_merge,
+                 g_nf);
         int before = g_fail;
         write_container(fn, s);
         MPI_Barrier(MPI_COMM_WORLD);

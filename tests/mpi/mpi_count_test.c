@@ -176,8 +176,8 @@ static void scenario(const char *dir, const char *name, int write, int nf_req, M
                 firstlen = len;
             } else {
                 CHECK(b && firstbytes && len == firstlen && !memcmp(b, firstbytes, len),
-                      "%s: the files of open#%d differ from those of open#1 (%zu and %zu bytes)", name, round + 1,
-                      len, firstlen);
+                      "%s: the files of open#%d differ from those of open#1 (%zu and %zu bytes)", name, round + 1, len,
+                      firstlen);
                 free(b);
             }
         }
@@ -241,8 +241,14 @@ int main(int argc, char **argv)
     MPI_Comm user, ruser;
     PMPI_Comm_dup(MPI_COMM_WORLD, &user);
     PMPI_Comm_dup(MPI_COMM_WORLD, &ruser);
-    static const struct { const char *name; int write, nf; } sc[] = {
-        {"w1", 1, 1}, {"r1", 0, 1}, {"w2", 1, 2}, {"r2", 0, 2},
+    static const struct {
+        const char *name;
+        int write, nf;
+    } sc[] = {
+        {"w1", 1, 1},
+        {"r1", 0, 1},
+        {"w2", 1, 2},
+        {"r2", 0, 2},
     };
     for (size_t s = 0; s < sizeof sc / sizeof sc[0]; s++)
         scenario(dir, sc[s].name, sc[s].write, sc[s].nf, sc[s].write ? user : ruser, &o);
@@ -255,11 +261,13 @@ int main(int argc, char **argv)
     one_round(f1, 0, 1, user, c);
     PMPI_Allreduce(c, mx, PC_N, MPI_LONG, MPI_MAX, user);
     report("r1-on-w1", 1, 0, mx);
-    CHECK(pc_created(mx) == (o.cache ? 0 : 1), "a one-file read after a one-file write on one communicator: %ld "
-          "communicators created, expected %d", pc_created(mx), o.cache ? 0 : 1);
+    CHECK(pc_created(mx) == (o.cache ? 0 : 1),
+          "a one-file read after a one-file write on one communicator: %ld "
+          "communicators created, expected %d",
+          pc_created(mx), o.cache ? 0 : 1);
     long want1 = pc_expected(o.expect, "r1", 1);
-    CHECK(want1 < 0 || pc_collectives(mx) == want1, "r1-on-w1: %ld collective calls, expected %ld",
-          pc_collectives(mx), want1);
+    CHECK(want1 < 0 || pc_collectives(mx) == want1, "r1-on-w1: %ld collective calls, expected %ld", pc_collectives(mx),
+          want1);
 
     /* freeing a user communicator frees its cache: one entry per distinct
      * split (writes: w1, w2, at P=1 w2 is w1, plus the fresh communicator of
@@ -270,11 +278,13 @@ int main(int argc, char **argv)
         PMPI_Comm_free(k ? &ruser : &user);
         pc_snapshot(c);
         long want = !o.cache ? 0 : k ? (g_size > 1 ? 2 : 1) : (g_size > 1 ? 2 : 1) + 1;
-        CHECK(c[PC_COMM_FREE] == want, "MPI_Comm_free(%s user communicator) freed %ld cached communicators, "
-              "expected %ld", what[k], c[PC_COMM_FREE], want);
+        CHECK(c[PC_COMM_FREE] == want,
+              "MPI_Comm_free(%s user communicator) freed %ld cached communicators, "
+              "expected %ld",
+              what[k], c[PC_COMM_FREE], want);
         if (g_rank == 0)
-            printf("P=%d MPI_Comm_free of the %s user communicator freed %ld cached communicators\n", g_size,
-                   what[k], c[PC_COMM_FREE]);
+            printf("P=%d MPI_Comm_free of the %s user communicator freed %ld cached communicators\n", g_size, what[k],
+                   c[PC_COMM_FREE]);
     }
     long want;
 
@@ -302,8 +312,8 @@ int main(int argc, char **argv)
     pc_snapshot(c);
     want = o.cache ? 2 : 0;
     if (c[PC_COMM_FREE] != want) {
-        fprintf(stderr, "rank %d: MPI_Finalize freed %ld cached communicators, expected %ld\n", g_rank,
-                c[PC_COMM_FREE], want);
+        fprintf(stderr, "rank %d: MPI_Finalize freed %ld cached communicators, expected %ld\n", g_rank, c[PC_COMM_FREE],
+                want);
         anybad = 1;
     }
     if (g_rank == 0)

@@ -22,7 +22,10 @@ typedef struct my_comm {
 static int my_create_lcg(void **local, void *global, int grank, int gsize, int lrank, int lsize, int filenumber,
                          int numfiles)
 {
-    (void)grank; (void)gsize; (void)lsize; (void)numfiles;
+    (void)grank;
+    (void)gsize;
+    (void)lsize;
+    (void)numfiles;
     my_comm *g = global, *l = malloc(sizeof *l);
     if (!l)
         return -1;
@@ -93,14 +96,14 @@ static int my_scatterv(void *in, void *out, void *c, int dtype, int *counts, int
 }
 
 static int rank, size, failures;
-#define CHECK(c, ...)                                                                       \
-    do {                                                                                    \
-        if (!(c)) {                                                                         \
-            fprintf(stderr, "FAIL rank %d line %d (%s): ", rank, __LINE__, #c);             \
-            fprintf(stderr, __VA_ARGS__);                                                   \
-            fprintf(stderr, "\n");                                                          \
-            failures++;                                                                     \
-        }                                                                                   \
+#define CHECK(c, ...)                                                                                                  \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "FAIL rank %d line %d (%s): ", rank, __LINE__, #c);                                        \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fprintf(stderr, "\n");                                                                                     \
+            failures++;                                                                                                \
+        }                                                                                                              \
     } while (0)
 
 static void pattern(char *b, size_t n, int task)
@@ -203,7 +206,10 @@ int main(int argc, char **argv)
             }
             CHECK(sion_generic_parclose_mapped(sid) == SION_SUCCESS, "mapped close");
         }
-        free(granks); free(fnrs); free(lranks); free(chunks);
+        free(granks);
+        free(fnrs);
+        free(lranks);
+        free(chunks);
     }
     /* and with sheaf's own MPI layer: the same container */
     {
@@ -211,8 +217,8 @@ int main(int argc, char **argv)
         sion_int64 chunksize = 0;
         sion_int32 fsblksize = 0;
         FILE *fp = NULL;
-        int sid = sion_paropen_mpi(fname, "br", &numfiles, MPI_COMM_WORLD, NULL, &chunksize, &fsblksize, &grank,
-                                   &fp, NULL);
+        int sid =
+            sion_paropen_mpi(fname, "br", &numfiles, MPI_COMM_WORLD, NULL, &chunksize, &fsblksize, &grank, &fp, NULL);
         CHECK(sid >= 0, "paropen_mpi read: %d", sid);
         if (sid >= 0) {
             size_t got = 0;
@@ -232,7 +238,8 @@ int main(int argc, char **argv)
     if (rank == 0) {
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-        if (system(cmd)) {}
+        if (system(cmd)) {
+        }
         printf(all ? "genapi: FAILED (%d)\n" : "genapi: OK\n", all);
     }
     MPI_Finalize();

@@ -17,8 +17,15 @@
 #include "sheaf.h"
 
 static int g_rank, g_bad;
-#define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, "rank %d: ", g_rank); fprintf(stderr, __VA_ARGS__); \
-                                        fputc('\n', stderr); g_bad++; } } while (0)
+#define CHECK(c, ...)                                                                                                  \
+    do {                                                                                                               \
+        if (!(c)) {                                                                                                    \
+            fprintf(stderr, "rank %d: ", g_rank);                                                                      \
+            fprintf(stderr, __VA_ARGS__);                                                                              \
+            fputc('\n', stderr);                                                                                       \
+            g_bad++;                                                                                                   \
+        }                                                                                                              \
+    } while (0)
 
 static const char *g_file = "sidtest.sion";
 static int g_seq[32], g_n;
@@ -63,7 +70,16 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     sheaf_set_error_printing(0);
-    W(); W(); W(); R(0); W(); R(0); W(); R(0); R(0); R(0);
+    W();
+    W();
+    W();
+    R(0);
+    W();
+    R(0);
+    W();
+    R(0);
+    R(0);
+    R(0);
     /* a stale sid: the last read's number is closed and not handed out again yet */
     int stale = g_seq[g_n - 1];
     CHECK(sion_get_bytes_read(stale) == SION_SIZE_NOT_VALID, "stale sid %d accepted", stale);

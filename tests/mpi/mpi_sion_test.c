@@ -40,7 +40,9 @@
 
 /* ---- small helpers -------------------------------------------------------- */
 
-typedef struct { uint64_t s; } rng_t;
+typedef struct {
+    uint64_t s;
+} rng_t;
 static uint64_t rng_next(rng_t *r)
 {
     uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
@@ -192,8 +194,8 @@ static unsigned char *read_task_loop(int sid, size_t cap, size_t *len, uint64_t 
             return NULL;
         }
         if (off + (size_t)avail > cap) {
-            CHECK(off + (size_t)avail <= cap, "%s: more data than written: offset %zu + avail %lld > %zu", what,
-                  off, (long long)avail, cap);
+            CHECK(off + (size_t)avail <= cap, "%s: more data than written: offset %zu + avail %lld > %zu", what, off,
+                  (long long)avail, cap);
             free(buf);
             return NULL;
         }
@@ -511,8 +513,8 @@ static int test_roundtrip(void)
             int prev = sheaf_set_error_printing(0);
             rc = sion_seek(sid, g_rank, 0, 0);
             sheaf_set_error_printing(prev);
-            CHECK(rc == SION_NOT_SUCCESS, "sion_seek(sid, global rank %d, 0, 0) on file rank %d = %d", g_rank,
-                  mylrank, rc);
+            CHECK(rc == SION_NOT_SUCCESS, "sion_seek(sid, global rank %d, 0, 0) on file rank %d = %d", g_rank, mylrank,
+                  rc);
         }
         rc = sion_seek(sid, SION_CURRENT_RANK, 0, 0);
         CHECK(rc == SION_SUCCESS, "sion_seek(sid, SION_CURRENT_RANK, 0, 0) = %d", rc);
@@ -526,8 +528,8 @@ static int test_roundtrip(void)
             rc = sion_seek(sid, SION_CURRENT_RANK, SION_ABSOLUTE_POS, (sion_int64)p);
             CHECK(rc == SION_SUCCESS, "sion_seek(ABSOLUTE_POS %zu) = %d", p, rc);
             got = sion_fread(buf, 1, 10, sid);
-            CHECK(got == 10 && !memcmp(buf, mine->data + p, 10), "read 10 bytes at absolute %zu: got %zu / mismatch",
-                  p, got);
+            CHECK(got == 10 && !memcmp(buf, mine->data + p, 10), "read 10 bytes at absolute %zu: got %zu / mismatch", p,
+                  got);
         }
         free(buf);
     }
@@ -566,8 +568,9 @@ static int test_roundtrip(void)
                 for (int t = 0; t < g_size; t++) {
                     char h[65];
                     sha_hex(all[t].data, all[t].len, h);
-                    fprintf(f, "%s\n {\"task\": %d, \"bytes\": %zu, \"chunksize\": %lld, \"file\": %d, "
-                               "\"local_task\": %d, \"sha256\": \"%s\"}",
+                    fprintf(f,
+                            "%s\n {\"task\": %d, \"bytes\": %zu, \"chunksize\": %lld, \"file\": %d, "
+                            "\"local_task\": %d, \"sha256\": \"%s\"}",
                             t ? "," : "", t, all[t].len, (long long)round_up(all[t].chunk_req, fsblk), infos[2 * t],
                             infos[2 * t + 1], h);
                 }
@@ -781,10 +784,14 @@ static int test_vector(void)
         CHECK(sid == -1, "sion_paropen_mpi(%s, br) of an unclosed container = %d, expected -1", name, sid);
         CHECK(msg && *msg, "no message for the refused open");
         if (g_rank == 0) {
-            CHECK(msg && strstr(msg, "closed"), "rank 0's message does not say the container was not closed: "
-                  "\"%s\"", msg ? msg : "");
-            CHECK(sheaf_last_error_code() == SHEAF_E_UNCLOSED, "sheaf_last_error_code = %d, expected "
-                  "SHEAF_E_UNCLOSED", sheaf_last_error_code());
+            CHECK(msg && strstr(msg, "closed"),
+                  "rank 0's message does not say the container was not closed: "
+                  "\"%s\"",
+                  msg ? msg : "");
+            CHECK(sheaf_last_error_code() == SHEAF_E_UNCLOSED,
+                  "sheaf_last_error_code = %d, expected "
+                  "SHEAF_E_UNCLOSED",
+                  sheaf_last_error_code());
         }
         if (!agree_ok(sid == -1, "unclosed open failing") && sid >= 0)
             sion_parclose_mpi(sid);
@@ -800,8 +807,8 @@ static int test_vector(void)
     if (!agree_ok(sid >= 0, "vector read open"))
         return 0;
     CHECK(nf == mv.nfiles, "%s: *numFiles = %d, MANIFEST says %d", name, nf, mv.nfiles);
-    CHECK(chunk > 0 && fsblk > 0 && chunk % fsblk == 0, "%s: *chunksize %lld / *fsblksize %d", name,
-          (long long)chunk, fsblk);
+    CHECK(chunk > 0 && fsblk > 0 && chunk % fsblk == 0, "%s: *chunksize %lld / *fsblksize %d", name, (long long)chunk,
+          fsblk);
     CHECK(grank == g_rank, "%s: *globalrank = %d", name, grank);
     CHECK(newf != NULL && strstr(newf, mv.file0) != NULL, "%s: *newfname = %s", name, newf ? newf : "(null)");
     free(newf);
@@ -840,8 +847,8 @@ static int test_wrongcount(void)
     const char *msg = sheaf_last_error();
     CHECK(sid == -1, "sion_paropen_mpi(par4 (4 tasks), br) with %d ranks = %d, expected -1", g_size, sid);
     CHECK(msg && strstr(msg, "mapped"), "message does not mention the mapped open: \"%s\"", msg ? msg : "");
-    CHECK(has_number(msg, 4) && has_number(msg, g_size), "message does not name both counts (4, %d): \"%s\"",
-          g_size, msg ? msg : "");
+    CHECK(has_number(msg, 4) && has_number(msg, g_size), "message does not name both counts (4, %d): \"%s\"", g_size,
+          msg ? msg : "");
     CHECK(dt < 30, "failing open took %.1f s", dt);
     if (!agree_ok(sid == -1, "wrong-count open failing") && sid >= 0)
         sion_parclose_mpi(sid);
@@ -954,8 +961,7 @@ static void mapped_read_check(const char *path, int ntasks, int nfiles, const ma
         CHECK(msg && *msg, "%s: refused mapped read (a process without tasks) gives no message", what);
         agree_ok(0, "mapped read open with a process without tasks");
         if (g_rank == 0)
-            printf("note: %s: mapped read with a process that has no task is refused (\"%s\")\n", what,
-                   msg ? msg : "");
+            printf("note: %s: mapped read with a process that has no task is refused (\"%s\")\n", what, msg ? msg : "");
         free(granks);
         return;
     }
@@ -987,8 +993,10 @@ static void mapped_read_check(const char *path, int ntasks, int nfiles, const ma
                 ok = 0;
             next += counts[r];
         }
-        CHECK(ok && next == ntasks, "%s: automatic distribution does not cover tasks 0..%d once (rank %d: %d tasks "
-              "from %d)", what, ntasks - 1, g_rank, nlocal, first);
+        CHECK(ok && next == ntasks,
+              "%s: automatic distribution does not cover tasks 0..%d once (rank %d: %d tasks "
+              "from %d)",
+              what, ntasks - 1, g_rank, nlocal, first);
         free(counts);
         free(firsts);
     }
@@ -999,9 +1007,10 @@ static void mapped_read_check(const char *path, int ntasks, int nfiles, const ma
             continue;
         }
         if (td)
-            CHECK(chunks && chunks[i] == round_up(td[t].chunk_req, fsblk), "%s: chunksizes[%d] (task %d) = %lld, "
-                  "expected %lld", what, i, t, chunks ? (long long)chunks[i] : -1LL,
-                  (long long)round_up(td[t].chunk_req, fsblk));
+            CHECK(chunks && chunks[i] == round_up(td[t].chunk_req, fsblk),
+                  "%s: chunksizes[%d] (task %d) = %lld, "
+                  "expected %lld",
+                  what, i, t, chunks ? (long long)chunks[i] : -1LL, (long long)round_up(td[t].chunk_req, fsblk));
         if (exp_file)
             CHECK(mfile && mlrank && mfile[i] == exp_file[t] && mlrank[i] == exp_lrank[t],
                   "%s: task %d mapped to file %d lrank %d, expected %d/%d", what, t, mfile ? mfile[i] : -1,
@@ -1052,8 +1061,8 @@ static void mapped_read_check(const char *path, int ntasks, int nfiles, const ma
                 if (n > td[t].len - offs[i])
                     n = td[t].len - offs[i];
                 size_t got = rc == SION_SUCCESS ? sion_fread(bufs[i] + offs[i], 1, n, sid) : 0;
-                CHECK(got == n, "%s: interleaved sion_fread(%zu) of task %d at offset %zu = %zu", what, n, t,
-                      offs[i], got);
+                CHECK(got == n, "%s: interleaved sion_fread(%zu) of task %d at offset %zu = %zu", what, n, t, offs[i],
+                      got);
                 if (got != n) {
                     ok = 0;
                     break;
@@ -1079,8 +1088,10 @@ static void mapped_read_check(const char *path, int ntasks, int nfiles, const ma
         int rc = sion_seek(sid, t, SION_ABSOLUTE_POS, (sion_int64)p);
         CHECK(rc == SION_SUCCESS, "%s: sion_seek(sid, %d, ABSOLUTE_POS, %zu) = %d", what, t, p, rc);
         size_t got = sion_fread(b, 1, 10, sid);
-        CHECK(got == 10 && !memcmp(b, td[t].data + p, 10), "%s: 10 bytes at absolute %zu of task %d: got %zu / "
-              "mismatch", what, p, t, got);
+        CHECK(got == 10 && !memcmp(b, td[t].data + p, 10),
+              "%s: 10 bytes at absolute %zu of task %d: got %zu / "
+              "mismatch",
+              what, p, t, got);
     }
     /* a task this rank does not own cannot be selected */
     {
@@ -1152,9 +1163,10 @@ static void mapped_write(const char *which)
             size_t la = 0, lb = 0;
             snprintf(m1, sizeof m1, "%s/map1.sion", g_dir);
             unsigned char *a = tu_read_file(m1, &la), *b = tu_read_file(fname, &lb);
-            CHECK(a && b && la == lb && !memcmp(a, b, la), "the refused mapped write open of %s changed the "
-                  "existing file there (%zu bytes before, %zu after%s)", fname, la, lb,
-                  a && b && la == lb ? ", contents differ" : "");
+            CHECK(a && b && la == lb && !memcmp(a, b, la),
+                  "the refused mapped write open of %s changed the "
+                  "existing file there (%zu bytes before, %zu after%s)",
+                  fname, la, lb, a && b && la == lb ? ", contents differ" : "");
             free(a);
             free(b);
             unlink(fname);
@@ -1166,8 +1178,9 @@ static void mapped_write(const char *which)
         goto out;
     CHECK(fsblk == 4096, "mapped write: *fsblksize = %d", fsblk);
     for (int i = 0; i < nlocal; i++)
-        CHECK(pc[i] == td[pg[i]].chunk_req, "mapped write: chunksizes[%d] = %lld, expected %lld (unchanged, as SIONlib)",
-              i, (long long)pc[i], (long long)td[pg[i]].chunk_req);
+        CHECK(pc[i] == td[pg[i]].chunk_req,
+              "mapped write: chunksizes[%d] = %lld, expected %lld (unchanged, as SIONlib)", i, (long long)pc[i],
+              (long long)td[pg[i]].chunk_req);
     /* interleaved: a piece of each owned task in turn */
     {
         size_t off[NMAP] = {0};
@@ -1375,7 +1388,14 @@ out:
  * while the main thread reads through the original; collective close refused
  * on the copy; sion_dedup; SION_DUP_RANK of the own task (other ranks' tasks
  * and unknown tasks refused); dup of write and serial sids refused. */
-struct reader { int sid; const taskdata *td; size_t got; unsigned char *buf; uint64_t seed; int fail; };
+struct reader {
+    int sid;
+    const taskdata *td;
+    size_t got;
+    unsigned char *buf;
+    uint64_t seed;
+    int fail;
+};
 
 static void *reader_thread(void *arg)
 {
@@ -1770,8 +1790,10 @@ static int test_compat(void)
     CHECK(fp != NULL, "comms open: fileptr NULL");
     if (fp)
         write_raw(sid, fp, &mine, chunk, 1);
-    CHECK(sion_get_bytes_written(sid) == (sion_int64)mine.len, "bytes written through FILE*: library counts %lld, "
-          "wrote %zu", (long long)sion_get_bytes_written(sid), mine.len);
+    CHECK(sion_get_bytes_written(sid) == (sion_int64)mine.len,
+          "bytes written through FILE*: library counts %lld, "
+          "wrote %zu",
+          (long long)sion_get_bytes_written(sid), mine.len);
     rc = sion_parclose_mpi(sid);
     CHECK(rc == SION_SUCCESS, "close = %d", rc);
     if (!agree_ok(rc == SION_SUCCESS, "comms write close"))
@@ -1840,8 +1862,8 @@ static int test_compat(void)
         if (!agree_ok(rc == SION_SUCCESS, "fd/coll write close"))
             goto out;
         nf = -1;
-        sid = sion_paropen_mpi(fname, pass ? "br" : "br,posix", &nf, MPI_COMM_WORLD, &none, &chunk, &fsblk, &grank,
-                               &fp, NULL);
+        sid = sion_paropen_mpi(fname, pass ? "br" : "br,posix", &nf, MPI_COMM_WORLD, &none, &chunk, &fsblk, &grank, &fp,
+                               NULL);
         if (!agree_ok(sid >= 0, "fd/coll read open"))
             goto out;
         CHECK(sion_get_file_endianness(sid) == pass, "%s: sion_get_file_endianness = %d, expected %d", fname,
@@ -1918,8 +1940,7 @@ static int test_compat(void)
                 int nt = -1, nfs = -1;
                 sion_int32 bs = -1;
                 int s2 = sion_open(fname, "rb", &nt, &nfs, NULL, &bs, NULL, NULL);
-                CHECK(s2 >= 0 && nt == hsize, "serial open of %s: sid %d, %d tasks, expected %d", fname, s2, nt,
-                      hsize);
+                CHECK(s2 >= 0 && nt == hsize, "serial open of %s: sid %d, %d tasks, expected %d", fname, s2, nt, hsize);
                 if (s2 >= 0)
                     sion_close(s2);
             }

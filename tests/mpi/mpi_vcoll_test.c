@@ -58,8 +58,8 @@ static int stop(const char *what, int stage, int failed, int rc)
     int mine[3] = {failed ? stage : 0, rc, failed ? sheaf_last_error_code() : 0}, lo[3], hi[3];
     MPI_Allreduce(mine, lo, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     MPI_Allreduce(mine, hi, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    CHECK(!memcmp(lo, hi, sizeof lo), "%s: ranks differ: stage %d..%d, return %d..%d, code %d..%d", what, lo[0],
-          hi[0], lo[1], hi[1], lo[2], hi[2]);
+    CHECK(!memcmp(lo, hi, sizeof lo), "%s: ranks differ: stage %d..%d, return %d..%d, code %d..%d", what, lo[0], hi[0],
+          lo[1], hi[1], lo[2], hi[2]);
     CHECK(!failed || mine[2] != 0, "%s: the failed call left no error code", what);
     return failed ? stage : 0;
 }
@@ -96,8 +96,8 @@ static int read_mapped(const char *f)
     sion_int32 fs = -1;
     FILE *fp = NULL;
     granks[0] = g_rank;
-    int sid = sion_paropen_mapped_mpi((char *)f, "br", &nf, MPI_COMM_WORLD, &nlocal, &granks, &chunks, &mfile,
-                                      &mlrank, &fs, &fp);
+    int sid = sion_paropen_mapped_mpi((char *)f, "br", &nf, MPI_COMM_WORLD, &nlocal, &granks, &chunks, &mfile, &mlrank,
+                                      &fs, &fp);
     int stage = stop("mapped read open", 3, sid < 0, sid);
     if (!stage) {
         unsigned char b[BYTES], r[BYTES];
@@ -187,8 +187,8 @@ int main(int argc, char **argv)
     int all = 0;
     MPI_Allreduce(&g_fail, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (g_rank == 0)
-        printf("vcoll: %s (%d + %d injected failures: %d gatherv, %d scatterv)\n", all ? "FAILED" : "OK", plain,
-               mapped, tot[0], tot[1]);
+        printf("vcoll: %s (%d + %d injected failures: %d gatherv, %d scatterv)\n", all ? "FAILED" : "OK", plain, mapped,
+               tot[0], tot[1]);
     MPI_Finalize();
     return all ? 1 : 0;
 }

@@ -8,10 +8,9 @@
 #include <string.h>
 
 const char *const pc_names[PC_N] = {
-    "Comm_split", "Comm_dup", "Comm_create", "Comm_free",
-    "Barrier", "Bcast", "Gather", "Gatherv", "Scatter", "Scatterv",
-    "Allreduce", "Reduce", "Exscan", "Scan", "Allgather", "Allgatherv", "Alltoall",
-    "Send", "Recv",
+    "Comm_split", "Comm_dup",   "Comm_create", "Comm_free", "Barrier", "Bcast",  "Gather",
+    "Gatherv",    "Scatter",    "Scatterv",    "Allreduce", "Reduce",  "Exscan", "Scan",
+    "Allgather",  "Allgatherv", "Alltoall",    "Send",      "Recv",
 };
 
 static atomic_long counts[PC_N];
@@ -28,10 +27,7 @@ void pc_snapshot(long out[PC_N])
         out[i] = atomic_load(&counts[i]);
 }
 
-long pc_created(const long c[PC_N])
-{
-    return c[PC_COMM_SPLIT] + c[PC_COMM_DUP] + c[PC_COMM_CREATE];
-}
+long pc_created(const long c[PC_N]) { return c[PC_COMM_SPLIT] + c[PC_COMM_DUP] + c[PC_COMM_CREATE]; }
 
 long pc_collectives(const long c[PC_N])
 {

@@ -34,16 +34,17 @@ enum { BYTES = 512, ROUNDS = 5 };
 
 static int g_rank, g_size, g_fail;
 
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            _Pragma("omp critical") {                                                      \
-                fprintf(stderr, "rank %d: %s:%d: ", g_rank, __FILE__, __LINE__);          \
-                fprintf(stderr, __VA_ARGS__);                                              \
-                fputc('\n', stderr);                                                       \
-                g_fail = 1;                                                                \
-            }                                                                              \
-        }                                                                                  \
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            _Pragma("omp critical")                                                                                    \
+            {                                                                                                          \
+                fprintf(stderr, "rank %d: %s:%d: ", g_rank, __FILE__, __LINE__);                                       \
+                fprintf(stderr, __VA_ARGS__);                                                                          \
+                fputc('\n', stderr);                                                                                   \
+                g_fail = 1;                                                                                            \
+            }                                                                                                          \
+        }                                                                                                              \
     } while (0)
 
 static void fill(char *b, int task)
@@ -109,8 +110,9 @@ int main(int argc, char **argv)
                 long made = pc_created(mx), want = round == 0 && !shared ? 1 : 0;
                 if (g_rank == 0)
                     printf("P=%d x %d threads, %s nf=%d open#%d: communicators created %ld (dup %ld, split %ld), "
-                           "collectives %ld\n", g_size, nt, write ? "write" : "read", nf, round + 1, made,
-                           mx[PC_COMM_DUP], mx[PC_COMM_SPLIT], pc_collectives(mx));
+                           "collectives %ld\n",
+                           g_size, nt, write ? "write" : "read", nf, round + 1, made, mx[PC_COMM_DUP],
+                           mx[PC_COMM_SPLIT], pc_collectives(mx));
                 CHECK(mx[PC_COMM_DUP] == 0, "open#%d: %ld MPI_Comm_dup calls (gComm needs none)", round + 1,
                       mx[PC_COMM_DUP]);
                 CHECK(made == want, "%s nf=%d open#%d: %ld communicators created, expected %ld",
@@ -134,8 +136,8 @@ int main(int argc, char **argv)
     PMPI_Comm_free(&user);
     long c[PC_N];
     pc_snapshot(c);
-    CHECK(c[PC_COMM_FREE] == splits, "MPI_Comm_free(user) freed %ld cached communicators, expected %d",
-          c[PC_COMM_FREE], splits);
+    CHECK(c[PC_COMM_FREE] == splits, "MPI_Comm_free(user) freed %ld cached communicators, expected %d", c[PC_COMM_FREE],
+          splits);
     int bad = g_fail, anybad = 0;
     PMPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (g_rank == 0)

@@ -119,8 +119,10 @@ typedef struct scenario {
 
 static const char *hook_name(int hook)
 {
-    return hook == OMPI_FAIL_TEAM ? "thread team" : hook == OMPI_FAIL_GROUP ? "global group" : hook ? "local group"
-                                                                                                  : "cache entry";
+    return hook == OMPI_FAIL_TEAM    ? "thread team"
+           : hook == OMPI_FAIL_GROUP ? "global group"
+           : hook                    ? "local group"
+                                     : "cache entry";
 }
 
 /* An open that must fail on every task because rank `bad` fails (hook bits
@@ -136,8 +138,10 @@ static void failing_open(const scenario *s, MPI_Comm comm, int nt, int bad, int 
     minmax(o.codemin, comm, &mn, &mx);
     long mn2, mx2;
     minmax(o.codemax, comm, &mn2, &mx2);
-    CHECK(mn == SHEAF_E_NOMEM && mx2 == SHEAF_E_NOMEM, "%s, rank %d failing (%s): codes from %ld to %ld, expected %d "
-          "on every task", s->what, bad, cause, mn, mx2, SHEAF_E_NOMEM);
+    CHECK(mn == SHEAF_E_NOMEM && mx2 == SHEAF_E_NOMEM,
+          "%s, rank %d failing (%s): codes from %ld to %ld, expected %d "
+          "on every task",
+          s->what, bad, cause, mn, mx2, SHEAF_E_NOMEM);
     CHECK(o.unnamed == 0, "%s: %d threads' messages do not name the file and \"%s\": %s", s->what, o.unnamed, cause,
           o.msg);
     minmax(pc_created(c), comm, &mn, &mx);
@@ -145,8 +149,8 @@ static void failing_open(const scenario *s, MPI_Comm comm, int nt, int bad, int 
     minmax(c[PC_COMM_FREE], comm, &mn, &mx);
     CHECK(mx == 0, "%s: a failed open freed %ld communicators", s->what, mx);
     if (g_rank == 0)
-        printf("P=%d x %d, rank %d without its %s, %s: failed on every task with code %d (message: %s)\n", g_size,
-               nt, bad, hook_name(hook), s->what, o.codemin, o.msg);
+        printf("P=%d x %d, rank %d without its %s, %s: failed on every task with code %d (message: %s)\n", g_size, nt,
+               bad, hook_name(hook), s->what, o.codemin, o.msg);
 }
 
 /* An open that must work (bytes checked) and create `made` communicators on
@@ -155,8 +159,8 @@ static void good_open(const scenario *s, MPI_Comm comm, int nt, long made)
 {
     long c[PC_N], mn, mx;
     outcome o = round_trip(s->fname, s->write, s->nf, comm, nt, 0, 0, "", c);
-    CHECK(o.opened == nt && o.badio == 0, "%s: %d of %d threads opened, %d failed I/O or close (%s)", s->what,
-          o.opened, nt, o.badio, o.msg);
+    CHECK(o.opened == nt && o.badio == 0, "%s: %d of %d threads opened, %d failed I/O or close (%s)", s->what, o.opened,
+          nt, o.badio, o.msg);
     minmax(pc_created(c), comm, &mn, &mx);
     CHECK(mn == made && mx == made, "%s: from %ld to %ld communicators created, expected %ld on every rank", s->what,
           mn, mx, made);
@@ -173,8 +177,10 @@ static void free_user(MPI_Comm *user, long want)
     PMPI_Comm_free(user);
     pc_snapshot(c);
     minmax(c[PC_COMM_FREE], MPI_COMM_WORLD, &mn, &mx);
-    CHECK(mn == want && mx == want, "MPI_Comm_free(user) freed from %ld to %ld cached communicators, expected %ld on "
-          "every rank", mn, mx, want);
+    CHECK(mn == want && mx == want,
+          "MPI_Comm_free(user) freed from %ld to %ld cached communicators, expected %ld on "
+          "every rank",
+          mn, mx, want);
 }
 
 /* One pass with rank `bad` failing: its cache reservation (hook 0) or the
@@ -245,8 +251,8 @@ static void straddle(const char *dir, int nt)
         CHECK(o.opened == 0 && o.failed == nt, "%s: %d of %d threads opened", s.what, o.opened, nt);
         minmax(o.codemin, two, &mn, &mx);
         CHECK(mn == mx && mx < 0, "%s: codes from %ld to %ld, expected one failure code", s.what, mn, mx);
-        CHECK(o.unnamed == 0, "%s: %d threads' messages do not name the file and \"%s\": %s", s.what, o.unnamed,
-              cause, o.msg);
+        CHECK(o.unnamed == 0, "%s: %d threads' messages do not name the file and \"%s\": %s", s.what, o.unnamed, cause,
+              o.msg);
         if (g_rank <= 1)
             printf("P=%d x %d, rank %d, %s: failed on every task with code %d (message: %s)\n", g_size, nt, g_rank,
                    s.what, o.codemin, o.msg);

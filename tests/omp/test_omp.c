@@ -68,8 +68,8 @@ static void run(const char *dir, int nthreads)
                 CHECK(sion_fread(got + have, 1, (size_t)avail, sid2) == (size_t)avail, "fread");
                 have += (size_t)avail;
             }
-            CHECK(have == total && memcmp(got, buf, total) == 0, "thread %d: read %zu of %zu bytes or bytes differ",
-                  me, have, total);
+            CHECK(have == total && memcmp(got, buf, total) == 0, "thread %d: read %zu of %zu bytes or bytes differ", me,
+                  have, total);
             CHECK(rfsb == 4096, "fsblksize %d", rfsb);
             CHECK(sion_parclose_omp(sid2) == SION_SUCCESS, "read close");
             free(got);
@@ -120,8 +120,8 @@ static void run(const char *dir, int nthreads)
             else if (s >= 0)
                 sion_parclose_omp(s);
         }
-        CHECK(refused == nthreads - 1, "read with %d threads: %d threads refused with a mapped-open hint",
-              nthreads - 1, refused);
+        CHECK(refused == nthreads - 1, "read with %d threads: %d threads refused with a mapped-open hint", nthreads - 1,
+              refused);
     }
     remove(fname);
 }

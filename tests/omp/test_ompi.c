@@ -58,8 +58,8 @@ static void run(const char *fname, int numfiles, int use_lcomm, int rank, int si
                     break;
                 have += sion_fread(got + have, 1, a, sid2);
             }
-            CHECK(have == n && memcmp(got, buf, n) == 0, "task %d: read %zu of %zu bytes or bytes differ", grank,
-                  have, n);
+            CHECK(have == n && memcmp(got, buf, n) == 0, "task %d: read %zu of %zu bytes or bytes differ", grank, have,
+                  n);
             CHECK(sion_parclose_ompi(sid2) == SION_SUCCESS, "read close");
             free(got);
         }
@@ -184,8 +184,8 @@ static void disagree(const char *fname, int odd_rank, int odd_thread, int rank, 
         sion_int64 chunk = 100;
         sion_int32 fsblk = 4096;
         FILE *fp = NULL;
-        int sid = sion_paropen_ompi(fname, odd ? "rb" : "wb", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, &fp,
-                                    NULL);
+        int sid =
+            sion_paropen_ompi(fname, odd ? "rb" : "wb", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, &fp, NULL);
         CHECK(sid < 0, "rank %d thread %d: an open with disagreeing modes succeeded", rank, t);
         if (sid >= 0)
             sion_parclose_ompi(sid);
@@ -240,8 +240,8 @@ static void files_auto(const char *fname, int rank, int nt)
         int t = omp_get_thread_num(), nf = 1, grank = -1;
         sion_int64 chunk = 100;
         sion_int32 fsblk = 4096;
-        int sid = sion_paropen_ompi(fname, "wb,files=auto", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, NULL,
-                                    NULL);
+        int sid =
+            sion_paropen_ompi(fname, "wb,files=auto", &nf, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, NULL, NULL);
         CHECK(sid < 0, "rank %d thread %d: an open with files=auto succeeded", rank, t);
         if (sid >= 0)
             sion_parclose_ompi(sid);
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
     snprintf(f, sizeof f, "%s/hybd.sion", argv[1]);
     disagree(f, 0, nt > 1 ? 1 : 0, rank, nt); /* one thread of rank 0 */
     if (size >= 2)
-        disagree(f, 1, -1, rank, nt);         /* all threads of rank 1 */
+        disagree(f, 1, -1, rank, nt); /* all threads of rank 1 */
     for (int how = 0; size >= 2 && how < 3; how++)
         agreement(f, how, rank, nt);
     files_auto(f, rank, nt);

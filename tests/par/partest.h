@@ -39,8 +39,7 @@ static int pt_fail(const char *file, int line, const char *cond, const char *fmt
 }
 /* CHECK(cond, fmt, ...): record a failure with a message when cond is false;
  * evaluates to cond. */
-#define CHECK(cond, ...) \
-    ((cond) ? 1 : pt_fail(__FILE__, __LINE__, #cond, __VA_ARGS__))
+#define CHECK(cond, ...) ((cond) ? 1 : pt_fail(__FILE__, __LINE__, #cond, __VA_ARGS__))
 
 /* ---- data pattern: byte i of task t in a set with salt s ---- */
 static inline unsigned char pt_byte(unsigned salt, int64_t t, int64_t i)
@@ -161,7 +160,10 @@ static inline void pt_member(char *out, size_t len, const char *base, int f)
 }
 
 /* ---- test driver ---- */
-typedef struct { const char *name; void (*fn)(void); } pt_test;
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} pt_test;
 static inline int pt_main(const pt_test *tests, int n, int argc, char **argv)
 {
     if (getenv("SION_ERROR_MSG") == NULL)

@@ -18,11 +18,11 @@
 
 typedef struct {
     int aid;
-    const char *what;    /* expected in the message */
-    const char *mode0;   /* everybody else's mode */
-    const char *mode1;   /* task ODD's mode */
-    int nf0, nf1;        /* numFiles (write) */
-    int fs0, fs1;        /* fsblksize */
+    const char *what;  /* expected in the message */
+    const char *mode0; /* everybody else's mode */
+    const char *mode1; /* task ODD's mode */
+    int nf0, nf1;      /* numFiles (write) */
+    int fs0, fs1;      /* fsblksize */
     int mapped;
     char fname[4200];
     int sid[P];
@@ -93,8 +93,10 @@ static void run_case(int aid, const char *dir, const char *name, const char *wha
         e.n[TC_GLOBAL][TC_BCAST] = 1;
         char s[256];
         tc_counts_str(&c->cnt[g], s, sizeof s);
-        CHECK(!memcmp(&e, &c->cnt[g], sizeof e), "%s: collectives on task %d: %s (expected 1 global gather + 1 "
-                                                 "global bcast)", name, g, s);
+        CHECK(!memcmp(&e, &c->cnt[g], sizeof e),
+              "%s: collectives on task %d: %s (expected 1 global gather + 1 "
+              "global bcast)",
+              name, g, s);
     }
     pt_rank = -1;
     if (!existing) {
@@ -107,7 +109,10 @@ static void run_case(int aid, const char *dir, const char *name, const char *wha
 }
 
 /* a container to read: 4 tasks, 1 file */
-typedef struct { char f[4200]; int aid; } wctx;
+typedef struct {
+    char f[4200];
+    int aid;
+} wctx;
 static void writer(tc_task *t)
 {
     const wctx *w = t->arg;
@@ -117,8 +122,8 @@ static void writer(tc_task *t)
     int fnum = 0, nf = 1, lrank = g, lsize = P;
     sion_int64 chunk = 100;
     sion_int32 fsblk = 4096;
-    int sid = sion_generic_paropen(w->aid, fname, "bw", &chunk, &fsblk, t->world, g, P,
-                                   &fnum, &nf, &lrank, &lsize, NULL, NULL);
+    int sid = sion_generic_paropen(w->aid, fname, "bw", &chunk, &fsblk, t->world, g, P, &fnum, &nf, &lrank, &lsize,
+                                   NULL, NULL);
     if (CHECK(sid >= 0, "writer: %s", sheaf_last_error())) {
         CHECK(sion_fwrite("abc", 1, 3, sid) == 3, "fwrite");
         CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "close");
@@ -132,8 +137,8 @@ static void test_disagreements(void)
     printf("  write opens\n");
     run_case(aid, dir, "w.mode", "the file mode (read or write): task 0 gives writing, task 2 gives reading", "wb",
              "rb", 1, 1, 4096, 4096, 0, NULL);
-    run_case(aid, dir, "w.numfiles", "the number of files (numFiles): task 0 gives 2, task 2 gives 1", "wb", "wb", 2,
-             1, 4096, 4096, 0, NULL);
+    run_case(aid, dir, "w.numfiles", "the number of files (numFiles): task 0 gives 2, task 2 gives 1", "wb", "wb", 2, 1,
+             4096, 4096, 0, NULL);
     run_case(aid, dir, "w.fsblksize", "(fsblksize): task 0 gives 4096, task 2 gives -1 (detect)", "wb", "wb", 1, 1,
              4096, -1, 0, NULL);
     run_case(aid, dir, "w.keyval", "the key-value mode (keyval)", "wb", "wb,keyval=inline", 1, 1, 4096, 4096, 0, NULL);
@@ -143,10 +148,10 @@ static void test_disagreements(void)
              "wb,collective", "wb", 1, 1, 4096, 4096, 0, NULL);
     run_case(aid, dir, "w.collsize", "the collector group size (collsize): task 0 gives 2, task 2 gives 4",
              "wb,collective,collsize=2", "wb,collective,collsize=4", 1, 1, 4096, 4096, 0, NULL);
-    run_case(aid, dir, "w.cmerge", "merged coalescing (cmerge)", "wb,collsize=2", "wb,collsize=2,cmerge", 1, 1,
-             4096, 4096, 0, NULL);
-    run_case(aid, dir, "w.buddy", "buddy copies (buddy): task 0 gives 1, task 2 gives 2", "wb,buddy", "wb,buddy=2",
-             1, 1, 4096, 4096, 0, NULL);
+    run_case(aid, dir, "w.cmerge", "merged coalescing (cmerge)", "wb,collsize=2", "wb,collsize=2,cmerge", 1, 1, 4096,
+             4096, 0, NULL);
+    run_case(aid, dir, "w.buddy", "buddy copies (buddy): task 0 gives 1, task 2 gives 2", "wb,buddy", "wb,buddy=2", 1,
+             1, 4096, 4096, 0, NULL);
     run_case(aid, dir, "w.endianness", "the data endianness (endianness): task 0 gives big, task 2 gives little",
              "wb,endianness=big", "wb,endianness=little", 1, 1, 4096, 4096, 0, NULL);
 
@@ -165,10 +170,10 @@ static void test_disagreements(void)
     printf("  mapped opens\n");
     run_case(aid, dir, "m.mode", "the file mode (read or write): task 0 opens for writing, task 2 for reading", "wb",
              "rb", 1, 1, 4096, 4096, 1, NULL);
-    run_case(aid, dir, "m.numfiles", "the number of files (numFiles): task 0 gives 2, task 2 gives 1", "wb", "wb", 2,
-             1, 4096, 4096, 1, NULL);
-    run_case(aid, dir, "m.fsblksize", "(fsblksize): task 0 gives 4096, task 2 gives 512", "wb", "wb", 1, 1, 4096,
-             512, 1, NULL);
+    run_case(aid, dir, "m.numfiles", "the number of files (numFiles): task 0 gives 2, task 2 gives 1", "wb", "wb", 2, 1,
+             4096, 4096, 1, NULL);
+    run_case(aid, dir, "m.fsblksize", "(fsblksize): task 0 gives 4096, task 2 gives 512", "wb", "wb", 1, 1, 4096, 512,
+             1, NULL);
     pt_rmtree(dir);
     sion_generic_free_api(aid);
 }
@@ -190,8 +195,8 @@ static void chunk_task(tc_task *t)
     int fnum = 0, nf = 1, lrank = g, lsize = P;
     sion_int64 chunk = c->chunk[g];
     sion_int32 fsblk = 4096;
-    c->sid[g] = sion_generic_paropen(c->aid, c->fname, "wb", &chunk, &fsblk, t->world, g, P, &fnum, &nf, &lrank,
-                                     &lsize, NULL, NULL);
+    c->sid[g] = sion_generic_paropen(c->aid, c->fname, "wb", &chunk, &fsblk, t->world, g, P, &fnum, &nf, &lrank, &lsize,
+                                     NULL, NULL);
     snprintf(c->msg[g], sizeof c->msg[g], "%s", sheaf_last_error());
     if (c->sid[g] >= 0)
         CHECK(sion_generic_parclose(c->sid[g]) == SION_SUCCESS, "close: %s", sheaf_last_error());

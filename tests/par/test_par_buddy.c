@@ -58,8 +58,9 @@ static void check_io_info(int sid, const cfg *c, int fn, int lr, int64_t n)
     char want[4400];
     member(want, sizeof want, c->fname, fn);
     CHECK(io->nfiles > 0 && !strcmp(io->names[0], want) && io->sizes[0] == (size_t)n &&
-              io->roles[0] == SION_ROLE_WRITER, "io_info #0: %s %zu %d", io->nfiles ? io->names[0] : "-",
-          io->nfiles ? io->sizes[0] : 0, io->nfiles ? io->roles[0] : 0);
+              io->roles[0] == SION_ROLE_WRITER,
+          "io_info #0: %s %zu %d", io->nfiles ? io->names[0] : "-", io->nfiles ? io->sizes[0] : 0,
+          io->nfiles ? io->roles[0] : 0);
     for (int l = 1; l < io->nfiles && l <= c->levels; l++) {
         copy_member(want, sizeof want, c, l, (fn + l) % c->nf); /* the member my group collects */
         CHECK(!strcmp(io->names[l], want), "io_info #%d: name %s, expected %s", l, io->names[l], want);
@@ -73,8 +74,8 @@ static void check_io_info(int sid, const cfg *c, int fn, int lr, int64_t n)
         for (int l = 1; l <= c->levels; l++) {
             copy_member(want, sizeof want, c, l, fn);
             CHECK(!strcmp(io->names[l - 1], want) && io->sizes[l - 1] == (size_t)n &&
-                      io->roles[l - 1] == SION_ROLE_SENDER, "io_info SENDER #%d: %s %zu %d", l, io->names[l - 1],
-                  io->sizes[l - 1], io->roles[l - 1]);
+                      io->roles[l - 1] == SION_ROLE_SENDER,
+                  "io_info SENDER #%d: %s %zu %d", l, io->names[l - 1], io->sizes[l - 1], io->roles[l - 1]);
         }
     sion_free_io_info(io);
     CHECK(sion_get_io_info(sid + 100000) == NULL, "io_info on a bad sid is not NULL");
@@ -115,8 +116,18 @@ static void wtask(tc_task *t)
 }
 
 /* ---- the stored bytes of copy member f of level `level` ---- */
-static int64_t rd64(const unsigned char *d, size_t at) { int64_t v; memcpy(&v, d + at, 8); return v; }
-static int32_t rd32(const unsigned char *d, size_t at) { int32_t v; memcpy(&v, d + at, 4); return v; }
+static int64_t rd64(const unsigned char *d, size_t at)
+{
+    int64_t v;
+    memcpy(&v, d + at, 8);
+    return v;
+}
+static int32_t rd32(const unsigned char *d, size_t at)
+{
+    int32_t v;
+    memcpy(&v, d + at, 4);
+    return v;
+}
 
 static void check_member(const cfg *c, int P, int level, int f)
 {
@@ -138,8 +149,10 @@ static void check_member(const cfg *c, int P, int level, int f)
             ent[ne++] = g;
     if (!CHECK(len > 1088 && !memcmp(d, "sion", 4), "%s: no SION header", path))
         return;
-    CHECK(rd32(d, 24) == ne && rd32(d, 28) == nf && rd32(d, 32) == f, "%s: %d entries, %d files, file %d; expected "
-          "%d, %d, %d", path, rd32(d, 24), rd32(d, 28), rd32(d, 32), ne, nf, f);
+    CHECK(rd32(d, 24) == ne && rd32(d, 28) == nf && rd32(d, 32) == f,
+          "%s: %d entries, %d files, file %d; expected "
+          "%d, %d, %d",
+          path, rd32(d, 24), rd32(d, 28), rd32(d, 32), ne, nf, f);
     CHECK(!strcmp((const char *)d + 52, c->fname), "%s: prefix %s (SIONlib stores the container's name)", path,
           (const char *)d + 52);
     if (rd32(d, 24) != ne)
@@ -156,8 +169,8 @@ static void check_member(const cfg *c, int P, int level, int f)
     }
     int32_t maxc = rd32(d, 1076 + 16 * ne);
     int64_t sov = rd64(d, 1080 + 16 * ne);
-    if (!CHECK(maxc > 0 && sov > 0 && (size_t)(sov + 8 * ne * (1 + maxc)) <= len, "%s: META2 at %lld (%d blocks)",
-               path, (long long)sov, maxc))
+    if (!CHECK(maxc > 0 && sov > 0 && (size_t)(sov + 8 * ne * (1 + maxc)) <= len, "%s: META2 at %lld (%d blocks)", path,
+               (long long)sov, maxc))
         return;
     for (int e = 0; e < ne; e++) {
         int64_t cnt = rd64(d, (size_t)sov + 8 * e);
@@ -205,7 +218,12 @@ static void check_member(const cfg *c, int P, int level, int f)
     }
 }
 
-typedef struct rcfg { cfg *c; const char *mode; int expect_ok; int extra; } rcfg;
+typedef struct rcfg {
+    cfg *c;
+    const char *mode;
+    int expect_ok;
+    int extra;
+} rcfg;
 static void rtask(tc_task *t)
 {
     rcfg *r = t->arg;
@@ -234,9 +252,8 @@ static void rtask(tc_task *t)
     int64_t n = tbytes(t->grank);
     unsigned char *b = malloc((size_t)n + 2);
     size_t got = sion_fread(b, 1, (size_t)n + 2, sid); /* the container: + the byte of sion_fwrite */
-    CHECK(got == (size_t)(n + r->extra) && pt_mismatch(b, 5, t->grank, 0, (size_t)n) < 0 &&
-              (!r->extra || b[n] == 1), "read %zu of %lld bytes: %s", got, (long long)(n + r->extra),
-          sheaf_last_error());
+    CHECK(got == (size_t)(n + r->extra) && pt_mismatch(b, 5, t->grank, 0, (size_t)n) < 0 && (!r->extra || b[n] == 1),
+          "read %zu of %lld bytes: %s", got, (long long)(n + r->extra), sheaf_last_error());
     free(b);
     CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "close: %s", sheaf_last_error());
 }

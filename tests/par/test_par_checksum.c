@@ -34,8 +34,8 @@ static void wtask(tc_task *t)
     sion_int32 fsblk = 4096;
     FILE *fp = NULL;
     const char *mode = c->coll ? "bw,checksum,collective,collsize=2" : "bw,checksum";
-    int sid = sion_generic_paropen(c->aid, c->fname, mode, &chunk, &fsblk, t->world, g, P, &fn, &nf, &lr, &ls, &fp,
-                                   NULL);
+    int sid =
+        sion_generic_paropen(c->aid, c->fname, mode, &chunk, &fsblk, t->world, g, P, &fn, &nf, &lr, &ls, &fp, NULL);
     if (!CHECK(sid >= 0, "open: %s", sheaf_last_error()))
         return;
     int64_t n = tbytes(g), off = 0;
@@ -56,7 +56,11 @@ static void wtask(tc_task *t)
 }
 
 /* read own task in parallel; expect: 1 all good, 0 this task's read fails (damaged), -1 open fails */
-typedef struct rcfg { cfg *c; int damaged_task, expect_open_fail; const char *mode; } rcfg;
+typedef struct rcfg {
+    cfg *c;
+    int damaged_task, expect_open_fail;
+    const char *mode;
+} rcfg;
 static void rtask(tc_task *t)
 {
     rcfg *r = t->arg;
@@ -69,8 +73,8 @@ static void rtask(tc_task *t)
                                    &lr, &ls, &fp, NULL);
     if (r->expect_open_fail) {
         CHECK(sid < 0, "open of a damaged container succeeded");
-        CHECK(strstr(sheaf_last_error(), "damaged") || strstr(sheaf_last_error(), "task 0"),
-              "message: %s", sheaf_last_error());
+        CHECK(strstr(sheaf_last_error(), "damaged") || strstr(sheaf_last_error(), "task 0"), "message: %s",
+              sheaf_last_error());
         if (sid >= 0)
             sion_generic_parclose(sid);
         return;
@@ -85,8 +89,8 @@ static void rtask(tc_task *t)
               "nochecksum: the damaged bytes should come back unverified (%zu bytes)", got);
     } else if (g == r->damaged_task) {
         CHECK(got < (size_t)n, "damaged task read all %zu bytes", got);
-        CHECK(strstr(sheaf_last_error(), "checksum mismatch") && strstr(sheaf_last_error(), "block"),
-              "message: %s", sheaf_last_error());
+        CHECK(strstr(sheaf_last_error(), "checksum mismatch") && strstr(sheaf_last_error(), "block"), "message: %s",
+              sheaf_last_error());
     } else {
         CHECK(got == (size_t)n && pt_mismatch(b, 11, g, 0, (size_t)n) < 0, "read %zu of %lld: %s", got, (long long)n,
               sheaf_last_error());
@@ -183,8 +187,10 @@ static void mapped_task(tc_task *t)
         CHECK(sion_seek(sid, g, SION_ABSOLUTE_POS, 0) == SION_SUCCESS, "seek %d: %s", g, sheaf_last_error());
         size_t got = sion_fread(b, 1, (size_t)n, sid);
         if (g == 1)
-            CHECK(got < (size_t)n && strstr(sheaf_last_error(), "checksum mismatch"), "mapped: damaged task %d "
-                  "read %zu bytes: %s", g, got, sheaf_last_error());
+            CHECK(got < (size_t)n && strstr(sheaf_last_error(), "checksum mismatch"),
+                  "mapped: damaged task %d "
+                  "read %zu bytes: %s",
+                  g, got, sheaf_last_error());
         else
             CHECK(got == (size_t)n && pt_mismatch(b, 11, g, 0, (size_t)n) < 0, "mapped: task %d", g);
         free(b);

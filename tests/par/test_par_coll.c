@@ -19,7 +19,9 @@
 enum { HOSTILE_NONE, HOSTILE_HEADER, HOSTILE_OTHER_GROUP };
 static atomic_int g_hostile;
 
-typedef struct { int64_t ptr, off, len; } slot;
+typedef struct {
+    int64_t ptr, off, len;
+} slot;
 
 static int x_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsblksize, void *group, int collector,
                       int first, int last, int sid, int (*pw)(const void *, sion_int64 *, int),
@@ -69,8 +71,8 @@ static int x_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsblks
 static int x_gather_exec(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
                          int collector, int first, int last, int sid, int process(const void *, sion_int64 *, int))
 {
-    return spec_len < 2 || x_exchange(1, (void *)indata, spec, fsblksize, group, collector, first, last, sid, process,
-                                      NULL);
+    return spec_len < 2 ||
+           x_exchange(1, (void *)indata, spec, fsblksize, group, collector, first, last, sid, process, NULL);
 }
 
 static int x_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
@@ -94,9 +96,9 @@ typedef struct cfg {
     int aid, collsize, merge;
     int64_t size;
     char fname[4200];
-    int expect_packed;  /* small sizes: the packed layout must use less than a block per task */
-    int coalescing;     /* the API has the callbacks (else: aligned chunks, individual I/O) */
-    int fsblk;          /* 0: 4096 */
+    int expect_packed; /* small sizes: the packed layout must use less than a block per task */
+    int coalescing;    /* the API has the callbacks (else: aligned chunks, individual I/O) */
+    int fsblk;         /* 0: 4096 */
 } cfg;
 
 static int64_t tsize(const cfg *c, int t) { return c->size + t % 3; }
@@ -285,8 +287,8 @@ static void test_roundtrip(void)
                     if (merge && ci == 0)
                         continue; /* merge needs known groups for the serial check */
                     cfg c = {aid, csz[ci], merge, sizes[si], "", sizes[si] < 2048, 1, 0};
-                    snprintf(c.fname, sizeof c.fname, "%s/rt_%d_%lld_%d_%d.sion", dir, Ps[pi],
-                             (long long)sizes[si], csz[ci], merge);
+                    snprintf(c.fname, sizeof c.fname, "%s/rt_%d_%lld_%d_%d.sion", dir, Ps[pi], (long long)sizes[si],
+                             csz[ci], merge);
                     tc_run(Ps[pi], rt_task, &c);
                     serial_check(&c, Ps[pi]);
                 }
@@ -403,8 +405,8 @@ static void dup_task(tc_task *t)
     int d = sion_dup(sid, SION_DUP_ALL, 0, 0);
     CHECK(d >= 0, "dup: %s", sheaf_last_error());
     if (d >= 0) {
-        CHECK(sion_coll_fread(b, 1, 4, d) == 0 && strstr(sheaf_last_error(), "sion_dup"),
-              "coll read on a copy: %s", sheaf_last_error());
+        CHECK(sion_coll_fread(b, 1, 4, d) == 0 && strstr(sheaf_last_error(), "sion_dup"), "coll read on a copy: %s",
+              sheaf_last_error());
         sion_dedup(d);
     }
     CHECK(sion_coll_fread(b, 1, sizeof b, sid) == sizeof b, "coll read on the original: %s", sheaf_last_error());
@@ -431,7 +433,10 @@ static void test_dup(void)
  * collector's stream gets each sender's data as one piece (the layer hands
  * it over in pieces of fsblksize), so the blocks are SIONlib's
  * [400, 400, 380, 300] for coll 100, coll 50, coll 100, own 80, coll 100. */
-static int cap_by_four(void *group) { return tc_group_rank(group) % 4 == 0 ? SION_CAPABILITY_FULL : SION_CAPABILITY_ONLY_SENDER; }
+static int cap_by_four(void *group)
+{
+    return tc_group_rank(group) % 4 == 0 ? SION_CAPABILITY_FULL : SION_CAPABILITY_ONLY_SENDER;
+}
 
 static void hyb_task(tc_task *t)
 {
@@ -482,8 +487,8 @@ static void test_capability_merge(void)
                     CHECK(bs[8 * k + t] == want[k], "merge: collector %d block %d holds %lld, SIONlib %lld", t, k,
                           (long long)bs[8 * k + t], (long long)want[k]);
             } else {
-                CHECK(cs[t] == 112 && bc[t] == 1 && bs[t] == 80, "merge: sender %d chunk %lld, %lld blocks, %lld B",
-                      t, (long long)cs[t], (long long)bc[t], (long long)bs[t]);
+                CHECK(cs[t] == 112 && bc[t] == 1 && bs[t] == 80, "merge: sender %d chunk %lld, %lld blocks, %lld B", t,
+                      (long long)cs[t], (long long)bc[t], (long long)bs[t]);
             }
         }
         sion_close(sid);

@@ -86,12 +86,14 @@ static void check_phase(ctx *c, int grank, int ph, tc_counts before)
         char ge[512], ee[512];
         tc_counts_str(&d, ge, sizeof ge);
         tc_counts_str(&e, ee, sizeof ee);
-        CHECK(0, "%s (P=%d, %d file(s)): callbacks executed by this task differ from the table in "
-                 "sion_generic.h:\n      expected: %s\n      actual:   %s",
+        CHECK(0,
+              "%s (P=%d, %d file(s)): callbacks executed by this task differ from the table in "
+              "sion_generic.h:\n      expected: %s\n      actual:   %s",
               ph_names[ph], c->P, c->nfiles, ee, ge);
     }
-    CHECK(d.n[TC_GLOBAL][TC_BARRIER] == 0 && d.n[TC_LOCAL][TC_BARRIER] == 0, "%s used a barrier (%ld global, %ld local)",
-          ph_names[ph], d.n[TC_GLOBAL][TC_BARRIER], d.n[TC_LOCAL][TC_BARRIER]);
+    CHECK(d.n[TC_GLOBAL][TC_BARRIER] == 0 && d.n[TC_LOCAL][TC_BARRIER] == 0,
+          "%s used a barrier (%ld global, %ld local)", ph_names[ph], d.n[TC_GLOBAL][TC_BARRIER],
+          d.n[TC_LOCAL][TC_BARRIER]);
 }
 
 static void task(tc_task *t)
@@ -142,8 +144,8 @@ static void task(tc_task *t)
     fsblk = 4096;
     fnum = g % c->nfiles;
     nf = c->nfiles;
-    sid = sion_generic_paropen(c->aid, c->fname, "bw", &chunk, &fsblk, t->world, g, P, &fnum, &nf, &lrank, &lsize,
-                               &fp, NULL);
+    sid = sion_generic_paropen(c->aid, c->fname, "bw", &chunk, &fsblk, t->world, g, P, &fnum, &nf, &lrank, &lsize, &fp,
+                               NULL);
     CHECK(sid >= 0, "paropen write (2) returned %d: %s", sid, sheaf_last_error());
     b = tc_counts_get();
     rc = sion_generic_parreinit(sid, 2000 + g);
@@ -215,10 +217,28 @@ static tc_counts mapped_expected(int k)
     memset(&e, 0, sizeof e);
     long *g = e.n[TC_GLOBAL];
     switch (k) {
-    case 0: g[TC_GATHER] = 2; g[TC_BCAST] = 3; g[TC_GATHERV] = 1; g[TC_SCATTERV] = 1; break;
-    case 1: g[TC_GATHER] = 2; g[TC_BCAST] = 2; g[TC_GATHERV] = 2; break;
-    case 2: g[TC_GATHER] = 2; g[TC_BCAST] = 3; g[TC_GATHERV] = 1; g[TC_SCATTER] = 1; g[TC_SCATTERV] = 2; break;
-    default: g[TC_GATHER] = 1; g[TC_BCAST] = 1; break;
+    case 0:
+        g[TC_GATHER] = 2;
+        g[TC_BCAST] = 3;
+        g[TC_GATHERV] = 1;
+        g[TC_SCATTERV] = 1;
+        break;
+    case 1:
+        g[TC_GATHER] = 2;
+        g[TC_BCAST] = 2;
+        g[TC_GATHERV] = 2;
+        break;
+    case 2:
+        g[TC_GATHER] = 2;
+        g[TC_BCAST] = 3;
+        g[TC_GATHERV] = 1;
+        g[TC_SCATTER] = 1;
+        g[TC_SCATTERV] = 2;
+        break;
+    default:
+        g[TC_GATHER] = 1;
+        g[TC_BCAST] = 1;
+        break;
     }
     return e;
 }
@@ -244,8 +264,8 @@ static void mapped_task(tc_task *t)
     sion_int64 *pc = cs;
     sion_int32 fsblk = 4096;
     tc_counts b = tc_counts_get();
-    int sid = sion_generic_paropen_mapped(c->aid, c->fname, "bw", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl, &fsblk,
-                                          NULL);
+    int sid =
+        sion_generic_paropen_mapped(c->aid, c->fname, "bw", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl, &fsblk, NULL);
     c->got[g][0] = tc_counts_diff(tc_counts_get(), b);
     if (!CHECK(sid >= 0, "mapped write open: %s", sheaf_last_error()))
         return;
@@ -256,8 +276,8 @@ static void mapped_task(tc_task *t)
     pc = NULL;
     pf = pl = NULL;
     b = tc_counts_get();
-    sid = sion_generic_paropen_mapped(c->aid, c->fname, "br", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl, &fsblk,
-                                      NULL);
+    sid =
+        sion_generic_paropen_mapped(c->aid, c->fname, "br", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl, &fsblk, NULL);
     c->got[g][2] = tc_counts_diff(tc_counts_get(), b);
     if (!CHECK(sid >= 0, "mapped read open: %s", sheaf_last_error()))
         return;
@@ -288,8 +308,10 @@ static void test_mapped_counts(void)
                     char ge[300], ee[300];
                     tc_counts_str(&c->got[g][k], ge, sizeof ge);
                     tc_counts_str(&e, ee, sizeof ee);
-                    CHECK(0, "%s (P=%d, process %d): callbacks differ from the table:\n      expected: %s\n"
-                             "      actual:   %s", names[k], P, g, ee, ge);
+                    CHECK(0,
+                          "%s (P=%d, process %d): callbacks differ from the table:\n      expected: %s\n"
+                          "      actual:   %s",
+                          names[k], P, g, ee, ge);
                 }
         }
         if (P == 2)
@@ -362,12 +384,17 @@ static void test_memory(void)
             if (g != per && c->maxb[g] > other[i])
                 other[i] = c->maxb[g];
         printf("  P=%d, 2 files: largest exchange per callback: global rank 0 %zu bytes, master of file 1 %zu, "
-               "other tasks %zu\n", P, root[i], master[i], other[i]);
+               "other tasks %zu\n",
+               P, root[i], master[i], other[i]);
     }
-    CHECK(other[1] == other[0], "a task that is neither rank 0 nor a master moves %zu bytes in one callback with 64 "
-          "tasks but %zu with 8: not O(1) per task", other[1], other[0]);
-    CHECK(master[1] <= master[0] * 64 / 8 + 64, "master of file 1: %zu bytes with 64 tasks, %zu with 8: more than "
-          "O(p)", master[1], master[0]);
+    CHECK(other[1] == other[0],
+          "a task that is neither rank 0 nor a master moves %zu bytes in one callback with 64 "
+          "tasks but %zu with 8: not O(1) per task",
+          other[1], other[0]);
+    CHECK(master[1] <= master[0] * 64 / 8 + 64,
+          "master of file 1: %zu bytes with 64 tasks, %zu with 8: more than "
+          "O(p)",
+          master[1], master[0]);
     sion_generic_free_api(c->aid);
     free(c);
     pt_rmtree(dir);

@@ -127,7 +127,8 @@ static void reader(tc_task *t)
         CHECK(!memcmp(&dd, &z, sizeof z), "parclose on a copy ran collectives: %s", s);
         int rc = sion_dedup(d);
         CHECK(rc == SION_SUCCESS, "sion_dedup returned %d: %s", rc, sheaf_last_error());
-        CHECK(sion_dedup(d) == SION_ID_NOT_VALID, "second sion_dedup of the same copy: not SIONlib's SION_ID_NOT_VALID");
+        CHECK(sion_dedup(d) == SION_ID_NOT_VALID,
+              "second sion_dedup of the same copy: not SIONlib's SION_ID_NOT_VALID");
     }
     if (d2 >= 0)
         CHECK(sion_dedup(d2) == SION_SUCCESS, "sion_dedup of the DUP_RANK copy: %s", sheaf_last_error());
@@ -167,8 +168,8 @@ static void mapped_dup_reader(tc_task *t)
     int nl = -1, *pg = NULL, *pf = NULL, *pl = NULL, nf = 0;
     sion_int64 *pc = NULL;
     sion_int32 fsblk = 0;
-    int sid = sion_generic_paropen_mapped(c->aid, c->fname, "br", &nf, t->world, g, 2, &nl, &pg, &pc, &pf, &pl, &fsblk,
-                                          NULL);
+    int sid =
+        sion_generic_paropen_mapped(c->aid, c->fname, "br", &nf, t->world, g, 2, &nl, &pg, &pc, &pf, &pl, &fsblk, NULL);
     if (!CHECK(sid >= 0, "mapped read: %s", sheaf_last_error()))
         return;
     int d = sion_dup(sid, SION_DUP_ALL, 0, 0);

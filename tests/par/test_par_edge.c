@@ -145,7 +145,8 @@ static void t_fsblk_mix(tc_task *t)
         return;
     }
     CHECK(strstr(sheaf_last_error(), "disagree on the file system block size (fsblksize): task 0 gives 4096, "
-                                     "task 1 gives 512") != NULL, "message: %s", sheaf_last_error());
+                                     "task 1 gives 512") != NULL,
+          "message: %s", sheaf_last_error());
     CHECK(sheaf_last_error_code() == SHEAF_E_ARG, "code %d", sheaf_last_error_code());
 }
 
@@ -197,8 +198,8 @@ static void t_reinit_bad(tc_task *t)
               "after a refused parreinit (file %d): read %zu of the 150 bytes written (50 before, 100 after) "
               "with chunk %lld (open: 8192, refused reinit: 4096)",
               g % 2, n, rchunk);
-        CHECK(rchunk == 8192, "after a refused parreinit, file %d has chunk size %lld (expected the open's 8192)", g % 2,
-              rchunk);
+        CHECK(rchunk == 8192, "after a refused parreinit, file %d has chunk size %lld (expected the open's 8192)",
+              g % 2, rchunk);
         CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "parclose read");
     }
 }
@@ -210,8 +211,8 @@ static void t_bad_rank(tc_task *t)
     sion_int64 chunk = 100;
     sion_int32 fsblk = 4096;
     int z = 0, one = 1, bad = 5;
-    int sid = sion_generic_paropen(c->aid, c->fname, "bw", &chunk, &fsblk, t->world, 7, 3, &z, &one, &bad, &one, NULL,
-                                   NULL);
+    int sid =
+        sion_generic_paropen(c->aid, c->fname, "bw", &chunk, &fsblk, t->world, 7, 3, &z, &one, &bad, &one, NULL, NULL);
     CHECK(sid == -1, "grank 7 of gsize 3 accepted (%d)", sid);
     sid = sion_generic_paropen(c->aid, c->fname, "bw", &chunk, &fsblk, t->world, 0, 0, &z, &one, &z, &one, NULL, NULL);
     CHECK(sid == -1, "gsize 0 accepted (%d)", sid);

@@ -9,11 +9,24 @@
  * failure left no state behind). */
 #include "partest.h"
 
-enum { BAD_NONE, BAD_NEGCHUNK, BAD_NODIR, BAD_MODE, BAD_FNUM_RANGE, BAD_DUP_LRANK, BAD_NUMFILES, BAD_LSIZE,
-       BAD_NOFILE };
-static const char *const bad_names[] = {"none", "negative chunk size on the last task", "directory does not exist",
-                                        "mode without w or r", "filenumber out of range on one task",
-                                        "two tasks with the same lrank", "numfiles differs on one task",
+enum {
+    BAD_NONE,
+    BAD_NEGCHUNK,
+    BAD_NODIR,
+    BAD_MODE,
+    BAD_FNUM_RANGE,
+    BAD_DUP_LRANK,
+    BAD_NUMFILES,
+    BAD_LSIZE,
+    BAD_NOFILE
+};
+static const char *const bad_names[] = {"none",
+                                        "negative chunk size on the last task",
+                                        "directory does not exist",
+                                        "mode without w or r",
+                                        "filenumber out of range on one task",
+                                        "two tasks with the same lrank",
+                                        "numfiles differs on one task",
                                         "lsize disagrees with the number of tasks in the file",
                                         "read of a file that does not exist"};
 

@@ -26,8 +26,7 @@
 #define MAXP 4
 #define MAXPH 5
 enum { SC_PLAIN, SC_MAPPED };
-static const char *const plain_ph[] = {"paropen write", "parreinit", "parclose write", "paropen read",
-                                       "parclose read"};
+static const char *const plain_ph[] = {"paropen write", "parreinit", "parclose write", "paropen read", "parclose read"};
 static const char *const mapped_ph[] = {"paropen_mapped write", "parclose_mapped write", "paropen_mapped read",
                                         "parclose_mapped read"};
 
@@ -110,8 +109,8 @@ static void mapped_task(tc_task *t)
     sion_int64 *pc = cs;
     sion_int32 fsblk = 4096;
     tc_counts bf = tc_counts_get();
-    int sid = sion_generic_paropen_mapped(c->aid, c->fname, "bw", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl, &fsblk,
-                                          NULL);
+    int sid =
+        sion_generic_paropen_mapped(c->aid, c->fname, "bw", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl, &fsblk, NULL);
     if (done(c, g, 0, sid >= 0, &bf))
         return;
     unsigned char b[500];
@@ -128,8 +127,8 @@ static void mapped_task(tc_task *t)
     pg = NULL;
     pc = NULL;
     pf = pl = NULL;
-    sid = sion_generic_paropen_mapped(c->aid, c->fname, "br", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl, &fsblk,
-                                      NULL);
+    sid =
+        sion_generic_paropen_mapped(c->aid, c->fname, "br", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl, &fsblk, NULL);
     if (done(c, g, 2, sid >= 0, &bf))
         return;
     free(pg);

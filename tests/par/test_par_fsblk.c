@@ -32,13 +32,12 @@ static void task(tc_task *t)
     } else {
         int fn = 0, nf = 1, lr = g, ls = P;
         sion_int64 chunk = 1000;
-        sid = sion_generic_paropen(c->aid, c->fname, "bw", &chunk, &fsb, t->world, g, P, &fn, &nf, &lr, &ls, &fp,
-                                   NULL);
+        sid = sion_generic_paropen(c->aid, c->fname, "bw", &chunk, &fsb, t->world, g, P, &fn, &nf, &lr, &ls, &fp, NULL);
     }
     if (c->ok) {
         if (CHECK(sid >= 0, "open with fsblksize %d: %s", (int)c->fsb[g], sheaf_last_error())) {
-            CHECK(c->fsb[g] > 0 ? fsb == c->fsb[g] : fsb > 0 && (fsb & (fsb - 1)) == 0, "fsblksize %d given, %d written back",
-                  (int)c->fsb[g], (int)fsb);
+            CHECK(c->fsb[g] > 0 ? fsb == c->fsb[g] : fsb > 0 && (fsb & (fsb - 1)) == 0,
+                  "fsblksize %d given, %d written back", (int)c->fsb[g], (int)fsb);
             CHECK((c->mapped ? sion_generic_parclose_mapped(sid) : sion_generic_parclose(sid)) == SION_SUCCESS,
                   "close: %s", sheaf_last_error());
         }

@@ -38,8 +38,8 @@ static void writer(tc_task *t)
     sion_int64 chunk = 700;
     sion_int32 fsblk = 4096;
     FILE *fp = NULL;
-    int sid = sion_generic_paropen(c->aid, c->fname, c->mode, &chunk, &fsblk, t->world, g, P, &fn, &nf, &lr, &ls,
-                                   &fp, NULL);
+    int sid =
+        sion_generic_paropen(c->aid, c->fname, c->mode, &chunk, &fsblk, t->world, g, P, &fn, &nf, &lr, &ls, &fp, NULL);
     if (!CHECK(sid >= 0, "open: %s", sheaf_last_error()))
         return;
     size_t n = 300 + 50 * (size_t)g;
@@ -133,8 +133,8 @@ static void opener(tc_task *t)
     sion_int64 chunk = 700;
     sion_int32 fsblk = 4096;
     FILE *fp = NULL;
-    int sid = sion_generic_paropen(c->aid, c->fname, c->mode, &chunk, &fsblk, t->world, g, P, &fn, &nf, &lr, &ls,
-                                   &fp, NULL);
+    int sid =
+        sion_generic_paropen(c->aid, c->fname, c->mode, &chunk, &fsblk, t->world, g, P, &fn, &nf, &lr, &ls, &fp, NULL);
     if (!CHECK(sid >= 0, "open: %s", sheaf_last_error()))
         return;
     /* *chunksize stays as given (SIONlib 1.7.6 writes nothing back on a write
@@ -160,8 +160,10 @@ static void test_collective_groups(void)
     if (CHECK(sid >= 0 && ntasks == P, "serial open: %s", sheaf_last_error())) {
         int64_t sum = 0;
         for (int t = 0; t < P; t++) {
-            CHECK(chunks[t] == (t == 4 ? 1296 : t == 7 ? 2696 : 700), "stored chunk of task %d: %lld", t,
-                  (long long)chunks[t]);
+            CHECK(chunks[t] == (t == 4   ? 1296
+                                : t == 7 ? 2696
+                                         : 700),
+                  "stored chunk of task %d: %lld", t, (long long)chunks[t]);
             sum += chunks[t];
         }
         CHECK(sum == 2 * 4096, "two groups of one block each: %lld bytes", (long long)sum);

@@ -279,8 +279,10 @@ static void test_mapped(void)
                 if (c->list[g][i] >= 0 && c->list[g][i] < NT)
                     seen[c->list[g][i]]++;
                 if (i)
-                    CHECK(c->list[g][i] == c->list[g][i - 1] + 1, "automatic (%d threads): thread %d's tasks are not "
-                          "a contiguous range", P, g);
+                    CHECK(c->list[g][i] == c->list[g][i - 1] + 1,
+                          "automatic (%d threads): thread %d's tasks are not "
+                          "a contiguous range",
+                          P, g);
             }
             printf("\n");
         }
@@ -324,8 +326,17 @@ typedef struct {
     int sid[8], nl[8];
     char msg[8][1024];
 } ectx;
-enum { E_ZERO_WRITER, E_BAD_READ_RANK, E_MORE_PROCS, E_DUP_READ, E_ONE_FILE, E_NEG_CHUNK, E_DUP_WRITE_RANK, E_READ_NO_RANKS,
-       E_READ_ZERO };
+enum {
+    E_ZERO_WRITER,
+    E_BAD_READ_RANK,
+    E_MORE_PROCS,
+    E_DUP_READ,
+    E_ONE_FILE,
+    E_NEG_CHUNK,
+    E_DUP_WRITE_RANK,
+    E_READ_NO_RANKS,
+    E_READ_ZERO
+};
 
 static void edge_task(tc_task *t)
 {
@@ -376,7 +387,7 @@ static void edge_task(tc_task *t)
             nl = 1;
             gr[0] = g;
             if (g == 1)
-                pg = NULL; /* 1 task requested, no global ranks given */
+                pg = NULL;                      /* 1 task requested, no global ranks given */
         } else if (c->variant == E_READ_ZERO) { /* {0,1,2}, none, {3,4} */
             nl = g == 1 ? 0 : g == 0 ? 3 : 2;
             for (int i = 0; i < nl; i++)
@@ -485,8 +496,10 @@ static void test_mapped_edges(void)
             sum += c->nl[g];
             none += c->nl[g] == 0;
         }
-        CHECK(sum == NT && none == 7 - NT, "automatic distribution over 7 processes hands out %d tasks, %d "
-              "processes without", sum, none);
+        CHECK(sum == NT && none == 7 - NT,
+              "automatic distribution over 7 processes hands out %d tasks, %d "
+              "processes without",
+              sum, none);
     }
     sion_generic_free_api(c->aid);
     free(c);

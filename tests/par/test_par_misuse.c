@@ -22,12 +22,12 @@ static tc_counts zero(void)
     memset(&z, 0, sizeof z);
     return z;
 }
-#define NO_COLLECTIVES(before, what)                                                         \
-    do {                                                                                     \
-        tc_counts d_ = tc_counts_diff(tc_counts_get(), (before)), z_ = zero();               \
-        char s_[256];                                                                        \
-        tc_counts_str(&d_, s_, sizeof s_);                                                   \
-        CHECK(!memcmp(&d_, &z_, sizeof z_), "%s ran collectives although refused: %s", what, s_); \
+#define NO_COLLECTIVES(before, what)                                                                                   \
+    do {                                                                                                               \
+        tc_counts d_ = tc_counts_diff(tc_counts_get(), (before)), z_ = zero();                                         \
+        char s_[256];                                                                                                  \
+        tc_counts_str(&d_, s_, sizeof s_);                                                                             \
+        CHECK(!memcmp(&d_, &z_, sizeof z_), "%s ran collectives although refused: %s", what, s_);                      \
     } while (0)
 
 /* callbacks of the incomplete API: must never run (the open is refused first) */
@@ -78,7 +78,8 @@ static void task(tc_task *t)
     CHECK(sion_fwrite(b, 1, sizeof b, sid) == sizeof b, "fwrite after the refused calls: %s", sheaf_last_error());
     CHECK(sion_generic_parclose(sid) == SION_SUCCESS, "parclose after a refused sion_close: %s", sheaf_last_error());
     before = tc_counts_get();
-    CHECK(sion_generic_parclose(sid) == SION_ID_NOT_VALID, "second parclose of the same sid: not SIONlib's SION_ID_NOT_VALID");
+    CHECK(sion_generic_parclose(sid) == SION_ID_NOT_VALID,
+          "second parclose of the same sid: not SIONlib's SION_ID_NOT_VALID");
     CHECK(sion_fwrite(b, 1, 1, sid) == 0, "fwrite on a closed sid accepted");
     NO_COLLECTIVES(before, "parclose of a closed sid");
 
@@ -128,7 +129,8 @@ static void test_misuse(void)
     if (CHECK(sid >= 0, "serial open: %s", sheaf_last_error())) {
         tc_counts b = tc_counts_get();
         CHECK(sion_generic_parclose(sid) == SION_ID_NOT_VALID, "sion_generic_parclose on a serial sid accepted");
-        CHECK(sion_generic_parreinit(sid, 4096) == SION_ID_NOT_VALID, "sion_generic_parreinit on a serial sid accepted");
+        CHECK(sion_generic_parreinit(sid, 4096) == SION_ID_NOT_VALID,
+              "sion_generic_parreinit on a serial sid accepted");
         CHECK(sion_generic_parclose_mapped(sid) == SION_ID_NOT_VALID, "parclose_mapped on a serial sid accepted");
         NO_COLLECTIVES(b, "generic calls on a serial sid");
         CHECK(sion_close(sid) == SION_SUCCESS, "serial close after the refused calls: %s", sheaf_last_error());
@@ -144,8 +146,8 @@ static void test_misuse(void)
     char f[4300];
     snprintf(f, sizeof f, "%s/noapi.sion", dir);
     int dummy = 0;
-    sid = sion_generic_paropen(98765, f, "bw", &chunk, &fsblk, &dummy, 0, 1, &fnum, &nfiles, &lrank, &lsize, NULL,
-                               NULL);
+    sid =
+        sion_generic_paropen(98765, f, "bw", &chunk, &fsblk, &dummy, 0, 1, &fnum, &nfiles, &lrank, &lsize, NULL, NULL);
     CHECK(sid == -1, "paropen with an unknown api id returned %d", sid);
     CHECK(!pt_exists(f), "paropen with an unknown api id created the file");
     int partial = sion_generic_create_api("partial");
@@ -156,11 +158,13 @@ static void test_misuse(void)
                                NULL);
     CHECK(sid == -1, "paropen through an API without all STD callbacks returned %d", sid);
     CHECK(sheaf_last_error()[0], "no message for the incomplete API");
-    CHECK(atomic_load(&stub_calls) == 0, "the incomplete API's callbacks were called %d times", atomic_load(&stub_calls));
+    CHECK(atomic_load(&stub_calls) == 0, "the incomplete API's callbacks were called %d times",
+          atomic_load(&stub_calls));
     printf("  incomplete API: %s\n", sheaf_last_error());
     CHECK(sion_generic_free_api(partial) == SION_SUCCESS, "free api");
     CHECK(sion_generic_free_api(partial) == SION_NOT_SUCCESS, "second free of an api accepted");
-    CHECK(sion_generic_register_barrier_cb(partial, tc_barrier) == SION_NOT_SUCCESS, "register on a freed api accepted");
+    CHECK(sion_generic_register_barrier_cb(partial, tc_barrier) == SION_NOT_SUCCESS,
+          "register on a freed api accepted");
     sion_generic_free_api(c.aid);
     pt_rmtree(dir);
 }

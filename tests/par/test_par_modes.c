@@ -88,8 +88,8 @@ static void run(int what, const char *name)
         tc_run(P, task, &c);
         if (atomic_load(&pt_failures) == f0) {
             int nt = 0, nfs = 0;
-            int sid = sion_open(c.fname, what == W_KEYVAL ? "rb,keyval=inline" : "rb", &nt, &nfs, NULL, NULL, NULL,
-                                NULL);
+            int sid =
+                sion_open(c.fname, what == W_KEYVAL ? "rb,keyval=inline" : "rb", &nt, &nfs, NULL, NULL, NULL, NULL);
             if (CHECK(sid >= 0, "serial open: %s", sheaf_last_error())) {
                 if (what == W_ENDIAN)
                     CHECK(sion_get_file_endianness(sid) == 1, "serial: endianness %d", sion_get_file_endianness(sid));
@@ -171,8 +171,8 @@ static void fp_task(tc_task *t)
     int64_t sum = 0;
     for (int k = 0; bsz && k < maxb; k++)
         sum += bsz[k];
-    CHECK(sum == off, "block sizes sum to %lld, %lld bytes were written through the %s", (long long)sum,
-          (long long)off, c->posix ? "fd" : "FILE*");
+    CHECK(sum == off, "block sizes sum to %lld, %lld bytes were written through the %s", (long long)sum, (long long)off,
+          c->posix ? "fd" : "FILE*");
     CHECK(sion_bytes_avail_in_block(sid) == (bsz ? bsz[0] : -1), "bytes_avail_in_block %lld",
           sion_bytes_avail_in_block(sid));
     unsigned char *all = malloc((size_t)off);
@@ -185,8 +185,10 @@ static void fp_task(tc_task *t)
     /* the rank of a parallel handle is the task's rank in its file, as in SIONlib (test_par_modes
      * runs multi-file sets: there a task's global rank is refused unless it equals its file rank) */
     if (rl != g)
-        CHECK(sion_seek(sid, g, SION_END_POS, -10) == SION_NOT_SUCCESS, "seek to global rank %d (file rank %d) "
-              "accepted", g, rl);
+        CHECK(sion_seek(sid, g, SION_END_POS, -10) == SION_NOT_SUCCESS,
+              "seek to global rank %d (file rank %d) "
+              "accepted",
+              g, rl);
     CHECK(sion_seek(sid, rl, SION_END_POS, -10) == SION_SUCCESS, "seek END -10: %s", sheaf_last_error());
     CHECK(sion_fread(all, 1, 10, sid) == 10 && pt_mismatch(all, 30, g, off - 10, 10) < 0, "last 10 bytes");
     CHECK(sion_feof(sid) == 1, "not at eof");
@@ -223,8 +225,8 @@ static void mk_task(tc_task *t)
     int *pg = gr, *pf = fn, *pl = lr, nf = 2;
     sion_int64 *pc = cs;
     sion_int32 fsblk = 1024;
-    int sid = sion_generic_paropen_mapped(c->aid, c->fname, "bw,keyval=inline,endianness=big", &nf, t->world, g, 2,
-                                          &nl, &pg, &pc, &pf, &pl, &fsblk, NULL);
+    int sid = sion_generic_paropen_mapped(c->aid, c->fname, "bw,keyval=inline,endianness=big", &nf, t->world, g, 2, &nl,
+                                          &pg, &pc, &pf, &pl, &fsblk, NULL);
     if (!CHECK(sid >= 0, "mapped keyval write: %s", sheaf_last_error()))
         return;
     unsigned char b[3000];
@@ -242,8 +244,8 @@ static void mk_task(tc_task *t)
     pg = NULL;
     pc = NULL;
     pf = pl = NULL;
-    sid = sion_generic_paropen_mapped(c->aid, c->fname, "br", &nf, t->world, g, 2, &nl, &pg, &pc, &pf, &pl, &fsblk,
-                                      NULL);
+    sid =
+        sion_generic_paropen_mapped(c->aid, c->fname, "br", &nf, t->world, g, 2, &nl, &pg, &pc, &pf, &pl, &fsblk, NULL);
     if (!CHECK(sid >= 0, "mapped keyval read: %s", sheaf_last_error()))
         return;
     for (int i = 0; i < nl; i++) {

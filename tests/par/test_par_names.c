@@ -142,8 +142,8 @@ static void mapped_writer(tc_task *t)
     int *pg = gr, *pf = fn, *pl = lr, nf = 2;
     sion_int64 *pc = cs;
     sion_int32 fsblk = 4096;
-    int sid = sion_generic_paropen_mapped(c->aid, c->fname, "bw", &nf, t->world, g, 2, &nl, &pg, &pc, &pf, &pl, &fsblk,
-                                          NULL);
+    int sid =
+        sion_generic_paropen_mapped(c->aid, c->fname, "bw", &nf, t->world, g, 2, &nl, &pg, &pc, &pf, &pl, &fsblk, NULL);
     if (!CHECK(sid >= 0, "mapped write with custom names: %s", sheaf_last_error()))
         return;
     unsigned char b[3000];
@@ -180,8 +180,8 @@ static void mapped_reader2(tc_task *t)
     int nl = -1, *pg = NULL, *pf = NULL, *pl = NULL, nf = 0;
     sion_int64 *pc = NULL;
     sion_int32 fsblk = 0;
-    int sid = sion_generic_paropen_mapped(c->aid, c->fname, "br", &nf, t->world, g, 2, &nl, &pg, &pc, &pf, &pl, &fsblk,
-                                          NULL);
+    int sid =
+        sion_generic_paropen_mapped(c->aid, c->fname, "br", &nf, t->world, g, 2, &nl, &pg, &pc, &pf, &pl, &fsblk, NULL);
     c->sid[g] = sid;
     snprintf(c->msg[g], sizeof c->msg[g], "%s", sid < 0 ? sheaf_last_error() : "");
     if (sid < 0)
@@ -216,7 +216,8 @@ static void test_mapped_custom_names(void)
     tc_run(4, plain_reader4, &c);
     tc_run(2, mapped_reader2, &c);
     for (int g = 0; g < 2; g++)
-        CHECK(c.sid[g] >= 0, "mapped read through the API with the same name callback failed on task %d: %s "
+        CHECK(c.sid[g] >= 0,
+              "mapped read through the API with the same name callback failed on task %d: %s "
               "(sion_generic.h: a set named another way can be read back through an API with the same callback)",
               g, c.msg[g]);
     sion_generic_free_api(c.aid);

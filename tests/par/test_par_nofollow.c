@@ -56,8 +56,8 @@ static void wtask(tc_task *t)
     sion_int64 chunk = 1000;
     sion_int32 fsblk = 4096;
     FILE *fp = NULL;
-    int sid = sion_generic_paropen(c->aid, c->fname, "bw,buddy", &chunk, &fsblk, t->world, t->grank, t->gsize, &fn,
-                                   &nf, &lr, &ls, &fp, NULL);
+    int sid = sion_generic_paropen(c->aid, c->fname, "bw,buddy", &chunk, &fsblk, t->world, t->grank, t->gsize, &fn, &nf,
+                                   &lr, &ls, &fp, NULL);
     if (!c->plant_journal) {
         CHECK(sid < 0, "open through the link %s succeeded", c->link);
         if (sid >= 0) {

@@ -149,7 +149,10 @@ static void test_reinit(void)
 
 /* A flush after a reinit must land in a journal that exists: the reinit
  * removes the old journal with the old data. */
-typedef struct jcfg { int aid; char fname[4200]; } jcfg;
+typedef struct jcfg {
+    int aid;
+    char fname[4200];
+} jcfg;
 static void journal_task(tc_task *t)
 {
     jcfg *c = t->arg;

@@ -211,7 +211,8 @@ static void serial_check(ctx *c)
         sion_int64 total = c->size[w];
         unsigned char *buf = malloc((size_t)total + 1);
         size_t r = total ? sion_fread(buf, 1, (size_t)total, sid) : 0;
-        if (CHECK(r == (size_t)total, "serial: task %d: fread %lld returned %zu: %s", t, total, r, sheaf_last_error())) {
+        if (CHECK(r == (size_t)total, "serial: task %d: fread %lld returned %zu: %s", t, total, r,
+                  sheaf_last_error())) {
             int64_t bad = pt_mismatch(buf, c->salt, w, 0, (size_t)total);
             CHECK(bad < 0, "serial: task %d: byte %lld of %lld differs", t, (long long)bad, total);
             CHECK(pt_fnv(buf, (size_t)total) == c->sum[w], "serial: task %d: checksum differs", t);
@@ -247,9 +248,15 @@ static void make_split(ctx *c, int P, int nfiles, int split, uint64_t *rs)
     int cnt[MAXP] = {0};
     for (int t = 0; t < P; t++) {
         switch (split) {
-        case SPLIT_MOD: c->fnr[t] = t % nfiles; break;
-        case SPLIT_CONTIG: c->fnr[t] = t * nfiles / P; break;
-        default: c->fnr[t] = t < nfiles ? t : (int)pt_range(rs, 0, nfiles - 1); break;
+        case SPLIT_MOD:
+            c->fnr[t] = t % nfiles;
+            break;
+        case SPLIT_CONTIG:
+            c->fnr[t] = t * nfiles / P;
+            break;
+        default:
+            c->fnr[t] = t < nfiles ? t : (int)pt_range(rs, 0, nfiles - 1);
+            break;
         }
         cnt[c->fnr[t]]++;
     }

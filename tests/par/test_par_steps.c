@@ -47,15 +47,15 @@ void par_set_alloc_fault_hook(par_alloc_fault_fn fn);
 #define P 4
 #define NPH 9
 #define MAXSTEP 128
-static const char *const ph_names[NPH] = {"paropen write", "parreinit", "parclose write", "paropen read",
-                                          "parclose read", "mapped open write", "mapped close write",
-                                          "mapped open read", "mapped close read"};
+static const char *const ph_names[NPH] = {"paropen write",      "parreinit",        "parclose write",
+                                          "paropen read",       "parclose read",    "mapped open write",
+                                          "mapped close write", "mapped open read", "mapped close read"};
 
 typedef struct {
     char call[64], step[32];
-    int occ;                /* its occurrence on the task (1: first) */
-    int ph;                 /* the phase it belongs to */
-    unsigned visitors;      /* tasks that pass it */
+    int occ;           /* its occurrence on the task (1: first) */
+    int ph;            /* the phase it belongs to */
+    unsigned visitors; /* tasks that pass it */
 } step_id;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -63,11 +63,17 @@ static step_id steps[MAXSTEP];
 static int nsteps;
 static int recording;
 static step_id target;
-static int inject_code[P];  /* 0: this task does not fail */
+static int inject_code[P]; /* 0: this task does not fail */
 static _Thread_local int t_ph, t_rank;
-static _Thread_local struct { char call[64], step[32]; int n; } t_seen[MAXSTEP];
+static _Thread_local struct {
+    char call[64], step[32];
+    int n;
+} t_seen[MAXSTEP];
 static _Thread_local int t_nseen;
-static _Thread_local struct { char what[32]; int ph, n; } t_aseen[MAXSTEP];
+static _Thread_local struct {
+    char what[32];
+    int ph, n;
+} t_aseen[MAXSTEP];
 static _Thread_local int t_naseen;
 
 static int occurrence(const char *call, const char *step)
@@ -113,7 +119,7 @@ static int hook(const char *call, const char *step, int grank, char *msg, size_t
 typedef struct {
     int aid;
     char fname[4200], mname[4200];
-    int fail_ph[P];         /* first phase that failed on the task (-1: none) */
+    int fail_ph[P]; /* first phase that failed on the task (-1: none) */
     int code[P];
     char msg[P][600];
 } ctx;
@@ -171,8 +177,8 @@ static void mapped_phases(ctx *c, tc_task *t)
     sion_int64 *pc = cs;
     sion_int32 fsblk = 4096;
     t_ph = 5;
-    int sid = sion_generic_paropen_mapped(c->aid, c->mname, "bw", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl,
-                                          &fsblk, NULL);
+    int sid =
+        sion_generic_paropen_mapped(c->aid, c->mname, "bw", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl, &fsblk, NULL);
     if (done(c, 5, sid >= 0))
         return;
     t_ph = 6;
@@ -182,8 +188,8 @@ static void mapped_phases(ctx *c, tc_task *t)
     pc = NULL;
     pf = pl = NULL;
     t_ph = 7;
-    sid = sion_generic_paropen_mapped(c->aid, c->mname, "br", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl, &fsblk,
-                                      NULL);
+    sid =
+        sion_generic_paropen_mapped(c->aid, c->mname, "br", &nf, t->world, g, P, &nl, &pg, &pc, &pf, &pl, &fsblk, NULL);
     if (done(c, 7, sid >= 0))
         return;
     free(pc);
@@ -221,17 +227,20 @@ static void run_case(int aid, const char *dir, int k, const char *what)
         CHECK(c->fail_ph[g] == target.ph, "%s / %s #%d (%s): task %d failed in phase %s, expected %s", target.call,
               target.step, target.occ, what, g, c->fail_ph[g] < 0 ? "(none)" : ph_names[c->fail_ph[g]],
               ph_names[target.ph]);
-        CHECK(c->code[g] == inject_code[low], "%s / %s #%d (%s): task %d returned code %d, the first failing task "
-              "(%d) %d: %s", target.call, target.step, target.occ, what, g, c->code[g], low, inject_code[low],
-              c->msg[g]);
+        CHECK(c->code[g] == inject_code[low],
+              "%s / %s #%d (%s): task %d returned code %d, the first failing task "
+              "(%d) %d: %s",
+              target.call, target.step, target.occ, what, g, c->code[g], low, inject_code[low], c->msg[g]);
         char want[300];
         snprintf(want, sizeof want, "injected failure at %s / %s on task %d", target.call, target.step, g);
         if (inject_code[g])
             CHECK(strstr(c->msg[g], want) != NULL, "%s / %s #%d (%s): failing task %d lost its first message: %s",
                   target.call, target.step, target.occ, what, g, c->msg[g]);
         else
-            CHECK(strstr(c->msg[g], "see its message") != NULL, "%s / %s #%d (%s): task %d: message does not point "
-                  "at the failing task: %s", target.call, target.step, target.occ, what, g, c->msg[g]);
+            CHECK(strstr(c->msg[g], "see its message") != NULL,
+                  "%s / %s #%d (%s): task %d: message does not point "
+                  "at the failing task: %s",
+                  target.call, target.step, target.occ, what, g, c->msg[g]);
     }
     free(c);
 }
@@ -291,8 +300,8 @@ static void test_each_step(void)
 typedef struct {
     int aid;
     char fname[4200];
-    const char *mode;       /* of the write: "bw,buddy", "bw,buddy=2" */
-    int record;             /* the write records its failure (else: any failure is one of the test) */
+    const char *mode; /* of the write: "bw,buddy", "bw,buddy=2" */
+    int record;       /* the write records its failure (else: any failure is one of the test) */
     int sid[P], code[P], fail_ph[P];
     char msg[P][600];
 } bctx;
@@ -411,8 +420,7 @@ static void test_buddy_steps(void)
             tc_run(P, bread_task, c);
             cases++;
             for (int g = 0; g < P; g++) {
-                CHECK(c->sid[g] < 0, "buddy %s #%d: task %d opened although a task failed", target.step, target.occ,
-                      g);
+                CHECK(c->sid[g] < 0, "buddy %s #%d: task %d opened although a task failed", target.step, target.occ, g);
                 CHECK(c->code[g] == c->code[0] && c->code[g] < 0 && strstr(c->msg[g], "buddy"),
                       "buddy %s #%d: task %d: code %d (task 0: %d): %s", target.step, target.occ, g, c->code[g],
                       c->code[0], c->msg[g]);
@@ -456,18 +464,26 @@ static void test_buddy_write_steps(void)
             tc_run(P, bwrite_task, c);
             cases++;
             for (int g = 0; g < P; g++) {
-                CHECK(c->fail_ph[g] == target.ph, "buddy write %s / %s #%d: task %d failed in phase %d, expected %d: "
-                      "%s", target.call, target.step, target.occ, g, c->fail_ph[g], target.ph, c->msg[g]);
-                CHECK(c->code[g] == inject_code[low], "buddy write %s #%d: task %d: code %d, the first failing task's "
-                      "%d: %s", target.step, target.occ, g, c->code[g], inject_code[low], c->msg[g]);
+                CHECK(c->fail_ph[g] == target.ph,
+                      "buddy write %s / %s #%d: task %d failed in phase %d, expected %d: "
+                      "%s",
+                      target.call, target.step, target.occ, g, c->fail_ph[g], target.ph, c->msg[g]);
+                CHECK(c->code[g] == inject_code[low],
+                      "buddy write %s #%d: task %d: code %d, the first failing task's "
+                      "%d: %s",
+                      target.step, target.occ, g, c->code[g], inject_code[low], c->msg[g]);
                 char want[300];
                 snprintf(want, sizeof want, "injected failure at %s / %s on task %d", target.call, target.step, g);
                 if (inject_code[g])
-                    CHECK(strstr(c->msg[g], want) != NULL, "buddy write %s #%d: failing task %d lost its first "
-                          "message: %s", target.step, target.occ, g, c->msg[g]);
+                    CHECK(strstr(c->msg[g], want) != NULL,
+                          "buddy write %s #%d: failing task %d lost its first "
+                          "message: %s",
+                          target.step, target.occ, g, c->msg[g]);
                 else
-                    CHECK(strstr(c->msg[g], "see its message") != NULL, "buddy write %s #%d: task %d: message does "
-                          "not point at the failing task: %s", target.step, target.occ, g, c->msg[g]);
+                    CHECK(strstr(c->msg[g], "see its message") != NULL,
+                          "buddy write %s #%d: task %d: message does "
+                          "not point at the failing task: %s",
+                          target.step, target.occ, g, c->msg[g]);
             }
         }
     }
@@ -533,8 +549,8 @@ static void lcg_buddy_case(const char *dir, unsigned mask)
     tc_run(P, bwrite_task, c);
     tc_inject_create(0, 0);
     for (int g = 0; g < P; g++) {
-        CHECK(c->fail_ph[g] == 10, "%s: task %d failed in phase %d, expected the open (10): %s", what, g,
-              c->fail_ph[g], c->msg[g]);
+        CHECK(c->fail_ph[g] == 10, "%s: task %d failed in phase %d, expected the open (10): %s", what, g, c->fail_ph[g],
+              c->msg[g]);
         CHECK(c->code[g] == c->code[0] && c->code[g] < 0, "%s: task %d: code %d, task 0: %d: %s", what, g, c->code[g],
               c->code[0], c->msg[g]);
     }
@@ -619,11 +635,15 @@ static void check_alloc_case(const int *fail_ph, const int *code, char (*msg)[60
     for (int g = 0; g < P; g++) {
         CHECK(fail_ph[g] == t->ph, "root buffer %s #%d of phase %d on task %d: task %d failed in phase %d: %s", t->what,
               t->occ, t->ph, t->rank, g, fail_ph[g], msg[g]);
-        CHECK(code[g] == SHEAF_E_NOMEM, "root buffer %s #%d of phase %d on task %d: task %d returned %d, expected "
-              "SHEAF_E_NOMEM: %s", t->what, t->occ, t->ph, t->rank, g, code[g], msg[g]);
+        CHECK(code[g] == SHEAF_E_NOMEM,
+              "root buffer %s #%d of phase %d on task %d: task %d returned %d, expected "
+              "SHEAF_E_NOMEM: %s",
+              t->what, t->occ, t->ph, t->rank, g, code[g], msg[g]);
     }
-    CHECK(strstr(msg[t->rank], "out of memory") != NULL, "root buffer %s #%d of phase %d: the root (task %d) does "
-          "not say so: %s", t->what, t->occ, t->ph, t->rank, msg[t->rank]);
+    CHECK(strstr(msg[t->rank], "out of memory") != NULL,
+          "root buffer %s #%d of phase %d: the root (task %d) does "
+          "not say so: %s",
+          t->what, t->occ, t->ph, t->rank, msg[t->rank]);
 }
 
 /* The plain and mapped sequence (task()): each recorded root buffer fails. */
@@ -676,10 +696,10 @@ static int alloc_buddy_cases(const char *dir)
         /* a buffer of the container's own open (file 0 is lost) changes nothing: the copy is read; else
          * every task fails alike */
         for (int g = 0; g < P; g++)
-            CHECK((c->sid[g] < 0) == (c->sid[0] < 0) && c->code[g] == c->code[0] &&
-                  (c->sid[g] >= 0 || c->code[g] < 0), "buddy read, root buffer %s #%d on task %d: task %d: sid %d, "
-                  "code %d (task 0: sid %d, code %d): %s", list[k].what, list[k].occ, list[k].rank, g, c->sid[g],
-                  c->code[g], c->sid[0], c->code[0], c->msg[g]);
+            CHECK((c->sid[g] < 0) == (c->sid[0] < 0) && c->code[g] == c->code[0] && (c->sid[g] >= 0 || c->code[g] < 0),
+                  "buddy read, root buffer %s #%d on task %d: task %d: sid %d, "
+                  "code %d (task 0: sid %d, code %d): %s",
+                  list[k].what, list[k].occ, list[k].rank, g, c->sid[g], c->code[g], c->sid[0], c->code[0], c->msg[g]);
         nfailed += c->sid[0] < 0;
     }
     CHECK(nfailed >= 3, "only %d of %d root buffers of the buddy read failed it", nfailed, nr);

@@ -107,30 +107,30 @@ static void hostile(void)
 }
 
 /* the close mapping and the mapped protocol's messages (issue 19) */
-#define RT(T, N, ...)                                                                                              \
-    do {                                                                                                           \
-        par_wire_##T m = __VA_ARGS__, m2;                                                                          \
-        memset(&m2, 0x5a, sizeof m2);                                                                              \
-        par_wire_##T##_pack(&m, b);                                                                                \
-        CHECK(par_wire_##T##_unpack(&m2, b, N) == 0 && !memcmp(&m, &m2, sizeof m), #T " round trip");              \
-        par_wire_##T keep;                                                                                         \
-        memset(&keep, 0x33, sizeof keep);                                                                          \
-        m2 = keep;                                                                                                 \
-        CHECK(failed_fmt(par_wire_##T##_unpack(&m2, b, N - 1)) && !memcmp(&m2, &keep, sizeof keep),                \
-              #T " short refused, struct untouched");                                                              \
-        CHECK(failed_fmt(par_wire_##T##_unpack(&m2, NULL, N)), #T " NULL refused");                                \
+#define RT(T, N, ...)                                                                                                  \
+    do {                                                                                                               \
+        par_wire_##T m = __VA_ARGS__, m2;                                                                              \
+        memset(&m2, 0x5a, sizeof m2);                                                                                  \
+        par_wire_##T##_pack(&m, b);                                                                                    \
+        CHECK(par_wire_##T##_unpack(&m2, b, N) == 0 && !memcmp(&m, &m2, sizeof m), #T " round trip");                  \
+        par_wire_##T keep;                                                                                             \
+        memset(&keep, 0x33, sizeof keep);                                                                              \
+        m2 = keep;                                                                                                     \
+        CHECK(failed_fmt(par_wire_##T##_unpack(&m2, b, N - 1)) && !memcmp(&m2, &keep, sizeof keep),                    \
+              #T " short refused, struct untouched");                                                                  \
+        CHECK(failed_fmt(par_wire_##T##_unpack(&m2, NULL, N)), #T " NULL refused");                                    \
     } while (0)
 
 /* field i of message T set to v must be refused (struct untouched) */
-#define BAD(T, N, i, v, what)                                                                                      \
-    do {                                                                                                           \
-        int64_t c_[N];                                                                                             \
-        memcpy(c_, b, sizeof c_);                                                                                  \
-        c_[i] = (v);                                                                                               \
-        par_wire_##T keep, o;                                                                                      \
-        memset(&keep, 0x33, sizeof keep);                                                                          \
-        o = keep;                                                                                                  \
-        CHECK(failed_fmt(par_wire_##T##_unpack(&o, c_, N)) && !memcmp(&o, &keep, sizeof o), #T ": " what);        \
+#define BAD(T, N, i, v, what)                                                                                          \
+    do {                                                                                                               \
+        int64_t c_[N];                                                                                                 \
+        memcpy(c_, b, sizeof c_);                                                                                      \
+        c_[i] = (v);                                                                                                   \
+        par_wire_##T keep, o;                                                                                          \
+        memset(&keep, 0x33, sizeof keep);                                                                              \
+        o = keep;                                                                                                      \
+        CHECK(failed_fmt(par_wire_##T##_unpack(&o, c_, N)) && !memcmp(&o, &keep, sizeof o), #T ": " what);             \
     } while (0)
 
 static void mapped_messages(void)
@@ -194,7 +194,7 @@ static void buddy_messages(void)
     arr[1] = 10;
     out[0] = 7;
     CHECK(failed_fmt(par_wire_array_unpack("t", "e", 0, 9, out, arr, 3)) && out[0] == 7, "array out of range refused, "
-          "untouched");
+                                                                                         "untouched");
 }
 
 /* random buffers: accepted ones have every field in range */

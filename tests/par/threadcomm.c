@@ -16,15 +16,15 @@
 #include "sion.h"
 
 const char *const tc_op_names[TC_NOP] = {"create_lcg", "free_lcg", "barrier", "bcast",
-                                          "gather",     "gatherv",  "scatter", "scatterv"};
+                                         "gather",     "gatherv",  "scatter", "scatterv"};
 
 /* internal operation codes (not counted) */
 enum { OP_SYNC = 100 };
 
 typedef struct {
     int op, root, datatype, nelem;
-    const void *src;   /* bytes this rank deposits (gather: in; bcast root: data; scatter root: in; scatterv root: out) */
-    void *dst;         /* where this rank withdraws to */
+    const void *src; /* bytes this rank deposits (gather: in; bcast root: data; scatter root: in; scatterv root: out) */
+    void *dst;       /* where this rank withdraws to */
     const int *counts; /* v-ops: counts (used on root only) */
 } tc_args;
 
@@ -270,10 +270,14 @@ static void sh_barrier(tc_shared *s, int rank, const char *phase, void (*hook)(t
 static size_t elsize(int dt)
 {
     switch (dt) {
-    case _SION_INT32: return 4;
-    case _SION_INT64: return 8;
-    case _SION_CHAR: return 1;
-    default: return 0;
+    case _SION_INT32:
+        return 4;
+    case _SION_INT64:
+        return 8;
+    case _SION_CHAR:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -291,8 +295,7 @@ static void hook_check(tc_shared *s)
         else if (a->op == OP_SYNC || a->op == TC_BARRIER)
             continue;
         else if (a->root != a0->root)
-            snprintf(why, sizeof why, "%s: rank 0 gave root %d, rank %d root %d", op_name(a->op), a0->root, r,
-                     a->root);
+            snprintf(why, sizeof why, "%s: rank 0 gave root %d, rank %d root %d", op_name(a->op), a0->root, r, a->root);
         else if (a->root < 0 || a->root >= s->size)
             snprintf(why, sizeof why, "%s: root %d out of range (size %d)", op_name(a->op), a->root, s->size);
         else if (a->datatype != a0->datatype || !elsize(a->datatype))
@@ -301,8 +304,8 @@ static void hook_check(tc_shared *s)
         else if (a->nelem < 0)
             snprintf(why, sizeof why, "%s: rank %d: negative nelem %d", op_name(a->op), r, a->nelem);
         else if ((a->op == TC_BCAST || a->op == TC_GATHER || a->op == TC_SCATTER) && a->nelem != a0->nelem)
-            snprintf(why, sizeof why, "%s: nelem %d on rank 0 but %d on rank %d", op_name(a->op), a0->nelem,
-                     a->nelem, r);
+            snprintf(why, sizeof why, "%s: nelem %d on rank 0 but %d on rank %d", op_name(a->op), a0->nelem, a->nelem,
+                     r);
     }
     size_t es = elsize(a0->datatype);
     if (!why[0] && (a0->op == TC_GATHERV || a0->op == TC_SCATTERV)) {
@@ -311,8 +314,8 @@ static void hook_check(tc_shared *s)
             snprintf(why, sizeof why, "%s: NULL counts on root %d", op_name(a0->op), a0->root);
         for (int r = 0; r < s->size && !why[0]; r++)
             if (cnt[r] != s->args[r].nelem)
-                snprintf(why, sizeof why, "%s: root's counts[%d] = %d but rank %d passed nelem %d", op_name(a0->op),
-                         r, cnt[r], r, s->args[r].nelem);
+                snprintf(why, sizeof why, "%s: root's counts[%d] = %d but rank %d passed nelem %d", op_name(a0->op), r,
+                         cnt[r], r, s->args[r].nelem);
     }
     if (why[0]) {
         s->bad = 1;
@@ -325,9 +328,17 @@ static void hook_check(tc_shared *s)
     for (int r = 0; r < s->size; r++) {
         size_t n = 0;
         switch (a0->op) {
-        case TC_BCAST: n = r == 0 ? (size_t)a0->nelem * es : 0; break;
-        case TC_GATHER: case TC_SCATTER: case TC_GATHERV: case TC_SCATTERV: n = (size_t)s->args[r].nelem * es; break;
-        default: break;
+        case TC_BCAST:
+            n = r == 0 ? (size_t)a0->nelem * es : 0;
+            break;
+        case TC_GATHER:
+        case TC_SCATTER:
+        case TC_GATHERV:
+        case TC_SCATTERV:
+            n = (size_t)s->args[r].nelem * es;
+            break;
+        default:
+            break;
         }
         s->off[r + 1] = s->off[r] + n;
     }
@@ -357,15 +368,16 @@ static int collective(tc_handle *h, tc_args a)
     size_t es = elsize(a.datatype);
     if (!bad) { /* bytes this task sends or receives in this call (the root: all of them) */
         size_t mine = a.op == TC_BCAST ? (size_t)a.nelem * es
-                    : me == a.root    ? s->off[s->size]
-                                      : s->off[me + 1] - s->off[me];
+                      : me == a.root   ? s->off[s->size]
+                                       : s->off[me + 1] - s->off[me];
         if (mine > tc_maxbytes)
             tc_maxbytes = mine;
     }
     /* deposit */
     if (!bad) {
         switch (a.op) {
-        case TC_GATHER: case TC_GATHERV:
+        case TC_GATHER:
+        case TC_GATHERV:
             if (s->off[me + 1] > s->off[me])
                 memcpy(s->buf + s->off[me], a.src, s->off[me + 1] - s->off[me]);
             break;
@@ -373,7 +385,8 @@ static int collective(tc_handle *h, tc_args a)
             if (me == a.root && a.nelem)
                 memcpy(s->buf, a.src, (size_t)a.nelem * es);
             break;
-        case TC_SCATTER: case TC_SCATTERV:
+        case TC_SCATTER:
+        case TC_SCATTERV:
             if (me == a.root && s->off[s->size])
                 memcpy(s->buf, a.src, s->off[s->size]);
             break;
@@ -382,7 +395,8 @@ static int collective(tc_handle *h, tc_args a)
     sh_barrier(s, me, "(deposit)", NULL);
     if (!bad) {
         switch (a.op) {
-        case TC_GATHER: case TC_GATHERV:
+        case TC_GATHER:
+        case TC_GATHERV:
             if (me == a.root && s->off[s->size])
                 memcpy(a.dst, s->buf, s->off[s->size]);
             break;
@@ -390,7 +404,8 @@ static int collective(tc_handle *h, tc_args a)
             if (me != a.root && a.nelem)
                 memcpy(a.dst, s->buf, (size_t)a.nelem * es);
             break;
-        case TC_SCATTER: case TC_SCATTERV:
+        case TC_SCATTER:
+        case TC_SCATTERV:
             if (s->off[me + 1] > s->off[me])
                 memcpy(a.dst, s->buf + s->off[me], s->off[me + 1] - s->off[me]);
             break;
@@ -444,8 +459,8 @@ int tc_gatherv(void *in, void *out, void *group, int datatype, int *counts, int 
     if (!h)
         return 1;
     COUNT(h, TC_GATHERV);
-    tc_args a = {.op = TC_GATHERV, .root = root, .datatype = datatype, .nelem = nelem, .src = in, .dst = out,
-                 .counts = counts};
+    tc_args a = {
+        .op = TC_GATHERV, .root = root, .datatype = datatype, .nelem = nelem, .src = in, .dst = out, .counts = counts};
     return collective(h, a) | injected(h->sh->kind, TC_GATHERV);
 }
 int tc_scatter(void *in, void *out, void *group, int datatype, int nelem, int root)
@@ -464,14 +479,14 @@ int tc_scatterv(void *in, void *out, void *group, int datatype, int *counts, int
     if (!h)
         return 1;
     COUNT(h, TC_SCATTERV);
-    tc_args a = {.op = TC_SCATTERV, .root = root, .datatype = datatype, .nelem = nelem, .src = out, .dst = in,
-                 .counts = counts};
+    tc_args a = {
+        .op = TC_SCATTERV, .root = root, .datatype = datatype, .nelem = nelem, .src = out, .dst = in, .counts = counts};
     return collective(h, a) | injected(h->sh->kind, TC_SCATTERV);
 }
 
 /* ---- local groups: registry in the world keyed by (open number, filenumber) ---- */
-int tc_create_lcg(void **local_group, void *global_group, int grank, int gsize, int lrank, int lsize,
-                  int filenumber, int numfiles)
+int tc_create_lcg(void **local_group, void *global_group, int grank, int gsize, int lrank, int lsize, int filenumber,
+                  int numfiles)
 {
     tc_handle *g = handle_of(global_group, "create_local_commgroup");
     if (!local_group || !g)
@@ -672,8 +687,8 @@ void tc_allgather(tc_task *t, const void *mine, void *all, size_t len)
 {
     tc_args a = {.op = TC_GATHER, .root = 0, .datatype = _SION_CHAR, .nelem = (int)len, .src = mine, .dst = all};
     collective(t->world, a);
-    tc_args b = {.op = TC_BCAST, .root = 0, .datatype = _SION_CHAR, .nelem = (int)len * t->gsize, .src = all,
-                 .dst = all};
+    tc_args b = {
+        .op = TC_BCAST, .root = 0, .datatype = _SION_CHAR, .nelem = (int)len * t->gsize, .src = all, .dst = all};
     collective(t->world, b);
 }
 
@@ -709,7 +724,9 @@ int tc_create_api(const char *name)
 }
 
 /* ---- FULL level: gather_and_execute / execute_and_scatter over the group ---- */
-typedef struct { int64_t ptr, off, len; } tc_slot;
+typedef struct {
+    int64_t ptr, off, len;
+} tc_slot;
 
 static int tc_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsblksize, void *group, int collector,
                        int first, int last, int sid, int (*pw)(const void *, sion_int64 *, int),
@@ -762,15 +779,14 @@ static int tc_exchange(int write, void *data, sion_int64 *spec, sion_int64 fsblk
 static int tc_gather_exec(const void *indata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
                           int collector, int first, int last, int sid, int process(const void *, sion_int64 *, int))
 {
-    return spec_len < 2 || tc_exchange(1, (void *)indata, spec, fsblksize, group, collector, first, last, sid,
-                                       process, NULL);
+    return spec_len < 2 ||
+           tc_exchange(1, (void *)indata, spec, fsblksize, group, collector, first, last, sid, process, NULL);
 }
 
 static int tc_exec_scatter(void *outdata, sion_int64 *spec, int spec_len, sion_int64 fsblksize, void *group,
                            int collector, int first, int last, int sid, int process(void *, sion_int64 *, int))
 {
-    return spec_len < 2 || tc_exchange(0, outdata, spec, fsblksize, group, collector, first, last, sid, NULL,
-                                       process);
+    return spec_len < 2 || tc_exchange(0, outdata, spec, fsblksize, group, collector, first, last, sid, NULL, process);
 }
 
 int tc_register_coll(int aid)

@@ -36,7 +36,9 @@ enum {
 };
 extern const char *const tc_op_names[TC_NOP];
 
-typedef struct { long n[TC_NKIND][TC_NOP]; } tc_counts;
+typedef struct {
+    long n[TC_NKIND][TC_NOP];
+} tc_counts;
 
 /* Largest number of bytes the calling thread sent or received in one
  * collective callback (a root counts the whole buffer) since the reset:
@@ -53,11 +55,14 @@ tc_counts tc_counts_diff(tc_counts a, tc_counts b);
 void tc_counts_str(const tc_counts *c, char *buf, size_t len);
 
 typedef struct tc_shared tc_shared;
-typedef struct tc_handle { tc_shared *sh; int rank; } tc_handle;
+typedef struct tc_handle {
+    tc_shared *sh;
+    int rank;
+} tc_handle;
 
 /* Per-thread context handed to the task function of tc_run. */
 typedef struct tc_task {
-    tc_handle *world;   /* the global group handle (pass as gcommgroup) */
+    tc_handle *world; /* the global group handle (pass as gcommgroup) */
     int grank, gsize;
     void *arg;
 } tc_task;
@@ -114,8 +119,8 @@ int tc_violations(void);
 const char *tc_first_violation(void);
 
 /* The raw callbacks (also usable directly). */
-int tc_create_lcg(void **local_group, void *global_group, int grank, int gsize, int lrank, int lsize,
-                  int filenumber, int numfiles);
+int tc_create_lcg(void **local_group, void *global_group, int grank, int gsize, int lrank, int lsize, int filenumber,
+                  int numfiles);
 int tc_free_lcg(void *local_group);
 int tc_barrier(void *group);
 int tc_bcast(void *data, void *group, int datatype, int nelem, int root);

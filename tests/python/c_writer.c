@@ -21,8 +21,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             buf[i] = (unsigned char)((rank * 131 + i * 7 + (i >> 8)) % 256);
         int grank = 0;
-        int sid = sion_paropen_mpi(argv[1], "bw", &numfiles, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, &fp,
-                                   NULL);
+        int sid = sion_paropen_mpi(argv[1], "bw", &numfiles, MPI_COMM_WORLD, NULL, &chunk, &fsblk, &grank, &fp, NULL);
         if (sid >= 0) {
             rc = sion_fwrite(buf, 1, n, sid) == n ? 0 : 1;
             if (sion_parclose_mpi(sid) != SION_SUCCESS)

@@ -35,8 +35,16 @@
 
 #define FDS_BASE (1 << 24) /* above any real descriptor (fs.nr_open <= 2^20 by default) */
 
-typedef struct shared { char *path; int real, refs; struct shared *next; } shared;
-typedef struct vfd { shared *f; int64_t pos; int flags, used; } vfd;
+typedef struct shared {
+    char *path;
+    int real, refs;
+    struct shared *next;
+} shared;
+typedef struct vfd {
+    shared *f;
+    int64_t pos;
+    int flags, used;
+} vfd;
 
 static char *g_prefix;
 static size_t g_plen;
@@ -249,11 +257,17 @@ int fcntl64(int fd, int cmd, ...)
     if (!v)
         return (int)syscall(SYS_fcntl, fd, cmd, arg);
     switch (cmd) {
-    case F_GETFL: return v->flags;
-    case F_SETFL: v->flags = (v->flags & O_ACCMODE) | ((int)arg & ~O_ACCMODE); return 0;
-    case F_GETFD: return FD_CLOEXEC;
-    case F_SETFD: return 0;
-    default: return (int)syscall(SYS_fcntl, v->f->real, cmd, arg);
+    case F_GETFL:
+        return v->flags;
+    case F_SETFL:
+        v->flags = (v->flags & O_ACCMODE) | ((int)arg & ~O_ACCMODE);
+        return 0;
+    case F_GETFD:
+        return FD_CLOEXEC;
+    case F_SETFD:
+        return 0;
+    default:
+        return (int)syscall(SYS_fcntl, v->f->real, cmd, arg);
     }
 }
 int fstatvfs64(int fd, struct statvfs64 *out)

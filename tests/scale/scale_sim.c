@@ -72,7 +72,9 @@ static void agg_add(agg *a, const sim_task *t, int64_t heap)
     if (!a->n || calls > a->calls_max)
         a->calls_max = calls;
     a->n++;
-#define MAX(f, v) if ((v) > a->f) a->f = (v)
+#define MAX(f, v)                                                                                                      \
+    if ((v) > a->f)                                                                                                    \
+    a->f = (v)
     MAX(sent_max, t->st.sent);
     MAX(recv_max, t->st.recv);
     MAX(maxbuf_max, t->st.maxbuf);
@@ -166,8 +168,8 @@ static void task(sim_task *t)
     int rf = -1, rnf = -1, rl = -1, rs = -1;
     base = t->mem.live;
     phase_begin(t);
-    sid = sion_generic_paropen(r->aid, r->fname, "rb,posix", &rchunk, &rfs, t->world, g, P, &rf, &rnf, &rl, &rs,
-                               NULL, NULL);
+    sid = sion_generic_paropen(r->aid, r->fname, "rb,posix", &rchunk, &rfs, t->world, g, P, &rf, &rnf, &rl, &rs, NULL,
+                               NULL);
     agg_add(&r->a[PH_ROPEN][role], t, t->mem.peak - base);
     phase_end(r, t, PH_ROPEN, role);
     if (sid < 0) {
@@ -204,8 +206,10 @@ static __attribute__((unused)) int fds_for(int P)
         struct rlimit hi = {need, need};
         if (!setrlimit(RLIMIT_NOFILE, &hi))
             return 0;
-        fprintf(stderr, "scale_sim: %d tasks keep %d files open, but the limit is %llu (hard) and cannot be raised: "
-                "%s\n", P, P, (unsigned long long)rl.rlim_max, strerror(errno));
+        fprintf(stderr,
+                "scale_sim: %d tasks keep %d files open, but the limit is %llu (hard) and cannot be raised: "
+                "%s\n",
+                P, P, (unsigned long long)rl.rlim_max, strerror(errno));
         return -1;
     }
     rl.rlim_cur = need;
@@ -314,8 +318,14 @@ static agg all_of(const run *r, int ph)
         if (!t.n || a->calls_max > t.calls_max)
             t.calls_max = a->calls_max;
         t.n += a->n;
-#define MAX(f) if (a->f > t.f) t.f = a->f
-        MAX(sent_max); MAX(recv_max); MAX(maxbuf_max); MAX(heap_max); MAX(busy_max);
+#define MAX(f)                                                                                                         \
+    if (a->f > t.f)                                                                                                    \
+    t.f = a->f
+        MAX(sent_max);
+        MAX(recv_max);
+        MAX(maxbuf_max);
+        MAX(heap_max);
+        MAX(busy_max);
 #undef MAX
         t.sent_sum += a->sent_sum;
         t.recv_sum += a->recv_sum;
@@ -353,16 +363,16 @@ static void csv_rows(FILE *f, const run *r)
         char cr[256], co[256];
         counts_str(r->calls_root[ph], cr, sizeof cr);
         counts_str(r->calls_other[ph], co, sizeof co);
-        fprintf(f,
-                "%d,%d,%d,%s,%ld,%ld,%lld,%.1f,%lld,%.1f,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.3f,%.3f,%.3f,%.3f,%.3f,"
-                "%.1f,%.1f,%.1f,%.2f,%s,%s\n",
-                r->P, r->nf, r->tpf, ph_names[ph], t.calls_min, t.calls_max, (long long)t.sent_max, t.sent_sum / t.n,
-                (long long)t.recv_max, t.recv_sum / t.n, (long long)(O->sent_max + O->recv_max),
-                (long long)R->maxbuf_max, (long long)M->maxbuf_max, (long long)O->maxbuf_max, (long long)R->heap_max,
-                (long long)M->heap_max, (long long)O->heap_max, t.heap_sum / t.n, R->busy_max / 1e6,
-                M->busy_max / 1e6, O->busy_max / 1e6, r->tsync[ph + 1] - r->tsync[ph], r->csync[ph + 1] - r->csync[ph],
-                r->info.stack_max_touched / 1024.0, r->info.stack_mean_touched / 1024.0, r->rss_mb,
-                r->info.layer_mem.peak / 1048576.0, cr, co);
+        fprintf(
+            f,
+            "%d,%d,%d,%s,%ld,%ld,%lld,%.1f,%lld,%.1f,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.1f,%.3f,%.3f,%.3f,%.3f,%.3f,"
+            "%.1f,%.1f,%.1f,%.2f,%s,%s\n",
+            r->P, r->nf, r->tpf, ph_names[ph], t.calls_min, t.calls_max, (long long)t.sent_max, t.sent_sum / t.n,
+            (long long)t.recv_max, t.recv_sum / t.n, (long long)(O->sent_max + O->recv_max), (long long)R->maxbuf_max,
+            (long long)M->maxbuf_max, (long long)O->maxbuf_max, (long long)R->heap_max, (long long)M->heap_max,
+            (long long)O->heap_max, t.heap_sum / t.n, R->busy_max / 1e6, M->busy_max / 1e6, O->busy_max / 1e6,
+            r->tsync[ph + 1] - r->tsync[ph], r->csync[ph + 1] - r->csync[ph], r->info.stack_max_touched / 1024.0,
+            r->info.stack_mean_touched / 1024.0, r->rss_mb, r->info.layer_mem.peak / 1048576.0, cr, co);
     }
 }
 
@@ -406,15 +416,25 @@ static void print_run(const run *r)
  *     "KNOWN VIOLATION <name>" with the numbers and passes while the buffer
  *     grows as described, and FAILS once it stops growing (remove the
  *     expectation then). */
-#define KNOWN_O_P_GLOBAL_GATHER 1  /* write/read open: options (par_open_req, 14 x int64 per task) gathered to
+#define KNOWN_O_P_GLOBAL_GATHER                                                                                        \
+    1 /* write/read open: options (par_open_req, 14 x int64 per task) gathered to
                                       task 0; read open: (status, file, lrank, lsize) scattered from task 0 */
-#define KNOWN_O_P_AGREE_GATHER 1   /* every open and close: the agreement gathers one status per task to task 0
+#define KNOWN_O_P_AGREE_GATHER                                                                                         \
+    1 /* every open and close: the agreement gathers one status per task to task 0
                                       (the generic API has no reduce callback) */
-#define KNOWN_O_P_MAPPING_GATHER 1 /* write close of a multi-file set: (file, lrank) of every task gathered to
+#define KNOWN_O_P_MAPPING_GATHER                                                                                       \
+    1 /* write close of a multi-file set: (file, lrank) of every task gathered to
                                       file 0's master, which stores the mapping in file 0 (SIONlib's format) */
 
 static int check_fail;
-#define CK(cond, ...) do { if (!(cond)) { printf("FAIL: " __VA_ARGS__); printf("\n"); check_fail++; } } while (0)
+#define CK(cond, ...)                                                                                                  \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            printf("FAIL: " __VA_ARGS__);                                                                              \
+            printf("\n");                                                                                              \
+            check_fail++;                                                                                              \
+        }                                                                                                              \
+    } while (0)
 
 /* which expectation a call of task 0 belongs to (-1: none); idx = its place among the phase's G gathers */
 static const char *classify(int ph, const sim_call *c, int last_ggather)
@@ -483,8 +503,9 @@ static int check_errors(const opts *o)
     rm_tree(dir);
     CK(!e.wrong, "error state per task (task %d fails its open): %d task(s) saw the wrong state; first: %s", e.bad,
        e.wrong, e.first);
-    printf("error state: %s\n", e.wrong ? "WRONG" : "each of 1000 tasks sees its own message (task 617's cause, the "
-           "others 'task 617')");
+    printf("error state: %s\n", e.wrong ? "WRONG"
+                                        : "each of 1000 tasks sees its own message (task 617's cause, the "
+                                          "others 'task 617')");
     return 0;
 }
 
@@ -547,18 +568,23 @@ static int check(const opts *o, int small)
         }
         int64_t c0 = B[0].a[ph][R_OTHER].sent_max + B[0].a[ph][R_OTHER].recv_max,
                 c1 = B[1].a[ph][R_OTHER].sent_max + B[1].a[ph][R_OTHER].recv_max;
-        CK(c1 <= c0 && c0 <= b0, "%s, one file: bytes per non-master task %lld at P=%d, %lld at P=%d (%lld with %d "
-           "tasks per file)", pn, (long long)c0, B[0].P, (long long)c1, B[1].P, (long long)b0, A[0].tpf);
+        CK(c1 <= c0 && c0 <= b0,
+           "%s, one file: bytes per non-master task %lld at P=%d, %lld at P=%d (%lld with %d "
+           "tasks per file)",
+           pn, (long long)c0, B[0].P, (long long)c1, B[1].P, (long long)b0, A[0].tpf);
         /* 3. masters other than task 0, fixed tasks per file */
         const agg *m0 = &A[0].a[ph][R_MASTER];
         for (int i = 1; i < 3; i++) {
             const agg *m = &A[i].a[ph][R_MASTER];
-            CK(m->maxbuf_max <= m0->maxbuf_max, "%s: largest buffer on a master grows at %d tasks per file: %lld at "
-               "P=%d, %lld at P=%d", pn, A[0].tpf, (long long)m0->maxbuf_max, A[0].P, (long long)m->maxbuf_max, A[i].P);
+            CK(m->maxbuf_max <= m0->maxbuf_max,
+               "%s: largest buffer on a master grows at %d tasks per file: %lld at "
+               "P=%d, %lld at P=%d",
+               pn, A[0].tpf, (long long)m0->maxbuf_max, A[0].P, (long long)m->maxbuf_max, A[i].P);
             if (sim_mem_hooked)
-                CK(m->heap_max <= m0->heap_max + m0->heap_max / 2 + 4096, "%s: heap on a master grows at %d tasks per "
-                   "file: %lld B at P=%d, %lld B at P=%d", pn, A[0].tpf, (long long)m0->heap_max, A[0].P,
-                   (long long)m->heap_max, A[i].P);
+                CK(m->heap_max <= m0->heap_max + m0->heap_max / 2 + 4096,
+                   "%s: heap on a master grows at %d tasks per "
+                   "file: %lld B at P=%d, %lld B at P=%d",
+                   pn, A[0].tpf, (long long)m0->heap_max, A[0].P, (long long)m->heap_max, A[i].P);
             CK(A[i].a[ph][R_OTHER].maxbuf_max <= A[0].a[ph][R_OTHER].maxbuf_max,
                "%s: largest buffer on a non-master grows: %lld at P=%d, %lld at P=%d", pn,
                (long long)A[0].a[ph][R_OTHER].maxbuf_max, A[0].P, (long long)A[i].a[ph][R_OTHER].maxbuf_max, A[i].P);
@@ -575,9 +601,10 @@ static int check(const opts *o, int small)
             const char *name = classify(ph, b, k == lastg);
             int grows = b->bytes > 2 * s->bytes;
             char what[256];
-            snprintf(what, sizeof what, "%s, call %d of task 0 (%s %s): %lld B at P=%d, %lld B at P=%d (%.1f B per task)",
-                     pn, k + 1, b->kind == SIM_GLOBAL ? "global" : "local", sim_op_names[b->op], (long long)s->bytes,
-                     A[0].P, (long long)b->bytes, A[2].P, (double)b->bytes / A[2].P);
+            snprintf(what, sizeof what,
+                     "%s, call %d of task 0 (%s %s): %lld B at P=%d, %lld B at P=%d (%.1f B per task)", pn, k + 1,
+                     b->kind == SIM_GLOBAL ? "global" : "local", sim_op_names[b->op], (long long)s->bytes, A[0].P,
+                     (long long)b->bytes, A[2].P, (double)b->bytes / A[2].P);
             if (grows && known(name))
                 printf("KNOWN VIOLATION %s: %s\n", name, what);
             else if (grows)
@@ -636,8 +663,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--stack") && v)
             o.stack = (size_t)atoi(argv[++i]) * 1024;
         else {
-            fprintf(stderr, "usage: %s [--check] [-P 1000,1e4] [-f 1,tpf1024] [--dir D] [--csv F] [--bytes N] "
-                    "[--fsblk N] [--stack KiB] [--trim] [--oldest-first] [--keep]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--check] [-P 1000,1e4] [-f 1,tpf1024] [--dir D] [--csv F] [--bytes N] "
+                    "[--fsblk N] [--stack KiB] [--trim] [--oldest-first] [--keep]\n",
+                    argv[0]);
             return 2;
         }
     }

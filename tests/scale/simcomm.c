@@ -43,21 +43,21 @@ typedef struct tctx {
     sim_task pub;
     ucontext_t uc;
     int state;
-    int opens;        /* local groups created so far (keys the registry) */
+    int opens; /* local groups created so far (keys the registry) */
     int err_code, err_no;
-    char *err_msg;    /* saved error message (NULL: none) */
+    char *err_msg; /* saved error message (NULL: none) */
 } tctx;
 
 struct inst {
     int op, root, dt, nelem; /* nelem of the first arrival (uniform ops) */
     int arrived, pending;
-    int *who;                /* task indices in arrival order */
-    int64_t *keys;           /* sim_sync */
+    int *who;      /* task indices in arrival order */
+    int64_t *keys; /* sim_sync */
     unsigned char *buf;
-    size_t bytes;            /* payload in buf */
-    int *counts;             /* v-ops: the root's counts (copied) */
-    size_t *offs;            /* v-ops: offsets from counts */
-    unsigned char **slot;    /* gatherv: each member's deposit */
+    size_t bytes;         /* payload in buf */
+    int *counts;          /* v-ops: the root's counts (copied) */
+    size_t *offs;         /* v-ops: offsets from counts */
+    unsigned char **slot; /* gatherv: each member's deposit */
     int *slotn;
     double done_at;
 };
@@ -204,10 +204,14 @@ static void task_main(int i)
 static size_t elsize(int dt)
 {
     switch (dt) {
-    case _SION_INT32: return 4;
-    case _SION_INT64: return 8;
-    case _SION_CHAR: return 1;
-    default: return 0;
+    case _SION_INT32:
+        return 4;
+    case _SION_INT64:
+        return 8;
+    case _SION_CHAR:
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -265,7 +269,8 @@ static int coll(sim_handle *h, int op, int root, int dt, int nelem, const void *
         c->who = lmalloc((size_t)g->size * sizeof *c->who);
         g->seq++;
         switch (op) {
-        case SIM_GATHER: case SIM_SCATTER:
+        case SIM_GATHER:
+        case SIM_SCATTER:
             c->bytes = (size_t)g->size * (size_t)nelem * es;
             c->buf = lmalloc(c->bytes);
             break;
@@ -482,7 +487,8 @@ static int cb_create(void **lg, void *gg, int grank, int gsize, int lrank, int l
     if (!lg || w->g != S.world || grank != w->rank || gsize != S.P || lsize < 1 || lsize > gsize || lrank < 0 ||
         lrank >= lsize || nf < 1 || fn < 0 || fn >= nf)
         fatal("create_local_commgroup(grank %d, gsize %d, lrank %d, lsize %d, file %d, numfiles %d) on task %d of %d: "
-              "inconsistent arguments", grank, gsize, lrank, lsize, fn, nf, S.cur, S.P);
+              "inconsistent arguments",
+              grank, gsize, lrank, lsize, fn, nf, S.cur, S.P);
     int gen = ++t->opens;
     if (fn >= S.nloc) {
         int n = nf > fn + 1 ? nf : fn + 1;
@@ -599,7 +605,8 @@ int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_ru
     sim_handle *wh = malloc((size_t)P * sizeof *wh);
     S.world = calloc(1, sizeof *S.world);
     size_t total = (size_t)P * stack_bytes;
-    unsigned char *stacks = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    unsigned char *stacks =
+        mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (!S.t || !S.q || !wh || !S.world || stacks == MAP_FAILED) {
         free(S.t);
         free(S.q);

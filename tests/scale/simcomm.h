@@ -44,7 +44,9 @@ enum { SIM_CREATE = 0, SIM_FREE, SIM_BARRIER, SIM_BCAST, SIM_GATHER, SIM_GATHERV
 extern const char *const sim_op_names[SIM_NOP];
 
 /* Heap account: bytes live and the peak since the last sim_mem_reset. */
-typedef struct sim_acct { int64_t live, peak; } sim_acct;
+typedef struct sim_acct {
+    int64_t live, peak;
+} sim_acct;
 /* The account charged by the malloc hook (memcount.c), NULL: nobody. */
 extern sim_acct *sim_cur_acct;
 /* 1 when memcount.c is linked in (heap numbers are meaningful). */
@@ -59,8 +61,14 @@ typedef struct sim_stats {
 
 /* Optional per-call log of one task (e.g. task 0): group kind, operation and
  * the larger of the bytes it sent / received in that call. */
-typedef struct sim_call { int kind, op; int64_t bytes; } sim_call;
-typedef struct sim_log { int n, cap; sim_call *c; } sim_log;
+typedef struct sim_call {
+    int kind, op;
+    int64_t bytes;
+} sim_call;
+typedef struct sim_log {
+    int n, cap;
+    sim_call *c;
+} sim_log;
 
 typedef struct sim_handle sim_handle;
 
@@ -68,10 +76,10 @@ typedef struct sim_task {
     int rank, size;
     sim_handle *world; /* the global group: pass as gcommgroup */
     void *arg;
-    sim_stats st;      /* reset by the task as it likes */
-    sim_acct mem;      /* charged while the task runs */
-    sim_log *log;      /* NULL, or where this task's calls are logged */
-    int cpu_time;      /* 1: st.busy_ns is CPU time (a system call per switch, ~1-4 us here);
+    sim_stats st; /* reset by the task as it likes */
+    sim_acct mem; /* charged while the task runs */
+    sim_log *log; /* NULL, or where this task's calls are logged */
+    int cpu_time; /* 1: st.busy_ns is CPU time (a system call per switch, ~1-4 us here);
                         * 0: elapsed time of its slices (vDSO clock; includes time the OS
                         * gave to other processes) */
 } sim_task;
@@ -80,9 +88,9 @@ typedef struct sim_run_info {
     size_t stack_bytes;        /* virtual stack per task */
     int64_t stack_max_touched; /* largest number of stack bytes a task touched (mincore) */
     double stack_mean_touched;
-    int64_t switches;          /* context switches */
-    sim_acct layer_mem;        /* the layer's own buffers (collective instances, groups) */
-    int64_t depth_max;         /* deepest stack of a task waiting in a collective (bytes) */
+    int64_t switches;   /* context switches */
+    sim_acct layer_mem; /* the layer's own buffers (collective instances, groups) */
+    int64_t depth_max;  /* deepest stack of a task waiting in a collective (bytes) */
     double depth_mean;
 
 } sim_run_info;

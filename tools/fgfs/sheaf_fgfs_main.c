@@ -77,11 +77,28 @@ static int parse_bytes(const char *v, unsigned long long *out)
     if (e == v)
         return -1;
     switch (*e) {
-    case 'K': case 'k': shift = 10; e++; break;
-    case 'M': case 'm': shift = 20; e++; break;
-    case 'G': case 'g': shift = 30; e++; break;
-    case 'T': case 't': shift = 40; e++; break;
-    default: break;
+    case 'K':
+    case 'k':
+        shift = 10;
+        e++;
+        break;
+    case 'M':
+    case 'm':
+        shift = 20;
+        e++;
+        break;
+    case 'G':
+    case 'g':
+        shift = 30;
+        e++;
+        break;
+    case 'T':
+    case 't':
+        shift = 40;
+        e++;
+        break;
+    default:
+        break;
     }
     if (*e || (shift && n > (~0ull >> shift)))
         return -1;
@@ -108,8 +125,7 @@ static int parse(int argc, char **argv, opts *o)
             if (e == argv[i] || *e || t < 1 || t > 1000000000)
                 return -1; /* not a silent default */
             o->threshold = (int)t;
-        }
-        else if (!strcmp(argv[i], "--site") && i + 1 < argc)
+        } else if (!strcmp(argv[i], "--site") && i + 1 < argc)
             o->site = argv[++i];
         else
             return -1;
@@ -155,11 +171,11 @@ static int one_path(sheaf_fgfs_ctx *ctx, const opts *o, int rank, const char *pa
         if ((rc = sheaf_fgfs_status_of(ctx, path, &st)))
             return rc;
         if (rank == 0 && o->json)
-            printf("%s\n  {\"path\": %s, \"class\": \"%s\", \"servers\": %.1f, \"all_local\": %d, \"triage_level\": %d}",
-                   sep, js(path), cls_name(st.cls), st.servers, st.all_local, st.triage_level);
+            printf(
+                "%s\n  {\"path\": %s, \"class\": \"%s\", \"servers\": %.1f, \"all_local\": %d, \"triage_level\": %d}",
+                sep, js(path), cls_name(st.cls), st.servers, st.all_local, st.triage_level);
         else if (rank == 0)
-            printf("%-40s %-19s servers~%.1f (triage level %d)\n", path, cls_name(st.cls), st.servers,
-                   st.triage_level);
+            printf("%-40s %-19s servers~%.1f (triage level %d)\n", path, cls_name(st.cls), st.servers, st.triage_level);
     } else if (!strcmp(o->cmd, "groups")) {
         sheaf_fgfs_pardesc d;
         if ((rc = sheaf_fgfs_pardesc_of(ctx, path, &d)))
@@ -196,8 +212,9 @@ static int do_select(sheaf_fgfs_ctx *ctx, const opts *o, int rank)
         if (o->json)
             printf("%s\n  {\"mount\": %s, \"fstype\": %s, \"class\": \"%s\", \"groups\": %d, \"max_group\": %d, "
                    "\"speed_mbs\": %.0f, \"scalability\": %.0f, \"multi\": %d, \"score\": %.1f, \"min_free\": %llu}",
-                   i ? "," : "", js(ch[i].mount_point), js(ch[i].fstype), cls_name(ch[i].cls), ch[i].ngroups, ch[i].max_group,
-                   ch[i].speed_mbs, ch[i].scalability, ch[i].multi, ch[i].score, (unsigned long long)ch[i].min_free);
+                   i ? "," : "", js(ch[i].mount_point), js(ch[i].fstype), cls_name(ch[i].cls), ch[i].ngroups,
+                   ch[i].max_group, ch[i].speed_mbs, ch[i].scalability, ch[i].multi, ch[i].score,
+                   (unsigned long long)ch[i].min_free);
         else
             printf("%2d. %-32s %-8s %-19s groups %-4d score %8.1f  free>=%llu MiB\n", i + 1, ch[i].mount_point,
                    ch[i].fstype, cls_name(ch[i].cls), ch[i].ngroups, ch[i].score,
@@ -213,8 +230,8 @@ static int do_select(sheaf_fgfs_ctx *ctx, const opts *o, int rank)
 static int run(sheaf_fgfs_comm *comm, const opts *o)
 {
     int rank = comm->ops->rank(comm);
-    sheaf_fgfs_config cfg = {o->async ? SHEAF_FGFS_ASYNC : SHEAF_FGFS_SYNC, o->threshold, 0, 0, NULL,
-                             getenv("SHEAF_FGFS_HOST"), 0, o->site};
+    sheaf_fgfs_config cfg = {
+        o->async ? SHEAF_FGFS_ASYNC : SHEAF_FGFS_SYNC, o->threshold, 0, 0, NULL, getenv("SHEAF_FGFS_HOST"), 0, o->site};
     sheaf_fgfs_ctx *ctx = NULL;
     int rc = sheaf_fgfs_init(comm, &cfg, &ctx);
     if (!rc && !strcmp(o->cmd, "select"))

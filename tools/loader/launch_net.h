@@ -7,23 +7,23 @@
 #include <sys/types.h>
 
 struct net_opts {
-  const char *hosts, *hostfile, *rsh, *how, *secret, *server, *socket, *cache_dir;
-  const char *starter;      /* the mpiexec/mpirun/srun command of those modes (words) */
-  int port, roots, push, timeout, strip, fgfs;
+    const char *hosts, *hostfile, *rsh, *how, *secret, *server, *socket, *cache_dir;
+    const char *starter; /* the mpiexec/mpirun/srun command of those modes (words) */
+    int port, roots, push, timeout, strip, fgfs;
 };
 
 struct net_job {
-  int n;                    /* servers */
-  char **addrs;             /* host:port per rank */
-  char **names;             /* host per rank (for rsh/mpiexec/srun) */
-  pid_t *pids;              /* rsh: one per rank; else pids[0] = the mpiexec/srun */
-  int *stdin_fds;           /* rsh: the write ends the servers watch */
-  int npids;
-  int fe;                   /* the front end's link to rank 0, or -1 */
-  int ready;                /* servers that said ready */
-  char secret[PATH_MAX];
-  int own_secret;           /* the launcher created the secret (and removes it) */
-  char socket[PATH_MAX];    /* the clients' socket path (same on every host) */
+    int n;          /* servers */
+    char **addrs;   /* host:port per rank */
+    char **names;   /* host per rank (for rsh/mpiexec/srun) */
+    pid_t *pids;    /* rsh: one per rank; else pids[0] = the mpiexec/srun */
+    int *stdin_fds; /* rsh: the write ends the servers watch */
+    int npids;
+    int fe;    /* the front end's link to rank 0, or -1 */
+    int ready; /* servers that said ready */
+    char secret[PATH_MAX];
+    int own_secret;        /* the launcher created the secret (and removes it) */
+    char socket[PATH_MAX]; /* the clients' socket path (same on every host) */
 };
 
 /* parses the host list, makes the secret, starts the servers, waits for

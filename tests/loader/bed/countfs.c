@@ -46,9 +46,9 @@ static int keep_cache;
 static const char *dump_path;
 
 /* ---- inode table: node id -> path relative to SOURCE ("." is the root) ---- */
-static char **paths;            /* paths[ino - 1] */
+static char **paths; /* paths[ino - 1] */
 static size_t npaths, cappaths;
-static size_t *hslots;          /* open addressing: ino or 0 */
+static size_t *hslots; /* open addressing: ino or 0 */
 static size_t nslots;
 
 static size_t hash_str(const char *s)
@@ -101,16 +101,10 @@ static fuse_ino_t intern(const char *path)
     return npaths;
 }
 
-static const char *path_of(fuse_ino_t ino)
-{
-    return ino >= 1 && ino <= npaths ? paths[ino - 1] : NULL;
-}
+static const char *path_of(fuse_ino_t ino) { return ino >= 1 && ino <= npaths ? paths[ino - 1] : NULL; }
 
 /* ---- helpers ---- */
-static pid_t req_pid(fuse_req_t req)
-{
-    return fuse_req_ctx(req)->pid;
-}
+static pid_t req_pid(fuse_req_t req) { return fuse_req_ctx(req)->pid; }
 
 static void lat(unsigned us)
 {
@@ -153,8 +147,8 @@ static void cfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     memset(&e, 0, sizeof e);
     if (!pp)
         err = ESTALE;
-    else if (snprintf(p, sizeof p, "%s%s%s", strcmp(pp, ".") ? pp : "",
-                      strcmp(pp, ".") ? "/" : "", name) >= (int)sizeof p)
+    else if (snprintf(p, sizeof p, "%s%s%s", strcmp(pp, ".") ? pp : "", strcmp(pp, ".") ? "/" : "", name) >=
+             (int)sizeof p)
         err = ENAMETOOLONG;
     else if (fstatat(srcfd, p, &e.attr, AT_SYMLINK_NOFOLLOW) != 0)
         err = errno;
@@ -219,8 +213,7 @@ static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         close(fd);
 }
 
-static void cfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                     struct fuse_file_info *fi)
+static void cfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
     pid_t pid = req_pid(req);
     char *buf = malloc(size ? size : 1);
@@ -250,7 +243,7 @@ static void cfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 
 struct dirh {
     DIR *d;
-    off_t off;           /* position of the next entry */
+    off_t off; /* position of the next entry */
 };
 
 static void cfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -281,8 +274,7 @@ static void cfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
     }
 }
 
-static void cfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-                        struct fuse_file_info *fi)
+static void cfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
     struct dirh *h = (struct dirh *)(uintptr_t)fi->fh;
     account(req, CFS_READDIR, "readdir", path_of(ino), 0);
@@ -354,8 +346,7 @@ static void *dump_thread(void *arg)
     sigset_t *set = arg;
     for (;;) {
         int sig;
-        if (sigwait(set, &sig) == 0 && sig == SIGUSR1 && dump_path &&
-            cfs_dump(dump_path, 0) != 0)
+        if (sigwait(set, &sig) == 0 && sig == SIGUSR1 && dump_path && cfs_dump(dump_path, 0) != 0)
             fprintf(stderr, "countfs: %s: %s\n", dump_path, strerror(errno));
     }
     return NULL;
@@ -432,8 +423,7 @@ int main(int argc, char **argv)
     pthread_detach(dt);
 
     char fsname[PATH_MAX + 64];
-    snprintf(fsname, sizeof fsname, "-oro,allow_other,fsname=countfs:%s,subtype=countfs",
-             pos[0]);
+    snprintf(fsname, sizeof fsname, "-oro,allow_other,fsname=countfs:%s,subtype=countfs", pos[0]);
     char *fargv[] = {argv[0], fsname, NULL};
     struct fuse_args args = FUSE_ARGS_INIT(2, fargv);
     struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, NULL);

@@ -14,19 +14,18 @@
 #include <unistd.h>
 
 static const char *const op_names[CFS_NOPS] = {
-    "lookup", "lookup_enoent", "getattr", "readlink", "open",
-    "opendir", "readdir", "read", "read_bytes", "statfs",
+    "lookup", "lookup_enoent", "getattr", "readlink", "open", "opendir", "readdir", "read", "read_bytes", "statfs",
 };
 
 struct node {
-    uint64_t uts_ino;  /* the first UTS namespace seen with this host name */
+    uint64_t uts_ino; /* the first UTS namespace seen with this host name */
     char host[72];
     struct cfs_counts c;
 };
 
 struct proc {
     pid_t pid;
-    size_t node;       /* index into nodes */
+    size_t node; /* index into nodes */
     char comm[24];
     struct cfs_counts c;
 };
@@ -88,7 +87,7 @@ static void host_of_ns(const char *nsfile, char *host, size_t n)
  * namespaces with the same name (e.g. one namespace per rank) are one node. */
 static size_t node_of(pid_t pid)
 {
-    static uint64_t *ns_ino;    /* UTS namespaces seen, and their node */
+    static uint64_t *ns_ino; /* UTS namespaces seen, and their node */
     static size_t *ns_node, nns, capns, capns2;
     char p[64], host[72];
     struct stat st;
@@ -183,8 +182,7 @@ void cfs_trace(const char *op, pid_t pid, const char *name, int err, uint64_t by
     if (!tracef)
         return;
     pthread_mutex_lock(&mu);
-    fprintf(tracef, "%s\t%d\t%s\t%d\t%llu\n", op, (int)pid, name, err,
-            (unsigned long long)bytes);
+    fprintf(tracef, "%s\t%d\t%s\t%d\t%llu\n", op, (int)pid, name, err, (unsigned long long)bytes);
     pthread_mutex_unlock(&mu);
 }
 
@@ -210,8 +208,7 @@ static void put_str(FILE *f, const char *s)
 
 static int write_json(FILE *f, int final)
 {
-    fprintf(f, "{\"seq\": %llu, \"final\": %s,\n \"total\": {", (unsigned long long)++dumps,
-            final ? "true" : "false");
+    fprintf(f, "{\"seq\": %llu, \"final\": %s,\n \"total\": {", (unsigned long long)++dumps, final ? "true" : "false");
     put_counts(f, &total);
     fputs("},\n \"nodes\": [", f);
     for (size_t i = 0; i < nnodes; i++) {
@@ -224,8 +221,7 @@ static int write_json(FILE *f, int final)
     }
     fputs("],\n \"procs\": [", f);
     for (size_t i = 0; i < nprocs; i++) {
-        fprintf(f, "%s\n  {\"pid\": %d, \"node\": %zu, \"comm\": ", i ? "," : "",
-                (int)procs[i].pid, procs[i].node);
+        fprintf(f, "%s\n  {\"pid\": %d, \"node\": %zu, \"comm\": ", i ? "," : "", (int)procs[i].pid, procs[i].node);
         put_str(f, procs[i].comm);
         fputs(", ", f);
         put_counts(f, &procs[i].c);

@@ -16,8 +16,8 @@ enum cfs_op {
     CFS_OPEN,
     CFS_OPENDIR,
     CFS_READDIR,
-    CFS_READ,          /* READ requests */
-    CFS_READ_BYTES,    /* bytes answered to READ requests */
+    CFS_READ,       /* READ requests */
+    CFS_READ_BYTES, /* bytes answered to READ requests */
     CFS_STATFS,
     CFS_NOPS
 };
