@@ -354,6 +354,45 @@ static void sweep(struct sld_net *n)
     n->npeers = k;
 }
 
+#define LOOP_DEAD (-2)
+
+/* how long the loop may sleep: handshakes past their deadline are refused,
+ * the parents must answer in time, a join or an FGFS start-up is polled
+ * every 10 ms; LOOP_DEAD when the server lost its parents */
+static int loop_wait(struct sld_server *s, int ep, struct netstate *ns)
+{
+    int wait = s->net ? sld_hs_tick(s, ep) : -1;
+    if (s->net) {
+        int live = sln_liveness(s);
+        if (s->dead)
+            return LOOP_DEAD;
+        if (live >= 0 && (wait < 0 || live < wait))
+            wait = live;
+    }
+    if (ns && (ns->joining || ns->fgfs_wait) && (wait < 0 || wait > 10))
+        wait = 10;
+    return wait;
+}
+
+/* objects arrived: the parked children's GETs, preloads and clients asked
+ * again; 1 when a client asked the server to stop */
+static int rerun_parked(struct sld_server *s, int ep, int *nclients)
+{
+    int stop = 0;
+    while (s->net->progress && !s->dead && !stop) {
+        sln_rerun(s);
+        for (struct client *c = parked_head, *next; c && !stop; c = next) {
+            next = c->pnext;
+            int r = serve_input(s, ep, c);
+            if (r > 0)
+                stop = 1;
+            if (r < 0)
+                drop(ep, c, nclients);
+        }
+    }
+    return stop;
+}
+
 static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns, const char *sock)
 {
     int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -373,16 +412,9 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
     parked_head = NULL;
     struct epoll_event evs[64];
     while (!stop) {
-        int wait = s->net ? sld_hs_tick(s, ep) : -1; /* handshakes past their deadline refused */
-        if (s->net) {                                /* the parents must answer in time */
-            int live = sln_liveness(s);
-            if (s->dead)
-                break;
-            if (live >= 0 && (wait < 0 || live < wait))
-                wait = live;
-        }
-        if (ns && (ns->joining || ns->fgfs_wait) && (wait < 0 || wait > 10))
-            wait = 10;
+        int wait = loop_wait(s, ep, ns);
+        if (wait == LOOP_DEAD)
+            break;
         int n = epoll_wait(ep, evs, 64, wait);
         if (n < 0 && errno == EINTR)
             continue;
@@ -416,18 +448,8 @@ static int run_loop(struct sld_server *s, int lfd, int sfd, struct netstate *ns,
         if (s->net) {
             if (ns && ns->fgfs_wait)
                 fgfs_step(s, ep, ns, sock);
-            /* objects arrived: the parked children's GETs, preloads and clients asked again */
-            while (s->net->progress && !s->dead && !stop) {
-                sln_rerun(s);
-                for (struct client *c = parked_head, *next; c && !stop; c = next) {
-                    next = c->pnext;
-                    int r = serve_input(s, ep, c);
-                    if (r > 0)
-                        stop = 1;
-                    if (r < 0)
-                        drop(ep, c, &nclients);
-                }
-            }
+            if (!stop)
+                stop = rerun_parked(s, ep, &nclients);
             sweep(s->net);
             if (s->dead || s->net->stop)
                 stop = 1;

@@ -167,36 +167,12 @@ static int flatten_subarray(const int *ints, MPI_Datatype old, mio_flat *out, in
     return rc;
 }
 
-static int flatten_rec(MPI_Datatype t, mio_flat *out, int depth, char *err, size_t errlen)
+/* one level of a derived datatype, from its envelope's contents: one case
+ * per MPI type combiner (others through flatten_probe) */
+static int flatten_contents(MPI_Datatype t, int comb, const int *ints, const MPI_Aint *aints, const MPI_Datatype *types,
+                            mio_flat *out, int depth, char *err, size_t errlen)
 {
-    int ni, na, nd, comb, rc = 0;
-    MPI_Aint lb, ext;
-    if (depth > 64) {
-        snprintf(err, errlen, "datatype: nested too deep");
-        return SHEAF_MPIIO_EARG;
-    }
-    if (MPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS) {
-        snprintf(err, errlen, "datatype: not a valid datatype");
-        return SHEAF_MPIIO_EARG;
-    }
-    MPI_Type_get_extent(t, &lb, &ext);
-    out->extent = ext;
-    out->lb = lb;
-    int sz;
-    MPI_Type_size(t, &sz);
-    out->size = sz;
-    if (comb == MPI_COMBINER_NAMED)
-        return mio_flat_push(out, 0, sz);
-    int *ints = malloc(sizeof(int) * (size_t)(ni + 1));
-    MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
-    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
-    if (!ints || !aints || !types) {
-        free(ints);
-        free(aints);
-        free(types);
-        return SHEAF_MPIIO_ENOMEM;
-    }
-    MPI_Type_get_contents(t, ni, na, nd, ints, aints, types);
+    int rc = 0;
     mio_flat c;
     memset(&c, 0, sizeof c);
     switch (comb) {
@@ -249,6 +225,40 @@ static int flatten_rec(MPI_Datatype t, mio_flat *out, int depth, char *err, size
         break;
     }
     mio_flat_free(&c);
+    return rc;
+}
+
+static int flatten_rec(MPI_Datatype t, mio_flat *out, int depth, char *err, size_t errlen)
+{
+    int ni, na, nd, comb, rc = 0;
+    MPI_Aint lb, ext;
+    if (depth > 64) {
+        snprintf(err, errlen, "datatype: nested too deep");
+        return SHEAF_MPIIO_EARG;
+    }
+    if (MPI_Type_get_envelope(t, &ni, &na, &nd, &comb) != MPI_SUCCESS) {
+        snprintf(err, errlen, "datatype: not a valid datatype");
+        return SHEAF_MPIIO_EARG;
+    }
+    MPI_Type_get_extent(t, &lb, &ext);
+    out->extent = ext;
+    out->lb = lb;
+    int sz;
+    MPI_Type_size(t, &sz);
+    out->size = sz;
+    if (comb == MPI_COMBINER_NAMED)
+        return mio_flat_push(out, 0, sz);
+    int *ints = malloc(sizeof(int) * (size_t)(ni + 1));
+    MPI_Aint *aints = malloc(sizeof(MPI_Aint) * (size_t)(na + 1));
+    MPI_Datatype *types = malloc(sizeof(MPI_Datatype) * (size_t)(nd + 1));
+    if (!ints || !aints || !types) {
+        free(ints);
+        free(aints);
+        free(types);
+        return SHEAF_MPIIO_ENOMEM;
+    }
+    MPI_Type_get_contents(t, ni, na, nd, ints, aints, types);
+    rc = flatten_contents(t, comb, ints, aints, types, out, depth, err, errlen);
     free_types(types, nd);
     free(ints);
     free(aints);

@@ -43,11 +43,9 @@ static int bad(char *err, size_t errlen, const char *key, const char *val)
     return SHEAF_MPIIO_EARG;
 }
 
-/* fills the mode fields of fh (defaults first); cb_nodes and backend choice out */
-int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoherent, int64_t *fixture_page, char *audit,
-                    size_t auditlen, char *err, size_t errlen)
+/* the defaults, before any hint: SHEAF_MPIIO=pfr|nocache picks the mode */
+static void hint_defaults(sheaf_file fh, int *cb_nodes, int *noncoherent, int64_t *fixture_page, char *audit)
 {
-    char v[MPI_MAX_INFO_VAL + 1];
     const char *env = getenv("SHEAF_MPIIO");
     fh->cache_mode = MIO_CACHE_NONE;
     if (env && strcmp(env, "pfr") == 0)
@@ -64,6 +62,39 @@ int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoheren
     *noncoherent = 0;
     *fixture_page = 4096;
     audit[0] = 0;
+}
+
+/* the size hints, each within its bounds; SHEAF_MPIIO_EARG naming the hint */
+static int parse_sizes(sheaf_file fh, MPI_Info info, int64_t *fixture_page, char *err, size_t errlen)
+{
+    char v[MPI_MAX_INFO_VAL + 1];
+    struct {
+        const char *key;
+        int64_t *dst;
+        int64_t min, max;
+    } sizes[] = {
+        {"sheaf_fr_alignment", &fh->align, 1, (int64_t)1 << 40},
+        {"cb_buffer_size", &fh->cb_buffer, 1, (int64_t)1 << 30},
+        {"sheaf_cache_size", &fh->cache_bytes, 1, (int64_t)1 << 40},
+        {"sheaf_page_size", &fh->page, 1, (int64_t)1 << 26},
+        {"sheaf_fixture_page", fixture_page, 1, (int64_t)1 << 26},
+    };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (mio_hint_get(info, sizes[i].key, v, sizeof v)) {
+            int64_t x;
+            if (parse_size(v, &x) || x < sizes[i].min || x > sizes[i].max)
+                return bad(err, errlen, sizes[i].key, v);
+            *sizes[i].dst = x;
+        }
+    return 0;
+}
+
+/* fills the mode fields of fh (defaults first); cb_nodes and backend choice out */
+int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoherent, int64_t *fixture_page, char *audit,
+                    size_t auditlen, char *err, size_t errlen)
+{
+    char v[MPI_MAX_INFO_VAL + 1];
+    hint_defaults(fh, cb_nodes, noncoherent, fixture_page, audit);
     if (mio_hint_get(info, "sheaf_cache", v, sizeof v)) {
         if (!strcmp(v, "none"))
             fh->cache_mode = MIO_CACHE_NONE;
@@ -108,24 +139,8 @@ int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoheren
         else
             return bad(err, errlen, "sheaf_independent", v);
     }
-    struct {
-        const char *key;
-        int64_t *dst;
-        int64_t min, max;
-    } sizes[] = {
-        {"sheaf_fr_alignment", &fh->align, 1, (int64_t)1 << 40},
-        {"cb_buffer_size", &fh->cb_buffer, 1, (int64_t)1 << 30},
-        {"sheaf_cache_size", &fh->cache_bytes, 1, (int64_t)1 << 40},
-        {"sheaf_page_size", &fh->page, 1, (int64_t)1 << 26},
-        {"sheaf_fixture_page", fixture_page, 1, (int64_t)1 << 26},
-    };
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        if (mio_hint_get(info, sizes[i].key, v, sizeof v)) {
-            int64_t x;
-            if (parse_size(v, &x) || x < sizes[i].min || x > sizes[i].max)
-                return bad(err, errlen, sizes[i].key, v);
-            *sizes[i].dst = x;
-        }
+    if (parse_sizes(fh, info, fixture_page, err, errlen))
+        return SHEAF_MPIIO_EARG;
     if (mio_hint_get(info, "cb_nodes", v, sizeof v)) {
         int64_t x;
         if (parse_size(v, &x) || x < 1 || x > (1 << 24))

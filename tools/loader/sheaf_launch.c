@@ -93,6 +93,28 @@ static int net_opt(struct opts *o, const char *a)
     return 1;
 }
 
+/* --timeout MS: a positive number of milliseconds */
+static int set_timeout(struct opts *o, const char *v)
+{
+    o->timeout = atoi(v);
+    if (o->timeout <= 0) {
+        fprintf(stderr, "sheaf-launch: --timeout needs a positive number of milliseconds\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* --overlay push|pull */
+static int set_overlay(struct opts *o, const char *v)
+{
+    if (strcmp(v, "push") && strcmp(v, "pull")) {
+        fprintf(stderr, "sheaf-launch: --overlay is push or pull\n");
+        return -1;
+    }
+    o->net.push = !strcmp(v, "push");
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
     int i;
@@ -125,11 +147,8 @@ static int parse(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--no-boot"))
             o->boot = 0;
         else if (VAL("--timeout")) {
-            o->timeout = atoi(v);
-            if (o->timeout <= 0) {
-                fprintf(stderr, "sheaf-launch: --timeout needs a positive number of milliseconds\n");
+            if (set_timeout(o, v))
                 return -1;
-            }
         } else if (VAL("--log"))
             o->log = v;
         else if (VAL("--hosts") && net_opt(o, a))
@@ -143,11 +162,8 @@ static int parse(int argc, char **argv, struct opts *o)
         else if (VAL("--starter") && net_opt(o, a))
             o->net.starter = v;
         else if (VAL("--overlay") && net_opt(o, a)) {
-            if (strcmp(v, "push") && strcmp(v, "pull")) {
-                fprintf(stderr, "sheaf-launch: --overlay is push or pull\n");
+            if (set_overlay(o, v))
                 return -1;
-            }
-            o->net.push = !strcmp(v, "push");
         } else if (VAL("--preload-list"))
             o->preload_list = v;
         else if (VAL("--secret-file") && net_opt(o, a))

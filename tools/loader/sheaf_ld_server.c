@@ -77,6 +77,32 @@ static void *watch_stdin(void *arg)
     return NULL;
 }
 
+/* stdin watched (its end stops the server) or /dev/null; stdout becomes
+ * /dev/null, and the descriptor returned is the old stdout, where only the
+ * ready line goes (the launcher's pipe) */
+static int setup_stdio(int watch)
+{
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (watch) {
+        /* block the signals first: the server's thread inherits the mask */
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGHUP);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        pthread_t th;
+        pthread_create(&th, NULL, watch_stdin, NULL);
+        pthread_detach(th);
+    } else if (devnull >= 0) {
+        dup2(devnull, 0);
+    }
+    int ready = dup(1);
+    if (devnull >= 0)
+        dup2(devnull, 1); /* only the ready line goes to the launcher's pipe */
+    return ready;
+}
+
 int main(int argc, char **argv)
 {
     struct sheaf_loader_overlay ov = {.rank = -1, .roots = 1, .push = 1, .timeout_ms = 20000};
@@ -135,24 +161,7 @@ int main(int argc, char **argv)
     ov.size = n;
     if (ov.timeout_ms <= 0)
         ov.timeout_ms = 20000;
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (watch) {
-        /* block the signals first: the server's thread inherits the mask */
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGTERM);
-        sigaddset(&set, SIGINT);
-        sigaddset(&set, SIGHUP);
-        sigprocmask(SIG_BLOCK, &set, NULL);
-        pthread_t th;
-        pthread_create(&th, NULL, watch_stdin, NULL);
-        pthread_detach(th);
-    } else if (devnull >= 0) {
-        dup2(devnull, 0);
-    }
-    int ready = dup(1);
-    if (devnull >= 0)
-        dup2(devnull, 1); /* only the ready line goes to the launcher's pipe */
+    int ready = setup_stdio(watch);
     char err[512], sockx[4096], cachex[4096];
     sock = expand(sock, ov.rank, sockx, sizeof sockx);
     cache = expand(cache, ov.rank, cachex, sizeof cachex);
