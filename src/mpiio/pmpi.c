@@ -156,7 +156,16 @@ static int not_taken(MPI_Comm comm, const char *filename, MPI_File *fh, const ch
                 filename, why);
     PMPI_File_close(fh);
     *fh = MPI_FILE_NULL;
-    MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_ARG); /* MPI: open errors go to MPI_FILE_NULL's handler */
+    /* MPI: open errors go to MPI_FILE_NULL's handler. Called only when it is
+     * not MPI_ERRORS_RETURN (the default): Open MPI takes MPI_FILE_NULL in
+     * MPI_File_call_errhandler for an invalid file and aborts through
+     * MPI_COMM_WORLD's handler */
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    if (MPI_File_get_errhandler(MPI_FILE_NULL, &eh) == MPI_SUCCESS && eh != MPI_ERRHANDLER_NULL) {
+        if (eh != MPI_ERRORS_RETURN)
+            MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_ARG);
+        MPI_Errhandler_free(&eh);
+    }
     return MPI_ERR_ARG;
 }
 
