@@ -379,6 +379,10 @@ int ckf_manifest_parse(char *text, size_t len, const char *name, ckf_manifest *m
         !LINE() || sscanf(l, "units %u", &nunits) != 1)
         return bad_manifest(m, name, "header lines");
 #undef LINE
+    /* the writer's strategies only (ck_strategy_names): the tools print it */
+    if (strcmp(m->strategy, "fpp") && strcmp(m->strategy, "coio") && strcmp(m->strategy, "rbio") &&
+        strcmp(m->strategy, "sion"))
+        return bad_manifest(m, name, "strategy");
     /* every unit line takes at least CKF_UNIT_LINE_MIN bytes of the text: a
      * count the text cannot hold is refused before the table is allocated, so
      * the table is bounded by the manifest's real size */
