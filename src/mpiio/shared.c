@@ -29,17 +29,21 @@ static int mpi_fail(sheaf_file fh, const char *what, int mrc)
     return mio_set_err(fh, SHEAF_MPIIO_EMPI, "%s: shared file pointer: %s failed: %s", fh->path, what, s);
 }
 
+/* every rank on one node (the same answer everywhere: an allmin over the
+ * collective layer, one MPI_Allreduce; a rank whose split failed says no) */
 static int node_local(MPI_Comm comm, int nprocs)
 {
     MPI_Comm node;
-    int n = 0, one = 0, all = 0;
+    int n = 0;
     if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
         MPI_Comm_size(node, &n);
         MPI_Comm_free(&node);
     }
-    one = n == nprocs;
-    MPI_Allreduce(&one, &all, 1, MPI_INT, MPI_MIN, comm);
-    return all;
+    int64_t all = n == nprocs;
+    sheaf_comm_mpi_ref_t ref;
+    if (sheaf_comm_allmin(sheaf_comm_mpi_ref(&ref, comm), &all, 1))
+        return 0;
+    return all != 0;
 }
 
 /* Only a handle that can use it gets the window (its creation is a few
