@@ -46,9 +46,8 @@ done
 step "sionconfig --f90"
 [ "$("$sionconfig" --cflags --f90)" = "-I$prefix/include/mod_64 -I$prefix/include -D_SION_LINUX" ] ||
     die "sionconfig --cflags --f90: $("$sionconfig" --cflags --f90)"
-[ "$("$sionconfig" --libs --f90)" = "-L$libdir -Wl,-rpath,$libdir -lsheaf_f90 -lsheaf -lpthread" ] ||
+[ "$("$sionconfig" --libs --f90)" = "-L$libdir -Wl,-rpath,$libdir -lsheaf_f77 -lsheaf_f90 -lsheaf -lpthread" ] ||
     die "sionconfig --libs --f90: $("$sionconfig" --libs --f90)"
-if "$sionconfig" --libs --f77 >/dev/null 2>&1; then die "--f77 must fail"; fi
 "$sionconfig" --help | grep -q -- '--f90' || die "sionconfig --help does not describe --f90"
 
 step "serial program: $fc \$(sionconfig --cflags --f90) f90_serial.f90 \$(sionconfig --libs --f90)"
@@ -60,10 +59,23 @@ cp "$src/tests/fortran/f90_serial.f90" "$tmp/ser/prog.f90"
 "$src/tests/fortran/run_f90.sh" "$tmp/ser/run" "$sioncat" 3 ser.sion:expect_ser -- "$tmp/ser/prog" . ||
     die "f90_serial against the installed tree"
 
+step "Fortran 77: $fc \$(sionconfig --cflags --f77) f77_every.f \$(sionconfig --libs --f77)"
+[ -f "$prefix/include/sion_f77.h" ] || die "sion_f77.h not installed"
+[ "$("$sionconfig" --cflags --f77)" = "-I$prefix/include -D_SION_LINUX" ] ||
+    die "sionconfig --cflags --f77: $("$sionconfig" --cflags --f77)"
+[ "$("$sionconfig" --libs --f77)" = "-L$libdir -Wl,-rpath,$libdir -lsheaf_f77 -lsheaf_f90 -lsheaf -lpthread" ] ||
+    die "sionconfig --libs --f77: $("$sionconfig" --libs --f77)"
+mkdir "$tmp/f77"
+# shellcheck disable=SC2046
+(cd "$tmp/f77" && "$fc" $extra -fallow-argument-mismatch $("$sionconfig" --cflags --f77) \
+    "$src/tests/fortran/f77_every.f" $("$sionconfig" --libs --f77) -o f77_every) || die "building f77_every.f"
+"$src/tests/fortran/run_f90.sh" "$tmp/f77/run" "$sioncat" 0 -- "$tmp/f77/f77_every" "${SHEAF_VECTORS_DIR:?}" ||
+    die "f77_every against the installed tree"
+
 if [ "$mpif90" != "-" ] && [ -f "$prefix/include/mod_64/sion_f90_mpi.mod" ]; then
     step "MPI program written for SIONlib: $mpif90 \$(sionconfig --cflags --f90 --mpi) prog.f90 \$(sionconfig --libs --f90 --mpi)"
     [ "$("$sionconfig" --libs --f90 --mpi)" = \
-      "-L$libdir -Wl,-rpath,$libdir -lsheaf_f90_mpi -lsheaf_f90 -lsheaf_mpi -lsheaf -lpthread" ] ||
+      "-L$libdir -Wl,-rpath,$libdir -lsheaf_f77_mpi -lsheaf_f77 -lsheaf_f90_mpi -lsheaf_f90 -lsheaf_mpi -lsheaf -lpthread" ] ||
         die "sionconfig --libs --f90 --mpi: $("$sionconfig" --libs --f90 --mpi)"
     mkdir "$tmp/mpi"
     cp "$src/tests/fortran/f90_mpi.f90" "$tmp/mpi/prog.f90"
@@ -82,6 +94,12 @@ if [ "$mpif90" != "-" ] && [ -f "$prefix/include/mod_64/sion_f90_mpi.mod" ]; the
     if "$mpif90" --showme:version >/dev/null 2>&1 && ldd "$tmp/mpi/prog" | grep -q libmpich; then
         die "the Open MPI program links MPICH's library"
     fi
+    # shellcheck disable=SC2046
+    (cd "$tmp/mpi" && "$mpif90" $extra -fallow-argument-mismatch $("$sionconfig" --cflags --f77 --mpi) \
+        "$src/tests/fortran/f77_mpi.f" $("$sionconfig" --libs --f77 --mpi) "${ompi_fix[@]}" -o f77_mpi) ||
+        die "building f77_mpi.f with sionconfig --f77 --mpi"
+    "$src/tests/fortran/run_f90.sh" "$tmp/mpi/run_f77" "$sioncat" 0 -- "$mpiexec" -n 2 "$tmp/mpi/f77_mpi" ||
+        die "the F77 MPI program at 2 ranks"
     for rf in 1:1 2:1 3:2 4:2; do
         np=${rf%:*} nf=${rf#*:}
         "$src/tests/fortran/run_f90.sh" "$tmp/mpi/run_$np" "$sioncat" "$np" f.sion:expect f.sion.coll:expect_coll -- \

@@ -34,6 +34,9 @@ __<module>_MOD_<procedure> for every procedure defined in one of those
 modules that the user module makes public (a re-export like fsion_fwrite_key,
 defined in sheaf_f90_keyval, counts): no internal helper (sheaf_f90_c's
 c_str, paropen_comm, ...; the compiler's derived-type helpers) and no C glue.
+The Fortran 77 libraries (libsheaf_f77.so, libsheaf_f77_<layer>.so) must export
+exactly the external procedures of sion_<part>.f90 and the untyped calls of
+f77_data.c (the collective ones in libsheaf_f77_mpi.so), as lfsion_*_.
 
 NM in the environment names the nm to use (default: nm).
 Exit status 0 when every library passes, 1 otherwise (each offending name is
@@ -108,6 +111,24 @@ def exported(lib):
         if len(fields) >= 3 and fields[1] not in ("U", "w", "v"):
             names.add(fields[2].split("@")[0])
     return names - TOOLCHAIN
+
+
+def fortran77_names(fdir, part):
+    """{symbol: file} that libsheaf_<part>.so (part f77 or f77_<layer>) may export: the
+    external procedures of sion_<part>.f90 and, from f77_data.c, the untyped calls
+    (the collective ones, named *_coll_*, in f77_mpi); GNU mangling (lower case + '_')."""
+    names = {}
+    fn = os.path.join(fdir, f"sion_{part}.f90")
+    with open(fn, encoding="utf-8") as f:
+        text = re.sub(r"!.*", "", f.read().lower())
+    for m in re.finditer(r"^\s*(?:integer\(\d\)\s+)?(?:subroutine|function)\s+(\w+)", text, re.M):
+        names[m.group(1) + "_"] = f"bindings/fortran/sion_{part}.f90"
+    with open(os.path.join(fdir, "f77_data.c"), encoding="utf-8") as f:
+        for m in re.finditer(r"^(?:F77_\w+\(|F77_API void FC_GLOBAL_\()(lfsion_\w+),", f.read(), re.M):
+            coll = "_coll_" in m.group(1)
+            if (part == "f77" and not coll) or (part == "f77_mpi" and coll):
+                names[m.group(1) + "_"] = "bindings/fortran/f77_data.c"
+    return names
 
 
 def fortran_modules(fdir):
@@ -225,6 +246,10 @@ def main(argv):
                 return 2
             allowed[part] = {n: f"bindings/fortran/{fmods['sion_' + part]['file']}" for n in names}
 
+    for part in libs:
+        if part == "f77" or part.startswith("f77_"):
+            allowed[part] = fortran77_names(os.path.join(src, "bindings", "fortran"), part)
+
     failed = 0
     for part in sorted(libs):
         lib = libs[part]
@@ -232,6 +257,8 @@ def main(argv):
         extra = sorted(names - set(allowed[part]))
         missing = sorted(set(allowed[part]) - names)
         what = f"public in sion_{part}" if part == "f90" or part.startswith("f90_") else "declared SHEAF_API"
+        if part == "f77" or part.startswith("f77_"):
+            what = f"LFSION_* routines of sion_{part}.f90 / f77_data.c"
         print(f"{os.path.basename(lib)}: {len(names)} exported, {len(allowed[part])} {what}, "
               f"{len(extra)} not in the API, {len(missing)} not exported")
         for n in extra:

@@ -159,7 +159,12 @@ case " $("$sionconfig" --cflags --omp) " in *" -fopenmp "*) ;; *) die "--omp --c
 case " $("$sionconfig" --cflags --mpi) " in *"-fopenmp"*) die "--mpi --cflags has -fopenmp" ;; esac
 "$sionconfig" --help | grep -q -- --cflags || die "sionconfig --help"
 "$sionconfig" -V >/dev/null || die "sionconfig -V"
-if "$sionconfig" --cflags --f77 >/dev/null 2>&1; then die "--f77 must fail (no Fortran 77 interface)"; fi
+if [ -f "$prefix/include/sion_f77.h" ]; then   # built with Fortran: the F77 interface is there
+    [ "$("$sionconfig" --cflags --f77)" = "-I$prefix/include -D_SION_LINUX" ] ||
+        die "sionconfig --cflags --f77: $("$sionconfig" --cflags --f77)"
+elif "$sionconfig" --cflags --f77 >/dev/null 2>&1; then
+    die "--f77 must fail in a build without Fortran"
+fi
 if "$sionconfig" --bogus >/dev/null 2>&1; then die "an unknown option must fail"; fi
 
 step "compile examples/sion_convert.c with sionconfig --cflags/--libs --ser"
