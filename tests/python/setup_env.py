@@ -12,7 +12,7 @@ Debian's numpy is used without a download) goes to ENVDIR/venv; what is missing
 is pip-installed into it from the package registry: numpy/pytest only if the
 base lacks them; mpi4py (the PyPI wheel works with MPICH and Open MPI, chosen
 by MPI4PY_MPIABI) for the MPI tests; scikit-build-core for the install test;
-mypy for python.mypy.
+mypy for python.mypy; mkdocs for docs.site.
 A failed pip install is recorded (the tests that need it skip, saying why). An
 existing venv is reused. Exit 0 unless no usable interpreter could be made."""
 import json
@@ -99,9 +99,16 @@ def main():
             if not ok:
                 info["notes"].append(f"mypy: pip failed: {msg}")
         info["mypy"] = version(py, "mypy.version")
+    if not info.get("mkdocs"):
+        if not has(py, ["mkdocs"]):
+            ok, msg = pip(py, "mkdocs")
+            if not ok:
+                info["notes"].append(f"mkdocs: pip failed: {msg}")
+        info["mkdocs"] = version(py, "mkdocs")
     json.dump(info, open(info_path, "w"), indent=1)
     print(f"python.env: {py} (base {base}); numpy {version(py, 'numpy')}, pytest {version(py, 'pytest')}, "
-          f"mpi4py {info['mpi4py']}, scikit-build-core {info['skbuild']}, mypy {info['mypy']}; "
+          f"mpi4py {info['mpi4py']}, scikit-build-core {info['skbuild']}, mypy {info['mypy']}, "
+          f"mkdocs {info.get('mkdocs')}; "
           + "; ".join(info["notes"]))
     return 0
 
