@@ -72,8 +72,12 @@ static void usage(FILE *f)
                "  --socket PATH        the clients' socket on every host (default\n"
                "                       <cache base>/sheaf-ldjob.UID.PID/sock; %%r: the server's rank)\n"
                "  --server PATH        sheaf-ld-server on the hosts (default: next to sheaf-launch)\n"
-               "  --fgfs               the servers classify paths with the global file status: files on\n"
-               "                       node-local or well-distributed storage are read by the clients\n");
+               "  --copy-all           no classification: every file read once and sent to every node\n"
+               "                       (also node-local ones: only for trees identical everywhere;\n"
+               "                       alias --no-fgfs). Default: the servers classify each mount\n"
+               "                       point once at start-up with the global file status: node-local,\n"
+               "                       per-node and well-distributed files are read by each node\n"
+               "                       itself, unique ones from the root (--fgfs: the default)\n");
 }
 
 static int add_list(char *list, size_t cap, const char *v)
@@ -177,7 +181,9 @@ static int parse(int argc, char **argv, struct opts *o)
         else if (VAL("--server") && net_opt(o, a))
             o->net.server = v;
         else if (!strcmp(a, "--fgfs") && net_opt(o, a))
-            o->net.fgfs = 1;
+            o->net.copy_all = 0; /* the default */
+        else if ((!strcmp(a, "--copy-all") || !strcmp(a, "--no-fgfs")) && net_opt(o, a))
+            o->net.copy_all = 1;
         else if (!strcmp(a, "--stats"))
             o->stats = 1;
         else if (VAL("--stats-file"))
