@@ -14,9 +14,10 @@ extern "C" {
 #endif
 
 /* the environment the audit client reads */
-#define SHEAF_LOADER_ENV_SOCKET "SHEAF_LD_SOCKET"      /* the server's socket */
-#define SHEAF_LOADER_ENV_PREFIXES "SHEAF_LD_PREFIXES"  /* ':'-list: every file below is served */
-#define SHEAF_LOADER_ENV_SUFFIXES "SHEAF_LD_SUFFIXES"  /* ':'-list of extra suffixes (".dat") */
+#define SHEAF_LOADER_ENV_SOCKET "SHEAF_LD_SOCKET"     /* the server's socket */
+#define SHEAF_LOADER_ENV_PREFIXES "SHEAF_LD_PREFIXES" /* ':'-list: every file below is served */
+#define SHEAF_LOADER_ENV_SUFFIXES "SHEAF_LD_SUFFIXES" /* ':'-list of extra suffixes (".dat") */
+#define SHEAF_LOADER_ENV_PYDIRS "SHEAF_LD_PYDIRS" /* ':'-list: stats and listings below are served, files by suffix */
 #define SHEAF_LOADER_ENV_TIMEOUT "SHEAF_LD_TIMEOUT_MS" /* per request, default 20000 */
 #define SHEAF_LOADER_ENV_LOG "SHEAF_LD_LOG"            /* test mode: log each resolved path here */
 

@@ -6,6 +6,7 @@
  * (which removes its cache). Exit status: the launch line's. */
 #define _GNU_SOURCE
 #include "launch_net.h"
+#include "launch_py.h"
 #include "sheaf_loader.h"
 
 #include <errno.h>
@@ -24,8 +25,8 @@
 
 struct opts {
     const char *cache_dir, *preload, *log, *stats_file, *exe;
-    char prefixes[PATH_MAX * 4], suffixes[1024];
-    int strip, boot, stats, timeout;
+    char prefixes[PATH_MAX * 4], suffixes[1024], pydirs[4096]; /* pydirs: SLD_PATH_MAX, the client's */
+    int strip, boot, stats, timeout, no_infer;
     struct net_opts net; /* across nodes: --hosts/--hostfile */
     const char *preload_list;
     const char *net_opt; /* the first option that needs the overlay */
@@ -40,7 +41,10 @@ static void usage(FILE *f)
                "options:\n"
                "  --cache-dir DIR      where the node cache goes (default /dev/shm if tmpfs, else $TMPDIR or /tmp)\n"
                "  --preload FILE       push these files before the start: one path a line, or ldd output\n"
-               "  --python-prefix DIR  serve every file and directory listing below DIR (repeatable)\n"
+               "  --python-prefix DIR  serve every file and directory listing below DIR (repeatable;\n"
+               "                       without it, when the executable is Python: inferred from the\n"
+               "                       script's directory, PYTHONPATH and the interpreter's prefixes)\n"
+               "  --no-python-infer    no inferred --python-prefix\n"
                "  --suffixes LIST      more file suffixes to serve, ':'-separated (.so .py .pyc always)\n"
                "  --strip=yes|no       copies of ELF files hold only their loaded extents (default yes)\n"
                "  --exe PATH           the word of the launch line that is the executable (default: found)\n"
@@ -142,7 +146,9 @@ static int parse(int argc, char **argv, struct opts *o)
         } else if (VAL("--suffixes")) {
             if (add_list(o->suffixes, sizeof o->suffixes, v))
                 return -1;
-        } else if (!strcmp(a, "--strip=no"))
+        } else if (!strcmp(a, "--no-python-infer"))
+            o->no_infer = 1;
+        else if (!strcmp(a, "--strip=no"))
             o->strip = 0;
         else if (!strcmp(a, "--strip=yes") || !strcmp(a, "--strip"))
             o->strip = 1;
@@ -458,6 +464,10 @@ static char **boot_line(const struct opts *o, char **line, int n, int at, char *
                 cmd[k++] = "--prefixes";
                 cmd[k++] = (char *)o->prefixes;
             }
+            if (o->pydirs[0]) {
+                cmd[k++] = "--pydirs";
+                cmd[k++] = (char *)o->pydirs;
+            }
             if (o->suffixes[0]) {
                 cmd[k++] = "--suffixes";
                 cmd[k++] = (char *)o->suffixes;
@@ -481,6 +491,8 @@ static void boot_env(const struct opts *o, const char *sock, const char *audit, 
     setenv(SHEAF_LOADER_ENV_TIMEOUT, tmo, 1);
     if (o->prefixes[0])
         setenv(SHEAF_LOADER_ENV_PREFIXES, o->prefixes, 1);
+    if (o->pydirs[0])
+        setenv(SHEAF_LOADER_ENV_PYDIRS, o->pydirs, 1);
     if (o->suffixes[0])
         setenv(SHEAF_LOADER_ENV_SUFFIXES, o->suffixes, 1);
     if (o->log)
@@ -543,6 +555,10 @@ int main(int argc, char **argv)
     pid_t server = -1;
     if (start_servers(&o, boot, across, &job, server_path, &server, sock, sizeof sock))
         return 2;
+    /* issue 26: a Python program without --python-prefix gets the directories CPython searches */
+    int exe_at = at >= 0 ? at : find_exe(line, n, o.exe);
+    if (!o.prefixes[0] && !o.no_infer && lpy_infer(line, n, exe_at, sock, o.timeout, o.pydirs, sizeof o.pydirs))
+        fprintf(stderr, "sheaf-launch: too many Python directories: the inferred --python-prefix list is cut\n");
     char tmo[32];
     snprintf(tmo, sizeof tmo, "%d", o.timeout);
     char **cmd = boot_line(&o, line, n, at, boot, across ? job.socket : sock, audit, tmo);
