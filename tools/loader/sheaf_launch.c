@@ -240,7 +240,25 @@ static int executable(const char *w)
     return 0;
 }
 
-/* index of the executable in the launch line, or -1 */
+/* how many words after a launcher's option are its values (issue 26: hydra's
+ * `-launcher-exec RSH` made RSH the executable); 0 for a flag or unknown */
+static int option_values(const char *w)
+{
+    static const char two[] = " -env -genv --mca -mca -gmca --gmca ";
+    static const char one[] = " -launcher -launcher-exec -bootstrap -bootstrap-exec -rsh --launch-agent -hosts -host "
+                              "--host -H -f -hostfile --hostfile -machinefile --machinefile -n -np --np -ppn --ppn -N "
+                              "--npernode -wdir --wdir -envlist -genvlist -rmk -iface -configfile -bind-to --bind-to "
+                              "-map-by --map-by --rank-by -x --prefix -p --partition -t -A --account -w --nodelist "
+                              "-c -o -e -s -u ";
+    char key[64];
+    if (strlen(w) > 60 || strchr(w, ' '))
+        return 0;
+    snprintf(key, sizeof key, " %s ", w);
+    return strstr(two, key) ? 2 : strstr(one, key) ? 1 : 0;
+}
+
+/* index of the executable in the launch line, or -1: the first executable
+ * word that is not a launcher, an option, an option's value or NAME=VALUE */
 static int find_exe(char **line, int n, const char *exe)
 {
     for (int i = 0; i < n; i++) {
@@ -249,7 +267,11 @@ static int find_exe(char **line, int n, const char *exe)
                 return i;
             continue;
         }
-        if (line[i][0] == '-' || strchr(line[i], '=') || is_launcher(line[i]))
+        if (line[i][0] == '-') {
+            i += option_values(line[i]);
+            continue;
+        }
+        if (strchr(line[i], '=') || is_launcher(line[i]))
             continue;
         if (executable(line[i]))
             return i;
