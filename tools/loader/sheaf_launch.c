@@ -241,7 +241,8 @@ static int executable(const char *w)
 }
 
 /* how many words after a launcher's option are its values (issue 26: hydra's
- * `-launcher-exec RSH` made RSH the executable); 0 for a flag or unknown */
+ * `-launcher-exec RSH` made RSH the executable); 0 for a flag or unknown
+ * (srun's -u and -s are flags: not listed, though env/timeout take values) */
 static int option_values(const char *w)
 {
     static const char two[] = " -env -genv --mca -mca -gmca --gmca ";
@@ -249,7 +250,7 @@ static int option_values(const char *w)
                               "--host -H -f -hostfile --hostfile -machinefile --machinefile -n -np --np -ppn --ppn -N "
                               "--npernode -wdir --wdir -envlist -genvlist -rmk -iface -configfile -bind-to --bind-to "
                               "-map-by --map-by --rank-by -x --prefix -p --partition -t -A --account -w --nodelist "
-                              "-c -o -e -s -u ";
+                              "-c -o -e ";
     char key[64];
     if (strlen(w) > 60 || strchr(w, ' '))
         return 0;
