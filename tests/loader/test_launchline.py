@@ -63,7 +63,8 @@ def rewriting(a, work, prog, rsh):
     os.chmod(fake, 0o755)
     argv_log, st = os.path.join(work, "argv"), os.path.join(work, "st")
     for opts in (["-launcher-exec", rsh], ["-bootstrap-exec", rsh], ["--mca", "plm_rsh_agent", rsh],
-                 ["-env", "RSH", rsh], ["--launch-agent", rsh], ["-launcher", "ssh", "-launcher-exec", rsh]):
+                 ["-env", "RSH", rsh], ["--launch-agent", rsh], ["-launcher", "ssh", "-launcher-exec", rsh],
+                 ["-u", "-l"]):  # flags (srun's): they take no word
         for f in (argv_log, st):
             if os.path.exists(f):
                 os.unlink(f)
