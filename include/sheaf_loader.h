@@ -14,9 +14,10 @@ extern "C" {
 #endif
 
 /* the environment the audit client reads */
-#define SHEAF_LOADER_ENV_SOCKET "SHEAF_LD_SOCKET"      /* the server's socket */
-#define SHEAF_LOADER_ENV_PREFIXES "SHEAF_LD_PREFIXES"  /* ':'-list: every file below is served */
-#define SHEAF_LOADER_ENV_SUFFIXES "SHEAF_LD_SUFFIXES"  /* ':'-list of extra suffixes (".dat") */
+#define SHEAF_LOADER_ENV_SOCKET "SHEAF_LD_SOCKET"     /* the server's socket */
+#define SHEAF_LOADER_ENV_PREFIXES "SHEAF_LD_PREFIXES" /* ':'-list: every file below is served */
+#define SHEAF_LOADER_ENV_SUFFIXES "SHEAF_LD_SUFFIXES" /* ':'-list of extra suffixes (".dat") */
+#define SHEAF_LOADER_ENV_PYDIRS "SHEAF_LD_PYDIRS" /* ':'-list: stats and listings below are served, files by suffix */
 #define SHEAF_LOADER_ENV_TIMEOUT "SHEAF_LD_TIMEOUT_MS" /* per request, default 20000 */
 #define SHEAF_LOADER_ENV_LOG "SHEAF_LD_LOG"            /* test mode: log each resolved path here */
 
@@ -52,8 +53,13 @@ SHEAF_API int sheaf_loader_serve(const char *cache_base, int strip, int ready_fd
 struct sheaf_loader_overlay {
     int rank, size, roots, push, timeout_ms;
     const char *hosts, *bind, *secret_file;
-    int fgfs; /* 1: classify paths with the global file status (ASYNC, once at start-up over
-                 the overlay): node-local or well-distributed files are passed through */
+    int fgfs;     /* ignored (kept for older callers): the classification below is the default */
+    int copy_all; /* 0 (default): classify paths with the global file status (ASYNC, once at
+                     start-up over the overlay): node-local, per-node different and
+                     well-distributed files are passed through (each node reads its own), unique
+                     ones come from the root; if the classification fails, each server reads
+                     every path itself. 1: no classification, every file through the overlay
+                     (the root's copy everywhere: only for trees identical on every node) */
 };
 
 /* Runs a load server that is part of an overlay: as sheaf_loader_serve, and

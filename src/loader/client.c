@@ -24,6 +24,7 @@ static struct {
     char cache[SLD_PATH_MAX]; /* the server's cache directory (dirname of sock) */
     size_t cachelen;
     char prefixes[SLD_PATH_MAX];
+    char pydirs[SLD_PATH_MAX]; /* inferred Python directories: stats, listings; files by suffix */
     char suffixes[1024];
     int timeout_ms;
     int fd;
@@ -51,6 +52,9 @@ void slc_init(void)
     const char *p = getenv(SHEAF_LOADER_ENV_PREFIXES);
     if (p)
         snprintf(g.prefixes, sizeof g.prefixes, "%s", p);
+    const char *y = getenv(SHEAF_LOADER_ENV_PYDIRS);
+    if (y && strlen(y) < sizeof g.pydirs) /* never a cut entry */
+        strcpy(g.pydirs, y);
     const char *x = getenv(SHEAF_LOADER_ENV_SUFFIXES);
     if (x)
         snprintf(g.suffixes, sizeof g.suffixes, "%s", x);
@@ -278,8 +282,8 @@ int slc_wanted(const char *orig, int isdir)
         return 0;
     if (in_list(orig, g.prefixes, 1))
         return 1;
-    if (isdir)
-        return 0;
+    if (isdir) /* below an inferred Python directory: its stat and listing, never a data file's bytes */
+        return in_list(orig, g.pydirs, 1);
     const char *base = strrchr(orig, '/') + 1;
     size_t n = strlen(base);
     return is_solib(base) || has_suffix(base, n, ".py", 3) || has_suffix(base, n, ".pyc", 4) ||

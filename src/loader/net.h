@@ -50,7 +50,7 @@ struct sld_net {
     char cur_path[SLD_PATH_MAX];
     int cur_bcast;          /* it came by broadcast while it was served */
     int stop;               /* a SHUTDOWN came: stop after forwarding it */
-    int use_fgfs;           /* classify paths with the global file status */
+    int use_fgfs;           /* classify paths with the global file status (default; 0: --copy-all) */
     void *fgfs, *fgfs_comm; /* policy.c: the ASYNC context and its collective layer */
     /* poorly distributed mount points: my group's representative reads them */
     int ngm;
@@ -151,12 +151,18 @@ void sln_purge_parked(struct sld_net *n);
 int sln_on_frame(struct sld_server *s, struct sln_link *l, uint32_t type, uint32_t len);
 
 /* policy.c: the global file status over the overlay (tree 0) */
-int sld_policy_init(struct sld_server *s);                      /* collective over every server; 0 or -1 */
-int sld_policy_pass(const struct sld_net *n, const char *path); /* 1: clients read it directly */
+int sld_policy_init(struct sld_server *s); /* collective over every server; 0 or -1 */
+/* 1: clients read it directly; 2: this server reads it itself, asking nobody (no
+ * classification to go by, so it must not come from another node's copy) */
+int sld_policy_pass(const struct sld_net *n, const char *path);
 /* a poorly distributed path: the index of its mount point (its group's
  * representative reads it), else -1 */
 int sld_policy_group(const struct sld_net *n, const char *path);
-/* both in one call: 1 when passed through (*group -1), else 0 and *group */
+/* both in one call: SLD_POL_PASS (*group -1), SLD_POL_HERE (read here, *group -1),
+ * else SLD_POL_OVERLAY and *group */
+#define SLD_POL_OVERLAY 0
+#define SLD_POL_PASS 1
+#define SLD_POL_HERE 2
 int sld_policy_of(const struct sld_net *n, const char *path, int *group);
 void sld_policy_free(struct sld_net *n);
 

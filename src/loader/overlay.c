@@ -80,7 +80,7 @@ struct sld_net *sld_net_create(const struct sheaf_loader_overlay *ov, char *err,
     n->size = ov->size;
     n->roots = ov->roots;
     n->push = ov->push;
-    n->use_fgfs = ov->fgfs;
+    n->use_fgfs = !ov->copy_all;
     n->timeout_ms = ov->timeout_ms > 0 ? ov->timeout_ms : 20000;
     if (split_hosts(ov->hosts, ov->size, &n->addrs)) {
         snprintf(err, errlen, "sheaf-ld: the host list does not name %d host:port entries", ov->size);

@@ -1,15 +1,18 @@
 /* policy.c - the global file status (FGFS, include/sheaf_fgfs.h) in the load
  * servers: its collective interface implemented over the overlay (tree 0:
  * reduce up, broadcast down, each frame forwarded with a sequence number),
- * one ASYNC context made at start-up (every mount point classified once),
- * then a local look-up per path:
+ * one ASYNC context made at start-up (every mount point classified once; the
+ * default, --copy-all turns it off), then a local look-up per path:
  *   node-local everywhere or well distributed -> passed through (the server
  *     answers with the original path: its clients read it directly);
  *   unique -> through the overlay (read once by the tree's root);
  *   poorly distributed -> read by the representative of each group (the
  *     servers that see the same file server: sheaf_fgfs_pardesc_of per such
  *     mount point at start-up) and sent to the members of its group that
- *     ask, over a direct link member -> representative. */
+ *     ask, over a direct link member -> representative;
+ *   not classified (the classification failed, or the path is not covered)
+ *     -> read by this node's server itself, asked of no one (never another
+ *     node's copy). */
 #define _GNU_SOURCE
 #include "loader.h"
 #include "net.h"
@@ -246,8 +249,9 @@ int sld_policy_init(struct sld_server *s)
     /* the collectives ran over blocking reads of the links: put their timeouts back */
     if (rc) {
         fprintf(stderr,
-                "sheaf-ld[%d]: the global file status is not available (%s): every path goes "
-                "through the overlay\n",
+                "sheaf-ld[%d]: the global file status is not available (%s): each server reads "
+                "every path itself (no node gets another's copy; --copy-all sends all through the "
+                "overlay)\n",
                 n->rank, sheaf_fgfs_last_error());
         free(oc);
         free(comm);
@@ -261,11 +265,11 @@ int sld_policy_init(struct sld_server *s)
 
 int sld_policy_pass(const struct sld_net *n, const char *path)
 {
-    if (!n || !n->fgfs)
-        return 0;
+    if (!n || !n->use_fgfs)
+        return 0; /* --copy-all: everything through the overlay */
     sheaf_fgfs_status st;
-    if (sheaf_fgfs_status_of(n->fgfs, path, &st))
-        return 0;
+    if (!n->fgfs || sheaf_fgfs_status_of(n->fgfs, path, &st))
+        return SLD_POL_HERE; /* not classified: this node's own copy */
     return st.cls == SHEAF_FGFS_FULLY || st.cls == SHEAF_FGFS_WELL;
 }
 
@@ -298,17 +302,16 @@ void sld_policy_free(struct sld_net *n)
 int sld_policy_init(struct sld_server *s)
 {
     fprintf(stderr,
-            "sheaf-ld[%d]: built without the global file status (libsheaf_fgfs): every "
-            "path goes through the overlay\n",
+            "sheaf-ld[%d]: built without the global file status (libsheaf_fgfs): each server "
+            "reads every path itself (--copy-all sends all through the overlay)\n",
             s->net->rank);
     return -1;
 }
 
 int sld_policy_pass(const struct sld_net *n, const char *path)
 {
-    (void)n;
     (void)path;
-    return 0;
+    return n && n->use_fgfs ? SLD_POL_HERE : 0; /* not classified: this node's own copy */
 }
 
 int sld_policy_group(const struct sld_net *n, const char *path)
@@ -324,8 +327,9 @@ void sld_policy_free(struct sld_net *n) { (void)n; }
 int sld_policy_of(const struct sld_net *n, const char *path, int *group)
 {
     *group = -1;
-    if (sld_policy_pass(n, path))
-        return 1;
+    int p = sld_policy_pass(n, path);
+    if (p)
+        return p; /* SLD_POL_PASS or SLD_POL_HERE */
     *group = sld_policy_group(n, path);
-    return 0;
+    return SLD_POL_OVERLAY;
 }

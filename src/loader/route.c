@@ -18,7 +18,9 @@
 
 /* where the objects of path come from, decided in one go (one FGFS status,
  * one group match, one tree hash): passed through (node-local or well
- * distributed: the clients read the original), read here (this server is
+ * distributed: the clients read the original), read here without asking
+ * anyone (the classification failed or does not cover the path: each node's
+ * own copy, as without the overlay), read here (this server is
  * the path's reader: its group's representative when poorly distributed,
  * else the root of its tree; then pushed to the tree in push mode), or asked
  * of the parent (remote). No overlay: read here, nothing pushed. */
@@ -26,8 +28,12 @@ void sln_where(const struct sld_net *n, const char *path, struct sln_where *w)
 {
     memset(w, 0, sizeof *w);
     w->group = -1;
-    if (!n || (w->pass = sld_policy_of(n, path, &w->group)))
+    if (!n)
         return;
+    int pol = sld_policy_of(n, path, &w->group);
+    w->pass = pol == SLD_POL_PASS;
+    if (pol != SLD_POL_OVERLAY)
+        return; /* passed through, or read here (no classification): never another node's copy */
     w->tree = sln_tree_of(path, n->roots);
     int root = w->tree % n->size;
     w->remote = n->rank != (w->group >= 0 ? n->grep[w->group] : root);

@@ -21,6 +21,9 @@ the trace) and asserts:
 With --llp-suffix ':' (a trailing empty entry in LD_LIBRARY_PATH, the working
 directory for ld.so) the same must hold: the client searches the working
 directory itself instead of handing the search back to ld.so (issue 26).
+With --no-prefix (py) sheaf-launch gets no --python-prefix and must infer the
+directories (the script's, PYTHONPATH's, the interpreter's): the same must
+hold (issue 26).
 Exit 0, 1 on a failed assertion, 77 if FUSE cannot be mounted (skip).
 """
 import argparse
@@ -44,14 +47,14 @@ def check(cond, what):
 
 
 def measure(a, np):
-    tag = "%s%s-%d" % (a.driver, "-colon" if a.llp_suffix else "", np)
+    tag = "%s%s%s-%d" % (a.driver, "-colon" if a.llp_suffix else "", "-noopt" if a.no_prefix else "", np)
     out = os.path.join(a.work, "loader-%s.json" % tag)
     stats = os.path.join(a.work, "loader-%s.stats" % tag)
     for f in (out, stats):
         if os.path.exists(f):
             os.unlink(f)
     wrapper = [a.launch_exe, "--stats-file", stats]
-    if a.driver == "py":
+    if a.driver == "py" and not a.no_prefix:
         for d in ("py", "bin"):
             wrapper += ["--python-prefix", os.path.join(a.work, "mnt", d)]
     wrapper.append("--")
@@ -62,8 +65,9 @@ def measure(a, np):
     r = subprocess.run(cmd)
     if r.returncode == 77:
         sys.exit(77)
-    check(r.returncode == 0, "%s driver at %d processes under sheaf-launch%s: all printed the "
-          "expected sums" % (a.driver, np, " (LD_LIBRARY_PATH + %r)" % a.llp_suffix if a.llp_suffix else ""))
+    check(r.returncode == 0, "%s driver at %d processes under sheaf-launch%s%s: all printed the "
+          "expected sums" % (a.driver, np, " (LD_LIBRARY_PATH + %r)" % a.llp_suffix if a.llp_suffix else "",
+                             " without --python-prefix" if a.no_prefix else ""))
     if r.returncode != 0:
         sys.exit(1)
     with open(out) as f:
@@ -103,6 +107,8 @@ def main():
     p.add_argument("--llp-suffix", default="",
                    help="appended to LD_LIBRARY_PATH: ':' makes an empty entry (the working "
                         "directory, as ld.so reads it); the client must search it itself")
+    p.add_argument("--no-prefix", action="store_true",
+                   help="no --python-prefix: sheaf-launch must infer it (issue 26)")
     a = p.parse_args()
     a.work = os.path.abspath(a.work)
     res = {}

@@ -23,8 +23,13 @@ DIR is a genload.py output (the small workload). Asserts:
            counter is exactly N times that of the single node's server (it
            grows with N: the baseline the overlay must flatten), READ bytes
            grow;
+  local:   (pernode and overlay runs) each node has its own tmpfs at
+           WORK/nodelocal with a library of its own (ldnodes_local.py), which
+           every driver preloads: each driver loaded its own node's copy
+           (issue 26: with default options, never the root's);
   overlay: (with --launch-exe, if it has --hosts/--rsh/--overlay)
-           `sheaf-launch --hosts ... --rsh bed-rsh --overlay M` for each M of
+           `sheaf-launch --hosts ... --rsh bed-rsh --overlay M` (no other
+           option: the default classification) for each M of
            --overlay-modes (push,pull): every driver printed the expected sums,
            every file opened and every directory listed at most once in the
            whole run, drivers reach nothing, only the servers do, every counter
@@ -32,6 +37,8 @@ DIR is a genload.py output (the small workload). Asserts:
            server (one process's reading); a peer with a wrong key is refused,
            counted and logged by a server of the overlay (started by the bed).
            If sheaf-launch has no overlay, this part prints NOT CHECKED.
+--only-local: only the pernode baseline at 1 node and the overlay runs (the
+node-local library and the flat counts; ctest loader.nodes.local).
 Exit 0, 1 on a failed assertion, 77 (reason printed) when namespaces or
 FUSE are not available.
 """
@@ -76,6 +83,8 @@ def measure(a, nodes, ppn, mode, launch="rsh", driver="c", overlay="push", more=
            "--overlay", overlay] + list(more)
     if a.launch_exe:
         cmd += ["--launch-exe", a.launch_exe]
+    if mode in ("pernode", "overlay"):
+        cmd += ["--node-local"]
     if a.mpiexec:
         cmd += ["--mpiexec", a.mpiexec]
     r = subprocess.run(cmd)
@@ -88,6 +97,11 @@ def measure(a, nodes, ppn, mode, launch="rsh", driver="c", overlay="push", more=
         return None
     with open(out) as f:
         rec = json.loads(f.readline())
+    nl = rec.get("node_local")
+    if nl is not None:
+        check(nl["ok"], "%s %s, %d nodes x %d: every driver loaded its own node's copy of the "
+              "node-local library (values %s, wrong %s)" % (mode, overlay if mode == "overlay" else "",
+                                                             nodes, ppn, nl["values"], nl["wrong"]))
     check(rec["holders"] and not any(alive(p) for p in rec["holders"])
           and not os.path.exists(os.path.join(a.work, "nodes-state", "nodes")),
           "%s %d nodes: torn down (no holder process, no state)" % (mode, nodes))
@@ -152,6 +166,9 @@ def main():
     p.add_argument("--nodes", default="2,4")
     p.add_argument("--ppn", type=int, default=2)
     p.add_argument("--overlay-modes", default="push,pull")
+    p.add_argument("--only-local", action="store_true",
+                   help="only the per-node server baseline and the overlay with default options "
+                        "(the node-local library and the flat counts), no bed or plain checks")
     a = p.parse_args()
     a.work = os.path.abspath(a.work)
     reason = ldnodes.why_not()
@@ -159,6 +176,15 @@ def main():
         print("SKIP: %s" % (reason or "/dev/fuse does not exist"))
         return 77
     ns = [int(x) for x in a.nodes.split(",")]
+    if a.only_local:
+        if not a.launch_exe:
+            print("SKIP: --only-local needs --launch-exe (the loader is not built)")
+            return 77
+        base = measure(a, 1, a.ppn, "pernode")
+        if base:
+            check_overlay(a, ns, base["counts"]["total"], wrong_peer=False)
+        print("%d failures" % len(failures))
+        return 1 if failures else 0
     check_bed(a)
 
     one = measure(a, 1, 1, "plain")
@@ -213,7 +239,7 @@ def main():
     return 1 if failures else 0
 
 
-def check_overlay(a, ns, b):
+def check_overlay(a, ns, b, wrong_peer=True):
     probe = subprocess.run([a.launch_exe, "--help"], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     if not all(o in probe.stdout for o in ("--hosts", "--rsh", "--overlay")):
@@ -242,6 +268,8 @@ def check_overlay(a, ns, b):
                       "overlay %s: counters independent of N (%d nodes = %d nodes)"
                       % (ov, n, ns[0]))
             prev = prev or t
+    if not wrong_peer:
+        return
     # a peer with a wrong key is refused by a server of the bed's overlay
     rec = measure(a, 2, 1, "overlay-bed", overlay="pull", more=["--wrong-peer"])
     if rec:

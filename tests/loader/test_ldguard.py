@@ -92,7 +92,8 @@ def start_server(args, work, rank, hosts, secret, tag):
     sock = os.path.join(node, "run", "sock")
     err = open(os.path.join(node, "stderr"), "w+")
     cmd = [args.server, "--rank", str(rank), "--hosts", hosts, "--secret", secret, "--overlay", "push",
-           "--socket", sock, "--cache-dir", os.path.join(node, "cache"), "--timeout", "4000"]
+           "--socket", sock, "--cache-dir", os.path.join(node, "cache"), "--timeout", "4000",
+           "--copy-all"]  # one host: the default classification would pass everything through
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
     return p, sock, err, os.path.join(node, "cache")
 

@@ -24,6 +24,8 @@ import subprocess
 import sys
 import time
 
+import overlay_fgfs  # noqa: E402 (the FGFS cases, tests/loader/overlay_fgfs.py)
+
 SLD_MAGIC = 0x444c4853
 SLN_MAGIC = 0x4e4c4853
 OP_LOOKUP, OP_STAT, OP_LISTDIR, OP_STATS = 1, 2, 4, 5
@@ -104,7 +106,11 @@ def stats(sock):
 
 
 class Overlay:
-    def __init__(self, args, n, mode="pull", roots=1, secret=None, timeout=4000, extra=(), env_of=None):
+    def __init__(self, args, n, mode="pull", roots=1, secret=None, timeout=4000, extra=(), env_of=None,
+                 classify=False):
+        # on one host every "node" has the same local disk: the default classification
+        # (issue 26) passes it all through; the transport tests force copying
+        extra = list(extra) if classify else ["--copy-all"] + list(extra)
         self.args, self.n = args, n
         Overlay.count = getattr(Overlay, "count", 0) + 1
         self.work = os.path.join(args.work, "ov%d.%d" % (n, Overlay.count))
@@ -555,65 +561,6 @@ def case_roots2(args):
         ov.stop()
 
 
-MOUNTINFO = """21 1 0:19 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
-22 21 0:20 / /proc rw,nosuid shared:2 - proc proc rw
-40 21 0:45 / {nfs} rw,relatime shared:20 - nfs4 {server}:/export rw,vers=4.1
-"""
-
-
-def case_fgfs(args):
-    """--fgfs: the servers classify paths with the global file status, made
-    once at start-up over the overlay (its reduce/bcast). Each simulated node
-    has its own host name and a mount table (SHEAF_FGFS_MOUNTINFO) where / is
-    a local disk and <work>/nfs an NFS export: a file below / is node-local
-    everywhere -> passed through (the client gets the original path, no
-    network request, no copy); a file below nfs from one server for all ->
-    unique -> read once by the root and sent down; from two servers (nodes
-    0-1: srvA, 2-3: srvB) -> poorly distributed -> read once per group, by
-    the group's representative (ranks 0 and 2), and sent to its members."""
-    for poorly in (False, True):
-        def env_of(r, work, poorly=poorly):
-            mi = os.path.join(work, "mountinfo%d" % r)
-            with open(mi, "w") as f:
-                srv = ("srvA" if r < 2 else "srvB") if poorly else "srvA"
-                f.write(MOUNTINFO.format(nfs=os.path.join(work, "nfs"), server=srv))
-            return {"SHEAF_FGFS_MOUNTINFO": mi, "SHEAF_FGFS_HOST": "node%d" % r}
-        ov = Overlay(args, 4, "pull", extra=["--fgfs"], env_of=env_of)
-        try:
-            if "not available" in "".join(ov.stderr(r) for r in range(4)):
-                fail("fgfs: the classification failed: %s" % ov.stderr(0))
-            _, local_files = make_tree(ov.work, nfiles=2)
-            nfs = os.path.join(ov.work, "nfs")
-            os.makedirs(nfs)
-            shared = os.path.join(nfs, "libshared.so")
-            with open(shared, "wb") as f:
-                f.write(os.urandom(50000))
-            r = ask(ov.socks[3], OP_LOOKUP, local_files[1])
-            c3 = stats(ov.socks[3])[0]
-            if not r or r[0] != 0 or r[1] != local_files[1] or c3["passthrough"] != 1 or c3["net_gets"]:
-                fail("fgfs: a node-local file was not passed through: %r %r" % (r, c3))
-            for node in (3, 1, 2):
-                r = ask(ov.socks[node], OP_LOOKUP, shared)
-                if not r or r[0] != 0 or r[1] == shared or not same_bytes(r[1], shared):
-                    fail("fgfs: node %d, the NFS file: %r" % (node, r))
-            reads = [stats(x)[0]["reads"] for x in ov.socks]
-            # unique: the root reads it; poorly distributed: each group's representative
-            # (groups {0,1} and {2,3}: ranks 0 and 2), for the members that ask
-            want = [1, 0, 1, 0] if poorly else [1, 0, 0, 0]
-            if reads != want:
-                fail("fgfs: the NFS file was read %r times per server (expected %r)" % (reads, want))
-            if poorly and (stats(ov.socks[3])[0]["net_gets"] == 0 or
-                           stats(ov.socks[2])[0]["net_gets"] != 0):
-                fail("fgfs: node 3 did not get the file from its representative (node 2)")
-            print("fgfs (%s): node-local file passed through (original path, no network request); "
-                  "NFS file read %s"
-                  % ("poorly distributed NFS" if poorly else "unique NFS",
-                     "once per group, by its representative (ranks 0 and 2)" if poorly
-                     else "once, by the root, for 3 nodes"))
-        finally:
-            ov.stop()
-
-
 def read_stats(path):
     out = {}
     for line in open(path):
@@ -660,7 +607,7 @@ def case_launch(args):
         cmd = [args.launch, "--hosts", "127.0.0.1:%d,127.0.0.1:%d" % (p0, p1), "--rsh", rsh,
                "--socket", os.path.join(work, mode + "%r", "sock"), "--overlay", mode,
                "--secret-file", os.path.join(work, "secret." + mode), "--preload-list", plist,
-               "--stats-file", st, "--timeout", "5000", "--", sys.executable, "-c", prog]
+               "--stats-file", st, "--timeout", "5000", "--copy-all", "--", sys.executable, "-c", prog]
         p = run_launch(cmd, env=env, timeout=100)
         if p.returncode != 0 or p.stdout.strip() != "ok [1]":
             fail("launch %s: rc %d out %r err %r" % (mode, p.returncode, p.stdout, p.stderr))
@@ -674,6 +621,23 @@ def case_launch(args):
             fail("launch %s: node 1's socket is left behind" % mode)
         print("launch %s: 2 nodes via --rsh, node 1 served %d requests with 0 reads of its own, "
               "%d objects from the overlay" % (mode, c["requests"], c["net_objs"]))
+    # default options (issue 26): both "nodes" are this host, whose disk the
+    # classification finds node-local: node 1 passes the files through (its
+    # clients read their own), nothing comes over the overlay
+    p0, p1 = free_ports(2)
+    st = os.path.join(work, "stats.default")
+    cmd = [args.launch, "--hosts", "127.0.0.1:%d,127.0.0.1:%d" % (p0, p1), "--rsh", rsh,
+           "--socket", os.path.join(work, "def%r", "sock"), "--secret-file",
+           os.path.join(work, "secret.default"), "--stats-file", st, "--timeout", "5000", "--",
+           sys.executable, "-c", prog]
+    p = run_launch(cmd, env=dict(os.environ, SHEAF_LD_RANK="1"), timeout=100)
+    if p.returncode != 0 or p.stdout.strip() != "ok [1]":
+        fail("launch default: rc %d out %r err %r" % (p.returncode, p.stdout, p.stderr))
+    c = read_stats(st)
+    if c["passthrough"] == 0 or c["net_gets"] != 0 or c["net_objs"] != 0 or c["reads"] != 0:
+        fail("launch default: node 1 did not pass its node-local files through: %r" % c)
+    print("launch default: one host = node-local disk: node 1 passed %d files through, 0 network "
+          "requests, 0 copies" % c["passthrough"])
     # the launcher on a host without a load server of its own (a front end:
     # no server answers at its socket): --stats-file gets the root's counters
     # over the overlay link (it was not written at all)
@@ -682,7 +646,7 @@ def case_launch(args):
     cmd = [args.launch, "--hosts", "127.0.0.1:%d,127.0.0.1:%d" % (p0, p1), "--rsh", rsh,
            "--socket", os.path.join(work, "fe%r", "sock"), "--overlay", "push",
            "--secret-file", os.path.join(work, "secret.fe"), "--preload-list", plist,
-           "--stats-file", st, "--timeout", "5000", "--", sys.executable, "-c", prog]
+           "--stats-file", st, "--timeout", "5000", "--copy-all", "--", sys.executable, "-c", prog]
     p = run_launch(cmd, env=dict(os.environ, SHEAF_LD_RANK="7"), timeout=100)
     if p.returncode != 0 or p.stdout.strip() != "ok [1]":
         fail("launch fe: rc %d out %r err %r" % (p.returncode, p.stdout, p.stderr))
@@ -725,7 +689,7 @@ def case_mpich(args):
     cmd = [args.launch, "--hosts", "localhost:%d,localhost:%d" % (p0, p1), "--server-launch", "mpich",
            "--starter", args.mpiexec, "--socket", os.path.join(work, "n%r", "sock"),
            "--secret-file", os.path.join(work, "secret"), "--stats-file", st, "--timeout", "10000",
-           "--", sys.executable, "-c", prog]
+           "--copy-all", "--", sys.executable, "-c", prog]
     p = run_launch(cmd, env=dict(os.environ, SHEAF_LD_RANK="1"), timeout=150)
     if p.returncode != 0 or p.stdout.strip() != "ok [1]":
         fail("mpich: rc %d out %r err %r" % (p.returncode, p.stdout, p.stderr))
@@ -746,7 +710,7 @@ def case_nosodium(args):
     os.makedirs(work)
     marker = os.path.join(work, "ran")
     for opts in (["--overlay", "pull"], ["--hosts", "127.0.0.1:1,127.0.0.1:2"], ["--rsh", "ssh"],
-                 ["--fgfs"]):
+                 ["--fgfs"], ["--copy-all"]):
         p = subprocess.run([args.launch] + opts + ["--", "touch", marker], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, timeout=60)
         lines = p.stderr.strip().splitlines()
@@ -787,7 +751,7 @@ def main():
              "auth": lambda: case_auth(args), "replay": lambda: case_replay(args),
              "garbage": lambda: case_garbage(args), "kill": lambda: case_kill(args),
              "launch": lambda: case_launch(args), "preload": lambda: case_preload(args),
-             "roots2": lambda: case_roots2(args), "fgfs": lambda: case_fgfs(args),
+             "roots2": lambda: case_roots2(args), "fgfs": lambda: overlay_fgfs.case_fgfs(args, sys.modules[__name__]),
              "mpich": lambda: case_mpich(args), "nosodium": lambda: case_nosodium(args)}
     if args.case not in cases:
         fail("unknown case " + args.case)

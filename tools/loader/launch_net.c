@@ -136,8 +136,8 @@ static int server_args(const struct net_opts *o, const struct net_job *j, const 
     }
     if (!o->strip)
         out[k++] = "--strip=no";
-    if (o->fgfs)
-        out[k++] = "--fgfs";
+    if (o->copy_all)
+        out[k++] = "--copy-all";
     out[k] = NULL;
     return (int)k;
 }

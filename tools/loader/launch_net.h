@@ -9,7 +9,7 @@
 struct net_opts {
     const char *hosts, *hostfile, *rsh, *how, *secret, *server, *socket, *cache_dir;
     const char *starter; /* the mpiexec/mpirun/srun command of those modes (words) */
-    int port, roots, push, timeout, strip, fgfs;
+    int port, roots, push, timeout, strip, copy_all;
 };
 
 struct net_job {

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #define USAGE                                                                                                          \
-    "usage: sheaf-boot --socket S --audit LIB [--prefixes P] [--suffixes X] "                                          \
+    "usage: sheaf-boot --socket S --audit LIB [--prefixes P] [--pydirs D] [--suffixes X] "                             \
     "[--log F] [--timeout MS] -- EXE [ARGS...]\n"
 
 /* a bad command line: the usage on stderr, 127 (as a launch line whose
@@ -42,7 +42,7 @@ static int help(void)
                 "of each launch line; it is not meant to be run by hand.\n"
                 "  --socket S    the load server's socket (\"%r\" is replaced by SHEAF_LD_RANK)\n"
                 "  --audit LIB   the rtld-audit library (libsheaf_audit.so)\n"
-                "  --prefixes P  --suffixes X  which paths the server serves\n"
+                "  --prefixes P  --pydirs D  --suffixes X  which paths the server serves\n"
                 "  --log F       the audit client's log file\n"
                 "  --timeout MS  how long to wait for the server (default 20000)\n"
                 "Exit status: EXE's; 127 for a bad command line or EXE not found, 126 when EXE\n"
@@ -126,6 +126,8 @@ int main(int argc, char **argv)
             audit = v;
         else if (!strcmp(o, "--prefixes"))
             setenv(SHEAF_LOADER_ENV_PREFIXES, v, 1);
+        else if (!strcmp(o, "--pydirs"))
+            setenv(SHEAF_LOADER_ENV_PYDIRS, v, 1);
         else if (!strcmp(o, "--suffixes"))
             setenv(SHEAF_LOADER_ENV_SUFFIXES, v, 1);
         else if (!strcmp(o, "--log"))

@@ -6,6 +6,7 @@
  * (which removes its cache). Exit status: the launch line's. */
 #define _GNU_SOURCE
 #include "launch_net.h"
+#include "launch_py.h"
 #include "sheaf_loader.h"
 
 #include <errno.h>
@@ -24,8 +25,8 @@
 
 struct opts {
     const char *cache_dir, *preload, *log, *stats_file, *exe;
-    char prefixes[PATH_MAX * 4], suffixes[1024];
-    int strip, boot, stats, timeout;
+    char prefixes[PATH_MAX * 4], suffixes[1024], pydirs[4096]; /* pydirs: SLD_PATH_MAX, the client's */
+    int strip, boot, stats, timeout, no_infer;
     struct net_opts net; /* across nodes: --hosts/--hostfile */
     const char *preload_list;
     const char *net_opt; /* the first option that needs the overlay */
@@ -40,7 +41,10 @@ static void usage(FILE *f)
                "options:\n"
                "  --cache-dir DIR      where the node cache goes (default /dev/shm if tmpfs, else $TMPDIR or /tmp)\n"
                "  --preload FILE       push these files before the start: one path a line, or ldd output\n"
-               "  --python-prefix DIR  serve every file and directory listing below DIR (repeatable)\n"
+               "  --python-prefix DIR  serve every file and directory listing below DIR (repeatable;\n"
+               "                       without it, when the executable is Python: inferred from the\n"
+               "                       script's directory, PYTHONPATH and the interpreter's prefixes)\n"
+               "  --no-python-infer    no inferred --python-prefix\n"
                "  --suffixes LIST      more file suffixes to serve, ':'-separated (.so .py .pyc always)\n"
                "  --strip=yes|no       copies of ELF files hold only their loaded extents (default yes)\n"
                "  --exe PATH           the word of the launch line that is the executable (default: found)\n"
@@ -72,8 +76,12 @@ static void usage(FILE *f)
                "  --socket PATH        the clients' socket on every host (default\n"
                "                       <cache base>/sheaf-ldjob.UID.PID/sock; %%r: the server's rank)\n"
                "  --server PATH        sheaf-ld-server on the hosts (default: next to sheaf-launch)\n"
-               "  --fgfs               the servers classify paths with the global file status: files on\n"
-               "                       node-local or well-distributed storage are read by the clients\n");
+               "  --copy-all           no classification: every file read once and sent to every node\n"
+               "                       (also node-local ones: only for trees identical everywhere;\n"
+               "                       alias --no-fgfs). Default: the servers classify each mount\n"
+               "                       point once at start-up with the global file status: node-local,\n"
+               "                       per-node and well-distributed files are read by each node\n"
+               "                       itself, unique ones from the root (--fgfs: the default)\n");
 }
 
 static int add_list(char *list, size_t cap, const char *v)
@@ -138,7 +146,9 @@ static int parse(int argc, char **argv, struct opts *o)
         } else if (VAL("--suffixes")) {
             if (add_list(o->suffixes, sizeof o->suffixes, v))
                 return -1;
-        } else if (!strcmp(a, "--strip=no"))
+        } else if (!strcmp(a, "--no-python-infer"))
+            o->no_infer = 1;
+        else if (!strcmp(a, "--strip=no"))
             o->strip = 0;
         else if (!strcmp(a, "--strip=yes") || !strcmp(a, "--strip"))
             o->strip = 1;
@@ -177,7 +187,9 @@ static int parse(int argc, char **argv, struct opts *o)
         else if (VAL("--server") && net_opt(o, a))
             o->net.server = v;
         else if (!strcmp(a, "--fgfs") && net_opt(o, a))
-            o->net.fgfs = 1;
+            o->net.copy_all = 0; /* the default */
+        else if ((!strcmp(a, "--copy-all") || !strcmp(a, "--no-fgfs")) && net_opt(o, a))
+            o->net.copy_all = 1;
         else if (!strcmp(a, "--stats"))
             o->stats = 1;
         else if (VAL("--stats-file"))
@@ -228,7 +240,26 @@ static int executable(const char *w)
     return 0;
 }
 
-/* index of the executable in the launch line, or -1 */
+/* how many words after a launcher's option are its values (issue 26: hydra's
+ * `-launcher-exec RSH` made RSH the executable); 0 for a flag or unknown
+ * (srun's -u and -s are flags: not listed, though env/timeout take values) */
+static int option_values(const char *w)
+{
+    static const char two[] = " -env -genv --mca -mca -gmca --gmca ";
+    static const char one[] = " -launcher -launcher-exec -bootstrap -bootstrap-exec -rsh --launch-agent -hosts -host "
+                              "--host -H -f -hostfile --hostfile -machinefile --machinefile -n -np --np -ppn --ppn -N "
+                              "--npernode -wdir --wdir -envlist -genvlist -rmk -iface -configfile -bind-to --bind-to "
+                              "-map-by --map-by --rank-by -x --prefix -p --partition -t -A --account -w --nodelist "
+                              "-c -o -e ";
+    char key[64];
+    if (strlen(w) > 60 || strchr(w, ' '))
+        return 0;
+    snprintf(key, sizeof key, " %s ", w);
+    return strstr(two, key) ? 2 : strstr(one, key) ? 1 : 0;
+}
+
+/* index of the executable in the launch line, or -1: the first executable
+ * word that is not a launcher, an option, an option's value or NAME=VALUE */
 static int find_exe(char **line, int n, const char *exe)
 {
     for (int i = 0; i < n; i++) {
@@ -237,7 +268,11 @@ static int find_exe(char **line, int n, const char *exe)
                 return i;
             continue;
         }
-        if (line[i][0] == '-' || strchr(line[i], '=') || is_launcher(line[i]))
+        if (line[i][0] == '-') {
+            i += option_values(line[i]);
+            continue;
+        }
+        if (strchr(line[i], '=') || is_launcher(line[i]))
             continue;
         if (executable(line[i]))
             return i;
@@ -452,6 +487,10 @@ static char **boot_line(const struct opts *o, char **line, int n, int at, char *
                 cmd[k++] = "--prefixes";
                 cmd[k++] = (char *)o->prefixes;
             }
+            if (o->pydirs[0]) {
+                cmd[k++] = "--pydirs";
+                cmd[k++] = (char *)o->pydirs;
+            }
             if (o->suffixes[0]) {
                 cmd[k++] = "--suffixes";
                 cmd[k++] = (char *)o->suffixes;
@@ -475,6 +514,8 @@ static void boot_env(const struct opts *o, const char *sock, const char *audit, 
     setenv(SHEAF_LOADER_ENV_TIMEOUT, tmo, 1);
     if (o->prefixes[0])
         setenv(SHEAF_LOADER_ENV_PREFIXES, o->prefixes, 1);
+    if (o->pydirs[0])
+        setenv(SHEAF_LOADER_ENV_PYDIRS, o->pydirs, 1);
     if (o->suffixes[0])
         setenv(SHEAF_LOADER_ENV_SUFFIXES, o->suffixes, 1);
     if (o->log)
@@ -537,6 +578,10 @@ int main(int argc, char **argv)
     pid_t server = -1;
     if (start_servers(&o, boot, across, &job, server_path, &server, sock, sizeof sock))
         return 2;
+    /* issue 26: a Python program without --python-prefix gets the directories CPython searches */
+    int exe_at = at >= 0 ? at : find_exe(line, n, o.exe);
+    if (!o.prefixes[0] && !o.no_infer && lpy_infer(line, n, exe_at, sock, o.timeout, o.pydirs, sizeof o.pydirs))
+        fprintf(stderr, "sheaf-launch: too many Python directories: the inferred --python-prefix list is cut\n");
     char tmo[32];
     snprintf(tmo, sizeof tmo, "%d", o.timeout);
     char **cmd = boot_line(&o, line, n, at, boot, across ? job.socket : sock, audit, tmo);

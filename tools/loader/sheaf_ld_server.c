@@ -32,8 +32,10 @@ static void usage(FILE *f)
                "  --strip=yes|no     copies of ELF files hold only their loaded extents (default yes)\n"
                "  --timeout MS       bound of every network wait (default 20000)\n"
                "  --watch-stdin      stop when stdin reaches its end (the launcher's rsh link closed)\n"
-               "  --fgfs             classify paths with the global file status at start-up (over the\n"
-               "                     overlay): node-local or well-distributed files are passed through\n");
+               "  --copy-all         no classification: every file through the overlay (alias\n"
+               "                     --no-fgfs). Default (--fgfs): classify the mount points with the\n"
+               "                     global file status at start-up (over the overlay): node-local,\n"
+               "                     per-node and well-distributed files are passed through\n");
 }
 
 static int env_rank(void)
@@ -143,7 +145,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--watch-stdin"))
             watch = 1;
         else if (!strcmp(a, "--fgfs"))
-            ov.fgfs = 1;
+            ov.copy_all = 0; /* the default */
+        else if (!strcmp(a, "--copy-all") || !strcmp(a, "--no-fgfs"))
+            ov.copy_all = 1;
         else {
             fprintf(stderr, "sheaf-ld-server: unknown option or missing value: %s\n", a);
             usage(stderr);

@@ -47,6 +47,7 @@ sys.path.insert(0, HERE)
 import ldbed_run  # noqa: E402
 import ldnodes  # noqa: E402
 import ldnodes_overlay  # noqa: E402
+import ldnodes_local  # noqa: E402
 
 BEDRSH = os.path.join(HERE, "bed-rsh")
 NOT_AVAILABLE = 3
@@ -323,8 +324,11 @@ def run(a):
     try:
         with ldnodes.Nodes(a.nodes, state, a.cache) as nodes:
             holders = [n["pid"] for n in nodes]
-            line = launch_line(a, man, mnt, envvars, nodes)
             env = ldnodes.env_for(state)
+            if a.node_local:
+                ldnodes_local.setup(a.work, nodes, BEDRSH, env)
+                envvars = ldnodes_local.env_vars(a.work, envvars)
+            line = launch_line(a, man, mnt, envvars, nodes)
             sampler = Sampler(nodes, a.cache)
             sampler.start()
             t0 = time.time_ns()
@@ -343,7 +347,7 @@ def run(a):
                 finish_overlay(a, ov, nodes, extra)
             os.kill(srv.pid, 10)  # SIGUSR1: the dump holds the run, not the teardown
             d = ldbed_run.wait_dump(dump, 1, srv)
-    except ldnodes.BedError as e:
+    except (ldnodes.BedError, ldnodes_local.LocalError) as e:
         err = str(e)
     finally:
         ldbed_run.unmount(mnt)
@@ -394,7 +398,9 @@ def run(a):
            "ramdisk_end_bytes": extra.get("ramdisk_end_bytes"),
            "servers_alive": extra.get("servers_alive"), "server_logs": extra.get("server_logs"),
            "t_servers_ready_s": extra.get("t_servers_ready_s"), "faults": extra["faults"], "loadavg": os.getloadavg()[0],
-           "stderr_tail": r.stderr[-3000:]}
+           "stderr_tail": r.stderr[-3000:],
+           "node_local": ldnodes_local.check(a.work, {int(x["pid"]) for x in rows})
+           if a.node_local else None}
     if a.json:
         with open(a.json, "a") as f:
             f.write(json.dumps(rec) + "\n")
@@ -420,6 +426,11 @@ def print_summary(rec):
         print("     files opened %d (max %d opens each), dirs listed %d (max %d listings each)"
               % (c["files_opened"], c["max_opens_per_file"], c["dirs_listed"],
                  c["max_listings_per_dir"]))
+    nl = rec.get("node_local")
+    if nl:
+        print("     node-local library: %s (%d drivers, %d reports, values %s, wrong %s)"
+              % ("each node its own" if nl["ok"] else "WRONG COPY", nl["drivers"], nl["reports"],
+                 " ".join(nl["values"]), nl["wrong"]))
 
 
 def main():
@@ -449,6 +460,10 @@ def main():
     p.add_argument("--json")
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--node-local", action="store_true",
+                   help="each node's own tmpfs at WORK/nodelocal with a library of its own, "
+                        "preloaded by the drivers (ldnodes_local.py): record whether each "
+                        "driver loaded its own node's (C driver)")
     a = p.parse_args()
     if not 1 <= a.nodes <= 64 or not 1 <= a.ppn <= 16 or a.latency_us < 0 or a.read_latency_us < 0:
         p.error("--nodes 1..64, --ppn 1..16, latencies >= 0")
