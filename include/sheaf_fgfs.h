@@ -210,8 +210,10 @@ SHEAF_API int sheaf_fgfs_is_unique(sheaf_fgfs_ctx *ctx, const char *path, int *a
 /* Do all processes see the same bytes at `path`? Always collective (also
  * in ASYNC mode). Unique -> 1 without I/O; otherwise exact grouping (1
  * reduce + 1 bcast of the group table), the representative of each group
- * hashes the file (XXH3-64, streamed), 1 reduce + 1 bcast of 24 bytes
- * compares the hashes. EIO names the path a representative could not read. */
+ * hashes the file (XXH3-64, streamed; a directory: its sorted entry names
+ * and types, doc/fgfs.md), 1 reduce + 1 bcast of 24 bytes compares the
+ * hashes. EIO names the path a representative could not read; EINVAL a
+ * path that is neither a regular file nor a directory (FIFO, device). */
 SHEAF_API int sheaf_fgfs_is_consistent(sheaf_fgfs_ctx *ctx, const char *path, int *answer);
 
 /* The parallel descriptor: processes that resolve `path` to the same name
