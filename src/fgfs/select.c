@@ -53,7 +53,7 @@ static int parse_site(const char *path, site *s)
         path = getenv("SHEAF_FGFS_SITE");
     if (!path || !*path)
         return 0;
-    int fd, orc = fgfs_open_input(path, "site parameters", 0, &fd);
+    int fd, orc = fgfs_open_input(path, "site parameter file", 0, &fd);
     if (orc)
         return orc;
     FILE *f = fdopen(fd, "r");
