@@ -195,6 +195,8 @@ typedef struct sheaf_fgfs_status {
     double servers; /* estimated distinct names (exact 1 when unique; 0 when fully local) */
     int all_local, any_local;
     int triage_level; /* 1: answered by the AND/min-max reduction, 2: by the Bloom filter */
+    int saturated;    /* 1: every bit of the Bloom filter was set (more names than it can count): servers is
+                         then a lower bound, the estimate for one bit unset (finite, always) */
 } sheaf_fgfs_status;
 
 /* Classify `path`. SYNC: collective, 1 reduce + 1 bcast of 32 bytes

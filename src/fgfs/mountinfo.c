@@ -184,7 +184,7 @@ int fgfs_open_input(const char *path, const char *what, int allow_dir, int *out)
         return fgfs_err(SHEAF_FGFS_EIO, "%s: cannot stat the %s: %s", path, what, strerror(e));
     }
     if (!S_ISREG(sb.st_mode) && !(allow_dir && S_ISDIR(sb.st_mode))) {
-        const char *t = S_ISFIFO(sb.st_mode)  ? "a FIFO"
+        const char *t = S_ISFIFO(sb.st_mode)   ? "a FIFO"
                         : S_ISSOCK(sb.st_mode) ? "a socket"
                         : S_ISCHR(sb.st_mode)  ? "a character device"
                         : S_ISBLK(sb.st_mode)  ? "a block device"

@@ -98,8 +98,8 @@ static void bcast_case(sheaf_comm *c, const char *name, size_t len, size_t maxle
         same = ((unsigned char *)buf)[i] == (unsigned char)(i * 7 + 3);
     CHECK(same, "%s: bcast of %zu bytes: wrong bytes", name, len);
     CHECK(n_allreduce - a0 == want_ar && n_bcast - b0 == want_bc,
-          "%s: bcast of %zu bytes: %ld MPI_Allreduce and %ld MPI_Bcast, want %ld and %ld", name, len,
-          n_allreduce - a0, n_bcast - b0, want_ar, want_bc);
+          "%s: bcast of %zu bytes: %ld MPI_Allreduce and %ld MPI_Bcast, want %ld and %ld", name, len, n_allreduce - a0,
+          n_bcast - b0, want_ar, want_bc);
     free(buf);
 }
 
@@ -117,8 +117,7 @@ static void collective_counts(sheaf_comm *c, const char *name)
         buf = big, l = sizeof big;
     long a0 = n_allreduce, b0 = n_bcast;
     int rc = sheaf_comm_bcast(c, &buf, &l, 50, 0);
-    CHECK(rc == SHEAF_COMM_ELIMIT && n_allreduce - a0 == 1 && n_bcast == b0, "%s: bcast over maxlen: rc %d", name,
-          rc);
+    CHECK(rc == SHEAF_COMM_ELIMIT && n_allreduce - a0 == 1 && n_bcast == b0, "%s: bcast over maxlen: rc %d", name, rc);
     /* all-reduce = the reduce's point-to-point tree + that one collective */
     const sheaf_comm_op op = {"concat", 64, cat_combine, NULL};
     char mine = (char)('a' + sheaf_comm_rank(c));

@@ -163,7 +163,6 @@ static void messages(void **state)
     assert_int_equal(fgfs_group_unpack(unsorted, sizeof unsorted, &t), -1);
 }
 
-
 /* the consistency digest of a directory: sorted entry names and types,
  * independent of the creation order and of the entries' contents; a FIFO is
  * refused at once with its name (never opened for a blocking read) */
