@@ -230,10 +230,56 @@ static int pick_fields(sheaf_ckpt *ck, const char *list, const int coord[3], int
     return TOOL_OK;
 }
 
+/* --points X,Y,Z: the three coordinate fields, all of *n elements */
+static int coord_fields(sheaf_ckpt *ck, const char *points, int coord[3], uint64_t *n)
+{
+    char buf[256];
+    const char *c[3];
+    if (split_list(points, buf, sizeof buf, c, 3) != 3) {
+        tool_err("--points: expected X,Y,Z (three field names), got '%s'", points);
+        return TOOL_USAGE;
+    }
+    for (int k = 0; k < 3; k++) {
+        sheaf_ckpt_field_info fi;
+        if ((coord[k] = sheaf_ckpt_field_index(ck, c[k])) < 0 || sheaf_ckpt_field(ck, coord[k], &fi)) {
+            tool_err("--points: no field '%s' in this checkpoint", c[k]);
+            return TOOL_FAIL;
+        }
+        if (k == 0)
+            *n = fi.count;
+        else if (fi.count != *n) {
+            tool_err("--points: coordinate field '%s' has %" PRIu64 " elements, '%s' has %" PRIu64, c[k], fi.count,
+                     c[0], *n);
+            return TOOL_FAIL;
+        }
+    }
+    return TOOL_OK;
+}
+
+/* every exported field: n elements, a VTK type, a name without white space */
+static int check_fields(sheaf_ckpt *ck, const int *sel, int nsel, uint64_t n, const char *what, int chosen)
+{
+    for (int i = 0; i < nsel; i++) {
+        sheaf_ckpt_field_info fi;
+        sheaf_ckpt_field(ck, sel[i], &fi);
+        if (fi.count != n) {
+            tool_err("field '%s' has %" PRIu64 " elements, the %s has %" PRIu64 " points%s", fi.name, fi.count, what, n,
+                     chosen ? "" : " (choose fields with -f)");
+            return TOOL_FAIL;
+        }
+        if (!vtk_type(fi.type) || strpbrk(fi.name, " \t\r\n\v\f")) {
+            tool_err("field '%s': %s", fi.name,
+                     vtk_type(fi.type) ? "a VTK array name cannot contain white space" : "unknown element type");
+            return TOOL_FAIL;
+        }
+    }
+    return TOOL_OK;
+}
+
 int ckpt_export_vtk(sheaf_ckpt *ck, const char *out, const char *dims, const char *points, const char *fields)
 {
     uint64_t d[3] = {0, 0, 0}, n = 0;
-    int coord[3] = {-1, -1, -1};
+    int coord[3] = {-1, -1, -1}, rc;
     if (!!dims == !!points) {
         tool_err("export --vtk needs exactly one of --dims NX,NY,NZ and --points X,Y,Z");
         return TOOL_USAGE;
@@ -243,49 +289,17 @@ int ckpt_export_vtk(sheaf_ckpt *ck, const char *out, const char *dims, const cha
         return TOOL_USAGE;
     }
     n = d[0] * d[1] * d[2];
-    if (points) {
-        char buf[256];
-        const char *c[3];
-        if (split_list(points, buf, sizeof buf, c, 3) != 3) {
-            tool_err("--points: expected X,Y,Z (three field names), got '%s'", points);
-            return TOOL_USAGE;
-        }
-        for (int k = 0; k < 3; k++) {
-            sheaf_ckpt_field_info fi;
-            if ((coord[k] = sheaf_ckpt_field_index(ck, c[k])) < 0 || sheaf_ckpt_field(ck, coord[k], &fi)) {
-                tool_err("--points: no field '%s' in this checkpoint", c[k]);
-                return TOOL_FAIL;
-            }
-            if (k == 0)
-                n = fi.count;
-            else if (fi.count != n) {
-                tool_err("--points: coordinate field '%s' has %" PRIu64 " elements, '%s' has %" PRIu64, c[k], fi.count,
-                         c[0], n);
-                return TOOL_FAIL;
-            }
-        }
-    }
+    if (points && (rc = coord_fields(ck, points, coord, &n)))
+        return rc;
     if (points && n > INT32_MAX) { /* legacy VTK cell indices are 32-bit ints */
         tool_err("--points: %" PRIu64 " points, more than a legacy VTK file can index (%d)", n, INT32_MAX);
         return TOOL_FAIL;
     }
-    int sel[256], nsel = 0, rc = pick_fields(ck, fields, coord, sel, &nsel);
-    if (rc)
+    int sel[256], nsel = 0;
+    if ((rc = pick_fields(ck, fields, coord, sel, &nsel)))
         return rc;
-    for (int i = 0; i < nsel; i++) { /* every check before the file is created */
-        sheaf_ckpt_field_info fi;
-        sheaf_ckpt_field(ck, sel[i], &fi);
-        if (fi.count != n) {
-            tool_err("field '%s' has %" PRIu64 " elements, the %s has %" PRIu64 " points%s", fi.name, fi.count,
-                     dims ? "grid (--dims)" : "point set (--points)", n, fields ? "" : " (choose fields with -f)");
-            return TOOL_FAIL;
-        }
-        if (!vtk_type(fi.type) || strpbrk(fi.name, " \t\r\n\v\f")) {
-            tool_err("field '%s': %s", fi.name,
-                     vtk_type(fi.type) ? "a VTK array name cannot contain white space" : "unknown element type");
-            return TOOL_FAIL;
-        }
-    }
+    if ((rc = check_fields(ck, sel, nsel, n, dims ? "grid (--dims)" : "point set (--points)", fields != NULL)))
+        return rc;
     int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
     FILE *f = fd < 0 ? NULL : fdopen(fd, "wb");
     if (!f) {
@@ -320,5 +334,7 @@ int ckpt_export_vtk(sheaf_ckpt *ck, const char *out, const char *dims, const cha
         tool_err("%s: write failed: %s", out, strerror(o.failed));
         rc = TOOL_FAIL;
     }
+    if (rc)
+        unlink(out); /* no half-written file left behind */
     return rc;
 }

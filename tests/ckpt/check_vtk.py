@@ -93,6 +93,8 @@ check_data("--points", data, ["T", "id", "mask"])
 msg = run("export", "--vtk", "--dims", "5,5,1", "-f", "T", "-o", os.path.join(tmp, "bad.vtk"), d, expect=1)
 if "'T'" not in msg or "24" not in msg or "25" not in msg:
     sys.exit(f"FAIL: --dims mismatch message: {msg}")
+if os.path.exists(os.path.join(tmp, "bad.vtk")):
+    sys.exit("FAIL: a refused export left bad.vtk behind")
 msg = run("export", "--vtk", "--dims", "4,3,2", "-o", os.path.join(tmp, "bad2.vtk"), d, expect=1)
 if "'short'" not in msg or " 5 " not in msg or "24" not in msg:
     sys.exit(f"FAIL: default fields with a 5-element one: {msg}")
