@@ -74,7 +74,8 @@ typedef struct sheaf_comm_ops {
     int (*size)(const sheaf_comm *c);
     int (*barrier)(sheaf_comm *c);
     /* root: *buf and *len in (len <= maxlen); others: *buf out (malloc'd,
-     * the caller frees) and *len out. */
+     * the caller frees) and *len out. maxlen is the same on every member.
+     * MPI: one MPI_Allreduce up to 4 KiB, else 2 MPI_Allreduce + 1 MPI_Bcast. */
     int (*bcast)(sheaf_comm *c, void **buf, size_t *len, size_t maxlen, int root);
     /* in/len from every member (len <= op->max_len); at root *out
      * (malloc'd) and *outlen receive the reduction, elsewhere *out = NULL. */

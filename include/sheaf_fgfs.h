@@ -195,6 +195,8 @@ typedef struct sheaf_fgfs_status {
     double servers; /* estimated distinct names (exact 1 when unique; 0 when fully local) */
     int all_local, any_local;
     int triage_level; /* 1: answered by the AND/min-max reduction, 2: by the Bloom filter */
+    int saturated;    /* 1: every bit of the Bloom filter was set (more names than it can count): servers is
+                         then a lower bound, the estimate for one bit unset (finite, always) */
 } sheaf_fgfs_status;
 
 /* Classify `path`. SYNC: collective, 1 reduce + 1 bcast of 32 bytes
@@ -210,8 +212,10 @@ SHEAF_API int sheaf_fgfs_is_unique(sheaf_fgfs_ctx *ctx, const char *path, int *a
 /* Do all processes see the same bytes at `path`? Always collective (also
  * in ASYNC mode). Unique -> 1 without I/O; otherwise exact grouping (1
  * reduce + 1 bcast of the group table), the representative of each group
- * hashes the file (XXH3-64, streamed), 1 reduce + 1 bcast of 24 bytes
- * compares the hashes. EIO names the path a representative could not read. */
+ * hashes the file (XXH3-64, streamed; a directory: its sorted entry names
+ * and types, doc/fgfs.md), 1 reduce + 1 bcast of 24 bytes compares the
+ * hashes. EIO names the path a representative could not read; EINVAL a
+ * path that is neither a regular file nor a directory (FIFO, device). */
 SHEAF_API int sheaf_fgfs_is_consistent(sheaf_fgfs_ctx *ctx, const char *path, int *answer);
 
 /* The parallel descriptor: processes that resolve `path` to the same name

@@ -39,6 +39,9 @@
 #                                                 Python C extension modules of its workloads
 #   python3-numpy                                 tests/ckpt: `sheaf ckpt extract --npy` output read
 #                                                 back with numpy.load (a real .npy reader)
+#   python3-meshio                                tests/ckpt (ckpt.tool.vtk): `sheaf ckpt export --vtk`
+#                                                 output opened by a real VTK reader (Debian's
+#                                                 python3, /usr/bin/python3, which the ckpt tests use)
 #   libhdf5-mpich-dev libhdf5-openmpi-dev         tests/mpiio (mpiio.hdf5): parallel HDF5 on its MPI-IO
 #   hdf5-tools                                    driver through libsheaf-mpiio-pmpi.so, for each MPI
 #                                                 (pkg-config hdf5-mpich / hdf5-openmpi); h5dump
@@ -52,7 +55,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
           clang libclang-rt-14-dev clang-format mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
           libxxhash-dev fio python3-matplotlib strace
-          libfuse3-dev fuse3 python3-dev gfortran python3-venv python3-numpy python3-pytest
+          libfuse3-dev fuse3 python3-dev gfortran python3-venv python3-numpy python3-pytest python3-meshio
           libhdf5-mpich-dev libhdf5-openmpi-dev hdf5-tools libsodium-dev)
 
 sudo=()

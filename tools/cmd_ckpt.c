@@ -6,8 +6,11 @@
  *   sheaf ckpt extract [-f FIELD] [--npy] -o OUT CKPT
  *                                      one field, all ranks in rank order, as raw
  *                                      little-endian elements or a .npy file
+ *   sheaf ckpt export --vtk (--dims NX,NY,NZ | --points X,Y,Z) [-f F,G] -o OUT.vtk CKPT
+ *                                      fields as a legacy VTK file (ckpt_vtk.c)
  * CKPT is a checkpoint directory (BASE/step-N), or BASE (the newest), or
  * BASE with --step N. Exit 0 OK, 1 failure (damaged, unreadable), 2 usage. */
+#include "ckpt_vtk.h"
 #include "common.h"
 #include "sheaf_ckpt_read.h"
 #include <errno.h>
@@ -20,8 +23,8 @@
 #include <unistd.h>
 
 typedef struct ck_opts {
-    const char *field, *out;
-    int npy, step_set;
+    const char *field, *out, *dims, *points;
+    int npy, step_set, vtk;
     unsigned long long step;
 } ck_opts;
 
@@ -30,6 +33,8 @@ static void usage(FILE *o)
     fprintf(o, "usage: sheaf ckpt list BASE\n"
                "       sheaf ckpt info|verify [--step N] CKPT\n"
                "       sheaf ckpt extract [--step N] [-f FIELD] [--npy] -o OUT CKPT\n"
+               "       sheaf ckpt export --vtk (--dims NX,NY,NZ | --points X,Y,Z) [--step N] [-f F,G,...]\n"
+               "                         -o OUT.vtk CKPT\n"
                "CKPT: a checkpoint directory BASE/step-N, or BASE (the newest, or --step N)\n");
 }
 
@@ -46,6 +51,15 @@ static int on_opt(int opt, const char *arg, void *x)
         return 0;
     case 'n':
         o->npy = 1;
+        return 0;
+    case 'V':
+        o->vtk = 1;
+        return 0;
+    case 'D':
+        o->dims = arg;
+        return 0;
+    case 'P':
+        o->points = arg;
         return 0;
     case 's':
         if (tool_parse_i64(arg, &v) || v < 0) {
@@ -239,11 +253,10 @@ int cmd_ckpt(int argc, char **argv)
         usage(stdout);
         return TOOL_OK;
     }
-    static const struct option lo[] = {{"field", required_argument, 0, 'f'},
-                                       {"npy", no_argument, 0, 'n'},
-                                       {"step", required_argument, 0, 's'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+    static const struct option lo[] = {{"field", required_argument, 0, 'f'},  {"npy", no_argument, 0, 'n'},
+                                       {"vtk", no_argument, 0, 'V'},          {"dims", required_argument, 0, 'D'},
+                                       {"points", required_argument, 0, 'P'}, {"step", required_argument, 0, 's'},
+                                       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     ck_opts o = {0};
     int first, rc = tool_getopt(argc - 1, argv + 1, "f:o:h", lo, on_opt, &o, usage, 1, 1, &first);
     if (rc < 0)
@@ -253,16 +266,23 @@ int cmd_ckpt(int argc, char **argv)
     const char *path = argv[1 + first];
     if (!strcmp(sub, "list"))
         return do_list(path);
-    int known = !strcmp(sub, "info") || !strcmp(sub, "verify") || !strcmp(sub, "extract");
-    if (!known || (!strcmp(sub, "extract") && !o.out)) {
-        tool_err(known ? "extract needs -o OUT" : "unknown ckpt command '%s'", sub);
+    int exp = !strcmp(sub, "export");
+    int known = !strcmp(sub, "info") || !strcmp(sub, "verify") || !strcmp(sub, "extract") || exp;
+    if (!known || ((!strcmp(sub, "extract") || exp) && !o.out) || (exp && !o.vtk)) {
+        if (!known)
+            tool_err("unknown ckpt command '%s'", sub);
+        else
+            tool_err(!o.out ? "%s needs -o OUT" : "export needs a format: --vtk", sub);
         usage(stderr);
         return TOOL_USAGE;
     }
     sheaf_ckpt *ck;
     if (open_ckpt(path, &o, &ck))
         return TOOL_FAIL;
-    rc = !strcmp(sub, "info") ? do_info(ck) : !strcmp(sub, "verify") ? do_verify(ck) : do_extract(ck, &o);
+    rc = !strcmp(sub, "info")     ? do_info(ck)
+         : !strcmp(sub, "verify") ? do_verify(ck)
+         : exp                    ? ckpt_export_vtk(ck, o.out, o.dims, o.points, o.field)
+                                  : do_extract(ck, &o);
     sheaf_ckpt_close(ck);
     return rc;
 }

@@ -3,8 +3,10 @@
  * MPI_ERRORS_RETURN. reduce: a binomial tree of point-to-point messages of
  * variable length (probe, then receive), each prefixed by one status byte so
  * that a failure below travels up to the root instead of leaving it
- * waiting; bcast: MPI_Bcast of the length, an MPI_Allreduce (all ranks have
- * the buffer?), then MPI_Bcast of the data. Uses only the
+ * waiting; bcast: one MPI_Allreduce (bitwise OR) of a fixed buffer that
+ * carries the length, "a member has no buffer" and up to 4 KiB of data
+ * (longer messages: then an agreement and one MPI_Bcast of the rest; see
+ * m_bcast). Uses only the
  * public header: a separate library, as any other implementation would be. */
 #include "sheaf_comm_mpi.h"
 #include <stdlib.h>
@@ -28,37 +30,78 @@ static int m_size(const sheaf_comm *c)
 }
 static int m_barrier(sheaf_comm *c) { return MPI_Barrier(*C(c)) != MPI_SUCCESS; }
 
+/* Messages up to EAGER bytes travel in the first (and only) collective. */
+#define EAGER ((size_t)4096)
+#define HDR 16 /* u64 length (~0: the root refused), u8 "a member has no buffer", padding */
+
+/* One collective for a message of at most min(maxlen, EAGER) bytes: an
+ * MPI_Allreduce with MPI_BOR over a fixed buffer {length, failure byte,
+ * data} to which the root contributes the length and the data and every
+ * other member zeros and its failure byte (no buffer for the result). A
+ * broadcast would deliver the data in the same ceil(log2 P) steps but could
+ * not tell the members that one of them failed: the OR does, so a member
+ * without memory fails the broadcast on every member. Longer messages: the
+ * same first exchange carries the length and the first bytes, then the
+ * members agree that all have a buffer for the rest (MPI_Allreduce MIN) and
+ * the rest follows in one MPI_Bcast. maxlen must be the same on every member
+ * (it sizes the first exchange). */
 static int m_bcast(sheaf_comm *c, void **buf, size_t *len, size_t maxlen, int root)
 {
     int me = m_rank(c);
-    unsigned long long l = me == root ? (unsigned long long)*len : 0;
-    if (me == root && (l > maxlen || l > MAXMSG))
-        l = ~0ull; /* tell the others it failed */
-    if (MPI_Bcast(&l, 1, MPI_UNSIGNED_LONG_LONG, root, *C(c)) != MPI_SUCCESS)
+    size_t cap = maxlen < EAGER ? maxlen : EAGER;
+    unsigned char in[HDR + EAGER], out[HDR + EAGER];
+    unsigned long long l = 0;
+    unsigned char *p = NULL;
+    memset(in, 0, HDR + cap);
+    if (me == root) {
+        l = (unsigned long long)*len;
+        if (l > maxlen || l > MAXMSG)
+            l = ~0ull; /* tell the others it failed */
+        else
+            memcpy(in + HDR, *buf, l < cap ? (size_t)l : cap);
+        memcpy(in, &l, sizeof l);
+    } else if (!(p = malloc(cap ? cap : 1)))
+        in[8] = 1;
+    if (MPI_Allreduce(in, out, (int)(HDR + cap), MPI_BYTE, MPI_BOR, *C(c)) != MPI_SUCCESS) {
+        free(p);
         return SHEAF_COMM_ECOMM;
-    if (l == ~0ull)
-        return SHEAF_COMM_ELIMIT;
-    void *p = me == root ? *buf : malloc(l ? (size_t)l : 1);
-    /* every rank must post the full count (a rank without its buffer inside
-     * the broadcast tree would leave the ranks below it waiting): the ranks
-     * agree first that all have it, and fail together otherwise */
-    int ok = p != NULL, all = 0;
-    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, *C(c)) != MPI_SUCCESS || !all) {
-        if (me != root)
-            free(p);
-        return all || !ok ? SHEAF_COMM_ENOMEM : SHEAF_COMM_ECOMM;
     }
-    if (l && MPI_Bcast(p, (int)l, MPI_BYTE, root, *C(c)) != MPI_SUCCESS)
-        ok = 0;
-    if (me != root) {
-        if (!ok) {
+    memcpy(&l, out, sizeof l);
+    if (l == ~0ull) {
+        free(p);
+        return SHEAF_COMM_ELIMIT;
+    }
+    if (out[8]) {
+        free(p);
+        return SHEAF_COMM_ENOMEM; /* a member had no buffer: every member fails */
+    }
+    if (l > cap) {
+        /* the rest: every member needs the whole buffer before it joins the
+         * broadcast tree (one without it would leave those below waiting) */
+        if (me != root) {
+            unsigned char *big = malloc((size_t)l);
+            if (big)
+                memcpy(big, out + HDR, cap);
+            free(p);
+            p = big;
+        }
+        int ok = me == root || p != NULL, all = 0;
+        if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, *C(c)) != MPI_SUCCESS || !all) {
+            free(p);
+            return all || !ok ? SHEAF_COMM_ENOMEM : SHEAF_COMM_ECOMM;
+        }
+        unsigned char *dst = me == root ? *buf : p;
+        if (MPI_Bcast(dst + cap, (int)(l - cap), MPI_BYTE, root, *C(c)) != MPI_SUCCESS) {
             free(p);
             return SHEAF_COMM_ECOMM;
         }
+    } else if (me != root && l)
+        memcpy(p, out + HDR, (size_t)l);
+    if (me != root) {
         *buf = p;
         *len = (size_t)l;
     }
-    return ok ? 0 : SHEAF_COMM_ECOMM;
+    return 0;
 }
 
 static int m_reduce(sheaf_comm *c, const void *in, size_t len, const sheaf_comm_op *op, void **out, size_t *outlen,

@@ -35,6 +35,9 @@ struct sheaf_fgfs_mounts {
     int nloops;
 };
 sheaf_fgfs_kind fgfs_kind_of(const char *fstype);
+/* Open path for reading, never blocking (FIFOs, devices): only a regular
+ * file, or a directory when allow_dir, else EINVAL naming path and what. */
+int fgfs_open_input(const char *path, const char *what, int allow_dir, int *out);
 /* Index of the mount that holds absolute normalised path p, -1 if none. */
 int fgfs_mount_lookup(const sheaf_fgfs_mounts *m, const char *p);
 
@@ -50,7 +53,11 @@ void fgfs_bloom_add(uint8_t *bits, size_t m, const char *name, size_t len);
 size_t fgfs_bloom_count(const uint8_t *bits, size_t m);
 double fgfs_bloom_estimate(size_t t, size_t m); /* maximum-likelihood n; HUGE_VAL when saturated */
 uint64_t fgfs_hash64(const void *p, size_t n);
-int fgfs_hash_file(const char *path, uint64_t *out); /* XXH3-64 of the contents; EIO names the path */
+/* XXH3-64 of a regular file's contents, or of a directory's sorted entry
+ * names and types (bounded below); anything else is EINVAL, EIO names the path */
+int fgfs_hash_file(const char *path, uint64_t *out);
+#define FGFS_DIR_MAX_ENTRIES 1000000
+#define FGFS_DIR_MAX_BYTES (64 << 20)
 
 /* ---- typed messages (msg.c); all little-endian, status first ---- */
 typedef struct fgfs_status_word {

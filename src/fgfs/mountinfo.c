@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const struct {
@@ -165,6 +166,41 @@ int sheaf_fgfs_mounts_parse(const char *text, size_t len, const char *origin, sh
     return SHEAF_FGFS_OK;
 }
 
+/* Open an input file for reading without ever blocking in open() (a FIFO
+ * or a device named by an environment variable would wait for a writer):
+ * O_NONBLOCK, then fstat; only a regular file (procfs files are regular) or,
+ * with allow_dir, a directory is accepted, else EINVAL naming the file and
+ * its type. O_NONBLOCK is cleared again (no effect on regular files). */
+int fgfs_open_input(const char *path, const char *what, int allow_dir, int *out)
+{
+    *out = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return fgfs_err(SHEAF_FGFS_EIO, "%s: cannot open the %s: %s", path, what, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb)) {
+        int e = errno;
+        close(fd);
+        return fgfs_err(SHEAF_FGFS_EIO, "%s: cannot stat the %s: %s", path, what, strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode) && !(allow_dir && S_ISDIR(sb.st_mode))) {
+        const char *t = S_ISFIFO(sb.st_mode)   ? "a FIFO"
+                        : S_ISSOCK(sb.st_mode) ? "a socket"
+                        : S_ISCHR(sb.st_mode)  ? "a character device"
+                        : S_ISBLK(sb.st_mode)  ? "a block device"
+                        : S_ISDIR(sb.st_mode)  ? "a directory"
+                                               : "not a regular file";
+        close(fd);
+        return fgfs_err(SHEAF_FGFS_EINVAL, "%s: the %s is %s, not a regular file%s", path, what, t,
+                        allow_dir ? " or a directory" : "");
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    *out = fd;
+    return SHEAF_FGFS_OK;
+}
+
 int sheaf_fgfs_mounts_load(sheaf_fgfs_mounts **out)
 {
     if (!out)
@@ -172,9 +208,9 @@ int sheaf_fgfs_mounts_load(sheaf_fgfs_mounts **out)
     const char *path = getenv("SHEAF_FGFS_MOUNTINFO");
     if (!path || !*path)
         path = "/proc/self/mountinfo";
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return fgfs_err(SHEAF_FGFS_EIO, "%s: cannot open: %s", path, strerror(errno));
+    int fd, rc0 = fgfs_open_input(path, "mount table", 0, &fd);
+    if (rc0)
+        return rc0;
     size_t cap = 65536, n = 0;
     char *buf = malloc(cap);
     int rc = SHEAF_FGFS_OK;

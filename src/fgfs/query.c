@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* level 2: OR of the Bloom filters, then the maximum-likelihood count */
-static int bloom_count(sheaf_fgfs_ctx *ctx, const char *uri, double *est)
+static int bloom_count(sheaf_fgfs_ctx *ctx, const char *uri, double *est, int *saturated)
 {
     fgfs_bloom_msg m = {{0, ctx->rank}, (uint32_t)ctx->bloom_bits, NULL};
     size_t len = fgfs_bloom_msg_len(m.mbits);
@@ -34,8 +34,13 @@ static int bloom_count(sheaf_fgfs_ctx *ctx, const char *uri, double *est)
     free(buf);
     if (!rc && fgfs_bloom_unpack(res, rl, &m))
         rc = fgfs_err(SHEAF_FGFS_ECOMM, "%s: malformed Bloom filter message", uri);
-    if (!rc && !(rc = fgfs_status_result(&m.st, ctx->rank, my, uri)))
-        *est = fgfs_bloom_estimate(fgfs_bloom_count(m.bits, m.mbits), m.mbits);
+    if (!rc && !(rc = fgfs_status_result(&m.st, ctx->rank, my, uri))) {
+        /* a full filter has an unbounded maximum-likelihood count: report
+         * the estimate for one bit unset, a lower bound, and say so */
+        size_t t = fgfs_bloom_count(m.bits, m.mbits);
+        *saturated = t >= m.mbits;
+        *est = fgfs_bloom_estimate(*saturated ? m.mbits - 1 : t, m.mbits);
+    }
     free(res);
     return rc;
 }
@@ -89,10 +94,12 @@ int fgfs_classify_uri(sheaf_fgfs_ctx *ctx, const char *uri, int local, int mycod
     if (max_level < 2)
         return SHEAF_FGFS_OK;
     double est = 0;
-    if ((rc = bloom_count(ctx, uri, &est)))
+    int sat = 0;
+    if ((rc = bloom_count(ctx, uri, &est, &sat)))
         return rc;
     st->servers = est < 2 ? 2 : est; /* level 1 saw two different names */
-    st->cls = st->servers >= ctx->cfg.well_threshold ? SHEAF_FGFS_WELL : SHEAF_FGFS_POORLY;
+    st->saturated = sat;
+    st->cls = sat || st->servers >= ctx->cfg.well_threshold ? SHEAF_FGFS_WELL : SHEAF_FGFS_POORLY;
     return SHEAF_FGFS_OK;
 }
 

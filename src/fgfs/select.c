@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 typedef struct site_param {
     char key[256];
@@ -52,9 +53,14 @@ static int parse_site(const char *path, site *s)
         path = getenv("SHEAF_FGFS_SITE");
     if (!path || !*path)
         return 0;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return fgfs_err(SHEAF_FGFS_EIO, "%s: cannot open the site parameters: %s", path, strerror(errno));
+    int fd, orc = fgfs_open_input(path, "site parameter file", 0, &fd);
+    if (orc)
+        return orc;
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return fgfs_err(SHEAF_FGFS_ENOMEM, "%s: cannot read the site parameters: %s", path, strerror(errno));
+    }
     char line[1024];
     int ln = 0, rc = 0;
     while (!rc && fgets(line, sizeof line, f)) {

@@ -182,6 +182,60 @@ static const char *opt_value(const char *opts, const char *key, size_t *len)
     return NULL;
 }
 
+/* the superblock options every FUSE mount has (the kernel's own): they say
+ * nothing about which file system is behind it */
+static int fuse_generic_opt(const char *o, size_t n)
+{
+    static const char *const g[] = {"rw",          "ro",       "user_id", "group_id", "default_permissions",
+                                    "allow_other", "max_read", "blksize", "fd",       "rootmode",
+                                    "sync",        "dirsync"};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) {
+        size_t l = strlen(g[i]);
+        if (n >= l && !strncmp(o, g[i], l) && (n == l || o[l] == '='))
+            return 1;
+    }
+    return 0;
+}
+
+/* fuse.SUBTYPE://FSNAME[,OPTION...][@dev-MAJ-MIN]: the fsname alone does not
+ * tell file systems apart (every DAOS dfuse mount is "dfuse"), so the
+ * superblock options other than the kernel's generic ones (e.g. pool=,
+ * container=) follow, sorted; when the fsname names no location (no ':',
+ * '@' or '/') and no such option is there, the mount's device number does
+ * (a new mount, e.g. another container at the same path, gets a new one). */
+static void fuse_name(sbuf *b, const fgfs_mount *e, const char *src)
+{
+    puts_(b, e->fstype);
+    puts_(b, "://");
+    puts_(b, src);
+    char tmp[1024];
+    size_t n = 0;
+    int k = 0;
+    for (const char *o = e->opts; o && *o;) {
+        const char *c = strchr(o, ',');
+        size_t l = c ? (size_t)(c - o) : strlen(o);
+        if (l && !fuse_generic_opt(o, l)) {
+            if (n + l + 2 > sizeof tmp || ++k > 32) { /* never a silently shortened name (sorted_list: 32) */
+                b->over = 1;
+                return;
+            }
+            if (n)
+                tmp[n++] = ',';
+            memcpy(tmp + n, o, l);
+            n += l;
+        }
+        o = c ? c + 1 : NULL;
+    }
+    if (n) {
+        puts_(b, ",");
+        sorted_list(b, tmp, n, ",");
+    } else if (!strpbrk(src, ":@/")) {
+        char dev[48];
+        snprintf(dev, sizeof dev, "@dev-%u-%u", e->dev_major, e->dev_minor);
+        puts_(b, dev);
+    }
+}
+
 /* backing file of an image mount, or NULL */
 static const char *backing_file(const sheaf_fgfs_mounts *m, const fgfs_mount *e, char *buf, size_t n)
 {
@@ -317,9 +371,7 @@ static int remote_uri(sbuf *b, const sheaf_fgfs_mounts *m, const fgfs_mount *e, 
             puts_(b, src);
         break;
     case SHEAF_FGFS_FUSE:
-        puts_(b, e->fstype); /* fuse.SUBTYPE://FSNAME */
-        puts_(b, "://");
-        puts_(b, src);
+        fuse_name(b, e, src);
         break;
     case SHEAF_FGFS_PANFS:
         puts_(b, "panfs://");

@@ -8,6 +8,7 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "sheaf_comm_mpi.h"
 
@@ -64,6 +65,75 @@ static void agree_case(sheaf_comm *c, const char *what, int fail1, int code1, in
           n_allreduce - a0, n_bcast - b0, want_ar);
 }
 
+/* the broadcast and the all-reduce: one collective (MPI_Allreduce, no
+ * MPI_Bcast) for a message of up to 4 KiB, the bytes exact; a longer one
+ * adds an agreement and one MPI_Bcast of the rest */
+static int cat_combine(const void *a, size_t alen, const void *b, size_t blen, void *out, size_t *outlen, void *arg)
+{
+    (void)arg;
+    if (alen + blen > 64)
+        return 1;
+    memcpy(out, a, alen);
+    memcpy((char *)out + alen, b, blen);
+    *outlen = alen + blen;
+    return 0;
+}
+
+static void bcast_case(sheaf_comm *c, const char *name, size_t len, size_t maxlen, long want_ar, long want_bc)
+{
+    int r = sheaf_comm_rank(c), root = sheaf_comm_size(c) - 1;
+    void *buf = NULL;
+    size_t l = 0;
+    if (r == root) {
+        buf = malloc(len ? len : 1);
+        for (size_t i = 0; i < len; i++)
+            ((unsigned char *)buf)[i] = (unsigned char)(i * 7 + 3);
+        l = len;
+    }
+    long a0 = n_allreduce, b0 = n_bcast;
+    int rc = sheaf_comm_bcast(c, &buf, &l, maxlen, root);
+    CHECK(rc == 0 && l == len, "%s: bcast of %zu bytes: rc %d, %zu bytes", name, len, rc, l);
+    int same = rc == 0;
+    for (size_t i = 0; same && i < len; i++)
+        same = ((unsigned char *)buf)[i] == (unsigned char)(i * 7 + 3);
+    CHECK(same, "%s: bcast of %zu bytes: wrong bytes", name, len);
+    CHECK(n_allreduce - a0 == want_ar && n_bcast - b0 == want_bc,
+          "%s: bcast of %zu bytes: %ld MPI_Allreduce and %ld MPI_Bcast, want %ld and %ld", name, len, n_allreduce - a0,
+          n_bcast - b0, want_ar, want_bc);
+    free(buf);
+}
+
+static void collective_counts(sheaf_comm *c, const char *name)
+{
+    bcast_case(c, name, 32, 32, 1, 0);
+    bcast_case(c, name, 0, 64, 1, 0);
+    bcast_case(c, name, 4096, 1 << 20, 1, 0);
+    bcast_case(c, name, 100000, 1 << 20, 2, 1);
+    /* a root over maxlen: every member fails, in one collective */
+    void *buf = NULL;
+    size_t l = 0;
+    char big[100];
+    if (sheaf_comm_rank(c) == 0)
+        buf = big, l = sizeof big;
+    long a0 = n_allreduce, b0 = n_bcast;
+    int rc = sheaf_comm_bcast(c, &buf, &l, 50, 0);
+    CHECK(rc == SHEAF_COMM_ELIMIT && n_allreduce - a0 == 1 && n_bcast == b0, "%s: bcast over maxlen: rc %d", name, rc);
+    /* all-reduce = the reduce's point-to-point tree + that one collective */
+    const sheaf_comm_op op = {"concat", 64, cat_combine, NULL};
+    char mine = (char)('a' + sheaf_comm_rank(c));
+    void *out = NULL;
+    size_t ol = 0;
+    a0 = n_allreduce, b0 = n_bcast;
+    rc = sheaf_comm_allreduce(c, &mine, 1, &op, &out, &ol);
+    int n = sheaf_comm_size(c), ok = rc == 0 && ol == (size_t)n;
+    for (int i = 0; ok && i < n; i++)
+        ok = ((char *)out)[i] == 'a' + i;
+    CHECK(ok, "%s: allreduce: rc %d, %zu bytes", name, rc, ol);
+    CHECK(n_allreduce - a0 == 1 && n_bcast == b0, "%s: allreduce: %ld MPI_Allreduce and %ld MPI_Bcast, want 1 and 0",
+          name, n_allreduce - a0, n_bcast - b0);
+    free(out);
+}
+
 static void cases(sheaf_comm *c, const char *name)
 {
     int n = sheaf_comm_size(c);
@@ -76,6 +146,7 @@ static void cases(sheaf_comm *c, const char *name)
     agree_case(c, what, n - 1, -3, n > 2 ? 1 : 0, 5); /* positive code of the lower rank wins */
     snprintf(what, sizeof what, "%s/rank 0 fails", name);
     agree_case(c, what, 0, -1, -1, 0);
+    collective_counts(c, name);
 }
 
 int main(int argc, char **argv)

@@ -10,6 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include "fgfs.h"
 
 static void estimator(void **state)
@@ -158,12 +163,70 @@ static void messages(void **state)
     assert_int_equal(fgfs_group_unpack(unsorted, sizeof unsorted, &t), -1);
 }
 
+/* the consistency digest of a directory: sorted entry names and types,
+ * independent of the creation order and of the entries' contents; a FIFO is
+ * refused at once with its name (never opened for a blocking read) */
+static void dir_digest(void **state)
+{
+    (void)state;
+    char a[64] = "/tmp/fgfs-dd-XXXXXX", b[64] = "/tmp/fgfs-dd-XXXXXX", p[200];
+    assert_non_null(mkdtemp(a));
+    assert_non_null(mkdtemp(b));
+    uint64_t ha = 1, hb = 2, h0 = 3;
+    assert_int_equal(fgfs_hash_file(a, &h0), 0); /* empty directory */
+    const char *names[] = {"x", "y", "sub"};
+    for (int i = 0; i < 3; i++) { /* a in one order, b in the other */
+        const char *n1 = names[i], *n2 = names[2 - i];
+        snprintf(p, sizeof p, "%s/%s", a, n1);
+        assert_int_equal(strcmp(n1, "sub") ? close(open(p, O_CREAT | O_WRONLY, 0644)) : mkdir(p, 0755), 0);
+        snprintf(p, sizeof p, "%s/%s", b, n2);
+        assert_int_equal(strcmp(n2, "sub") ? close(open(p, O_CREAT | O_WRONLY, 0644)) : mkdir(p, 0755), 0);
+    }
+    snprintf(p, sizeof p, "%s/x", b); /* contents of an entry are not part of the digest */
+    FILE *f = fopen(p, "w");
+    fputs("other bytes", f);
+    fclose(f);
+    assert_int_equal(fgfs_hash_file(a, &ha), 0);
+    assert_int_equal(fgfs_hash_file(b, &hb), 0);
+    assert_true(ha == hb && ha != h0);
+    /* same names, one type different: y a directory in b */
+    snprintf(p, sizeof p, "%s/y", b);
+    assert_int_equal(unlink(p), 0);
+    assert_int_equal(mkdir(p, 0755), 0);
+    assert_int_equal(fgfs_hash_file(b, &hb), 0);
+    assert_true(ha != hb);
+    /* one more entry */
+    snprintf(p, sizeof p, "%s/y", b);
+    assert_int_equal(rmdir(p), 0);
+    assert_int_equal(close(open(p, O_CREAT | O_WRONLY, 0644)), 0);
+    assert_int_equal(fgfs_hash_file(b, &hb), 0);
+    assert_true(ha == hb);
+    snprintf(p, sizeof p, "%s/z", b);
+    assert_int_equal(mkfifo(p, 0644), 0); /* an entry that is a FIFO is listed, not opened */
+    assert_int_equal(fgfs_hash_file(b, &hb), 0);
+    assert_true(ha != hb);
+    /* a FIFO itself: refused at once, naming it */
+    time_t t0 = time(NULL);
+    int rc = fgfs_hash_file(p, &hb);
+    assert_int_equal(rc, SHEAF_FGFS_EINVAL);
+    assert_true(time(NULL) - t0 < 3);
+    assert_non_null(strstr(sheaf_fgfs_last_error(), p));
+    assert_non_null(strstr(sheaf_fgfs_last_error(), "FIFO"));
+    /* a regular file still hashes its bytes, and not like a directory */
+    snprintf(p, sizeof p, "%s/x", b);
+    assert_int_equal(fgfs_hash_file(p, &hb), 0);
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", a, b);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(estimator),
         cmocka_unit_test(grouping),
         cmocka_unit_test(messages),
+        cmocka_unit_test(dir_digest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

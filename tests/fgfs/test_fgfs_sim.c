@@ -106,6 +106,8 @@ static int classify_proc(sheaf_fgfs_comm *world, int rank, void *arg)
     /* consistency: unique needs no I/O (the file does not even exist) */
     CHECK(sheaf_fgfs_is_consistent(ctx, opath, &a) == 0 && a == 1);
     CHECK(sheaf_fgfs_is_consistent(ctx, hpath, &a) == 0 && a == 1);
+    /* a directory served by two servers: its listing (names and types) is compared, not read as a file */
+    CHECK(sheaf_fgfs_is_consistent(ctx, sc->sn.half, &a) == 0 && a == 1);
     /* the group communicator: rank 0 of it is the representative */
     sheaf_fgfs_comm gc;
     CHECK(sheaf_fgfs_group_comm(ctx, hpath, &gc) == 0);

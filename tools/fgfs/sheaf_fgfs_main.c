@@ -4,9 +4,11 @@
  *   mpiexec -n P sheaf-fgfs [options] select --bytes N [--dist D] [--speed S] [--scal C]
  * Built without MPI it runs as one process. Output on rank 0, human or
  * --json; exit status 0, 1 (a query failed: message on stderr), 2 (usage). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "sheaf_fgfs.h"
 #ifdef SHEAF_FGFS_TOOL_MPI
 #include "sheaf_fgfs_mpi.h"
@@ -14,7 +16,10 @@
 
 typedef struct opts {
     int json, async, threshold, verbose;
-    const char *cmd, *site;
+    long sim; /* --sim P: P simulated processes in this one (0: MPI or one process) */
+    const char *cmd, *site, *sim_tables;
+    sheaf_fgfs_mounts **tables; /* --sim-tables: parsed once, shared by the simulated processes */
+    int ntables;
     sheaf_fgfs_criteria crit;
     int npaths;
     char **paths;
@@ -57,6 +62,9 @@ static void usage(FILE *o)
                "classify: fully/well/poorly distributed or unique; groups: processes sharing the path\n"
                "(number, size and representative of the groups); consistent: the same bytes everywhere;\n"
                "select: mounted file systems for a write of N bytes per process, best first.\n"
+               "--sim P [--sim-tables T0,T1,...]: run as P simulated processes in this one (no MPI), process r\n"
+               "on host HOST-r with mount table T(r mod n) (default: this process's), e.g. to try a query's\n"
+               "answer and cost for a cluster described by mount tables.\n"
                "Environment: SHEAF_FGFS_MOUNTINFO (mount table file), SHEAF_FGFS_HOST, SHEAF_FGFS_SITE.\n");
 }
 
@@ -127,10 +135,18 @@ static int parse(int argc, char **argv, opts *o)
             o->threshold = (int)t;
         } else if (!strcmp(argv[i], "--site") && i + 1 < argc)
             o->site = argv[++i];
+        else if (!strcmp(argv[i], "--sim") && i + 1 < argc) {
+            char *e = NULL;
+            long p = strtol(argv[++i], &e, 10);
+            if (e == argv[i] || *e || p < 1 || p > 1000000)
+                return -1;
+            o->sim = p;
+        } else if (!strcmp(argv[i], "--sim-tables") && i + 1 < argc)
+            o->sim_tables = argv[++i];
         else
             return -1;
     }
-    if (i >= argc)
+    if (i >= argc || (o->sim_tables && !o->sim))
         return -1;
     o->cmd = argv[i++];
     if (!strcmp(o->cmd, "select")) {
@@ -170,12 +186,18 @@ static int one_path(sheaf_fgfs_ctx *ctx, const opts *o, int rank, const char *pa
         sheaf_fgfs_status st;
         if ((rc = sheaf_fgfs_status_of(ctx, path, &st)))
             return rc;
+        /* JSON has no inf or nan: a count that is not finite is null */
+        char num[64] = "null";
+        if (isfinite(st.servers))
+            snprintf(num, sizeof num, "%.1f", st.servers);
         if (rank == 0 && o->json)
-            printf(
-                "%s\n  {\"path\": %s, \"class\": \"%s\", \"servers\": %.1f, \"all_local\": %d, \"triage_level\": %d}",
-                sep, js(path), cls_name(st.cls), st.servers, st.all_local, st.triage_level);
+            printf("%s\n  {\"path\": %s, \"class\": \"%s\", \"servers\": %s, \"servers_lower_bound\": %s, "
+                   "\"all_local\": %d, \"triage_level\": %d}",
+                   sep, js(path), cls_name(st.cls), num, st.saturated ? "true" : "false", st.all_local,
+                   st.triage_level);
         else if (rank == 0)
-            printf("%-40s %-19s servers~%.1f (triage level %d)\n", path, cls_name(st.cls), st.servers, st.triage_level);
+            printf("%-40s %-19s servers%s%s (triage level %d)\n", path, cls_name(st.cls), st.saturated ? ">=" : "~",
+                   num, st.triage_level);
     } else if (!strcmp(o->cmd, "groups")) {
         sheaf_fgfs_pardesc d;
         if ((rc = sheaf_fgfs_pardesc_of(ctx, path, &d)))
@@ -232,6 +254,18 @@ static int run(sheaf_fgfs_comm *comm, const opts *o)
     int rank = comm->ops->rank(comm);
     sheaf_fgfs_config cfg = {
         o->async ? SHEAF_FGFS_ASYNC : SHEAF_FGFS_SYNC, o->threshold, 0, 0, NULL, getenv("SHEAF_FGFS_HOST"), 0, o->site};
+    char host[300];
+    if (o->sim) { /* process r: host HOST-r, table r mod n */
+        char h[256] = "host";
+        if (cfg.host)
+            snprintf(h, sizeof h, "%s", cfg.host);
+        else if (gethostname(h, sizeof h) == 0)
+            h[sizeof h - 1] = 0;
+        snprintf(host, sizeof host, "%s-%d", h, rank);
+        cfg.host = host;
+        if (o->ntables)
+            cfg.mounts = o->tables[rank % o->ntables];
+    }
     sheaf_fgfs_ctx *ctx = NULL;
     int rc = sheaf_fgfs_init(comm, &cfg, &ctx);
     if (!rc && !strcmp(o->cmd, "select"))
@@ -252,9 +286,38 @@ static int run(sheaf_fgfs_comm *comm, const opts *o)
     return rc ? 1 : 0;
 }
 
-#ifndef SHEAF_FGFS_TOOL_MPI
-static int one_proc(sheaf_fgfs_comm *c, int rank, void *arg) { return run(c, arg); }
-#endif
+static int one_proc(sheaf_fgfs_comm *c, int rank, void *arg)
+{
+    (void)rank;
+    return run(c, arg);
+}
+
+/* --sim P: the query over P in-process processes; the tables are parsed once */
+static int run_sim(opts *o)
+{
+    int rc = 0;
+    if (o->sim_tables) {
+        char *list = strdup(o->sim_tables), *save = NULL;
+        o->tables = calloc(strlen(o->sim_tables) + 1, sizeof *o->tables);
+        if (!list || !o->tables)
+            rc = 1, fprintf(stderr, "sheaf-fgfs: out of memory\n");
+        for (char *t = list ? strtok_r(list, ",", &save) : NULL; t && !rc; t = strtok_r(NULL, ",", &save)) {
+            /* through the library's own loader: the same checks (regular file, bounds) */
+            if (setenv("SHEAF_FGFS_MOUNTINFO", t, 1) || sheaf_fgfs_mounts_load(&o->tables[o->ntables])) {
+                fprintf(stderr, "sheaf-fgfs: --sim-tables: %s\n", sheaf_fgfs_last_error());
+                rc = 1;
+            } else
+                o->ntables++;
+        }
+        free(list);
+    }
+    if (!rc) /* 32 KiB stacks: 10^5 processes in ~1 GB */
+        rc = sheaf_fgfs_sim_run((int)o->sim, o->sim > 1000 ? 32 : 0, one_proc, o, NULL) ? 1 : 0;
+    for (int i = 0; i < o->ntables; i++)
+        sheaf_fgfs_mounts_free(o->tables[i]);
+    free(o->tables);
+    return rc;
+}
 
 int main(int argc, char **argv)
 {
@@ -267,6 +330,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (o.sim)
+        return run_sim(&o);
 #ifdef SHEAF_FGFS_TOOL_MPI
     MPI_Init(&argc, &argv);
     sheaf_fgfs_comm comm;
