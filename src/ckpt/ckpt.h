@@ -121,6 +121,11 @@ double ck_now(void);
  * 0, or ETIMEDOUT (context broken) with a message naming `what`. */
 int ck_waitall(sheaf_ckpt_ctx *c, int n, MPI_Request *reqs, const char *what);
 int ck_options(ck_cfg *cfg, const char *opts, char *err, size_t n);
+/* the declared fields' fingerprint (names, types, order) */
+uint64_t ck_fields_fp(const sheaf_ckpt_ctx *c);
+/* First write: every rank of comm declared the same fields (bounded wait;
+ * sets c->checked). 0, EINVAL (message set) or ETIMEDOUT. */
+int ck_check_fields(sheaf_ckpt_ctx *c, MPI_Comm comm);
 uint64_t ck_first(uint64_t g, uint64_t n, uint64_t k); /* first of group g of k over n */
 int ck_group_of(uint64_t r, uint64_t n, uint64_t k);
 /* Test hook (SHEAF_CKPT_FAULT): 0, or the fault's effect for this rank/step. */

@@ -225,26 +225,6 @@ static int slot_test(sheaf_ckpt_ctx *c, ck_slot *s, int *rc)
     return 1;
 }
 
-/* First write: every rank declared the same fields (names, types, order). */
-static int check_fields(sheaf_ckpt_ctx *c)
-{
-    uint64_t fp = CKF_HASH_SEED + (uint64_t)c->nfields;
-    for (int f = 0; f < c->nfields; f++) {
-        fp = ckf_hash(c->fields[f].name, strlen(c->fields[f].name), fp);
-        fp = ckf_hash(&c->fields[f].type, sizeof c->fields[f].type, fp);
-    }
-    int64_t v[2] = {(int64_t)(fp >> 1), -(int64_t)(fp >> 1)}, m[2];
-    MPI_Request r;
-    MPI_Iallreduce(v, m, 2, MPI_INT64_T, MPI_MAX, c->comm, &r);
-    int rc = ck_waitall(c, 1, &r, "comparing the declared fields");
-    if (rc)
-        return rc;
-    c->checked = 1;
-    if (m[0] != -m[1])
-        return ck_fail(c, EINVAL, "the ranks declared different fields (names, types or order)");
-    return 0;
-}
-
 /* Earlier steps (rbio): the older one completed, the previous one tested.
  * The first failure is returned. */
 static int settle_earlier(sheaf_ckpt_ctx *c)
@@ -266,7 +246,9 @@ static int ckpt_write(sheaf_ckpt_ctx *c, uint64_t step)
     int err = settle_earlier(c); /* reported now, but this step still runs */
     if (c->broken)
         return err ? err : EIO;
-    int rc = c->checked ? 0 : check_fields(c);
+    /* the declared fields compared at the first write; rbio through shared windows: by the
+     * writers (with their workers' fingerprints in the slots), never a wait of the workers */
+    int rc = c->checked || shm_mode(c) ? 0 : ck_check_fields(c, c->comm);
     if (!rc && c->have_last && step <= c->last_step)
         rc = ck_fail(c, EINVAL, "step %" PRIu64 " is not after the last one (%" PRIu64 ")", step, c->last_step);
     for (int i = 0; !rc && i < 2; i++)

@@ -267,6 +267,8 @@ static int writer_write(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
     char dummy[8];
     if (!msg) /* the directory could not be made: receive and drop the data */
         msg = dummy, mn = sizeof dummy, rc = rc ? rc : ECANCELED;
+    if (rb->shm.on && !rc && !c->checked && ck_check_fields(c, rb->wcomm)) /* the writers' fields */
+        rc = c->broken ? ETIMEDOUT : EINVAL, snprintf(msg, mn, "%s", c->err);
     if (rb->shm.on && counts && foff) { /* shared window: polled, no MPI */
         int hr = ck_shm_take(c, step, c->seq, counts, sums, foff, rc, msg, mn);
         rc = rc ? rc : hr;
@@ -309,8 +311,8 @@ static int writer_write(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
             snprintf(path, sizeof path, "%s/rbio-%05d.ckpt", tmp, (int)k);
             rc = ck_write_shared(c, rb->fcomm, step, path, &p, f0, (uint32_t)(f1 - f0), msg, mn);
         }
-    } else if (!rc)
-        rc = all, snprintf(msg, mn, "rbio: failed on another writer");
+    } /* else another writer failed: nothing written here; its code and message are the step's
+       * (gathered to rank 0 with this writer's 0), not a "failed elsewhere" of a lower rank */
     c->st.bytes = 0;
     for (uint32_t f = 0; f < nf; f++)
         c->st.bytes += c->fields[f].count * c->fields[f].es;

@@ -35,7 +35,7 @@ enum {
     SL_RES = 192,  /* 2 x RES_SZ */
     RES_SZ = 8 + 256,
     SL_HDR = 1024,
-    HDR_FIX = 48,
+    HDR_FIX = 56, /* ... and the fields' fingerprint at 48 */
     SL_DATA = SL_HDR + HDR_FIX + 16 * CKF_MAX_FIELDS + 4096 - ((SL_HDR + HDR_FIX + 16 * CKF_MAX_FIELDS) % 4096),
 };
 #define SLOT_MAX (64ull << 20)
@@ -193,6 +193,8 @@ int ck_shm_put(sheaf_ckpt_ctx *c, uint64_t step, uint64_t seq, char *msg, size_t
     ckf_put_u64(h + 8, seq);
     ckf_put_u64(h + 16, nf);
     ckf_put_u64(h + 24, total);
+    ckf_put_u64(h + 48, ck_fields_fp(c));
+    c->checked = 1;                                      /* compared by the writer */
     uint64_t room = s->slotsz - SL_DATA, off = 0, x = 0; /* x: bytes of field f done */
     uint32_t f = 0;
     ckf_hstate hs;
@@ -284,6 +286,23 @@ static int layout(sheaf_ckpt_ctx *c, const uint64_t *counts, uint64_t *foff, uin
     return 0;
 }
 
+/* a worker's first piece: its fields and step those of the writer?
+ * 0, EINVAL (other fields) or EPROTO (a header out of sequence) */
+static int header_rc(sheaf_ckpt_ctx *c, const unsigned char *h, uint64_t step, uint64_t seq, int wr, char *msg,
+                     size_t mn)
+{
+    if (ckf_get_u64(h) != step || ckf_get_u64(h + 8) != seq || ckf_get_u64(h + 32) != 0)
+        return msg ? snprintf(msg, mn, "rbio writer: bad header from rank %d", wr) : 0, EPROTO;
+    if (ckf_get_u64(h + 48) != ck_fields_fp(c))
+        return msg ? snprintf(msg, mn,
+                              "the ranks declared different fields (names, types or order): "
+                              "rank %d and its writer %d",
+                              wr, c->rank)
+                   : 0,
+               EINVAL;
+    return 0;
+}
+
 /* the writer's wait for the first worker not done timed out */
 static int take_timeout(sheaf_ckpt_ctx *c, const char *stage, char *msg, size_t mn)
 {
@@ -332,13 +351,11 @@ int ck_shm_take(sheaf_ckpt_ctx *c, uint64_t step, uint64_t seq, uint64_t *counts
                 continue; /* nothing new, or data before every header is known */
             if (stage[i] == 0) {
                 tot[i] = ckf_get_u64(h + 24);
-                if (ckf_get_u64(h) != step || ckf_get_u64(h + 8) != seq || ckf_get_u64(h + 16) != (uint64_t)nf ||
-                    ckf_get_u64(h + 32) != 0) {
-                    if (!rc)
-                        rc = EPROTO, snprintf(msg, mn, "rbio writer: bad header from rank %d", rb->gfirst + 1 + i);
+                int hr = header_rc(c, h, step, seq, rb->gfirst + 1 + i, rc ? NULL : msg, mn);
+                rc = rc ? rc : hr;
+                if (hr == EPROTO)
                     tot[i] = 0;
-                }
-                for (int f = 0; f < nf; f++)
+                for (int f = 0; !rc && f < nf; f++)
                     counts[(size_t)f * G + 1 + i] = ckf_get_u64(h + HDR_FIX + 16 * (size_t)f);
                 stage[i] = 1, hdrs++, progress = 1;
                 if (hdrs == nw && !rc)

@@ -19,6 +19,7 @@
  * np - ng ranks, otherwise np. Prints "ckpt_async_test: OK" on rank 0. */
 #define _DEFAULT_SOURCE
 #include "sheaf_ckpt.h"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,23 @@ int main(int argc, char **argv)
     MPI_Allgather(&ni, 1, MPI_UINT64_T, ci, 1, MPI_UINT64_T, MPI_COMM_WORLD);
     CHECK(!sheaf_ckpt_declare(c, "u", SHEAF_CKPT_F64, nu, u, NULL), "declare u");
     CHECK(!sheaf_ckpt_declare(c, "id", SHEAF_CKPT_I64, ni, id, NULL), "declare id");
+    if (atoi(arg(argc, argv, "mismatch", "0"))) { /* the last rank (a worker) declares one more field */
+        if (rank == np - 1)
+            CHECK(!sheaf_ckpt_declare(c, "extra", SHEAF_CKPT_U8, 0, NULL, NULL), "declare extra");
+        int rc = sheaf_ckpt_write(c, 1); /* workers: 0 here, the failure at the wait */
+        if (!rc)
+            rc = sheaf_ckpt_wait(c);
+        CHECK(rc == -EINVAL && strstr(sheaf_ckpt_error(c), "different fields"), "mismatched fields: %d %s", rc,
+              sheaf_ckpt_error(c));
+        uint64_t latest = 0;
+        CHECK(sheaf_ckpt_latest(base, &latest) == -ENOENT, "nothing listed after the refused step");
+        CHECK(!sheaf_ckpt_finalize(&c), "finalize after a refused step: %s", sheaf_ckpt_errmsg());
+        if (rank == 0)
+            printf("ckpt_async_test: OK np=%d opts=%s: mismatched fields refused with -EINVAL on every rank\n", np,
+                   opts);
+        MPI_Finalize();
+        return 0;
+    }
     int late = 0;
     double worst = 0, tstart = now();
     for (int k = 1; k <= steps; k++) {
