@@ -267,12 +267,15 @@ static int writer_write(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
     char dummy[8];
     if (!msg) /* the directory could not be made: receive and drop the data */
         msg = dummy, mn = sizeof dummy, rc = rc ? rc : ECANCELED;
-    if (rb->shm.on && !rc && !c->checked && ck_check_fields(c, rb->wcomm)) /* the writers' fields */
-        rc = c->broken ? ETIMEDOUT : EINVAL, snprintf(msg, mn, "%s", c->err);
+    if (rb->shm.on && !c->checked) { /* every writer, whatever its code: the same collectives */
+        int fr = ck_check_fields(c, rb->wcomm);
+        if (fr && !rc)
+            rc = fr, snprintf(msg, mn, "%s", c->err);
+    }
     if (rb->shm.on && counts && foff) { /* shared window: polled, no MPI */
         int hr = ck_shm_take(c, step, c->seq, counts, sums, foff, rc, msg, mn);
         rc = rc ? rc : hr;
-    } else if (!rc || rc == ECANCELED) {
+    } else if (!rb->shm.on && (!rc || rc == ECANCELED)) {
         int hr = recv_headers(c, step, counts, sums, msg, mn);
         rc = rc ? rc : hr;
     }
