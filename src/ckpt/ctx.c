@@ -51,6 +51,7 @@ static int set_option(ck_cfg *cfg, const char *k, const char *v, char *err, size
         cfg->sion_container = !strcmp(v, "sion");
     } else if (!strcmp(k, "slot")) {
         cfg->slot = parse_bytes(v, &ok);
+        ok = ok && cfg->slot <= (1ull << 40); /* a window's size is an MPI_Aint */
     } else if (!strcmp(k, "buffer")) {
         cfg->buffer = parse_bytes(v, &ok);
     } else if (!strcmp(k, "timeout")) {

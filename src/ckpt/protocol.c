@@ -179,8 +179,8 @@ static int slot_result(sheaf_ckpt_ctx *c, ck_slot *s)
 {
     s->active = 0;
     s->res.msg[sizeof s->res.msg - 1] = 0;
-    if (shm_mode(c) && c->rb.role == SHEAF_CKPT_WORKER && s->res.rc == ETIMEDOUT)
-        c->broken = 1; /* its writer is: the context is unusable on every rank of the group */
+    if (shm_mode(c) && s->res.rc == ETIMEDOUT)
+        c->broken = 1; /* a rank timed out: the context is unusable on every rank (and its window stays) */
     if (s->res.rc)
         return ck_fail(c, s->res.rc, "checkpoint step %" PRIu64 " failed on rank %d: %s", s->step, s->res.rank,
                        s->res.msg);

@@ -289,10 +289,14 @@ static int writer_write(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
     /* the writers agree before any collective write */
     int all = rc;
     MPI_Request r;
-    if (!c->broken) {
+    if (!c->broken || rb->shm.on) { /* shm: the step's gather follows on the same communicator,
+                                      * so a writer that timed out still takes part (no mismatch) */
+        int was = c->broken;
         MPI_Iallreduce(&rc, &all, 1, MPI_INT, MPI_MAX, rb->wcomm, &r);
-        if (ck_waitall(c, 1, &r, "rbio: agreement among the writers"))
+        if (ck_waitall(c, 1, &r, "rbio: agreement among the writers") && !was)
             all = rc = ETIMEDOUT, snprintf(msg, mn, "%s", c->err);
+        else if (was)
+            all = all ? all : rc;
     }
     if (!all) {
         for (uint32_t f = 0; f < nf; f++)

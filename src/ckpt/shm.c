@@ -150,17 +150,23 @@ void ck_shm_free(sheaf_ckpt_ctx *c, int broken)
 {
     ck_shm *s = &c->rb.shm;
     if (s->win != MPI_WIN_NULL) {
-        int ok = !broken, all = 0, done = 0;
+        /* on the heap: a request left pending (a peer never came) keeps its buffer, leaked on purpose */
+        int *v = malloc(2 * sizeof *v), done = 0;
         MPI_Request r;
         double end = ck_now() + c->cfg.timeout;
         long ns = 20000;
-        if (MPI_Iallreduce(&ok, &all, 1, MPI_INT, MPI_MIN, s->gcomm, &r) == MPI_SUCCESS)
-            while (MPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done && ck_now() < end)
-                nap(&ns);
-        if (done && all) {
+        if (v) {
+            v[0] = !broken, v[1] = 0;
+            if (MPI_Iallreduce(v, v + 1, 1, MPI_INT, MPI_MIN, s->gcomm, &r) == MPI_SUCCESS)
+                while (MPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done && ck_now() < end)
+                    nap(&ns);
+        }
+        if (done && v[1] == 1 && !broken) {
             MPI_Win_free(&s->win);
             MPI_Comm_free(&s->gcomm);
         }
+        if (done)
+            free(v);
         s->win = MPI_WIN_NULL;
         s->gcomm = MPI_COMM_NULL;
     }

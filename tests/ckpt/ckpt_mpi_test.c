@@ -275,7 +275,8 @@ static int badinput(const char *base)
                          "buffer=12X",
                          "strategy=rbio,dedicated=1,ng=999",
                          "strategy=rbio,handoff=bogus",
-                         "strategy=rbio,slot=1Q"};
+                         "strategy=rbio,slot=1Q",
+                         "strategy=rbio,slot=99999999G"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = sheaf_ckpt_init(MPI_COMM_WORLD, base, "t", bad[i], &c);
         CHECK(rc == -EINVAL && c == NULL, "options '%s' gave %d", bad[i], rc);
