@@ -56,7 +56,8 @@ enum sheaf_ckpt_role { SHEAF_CKPT_RANK = 0, SHEAF_CKPT_WORKER = 1, SHEAF_CKPT_WR
 /* Time spent in the last sheaf_ckpt_write and sheaf_ckpt_wait of this rank. */
 typedef struct sheaf_ckpt_stats {
     double blocked_s;   /* inside the last sheaf_ckpt_write */
-    double perceived_s; /* rbio workers: from entering write until the Isends returned */
+    double perceived_s; /* rbio workers: copying (shared window: the copy into the slot, without waits for
+                         * the writer; send mode: from entering write until the Isends returned) */
     double wait_s;      /* inside the last sheaf_ckpt_wait (or the commit of the previous step) */
     double io_s;        /* writers: open + write + sync + close of the last step */
     uint64_t bytes;     /* this rank's bytes of the last step */
@@ -76,8 +77,9 @@ SHEAF_API int sheaf_ckpt_declare(sheaf_ckpt_ctx *ctx, const char *name, int type
 SHEAF_API int sheaf_ckpt_update(sheaf_ckpt_ctx *ctx, int index, uint64_t count, const void *data);
 /* Collective: checkpoint `step` (steps increase). fpp, coio, sion: returns
  * when committed and durable. rbio: workers return once their data are
- * copied and sent (MPI_Isend); rank 0 commits when every writer is done; the
- * other ranks learn the result at a later write or at sheaf_ckpt_wait. */
+ * copied out of the fields (into their slot of a shared window, or sent with
+ * MPI_Isend); rank 0 commits when every writer is done; the other ranks
+ * learn the result at a later write or at sheaf_ckpt_wait. */
 SHEAF_API int sheaf_ckpt_write(sheaf_ckpt_ctx *ctx, uint64_t step);
 /* Collective: complete and commit the pending checkpoint; on return 0 it is
  * listed, and durable when durable=1. */
