@@ -8,8 +8,9 @@
  *   coio  MPI-IO split-collective writes (write_at_all_begin/end) into nf
  *         files, ranks in nf contiguous groups, ROMIO hints passed through
  *   rbio  ranks split into ng groups; each group's first rank is its writer
- *         (dedicated, or also carrying its own data); workers send their data
- *         with MPI_Isend from a double buffer and return; writers reorder into
+ *         (dedicated, or also carrying its own data); workers copy their data
+ *         into a shared-memory slot (writer on their node) or MPI_Isend them
+ *         from a double buffer, and return; writers reorder into
  *         field order and write nf = ng files (one per writer) or nf < ng
  *         (collective among the writers of a file), or a sheaf container
  *   sion  each rank's data as its task in a sheaf (SIONlib) container
@@ -23,6 +24,8 @@
  *   subdirs=N (fpp)  keep=N (complete checkpoints kept, 0 = all; default 0)
  *   hint.NAME=VALUE (an MPI_Info hint for the MPI-IO files, e.g.
  *   hint.romio_cb_write=enable)
+ *   handoff=auto|shm|send (rbio: workers hand their data to a writer on their
+ *   node through a shared window, auto = wherever every group is on one node)
  *
  * Commit: a checkpoint is written into <base>/step-<N>.tmp and renamed to
  * <base>/step-<N> with its manifest only when every rank succeeded; the
@@ -53,7 +56,8 @@ enum sheaf_ckpt_role { SHEAF_CKPT_RANK = 0, SHEAF_CKPT_WORKER = 1, SHEAF_CKPT_WR
 /* Time spent in the last sheaf_ckpt_write and sheaf_ckpt_wait of this rank. */
 typedef struct sheaf_ckpt_stats {
     double blocked_s;   /* inside the last sheaf_ckpt_write */
-    double perceived_s; /* rbio workers: from entering write until the Isends returned */
+    double perceived_s; /* rbio workers: copying (shared window: the copy into the slot, without waits for
+                         * the writer; send mode: from entering write until the Isends returned) */
     double wait_s;      /* inside the last sheaf_ckpt_wait (or the commit of the previous step) */
     double io_s;        /* writers: open + write + sync + close of the last step */
     uint64_t bytes;     /* this rank's bytes of the last step */
@@ -73,8 +77,9 @@ SHEAF_API int sheaf_ckpt_declare(sheaf_ckpt_ctx *ctx, const char *name, int type
 SHEAF_API int sheaf_ckpt_update(sheaf_ckpt_ctx *ctx, int index, uint64_t count, const void *data);
 /* Collective: checkpoint `step` (steps increase). fpp, coio, sion: returns
  * when committed and durable. rbio: workers return once their data are
- * copied and sent (MPI_Isend); rank 0 commits when every writer is done; the
- * other ranks learn the result at a later write or at sheaf_ckpt_wait. */
+ * copied out of the fields (into their slot of a shared window, or sent with
+ * MPI_Isend); rank 0 commits when every writer is done; the other ranks
+ * learn the result at a later write or at sheaf_ckpt_wait. */
 SHEAF_API int sheaf_ckpt_write(sheaf_ckpt_ctx *ctx, uint64_t step);
 /* Collective: complete and commit the pending checkpoint; on return 0 it is
  * listed, and durable when durable=1. */
@@ -86,6 +91,23 @@ SHEAF_API int sheaf_ckpt_finalize(sheaf_ckpt_ctx **ctx);
 SHEAF_API int sheaf_ckpt_latest_mpi(MPI_Comm comm, const char *base, uint64_t *step);
 
 SHEAF_API int sheaf_ckpt_role(const sheaf_ckpt_ctx *ctx);
+/* The compute ranks, for the application's own communication: with rbio
+ * and dedicated=1 every rank but the dedicated writers (MPI_COMM_NULL on
+ * those), otherwise all ranks of the context (a communicator of its own, in
+ * rank order). Valid until sheaf_ckpt_finalize; do not free it. */
+SHEAF_API MPI_Comm sheaf_ckpt_compute_comm(const sheaf_ckpt_ctx *ctx);
+/* How this rank's rbio data reach its writer (doc/ckpt.md, "Asynchrony"):
+ * SHM through a shared window (writer on the same node: no MPI call needed),
+ * THREAD MPI_Isend moved by the library's progress thread (the MPI was
+ * initialised with MPI_THREAD_MULTIPLE), SEND MPI_Isend that moves when this
+ * rank next enters MPI; NONE: not rbio. The same on a writer as its group. */
+enum sheaf_ckpt_handoff {
+    SHEAF_CKPT_HANDOFF_NONE = 0,
+    SHEAF_CKPT_HANDOFF_SHM = 1,
+    SHEAF_CKPT_HANDOFF_THREAD = 2,
+    SHEAF_CKPT_HANDOFF_SEND = 3
+};
+SHEAF_API int sheaf_ckpt_handoff(const sheaf_ckpt_ctx *ctx);
 SHEAF_API const char *sheaf_ckpt_strategy_name(const sheaf_ckpt_ctx *ctx);
 SHEAF_API void sheaf_ckpt_get_stats(const sheaf_ckpt_ctx *ctx, sheaf_ckpt_stats *st);
 /* Message of the last failure of this context ("" if none). A failed

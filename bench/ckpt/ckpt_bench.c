@@ -1,14 +1,20 @@
 /* ckpt_bench.c - sheaf-ckpt-bench: checkpoint strategies of libsheaf_ckpt
- * measured as the NekCEM study does (bench/RESULTS.md, "Checkpoints").
- * In one run, for every repetition, the strategies in turn (interleaved):
- * `steps` checkpoints of `bytes` per rank in 6 f64 fields, each after a
- * compute phase (sleep, so that rbio writers can use the cores meanwhile;
- * --busy spins instead). Per rank and step: the time blocked in
- * sheaf_ckpt_write, rbio workers' perceived time (until their Isends
- * returned), the writers' I/O time (open + write + sync + close), and the
- * final sheaf_ckpt_wait. Rank 0 prints one line per (strategy, rep), then a
- * summary with the medians over reps, the measured blocked-time ratio coio /
- * rbio workers and the study's model (np/ng) x BW_rbio / BW_coio.
+ * measured as a user sees them (bench/RESULTS.md, "Checkpoints"; issue 31).
+ * Plain MPI_Init. In one run, for every repetition, the strategies in turn
+ * (interleaved): `steps` consecutive checkpoints of `bytes` per rank in 6 f64
+ * fields, each after a compute phase that makes NO MPI call (a sleep by
+ * default, so that the writers can use the 2 cores meanwhile; --busy spins),
+ * with no barrier between the checkpoints (one before the first). Per rank
+ * and step: the time blocked in sheaf_ckpt_write, the part of it spent
+ * copying (rbio workers; the rest is waiting: for the writer, the file
+ * system, other ranks), the writers' I/O time (open + write + sync + close);
+ * per rank the run's total (first compute to the final sheaf_ckpt_wait).
+ * Rank 0 prints one line per (strategy, rep), then a summary with the medians
+ * over reps: the blocked-time ratio coio (all ranks) / rbio workers, the
+ * fraction of rbio workers' calls that returned without waiting (blocked
+ * minus copying < 1 ms), each strategy's total run time (slowest rank), and
+ * the study's model (np/ng) x BW_rbio / BW_coio. --handoff passes rbio's
+ * handoff= option (auto: shared memory where writers share the node).
  * --csv FILE: every rank's every step (for the scatter plot, plot.py). */
 #define _DEFAULT_SOURCE
 #include "sheaf_ckpt.h"
@@ -22,16 +28,17 @@
 #define NF 6
 #define MAXREPS 64
 typedef struct cfg {
-    const char *dir, *csv, *strategies;
+    const char *dir, *csv, *strategies, *handoff;
     int npng, nf, steps, reps, durable, dedicated, busy, verify;
     double compute_ms;
     uint64_t bytes;
 } cfg;
 
 typedef struct rankres { /* per rank, one strategy run */
-    double blocked_med, blocked_max, perceived_med, io_med, final_wait;
-    int role;
+    double blocked_med, blocked_max, perceived_med, io_med, final_wait, total;
+    int role, nowait; /* nowait: calls that returned without waiting (blocked - copying < NOWAIT_S) */
 } rankres;
+#define NOWAIT_S 1e-3
 
 static int rank, np;
 
@@ -127,6 +134,7 @@ static uint64_t verify(const char *base, int step, const uint64_t *counts_of_ran
 
 typedef struct summary {
     double blocked_all, blocked_workers, blocked_writers, blocked_max, perceived, wait_final, io_max, bw, pbw;
+    double total, nowait_frac; /* slowest rank's run (first write to the last commit); workers' calls */
 } summary;
 
 static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summary *out, uint64_t *verrs)
@@ -135,8 +143,8 @@ static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summa
     int nf = !strcmp(strategy, "rbio") ? (c->nf < ng ? c->nf : ng) : (c->nf < np ? c->nf : np);
     char base[4096], opts[512];
     snprintf(base, sizeof base, "%s/rep%02d-%s", c->dir, rep, strategy);
-    snprintf(opts, sizeof opts, "strategy=%s,nf=%d,ng=%d,durable=%d,dedicated=%d,keep=1,timeout=600", strategy, nf, ng,
-             c->durable, !strcmp(strategy, "rbio") ? c->dedicated : 0);
+    snprintf(opts, sizeof opts, "strategy=%s,nf=%d,ng=%d,durable=%d,dedicated=%d,keep=1,timeout=600,handoff=%s",
+             strategy, nf, ng, c->durable, !strcmp(strategy, "rbio") ? c->dedicated : 0, c->handoff);
     sheaf_ckpt_ctx *ctx;
     if (sheaf_ckpt_init(MPI_COMM_WORLD, base, "ckpt_bench", opts, &ctx)) {
         if (rank == 0)
@@ -156,8 +164,9 @@ static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summa
     }
     double *blk = calloc((size_t)c->steps, sizeof *blk), *perc = calloc((size_t)c->steps, sizeof *perc),
            *io = calloc((size_t)c->steps, sizeof *io);
-    int rc = 0;
-    polite_barrier();
+    int rc = 0, nowait = 0;
+    polite_barrier(); /* the only one: consecutive checkpoints, no MPI call in between */
+    double t_start = now();
     for (int s = 1; s <= c->steps && !rc; s++) {
         for (int f = 0; f < NF; f++)
             for (uint64_t i = 0; i < per; i++)
@@ -169,6 +178,7 @@ static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summa
         blk[s - 1] = st.blocked_s;
         perc[s - 1] = st.perceived_s;
         io[s - 1] = st.io_s;
+        nowait += st.blocked_s - st.perceived_s < NOWAIT_S;
         if (csv)
             fprintf(csv, "%d,%s,%d,%d,%d,%.9f,%.9f,%.9f\n", rep, strategy, rank, role, s, st.blocked_s, st.perceived_s,
                     st.io_s);
@@ -176,7 +186,7 @@ static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summa
     double t = now();
     if (!rc)
         rc = sheaf_ckpt_wait(ctx);
-    double final_wait = now() - t;
+    double final_wait = now() - t, total_rank = now() - t_start;
     if (rc && rank == 0)
         fprintf(stderr, "sheaf-ckpt-bench: %s: %s\n", strategy, sheaf_ckpt_error(ctx));
     sheaf_ckpt_finalize(&ctx);
@@ -189,6 +199,8 @@ static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summa
     me.io_med = median(io, c->steps);
     me.final_wait = final_wait;
     me.role = role;
+    me.total = total_rank;
+    me.nowait = nowait;
     rankres *all = rank == 0 ? calloc((size_t)np, sizeof *all) : NULL;
     MPI_Gather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
     int anyrc = rc;
@@ -198,7 +210,7 @@ static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summa
         int nw = 0, nwr = 0;
         summary s = {0};
         double *pw = malloc(sizeof *pw * (size_t)np + 8);
-        int npw = 0;
+        int npw = 0, calls = 0, nowaits = 0;
         for (int r = 0; r < np; r++) {
             a[r] = all[r].blocked_med;
             s.blocked_max = fmax(s.blocked_max, all[r].blocked_max);
@@ -209,6 +221,9 @@ static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summa
                 wr[nwr++] = all[r].blocked_med;
             /* the slowest process's open+write+close: writers' I/O time for rbio, blocked time otherwise */
             slow = fmax(slow, all[r].role == SHEAF_CKPT_RANK ? all[r].blocked_med : writer ? all[r].io_med : 0);
+            s.total = fmax(s.total, all[r].total);
+            if (all[r].role == SHEAF_CKPT_WORKER || all[r].role == SHEAF_CKPT_RANK)
+                calls += c->steps, nowaits += all[r].nowait;
             if (all[r].role == SHEAF_CKPT_WORKER) {
                 pmax = fmax(pmax, all[r].perceived_med);
                 pw[npw++] = all[r].final_wait;
@@ -222,6 +237,7 @@ static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summa
         s.blocked_writers = median(wr, nwr);
         s.blocked_all = median(a, np);
         s.perceived = pmax;
+        s.nowait_frac = calls ? (double)nowaits / calls : 0;
         s.bw = slow > 0 ? total / slow / 1048576.0 : 0;
         s.pbw = pmax > 0 ? total / pmax / 1048576.0 : 0;
         uint64_t ve = c->verify && !anyrc ? verify(base, c->steps, NULL, ng, c) : 0;
@@ -229,10 +245,12 @@ static int run_one(const cfg *c, const char *strategy, int rep, FILE *csv, summa
         printf("mode=%s np=%d ng=%d nf=%d bytes_per_rank=%llu steps=%d rep=%d durable=%d compute_ms=%g "
                "blocked_med_all=%.6f blocked_med_workers=%.6f blocked_med_writers=%.6f blocked_max=%.6f "
                "perceived_max=%.6f perceived_MiBps=%.1f wait_final_max=%.6f io_med_max=%.6f "
-               "bw_slowest_MiBps=%.1f worker_final_wait_med=%.6f verify_errors=%llu\n",
+               "bw_slowest_MiBps=%.1f worker_final_wait_med=%.6f verify_errors=%llu total_s=%.3f "
+               "worker_calls_nowait=%d/%d handoff=%s\n",
                strategy, np, !strcmp(strategy, "rbio") ? ng : np, nf, (unsigned long long)c->bytes, c->steps, rep,
                c->durable, c->compute_ms, s.blocked_all, s.blocked_workers, s.blocked_writers, s.blocked_max,
-               s.perceived, s.pbw, s.wait_final, s.io_max, s.bw, median(pw, npw), (unsigned long long)ve);
+               s.perceived, s.pbw, s.wait_final, s.io_max, s.bw, median(pw, npw), (unsigned long long)ve, s.total,
+               nowaits, calls, !strcmp(strategy, "rbio") ? c->handoff : "-");
         fflush(stdout);
         *out = s;
         free(a);
@@ -249,7 +267,7 @@ static void usage(void)
 {
     if (rank == 0)
         fprintf(stderr, "usage: sheaf-ckpt-bench --dir DIR [--npng K] [--nf N] [--bytes B] [--steps S] [--reps R]\n"
-                        "  [--compute-ms C] [--busy] [--durable 0|1] [--dedicated 0|1]\n"
+                        "  [--compute-ms C] [--busy] [--durable 0|1] [--dedicated 0|1] [--handoff auto|shm|send]\n"
                         "  [--strategies fpp,coio,rbio,sion] [--csv FILE] [--verify]\n");
 }
 
@@ -258,7 +276,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
-    cfg c = {NULL, NULL, "coio,rbio", 8, 1, 5, 3, 1, 0, 0, 0, 200, 2437u * 1024};
+    cfg c = {NULL, NULL, "coio,rbio", "auto", 8, 1, 5, 3, 1, 0, 0, 0, 200, 2437u * 1024};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--busy")) {
@@ -279,6 +297,8 @@ int main(int argc, char **argv)
             c.dir = v;
         else if (!strcmp(a, "--csv"))
             c.csv = v;
+        else if (!strcmp(a, "--handoff"))
+            c.handoff = v;
         else if (!strcmp(a, "--strategies"))
             c.strategies = v;
         else if (!strcmp(a, "--npng"))
@@ -334,8 +354,11 @@ int main(int argc, char **argv)
             ic = !strcmp(names[k], "coio") ? k : ic;
             ir = !strcmp(names[k], "rbio") ? k : ir;
         }
-        double ratio[MAXREPS], bwc[MAXREPS], bwr[MAXREPS];
+        double ratio[MAXREPS], bwc[MAXREPS], bwr[MAXREPS], tc[MAXREPS], tr[MAXREPS], nw[MAXREPS];
         for (int r = 0; ic >= 0 && ir >= 0 && r < c.reps; r++) {
+            tc[r] = res[ic][r].total;
+            tr[r] = res[ir][r].total;
+            nw[r] = res[ir][r].nowait_frac;
             ratio[r] = res[ic][r].blocked_all / fmax(res[ir][r].blocked_workers, 1e-9);
             bwc[r] = res[ic][r].bw;
             bwr[r] = res[ir][r].bw;
@@ -345,9 +368,11 @@ int main(int argc, char **argv)
             double mr = median(ratio, c.reps), mc = median(bwc, c.reps), mb = median(bwr, c.reps);
             printf("summary np=%d ng=%d reps=%d verify_errors=%llu ratio_coio_over_rbio_worker_median=%.1f "
                    "ratio_min=%.1f ratio_max=%.1f bw_coio_MiBps=%.1f bw_rbio_MiBps=%.1f "
-                   "model_np_over_ng_x_bw_ratio=%.2f\n",
+                   "model_np_over_ng_x_bw_ratio=%.2f total_coio_s=%.3f total_rbio_s=%.3f "
+                   "rbio_worker_calls_nowait_frac=%.3f compute_ms=%g\n",
                    np, ng, c.reps, (unsigned long long)verrs, mr, ratio[0], ratio[c.reps - 1], mc, mb,
-                   (double)np / ng * (mc > 0 ? mb / mc : 0));
+                   (double)np / ng * (mc > 0 ? mb / mc : 0), median(tc, c.reps), median(tr, c.reps), median(nw, c.reps),
+                   c.compute_ms);
         } else
             printf("summary np=%d reps=%d verify_errors=%llu\n", np, c.reps, (unsigned long long)verrs);
     }

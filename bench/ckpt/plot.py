@@ -22,7 +22,7 @@ for ax, s in zip(axes[0], strategies):
     perc = [(int(r[2]), float(r[6])) for r in rows if r[1] == s and int(r[3]) == 1]
     if perc:
         ax.scatter([p[0] for p in perc], [max(p[1], 1e-6) for p in perc], s=8, marker="x",
-                   label="worker: perceived (Isend returned)")
+                   label="worker: copying (data out of the arrays)")
     ax.set_yscale("log")
     ax.set_title(s)
     ax.set_xlabel("rank")

@@ -17,9 +17,12 @@ typedef struct ck_fielddecl {
     const void *data;
 } ck_fielddecl;
 
+enum { CK_HANDOFF_AUTO = 0, CK_HANDOFF_SHM, CK_HANDOFF_SEND };
 typedef struct ck_cfg {
+    int handoff; /* rbio workers -> writer: auto (shm where possible), shm, send */
     int strategy, nf, ng, dedicated, sion_container, durable, subdirs, keep;
     uint64_t buffer;
+    uint64_t slot; /* rbio shm: bytes of a worker's slot (0: buffer / workers, at most 64 MiB) */
     double timeout;
     char hint_keys[16][64], hint_vals[16][128];
     int nhints;
@@ -35,8 +38,25 @@ typedef struct ck_part {
     const unsigned char **data; /* [f] */
 } ck_part;
 
+/* rbio's shared-memory hand-off (shm.c) */
+typedef struct ck_shm {
+    int on;               /* this context hands off through the window */
+    MPI_Comm gcomm;       /* the group (one node) */
+    MPI_Win win;          /* one slot per worker */
+    uint64_t slotsz;      /* bytes of a slot */
+    unsigned char *mine;  /* worker: its slot */
+    uint64_t wser;        /* worker: pieces published so far */
+    unsigned char **slot; /* writer: worker i's slot (group rank i + 1) */
+    uint64_t *ack;        /* writer: the last piece taken of worker i */
+} ck_shm;
+
+/* the progress thread of send-mode workers (progress.c) */
+typedef struct ck_prog ck_prog;
+
 /* rbio state of one rank */
 typedef struct ck_rbio {
+    ck_shm shm;
+    ck_prog *prog;           /* NULL: none (no MPI_THREAD_MULTIPLE, or shm) */
     int role, group, writer; /* writer = world rank of the group's writer */
     int gfirst, gsize;       /* group ranks [gfirst, gfirst+gsize) */
     MPI_Comm wcomm;          /* writers (MPI_COMM_NULL on workers) */
@@ -57,6 +77,7 @@ typedef struct ck_result {
     char msg[256];
 } ck_result;
 typedef struct ck_slot {
+    uint64_t seq; /* the context's write number (the same on every rank) */
     int active, posted, bc_posted, prep_done;
     uint64_t step;
     int local_rc;
@@ -84,6 +105,7 @@ struct sheaf_ckpt_ctx {
     ck_slot slot[2]; /* the step being written and the one before */
     int *rcs;        /* rank 0: every rank's code of a step (Igather) */
     ck_rbio rb;
+    MPI_Comm ccomm; /* the compute ranks (sheaf_ckpt_compute_comm) */
     sheaf_ckpt_stats st;
     char err[512];
 };
@@ -99,6 +121,11 @@ double ck_now(void);
  * 0, or ETIMEDOUT (context broken) with a message naming `what`. */
 int ck_waitall(sheaf_ckpt_ctx *c, int n, MPI_Request *reqs, const char *what);
 int ck_options(ck_cfg *cfg, const char *opts, char *err, size_t n);
+/* the declared fields' fingerprint (names, types, order) */
+uint64_t ck_fields_fp(const sheaf_ckpt_ctx *c);
+/* First write: every rank of comm declared the same fields (bounded wait;
+ * sets c->checked). 0, EINVAL (message set) or ETIMEDOUT. */
+int ck_check_fields(sheaf_ckpt_ctx *c, MPI_Comm comm);
 uint64_t ck_first(uint64_t g, uint64_t n, uint64_t k); /* first of group g of k over n */
 int ck_group_of(uint64_t r, uint64_t n, uint64_t k);
 /* Test hook (SHEAF_CKPT_FAULT): 0, or the fault's effect for this rank/step. */
@@ -140,6 +167,19 @@ int ck_rbio_setup(sheaf_ckpt_ctx *c);
 int ck_rbio_write(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn);
 int ck_rbio_complete_sends(sheaf_ckpt_ctx *c);
 void ck_rbio_free(sheaf_ckpt_ctx *c);
+/* shm.c: the hand-off through a shared window (every group on one node) */
+int ck_shm_setup(sheaf_ckpt_ctx *c);             /* collective over comm; s->on when used */
+void ck_shm_free(sheaf_ckpt_ctx *c, int broken); /* collective over the group, bounded */
+int ck_shm_put(sheaf_ckpt_ctx *c, uint64_t step, uint64_t seq, char *msg, size_t mn);
+int ck_shm_take(sheaf_ckpt_ctx *c, uint64_t step, uint64_t seq, uint64_t *counts, uint64_t *sums, uint64_t *foff,
+                int rc_in, char *msg, size_t mn);
+void ck_shm_publish(sheaf_ckpt_ctx *c, uint64_t seq, int rc, int rank, const char *m);
+int ck_shm_result(sheaf_ckpt_ctx *c, uint64_t seq, int *rc, int *rank, char *m, size_t mn);
+int ck_shm_wait_result(sheaf_ckpt_ctx *c, uint64_t seq, int *rc, int *rank, char *m, size_t mn);
+/* progress.c: a thread that enters MPI while send-mode data are in flight */
+void ck_prog_start(sheaf_ckpt_ctx *c);
+void ck_prog_kick(sheaf_ckpt_ctx *c); /* sends were posted */
+void ck_prog_stop(sheaf_ckpt_ctx *c);
 /* manifest units of this configuration (rank 0 at commit) */
 int ck_units(const sheaf_ckpt_ctx *c, ckf_manifest *m);
 #endif

@@ -43,9 +43,15 @@ static int set_option(ck_cfg *cfg, const char *k, const char *v, char *err, size
             snprintf(cfg->hint_keys[cfg->nhints], 64, "%s", k + 5);
             snprintf(cfg->hint_vals[cfg->nhints++], 128, "%s", v);
         }
+    } else if (!strcmp(k, "handoff")) {
+        cfg->handoff = !strcmp(v, "auto") ? CK_HANDOFF_AUTO : !strcmp(v, "shm") ? CK_HANDOFF_SHM : CK_HANDOFF_SEND;
+        ok = !strcmp(v, "auto") || !strcmp(v, "shm") || !strcmp(v, "send");
     } else if (!strcmp(k, "container")) {
         ok = !strcmp(v, "sion") || !strcmp(v, "posix");
         cfg->sion_container = !strcmp(v, "sion");
+    } else if (!strcmp(k, "slot")) {
+        cfg->slot = parse_bytes(v, &ok);
+        ok = ok && cfg->slot <= (1ull << 40); /* a window's size is an MPI_Aint */
     } else if (!strcmp(k, "buffer")) {
         cfg->buffer = parse_bytes(v, &ok);
     } else if (!strcmp(k, "timeout")) {
@@ -161,7 +167,8 @@ static int init_configure(void *v, int64_t *params, int *np, char *err, size_t n
         ck_remove_stale(c->base);
     /* what decides the collective calls of every step: the same on every rank */
     const ck_cfg *g = &c->cfg;
-    int64_t p[] = {g->strategy, g->nf, g->ng, g->dedicated, g->sion_container, g->durable};
+    int64_t p[] = {g->strategy,       g->nf,      g->ng,      g->dedicated,
+                   g->sion_container, g->durable, g->handoff, (int64_t)g->slot};
     *np = (int)(sizeof p / sizeof *p);
     memcpy(params, p, sizeof p);
     return rc;
@@ -192,7 +199,8 @@ static int ckpt_init(MPI_Comm comm, const char *base, const char *app, const cha
         c->info = MPI_INFO_NULL;
         for (int i = 0; i < 2; i++)
             c->slot[i].gat_req = c->slot[i].err_req = c->slot[i].bc_req = c->slot[i].prep_req = MPI_REQUEST_NULL;
-        c->rb.wcomm = c->rb.fcomm = MPI_COMM_NULL;
+        c->rb.wcomm = c->rb.fcomm = c->rb.shm.gcomm = c->ccomm = MPI_COMM_NULL;
+        c->rb.shm.win = MPI_WIN_NULL;
     }
     sheaf_comm_mpi_ref_t ref;
     ck_ag a;
@@ -207,6 +215,11 @@ static int ckpt_init(MPI_Comm comm, const char *base, const char *app, const cha
         return all;
     }
     ck_ag_init(&c->ag, sheaf_comm_mpi_ref(&c->cref, c->comm));
+    /* the compute ranks: all but rbio's dedicated writers (collective; never fails in practice:
+     * MPI_COMM_NULL is then returned to the application) */
+    int color = c->cfg.strategy == CK_RBIO && c->rb.role == SHEAF_CKPT_DEDICATED ? MPI_UNDEFINED : 0;
+    if (MPI_Comm_split(c->comm, color, c->rank, &c->ccomm) != MPI_SUCCESS)
+        c->ccomm = MPI_COMM_NULL;
     *out = c;
     return 0;
 }
@@ -287,6 +300,13 @@ int sheaf_ckpt_update(sheaf_ckpt_ctx *c, int index, uint64_t count, const void *
     return ck_pub(ckpt_update(c, index, count, data));
 }
 
+MPI_Comm sheaf_ckpt_compute_comm(const sheaf_ckpt_ctx *c) { return c ? c->ccomm : MPI_COMM_NULL; }
+int sheaf_ckpt_handoff(const sheaf_ckpt_ctx *c)
+{
+    if (!c || c->cfg.strategy != CK_RBIO)
+        return SHEAF_CKPT_HANDOFF_NONE;
+    return c->rb.shm.on ? SHEAF_CKPT_HANDOFF_SHM : c->rb.prog ? SHEAF_CKPT_HANDOFF_THREAD : SHEAF_CKPT_HANDOFF_SEND;
+}
 int sheaf_ckpt_role(const sheaf_ckpt_ctx *c) { return c->cfg.strategy == CK_RBIO ? c->rb.role : SHEAF_CKPT_RANK; }
 void sheaf_ckpt_get_stats(const sheaf_ckpt_ctx *c, sheaf_ckpt_stats *st) { *st = c->st; }
 const char *sheaf_ckpt_error(const sheaf_ckpt_ctx *c) { return c->err; }

@@ -106,6 +106,10 @@ static int write_strategy(sheaf_ckpt_ctx *c, uint64_t step, char *m, size_t mn)
     return rc;
 }
 
+/* rbio through shared windows (shm.c): only the writers exchange codes
+ * (over their communicator); workers read their writer's result */
+static int shm_mode(const sheaf_ckpt_ctx *c) { return c->cfg.strategy == CK_RBIO && c->rb.shm.on; }
+
 /* This rank's part of the slot is done: post the gather (and the bcast on
  * ranks other than 0, which post it when they have the result). */
 static void slot_post(sheaf_ckpt_ctx *c, ck_slot *s)
@@ -113,11 +117,17 @@ static void slot_post(sheaf_ckpt_ctx *c, ck_slot *s)
     if (s->posted)
         return;
     s->posted = 1;
-    MPI_Igather(&s->local_rc, 1, MPI_INT, c->rcs, 1, MPI_INT, 0, c->comm, &s->gat_req);
+    MPI_Comm comm = c->comm;
+    if (shm_mode(c)) { /* the writers decide; a worker's result comes through its slot */
+        if (c->rb.role == SHEAF_CKPT_WORKER)
+            return;
+        comm = c->rb.wcomm; /* its rank 0 is rank 0 */
+    }
+    MPI_Igather(&s->local_rc, 1, MPI_INT, c->rcs, 1, MPI_INT, 0, comm, &s->gat_req);
     if (s->local_rc && c->rank != 0)
-        MPI_Isend(s->local_msg, sizeof s->local_msg, MPI_CHAR, 0, TAG_ERR, c->comm, &s->err_req);
+        MPI_Isend(s->local_msg, sizeof s->local_msg, MPI_CHAR, 0, TAG_ERR, comm, &s->err_req);
     if (c->rank != 0) {
-        MPI_Ibcast(&s->res, sizeof s->res, MPI_BYTE, 0, c->comm, &s->bc_req);
+        MPI_Ibcast(&s->res, sizeof s->res, MPI_BYTE, 0, comm, &s->bc_req);
         s->bc_posted = 1;
     }
 }
@@ -129,7 +139,9 @@ static int root_decide(sheaf_ckpt_ctx *c, ck_slot *s)
     if (rc)
         return rc;
     memset(&s->res, 0, sizeof s->res);
-    for (int r = 0; r < c->np; r++) {
+    int shm = shm_mode(c), n = shm ? c->cfg.ng : c->np;
+    MPI_Comm comm = shm ? c->rb.wcomm : c->comm;
+    for (int r = 0; r < n; r++) {
         if (!c->rcs[r])
             continue;
         char msg[256];
@@ -137,7 +149,7 @@ static int root_decide(sheaf_ckpt_ctx *c, ck_slot *s)
             snprintf(msg, sizeof msg, "%s", s->local_msg);
         else {
             MPI_Request q;
-            MPI_Irecv(msg, sizeof msg, MPI_CHAR, r, TAG_ERR, c->comm, &q);
+            MPI_Irecv(msg, sizeof msg, MPI_CHAR, r, TAG_ERR, comm, &q);
             if ((rc = ck_waitall(c, 1, &q, "receiving a failing rank's message")) != 0)
                 return rc;
             msg[sizeof msg - 1] = 0;
@@ -146,7 +158,7 @@ static int root_decide(sheaf_ckpt_ctx *c, ck_slot *s)
          * timed out returns ETIMEDOUT itself, and so must every rank */
         if (!s->res.rc || (c->rcs[r] == ETIMEDOUT && s->res.rc != ETIMEDOUT)) {
             s->res.rc = c->rcs[r];
-            s->res.rank = r;
+            s->res.rank = shm ? (int)ck_first((uint64_t)r, (uint64_t)c->np, (uint64_t)c->cfg.ng) : r;
             snprintf(s->res.msg, sizeof s->res.msg, "%s", msg);
         }
     }
@@ -158,7 +170,7 @@ static int root_decide(sheaf_ckpt_ctx *c, ck_slot *s)
         ck_tmpdir(c, s->step, tmp, sizeof tmp);
         ck_rmtree(tmp); /* a failed checkpoint is removed; it was never listed */
     }
-    MPI_Ibcast(&s->res, sizeof s->res, MPI_BYTE, 0, c->comm, &s->bc_req);
+    MPI_Ibcast(&s->res, sizeof s->res, MPI_BYTE, 0, comm, &s->bc_req);
     s->bc_posted = 1;
     return 0;
 }
@@ -167,6 +179,8 @@ static int slot_result(sheaf_ckpt_ctx *c, ck_slot *s)
 {
     s->active = 0;
     s->res.msg[sizeof s->res.msg - 1] = 0;
+    if (shm_mode(c) && s->res.rc == ETIMEDOUT)
+        c->broken = 1; /* a rank timed out: the context is unusable on every rank (and its window stays) */
     if (s->res.rc)
         return ck_fail(c, s->res.rc, "checkpoint step %" PRIu64 " failed on rank %d: %s", s->step, s->res.rank,
                        s->res.msg);
@@ -180,6 +194,10 @@ static int slot_result(sheaf_ckpt_ctx *c, ck_slot *s)
 static int slot_complete(sheaf_ckpt_ctx *c, ck_slot *s)
 {
     int rc = 0;
+    if (shm_mode(c) && c->rb.role == SHEAF_CKPT_WORKER) {
+        rc = ck_shm_wait_result(c, s->seq, &s->res.rc, &s->res.rank, s->res.msg, sizeof s->res.msg);
+        return rc ? rc : slot_result(c, s);
+    }
     if (c->rank == 0 && !s->bc_posted)
         rc = root_decide(c, s);
     MPI_Request r[2] = {s->bc_req, s->err_req};
@@ -193,32 +211,18 @@ static int slot_complete(sheaf_ckpt_ctx *c, ck_slot *s)
 static int slot_test(sheaf_ckpt_ctx *c, ck_slot *s, int *rc)
 {
     int done = 0;
+    if (shm_mode(c) && c->rb.role == SHEAF_CKPT_WORKER) {
+        if (!ck_shm_result(c, s->seq, &s->res.rc, &s->res.rank, s->res.msg, sizeof s->res.msg))
+            return 0;
+        *rc = slot_result(c, s);
+        return 1;
+    }
     MPI_Request r[2] = {s->bc_req, s->err_req};
     if (MPI_Testall(2, r, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS || !done)
         return 0;
     s->bc_req = s->err_req = MPI_REQUEST_NULL;
     *rc = slot_result(c, s);
     return 1;
-}
-
-/* First write: every rank declared the same fields (names, types, order). */
-static int check_fields(sheaf_ckpt_ctx *c)
-{
-    uint64_t fp = CKF_HASH_SEED + (uint64_t)c->nfields;
-    for (int f = 0; f < c->nfields; f++) {
-        fp = ckf_hash(c->fields[f].name, strlen(c->fields[f].name), fp);
-        fp = ckf_hash(&c->fields[f].type, sizeof c->fields[f].type, fp);
-    }
-    int64_t v[2] = {(int64_t)(fp >> 1), -(int64_t)(fp >> 1)}, m[2];
-    MPI_Request r;
-    MPI_Iallreduce(v, m, 2, MPI_INT64_T, MPI_MAX, c->comm, &r);
-    int rc = ck_waitall(c, 1, &r, "comparing the declared fields");
-    if (rc)
-        return rc;
-    c->checked = 1;
-    if (m[0] != -m[1])
-        return ck_fail(c, EINVAL, "the ranks declared different fields (names, types or order)");
-    return 0;
 }
 
 /* Earlier steps (rbio): the older one completed, the previous one tested.
@@ -242,7 +246,9 @@ static int ckpt_write(sheaf_ckpt_ctx *c, uint64_t step)
     int err = settle_earlier(c); /* reported now, but this step still runs */
     if (c->broken)
         return err ? err : EIO;
-    int rc = c->checked ? 0 : check_fields(c);
+    /* the declared fields compared at the first write; rbio through shared windows: by the
+     * writers (with their workers' fingerprints in the slots), never a wait of the workers */
+    int rc = c->checked || shm_mode(c) ? 0 : ck_check_fields(c, c->comm);
     if (!rc && c->have_last && step <= c->last_step)
         rc = ck_fail(c, EINVAL, "step %" PRIu64 " is not after the last one (%" PRIu64 ")", step, c->last_step);
     for (int i = 0; !rc && i < 2; i++)
@@ -257,17 +263,27 @@ static int ckpt_write(sheaf_ckpt_ctx *c, uint64_t step)
     s->gat_req = s->err_req = s->bc_req = s->prep_req = MPI_REQUEST_NULL;
     s->active = 1;
     s->step = step;
+    s->seq = c->seq;
     s->local_rc = write_strategy(c, step, s->local_msg, sizeof s->local_msg);
     c->seq++;
     slot_post(c, s);
+    if (c->cfg.strategy == CK_RBIO)
+        ck_prog_kick(c); /* send mode: the progress thread moves the step's messages */
+    int shmw = shm_mode(c) && c->rb.role != SHEAF_CKPT_WORKER; /* completes, then tells its workers */
+    if (c->broken && shmw && c->rank != 0)                     /* the workers get this rank's failure at once */
+        ck_shm_publish(c, s->seq, s->local_rc ? s->local_rc : EIO, c->rank, s->local_rc ? s->local_msg : c->err);
     if (c->broken && c->rank != 0) { /* a wait of this rank's own part timed out (an rbio writer whose
                                        * worker's data never came): ETIMEDOUT now, the code every other
                                        * rank gets for this step (rank 0 prefers it, or times out too) */
         c->st.blocked_s = ck_now() - t0;
         return err ? err : s->local_rc ? s->local_rc : EIO;
     }
-    if (c->cfg.strategy != CK_RBIO || c->rank == 0)
+    if (c->cfg.strategy != CK_RBIO || c->rank == 0 || shmw)
         rc = slot_complete(c, s);
+    if (shmw && !s->active) /* decided: the result (0, or the first failure) */
+        ck_shm_publish(c, s->seq, s->res.rc, s->res.rank, s->res.msg);
+    else if (shmw) /* this writer's own wait failed (timeout) */
+        ck_shm_publish(c, s->seq, rc ? rc : EIO, c->rank, c->err);
     c->st.blocked_s = ck_now() - t0;
     return err ? err : rc;
 }
@@ -301,7 +317,12 @@ static int ckpt_finalize(sheaf_ckpt_ctx **pc)
         if (c->info != MPI_INFO_NULL)
             MPI_Info_free(&c->info);
         MPI_Comm_free(&c->comm);
-    } /* broken: requests may still be pending; the communicators are left to MPI_Abort */
+        if (c->ccomm != MPI_COMM_NULL)
+            MPI_Comm_free(&c->ccomm);
+    } else { /* broken: requests may still be pending; the communicators are left to MPI_Abort */
+        ck_prog_stop(c);
+        ck_shm_free(c, 1); /* the window too, after a bounded exchange with its group */
+    }
     free(c->fields);
     free(c->rcs);
     if (rc)

@@ -72,12 +72,18 @@ int ck_rbio_setup(sheaf_ckpt_ctx *c)
         int k = ck_group_of((uint64_t)rb->group, ng, (uint64_t)c->cfg.nf);
         MPI_Comm_split(rb->wcomm, k, c->rank, &rb->fcomm);
     }
-    return 0;
+    int rc = ck_shm_setup(c); /* collective; shared window where every group is on one node */
+    if (!rc && !rb->shm.on)
+        ck_prog_start(c); /* send mode: a progress thread under MPI_THREAD_MULTIPLE (the writers' too:
+                           * the step's gather and broadcast pass through them) */
+    return rc;
 }
 
 void ck_rbio_free(sheaf_ckpt_ctx *c)
 {
     ck_rbio *rb = &c->rb;
+    ck_prog_stop(c);
+    ck_shm_free(c, c->broken);
     for (int b = 0; b < 2; b++) {
         free(rb->pkg[b]);
         free(rb->hdr[b]);
@@ -146,6 +152,7 @@ static int worker_send(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
     pkg_hdr_pack(&h, rb->hdr[b]);
     MPI_Isend(rb->hdr[b], (int)pkg_hdr_size(nf), MPI_BYTE, rb->writer, TAG_HDR, c->comm, &rb->req[b][0]);
     MPI_Isend(rb->pkg[b], (int)total, MPI_BYTE, rb->writer, TAG_DATA, c->comm, &rb->req[b][1]);
+    ck_prog_kick(c);
     c->st.bytes = total;
     c->st.perceived_s = ck_now() - t0;
     return 0;
@@ -260,7 +267,15 @@ static int writer_write(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
     char dummy[8];
     if (!msg) /* the directory could not be made: receive and drop the data */
         msg = dummy, mn = sizeof dummy, rc = rc ? rc : ECANCELED;
-    if (!rc || rc == ECANCELED) {
+    if (rb->shm.on && !c->checked) { /* every writer, whatever its code: the same collectives */
+        int fr = ck_check_fields(c, rb->wcomm);
+        if (fr && !rc)
+            rc = fr, snprintf(msg, mn, "%s", c->err);
+    }
+    if (rb->shm.on && counts && foff) { /* shared window: polled, no MPI */
+        int hr = ck_shm_take(c, step, c->seq, counts, sums, foff, rc, msg, mn);
+        rc = rc ? rc : hr;
+    } else if (!rb->shm.on && (!rc || rc == ECANCELED)) {
         int hr = recv_headers(c, step, counts, sums, msg, mn);
         rc = rc ? rc : hr;
     }
@@ -269,15 +284,19 @@ static int writer_write(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
             if (c->fields[f].count)
                 rc = EINVAL,
                 snprintf(msg, mn, "rbio: dedicated writer %d declared data for '%s'", c->rank, c->fields[f].name);
-    if (!c->broken && counts && foff)
+    if (!c->broken && counts && foff && !rb->shm.on)
         rc = recv_data(c, counts, foff, rc, msg, mn);
     /* the writers agree before any collective write */
     int all = rc;
     MPI_Request r;
-    if (!c->broken) {
+    if (!c->broken || rb->shm.on) { /* shm: the step's gather follows on the same communicator,
+                                      * so a writer that timed out still takes part (no mismatch) */
+        int was = c->broken;
         MPI_Iallreduce(&rc, &all, 1, MPI_INT, MPI_MAX, rb->wcomm, &r);
-        if (ck_waitall(c, 1, &r, "rbio: agreement among the writers"))
+        if (ck_waitall(c, 1, &r, "rbio: agreement among the writers") && !was)
             all = rc = ETIMEDOUT, snprintf(msg, mn, "%s", c->err);
+        else if (was)
+            all = all ? all : rc;
     }
     if (!all) {
         for (uint32_t f = 0; f < nf; f++)
@@ -299,8 +318,8 @@ static int writer_write(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
             snprintf(path, sizeof path, "%s/rbio-%05d.ckpt", tmp, (int)k);
             rc = ck_write_shared(c, rb->fcomm, step, path, &p, f0, (uint32_t)(f1 - f0), msg, mn);
         }
-    } else if (!rc)
-        rc = all, snprintf(msg, mn, "rbio: failed on another writer");
+    } /* else another writer failed: nothing written here; its code and message are the step's
+       * (gathered to rank 0 with this writer's 0), not a "failed elsewhere" of a lower rank */
     c->st.bytes = 0;
     for (uint32_t f = 0; f < nf; f++)
         c->st.bytes += c->fields[f].count * c->fields[f].es;
@@ -313,5 +332,7 @@ int ck_rbio_write(sheaf_ckpt_ctx *c, uint64_t step, char *msg, size_t mn)
     if ((uint32_t)c->nfields > CKF_MAX_FIELDS)
         return snprintf(msg, mn, "too many fields"), EINVAL;
     c->st.perceived_s = 0;
-    return c->rb.role == SHEAF_CKPT_WORKER ? worker_send(c, step, msg, mn) : writer_write(c, step, msg, mn);
+    if (c->rb.role != SHEAF_CKPT_WORKER)
+        return writer_write(c, step, msg, mn);
+    return c->rb.shm.on ? ck_shm_put(c, step, c->seq, msg, mn) : worker_send(c, step, msg, mn);
 }

@@ -111,3 +111,28 @@ int ck_fault(sheaf_ckpt_ctx *c, const char *kind, uint64_t step)
 }
 
 const char *sheaf_ckpt_strategy_name(const sheaf_ckpt_ctx *c) { return ck_strategy_names[c->cfg.strategy]; }
+
+uint64_t ck_fields_fp(const sheaf_ckpt_ctx *c)
+{
+    uint64_t fp = CKF_HASH_SEED + (uint64_t)c->nfields;
+    for (int f = 0; f < c->nfields; f++) {
+        fp = ckf_hash(c->fields[f].name, strlen(c->fields[f].name), fp);
+        fp = ckf_hash(&c->fields[f].type, sizeof c->fields[f].type, fp);
+    }
+    return fp;
+}
+
+int ck_check_fields(sheaf_ckpt_ctx *c, MPI_Comm comm)
+{
+    uint64_t fp = ck_fields_fp(c);
+    int64_t v[2] = {(int64_t)(fp >> 1), -(int64_t)(fp >> 1)}, m[2];
+    MPI_Request r;
+    MPI_Iallreduce(v, m, 2, MPI_INT64_T, MPI_MAX, comm, &r);
+    int rc = ck_waitall(c, 1, &r, "comparing the declared fields");
+    if (rc)
+        return rc;
+    c->checked = 1;
+    if (m[0] != -m[1])
+        return ck_fail(c, EINVAL, "the ranks declared different fields (names, types or order)");
+    return 0;
+}

@@ -266,8 +266,17 @@ static int stall(const char *base, const char *opts)
 static int badinput(const char *base)
 {
     sheaf_ckpt_ctx *c = NULL;
-    const char *bad[] = {"strategy=bogus",          "nosuchkey=1", "nf",         "ng=999",
-                         "strategy=rbio,ng=1,nf=2", "timeout=-1",  "buffer=12X", "strategy=rbio,dedicated=1,ng=999"};
+    const char *bad[] = {"strategy=bogus",
+                         "nosuchkey=1",
+                         "nf",
+                         "ng=999",
+                         "strategy=rbio,ng=1,nf=2",
+                         "timeout=-1",
+                         "buffer=12X",
+                         "strategy=rbio,dedicated=1,ng=999",
+                         "strategy=rbio,handoff=bogus",
+                         "strategy=rbio,slot=1Q",
+                         "strategy=rbio,slot=99999999G"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int rc = sheaf_ckpt_init(MPI_COMM_WORLD, base, "t", bad[i], &c);
         CHECK(rc == -EINVAL && c == NULL, "options '%s' gave %d", bad[i], rc);
