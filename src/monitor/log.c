@@ -227,6 +227,7 @@ void mon_tick(uint64_t now)
 {
     if ((int64_t)(now - __atomic_load_n(&mon_g.last_snap_ns, __ATOMIC_RELAXED)) >= (int64_t)mon_g.interval_ns)
         mon_snapshot(0);
-    else
-        mon_live(now, 0, 0);
+    else if (mon_g.live_interval_ns &&
+             (int64_t)(now - __atomic_load_n(&mon_g.live_last_ns, __ATOMIC_RELAXED)) >= (int64_t)mon_g.live_interval_ns)
+        mon_live(now, 0, 0); /* the online view's file, when its interval has passed */
 }
