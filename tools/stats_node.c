@@ -278,7 +278,9 @@ static void json_fs(FILE *o, const sn_fs *f, int nfs)
     fputs(",\"ops\":{", o);
     for (int i = 0; i < f->nops; i++) {
         const unsigned long long *v = f->ops[i].v;
-        fprintf(o, "%s\"%s\":", i ? "," : "", f->ops[i].name);
+        fputs(i ? "," : "", o);
+        str_out(o, f->ops[i].name, 1); /* Lustre names come from the file as they are */
+        fputc(':', o);
         if (nfs)
             fprintf(o,
                     "{\"ops\":%llu,\"timeouts\":%llu,\"bytes_sent\":%llu,\"bytes_recv\":%llu,\"rtt_ms\":%llu,"

@@ -60,7 +60,7 @@ static void start_thread(void)
     pthread_attr_t a;
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&a, 64 * 1024);
+    pthread_attr_setstacksize(&a, 256 * 1024); /* compose: ~22 KiB on the stack */
     if (pthread_create(&th, &a, live_main, NULL) != 0)
         dprintf(2, "sheaf monitor: no thread for the online view: it is refreshed by operations only\n");
     pthread_attr_destroy(&a);

@@ -188,6 +188,7 @@ LLITE = """snapshot_time             1700000000.123456 secs.nsecs
 read_bytes                10 samples [bytes] 4096 1048576 5242880
 write_bytes               4 samples [bytes] 4096 1048576 2097152
 open                      3 samples [usecs] 1 10 20
+we"ird\\                  2 samples [reqs]
 bogus
 """
 
@@ -217,6 +218,7 @@ def case_parsers(sheaf, work):
     lus = js["lustre"]
     eq([(x["source"], x["read_bytes"], x["write_bytes"], x["ops"]["open"]["samples"]) for x in lus],
        [("scratch-ffff8800", 5242880, 2097152, 3)], "Lustre llite stats")
+    eq(lus[0]["ops"].get('we"ird\\'), {"samples": 2, "sum": 0}, "an op name with a quote stays valid JSON")
     with open(prom) as f:
         m = parse_metrics(f.read(), 0)
     eq(m.get(("sheaf_node_nfs_read_bytes_total",
