@@ -145,6 +145,10 @@ def bed_inner(sheaf, bindir, work):
                 break
             if p.poll() is not None:
                 print("SKIP: monfs cannot mount FUSE here: %s" % p.stderr.read().strip())
+                for sp, m, _ in srv.values():  # the one mounted already
+                    run("umount", m)
+                    sp.kill()
+                    sp.wait()
                 return 77
             time.sleep(0.05)
         srv[name] = (p, mnt, stats)
@@ -152,13 +156,20 @@ def bed_inner(sheaf, bindir, work):
     os.makedirs(local)
     log = os.path.join(work, "log")
     prog = os.path.join(bindir, "mon_targets")
-    p = run(sheaf, "stats", "run", "-o", log, "--", prog, srv["srvA"][1] + ":3:123457",
-            srv["srvB"][1] + ":5:65536", local + ":2:4096")
-    eq(p.returncode, 0, "mon_targets in the bed (%s)" % p.stderr.strip())
+    try:
+        p = run(sheaf, "stats", "run", "-o", log, "--", prog, srv["srvA"][1] + ":3:123457",
+                srv["srvB"][1] + ":5:65536", local + ":2:4096", timeout=120)
+        eq(p.returncode, 0, "mon_targets in the bed (%s)" % p.stderr.strip())
+    finally:  # never leave a server behind (it would keep this mount namespace alive)
+        for name, (sp, mnt, stats) in srv.items():
+            run("umount", mnt)
+            try:
+                sp.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                sp.kill()
+                sp.wait()
     counted = {}
     for name, (sp, mnt, stats) in srv.items():
-        run("umount", mnt)
-        sp.wait(timeout=30)
         with open(stats) as f:
             counted[name] = dict(line.split() for line in f)
     js = summary(sheaf, log)
