@@ -2,10 +2,12 @@
  *   sheaf stats run [-o LOG] [--max-files N] [--interval-ms MS] -- COMMAND...
  *   sheaf stats env [-o LOG] [--max-files N] [--interval-ms MS]
  *   sheaf stats summary [--json] [--recover] LOG
+ *   sheaf stats top ...   (cmd_stats_top.c)   sheaf stats node ...  (cmd_stats_node.c)
  * Uses only the public API (sheaf_monitor.h). Exit: run gives the command's
  * status (128 + signal if it was killed); env and summary 0, 1 failure, 2 usage. */
 #include "common.h"
 #include "sheaf_monitor.h"
+#include "stats_cmds.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +23,8 @@ static void usage(FILE *o)
     fprintf(o, "usage: sheaf stats run [-o LOG] [--max-files N] [--interval-ms MS] -- COMMAND [ARG...]\n"
                "       sheaf stats env [-o LOG] [--max-files N] [--interval-ms MS]\n"
                "       sheaf stats summary [--json] [--recover] LOG\n"
+               "       sheaf stats top [--once] [--json] [--group G] LOG    (sheaf stats top --help)\n"
+               "       sheaf stats node [-o FILE] [--textfile F] [--interval S] [--count N]  (--help)\n"
                "  run      run COMMAND (and every process it starts, e.g. under mpiexec) with its POSIX and\n"
                "           stdio I/O counted per file; each process appends snapshots to LOG/<host>.<pid>...smon\n"
                "           (default LOG: sheaf-stats.<date>.<pid>)\n"
@@ -250,6 +254,10 @@ int cmd_stats(int argc, char **argv)
         return cmd_run(argc - 1, argv + 1, 1);
     if (!strcmp(sub, "summary"))
         return cmd_summary(argc - 1, argv + 1);
+    if (!strcmp(sub, "top"))
+        return cmd_stats_top(argc - 1, argv + 1);
+    if (!strcmp(sub, "node"))
+        return cmd_stats_node(argc - 1, argv + 1);
     tool_err("unknown stats command '%s'", sub);
     usage(stderr);
     return TOOL_USAGE;

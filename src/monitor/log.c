@@ -103,6 +103,7 @@ static int open_log(void)
     h->start_ns = mon_g.start_ns;
     h->interval_ns = mon_g.interval_ns;
     h->align = mon_g.align;
+    h->max_targets = mon_g.max_targets;
     memcpy(h->host, host, sizeof host);
     ssize_t n = readlink("/proc/self/exe", h->exe, sizeof h->exe - 1);
     h->exe[n > 0 ? n : 0] = 0;
@@ -129,6 +130,23 @@ static int put_name(const mon_frec *f)
     return 0;
 }
 
+/* the TGT record of a record's target, once per log */
+static int put_target(uint32_t t)
+{
+    mon_target *tg = &mon_g.targets[t];
+    if (tg->named)
+        return 0;
+    mon_rec r = {.type = MON_T_TGT};
+    r.u.tgt.id = t;
+    r.u.tgt.kind = tg->kind;
+    memcpy(r.u.tgt.fstype, tg->fstype, sizeof r.u.tgt.fstype);
+    memcpy(r.u.tgt.name, tg->name, sizeof r.u.tgt.name);
+    r.u.tgt.fstype[MON_FSTYPE_MAX - 1] = 0;
+    r.u.tgt.name[MON_TGT_NAME - 1] = 0;
+    tg->named = 1;
+    return put(&r);
+}
+
 static int any_dirty(size_t nrec)
 {
     for (size_t i = 0; i < nrec; i++)
@@ -150,7 +168,7 @@ void mon_snapshot(int final)
     if (!final && (int64_t)(now - mon_g.last_snap_ns) < (int64_t)mon_g.interval_ns)
         goto unlock;
     mon_g.last_snap_ns = now;
-    size_t nrec = (size_t)mon_g.max_files + mon_g.max_dirs + 1;
+    size_t nrec = mon_nrec();
     if (!any_dirty(nrec) && !(final && mon_g.sid >= 0))
         goto unlock;
     if (mon_g.sid < 0 && open_log() != 0)
@@ -167,8 +185,11 @@ void mon_snapshot(int final)
                 err = 1;
             f->named = 1;
         }
+        if (put_target(f->tgt))
+            err = 1;
         mon_rec r = {.type = MON_T_FILE};
         r.u.file.id = f->id;
+        r.u.file.tgt = f->tgt + 1;
         r.u.file.kind = f->kind;
         r.u.file.snap = mon_g.snap;
         for (int c = 0; c < MC_N; c++)
@@ -185,6 +206,7 @@ void mon_snapshot(int final)
         give_up("writing the log failed");
         goto unlock;
     }
+    mon_live(now, 1, final);
     if (final) {
         if (sion_close(mon_g.sid) != SION_SUCCESS)
             give_up("closing the log failed");
@@ -205,4 +227,7 @@ void mon_tick(uint64_t now)
 {
     if ((int64_t)(now - __atomic_load_n(&mon_g.last_snap_ns, __ATOMIC_RELAXED)) >= (int64_t)mon_g.interval_ns)
         mon_snapshot(0);
+    else if (mon_g.live_interval_ns &&
+             (int64_t)(now - __atomic_load_n(&mon_g.live_last_ns, __ATOMIC_RELAXED)) >= (int64_t)mon_g.live_interval_ns)
+        mon_live(now, 0, 0); /* the online view's file, when its interval has passed */
 }

@@ -17,9 +17,10 @@ typedef struct mon_frec {
     uint64_t c[MC_N];
     uint64_t read_end, write_end; /* end offset of the last read / write (sequential, consecutive) */
     uint32_t id, kind;
-    int last_rw; /* 1 read, 2 write, 0 none yet */
-    int dirty;   /* changed since the last snapshot */
-    int named;   /* its NAME records are in the log */
+    uint32_t tgt; /* storage target index (target.c), fixed when the record is made */
+    int last_rw;  /* 1 read, 2 write, 0 none yet */
+    int dirty;    /* changed since the last snapshot */
+    int named;    /* its NAME records are in the log */
     char *name;
 } mon_frec;
 
@@ -47,13 +48,32 @@ typedef struct mon_state {
     uint64_t log_seq; /* logs this process opened (exec failures, forks) */
     char cwd[1024];
     int pid; /* the process the state belongs to (a vfork child is not it) */
+    /* storage targets (target.c): max_targets named + 1 fold ("(other targets)") */
+    uint32_t max_targets, ntargets;
+    struct mon_target *targets;
+    /* the online view (live.c) */
+    uint64_t live_interval_ns; /* 0: off */
+    uint64_t live_last_ns;
+    uint64_t live_prev_rb, live_prev_wb, live_prev_ns;
+    char live_name[1200]; /* the process's live file (beside its log) */
 } mon_state;
+
+/* a storage target of this process (target.c) */
+typedef struct mon_target {
+    uint32_t kind;
+    int named; /* its TGT record is in the log */
+    char fstype[MON_FSTYPE_MAX];
+    char name[MON_TGT_NAME];
+} mon_target;
 
 extern mon_state mon_g;
 extern mon_fd mon_fds[MON_FD_MAX];
 /* set while the monitor itself does I/O (its log) or is inside a wrapper:
  * nested calls go straight to libc */
 extern __thread int mon_busy __attribute__((tls_model("initial-exec")));
+
+/* records in the table: max_files + max_dirs, then one "(other)" aggregate per target */
+static inline size_t mon_nrec(void) { return (size_t)mon_g.max_files + mon_g.max_dirs + mon_g.max_targets + 1; }
 
 uint64_t mon_now_ns(void);
 void mon_init(void);
@@ -75,5 +95,16 @@ void mon_tick(uint64_t now);
 void mon_snapshot(int final);
 /* counters from zero and names again in the next log (a forked child, a failed exec) */
 void mon_reset(void);
+
+/* storage targets (target.c): allocate the table (at init; 0 or -1), the
+ * target of an absolute path (resolved through FGFS's mount table, loaded at
+ * the first call, cached per mount; past the budget the fold). Under mon_g.lock. */
+int mon_targets_init(void);
+uint32_t mon_target_of(const char *path);
+
+/* the online view (live.c): write the live file when its interval has passed
+ * (force: always; final: the process ends) */
+void mon_live_init(void);
+void mon_live(uint64_t now, int force, int final);
 
 #endif

@@ -63,6 +63,7 @@ void mr_proc_free(mr_proc *p)
         }
     free(p->ents);
     free(p->log);
+    free(p->tgts);
 }
 
 void sheaf_monitor_free(sheaf_monitor_job *job)
@@ -107,6 +108,9 @@ static mr_entry *entry(mr_proc *p, uint32_t id, char *err, size_t errlen)
         e->kind = id < p->head.max_files                      ? MON_K_FILE
                   : id < p->head.max_files + p->head.max_dirs ? MON_K_DIR
                                                               : MON_K_OTHER;
+        /* version 2: one "(other)" per target, each bound to its target */
+        if (e->kind == MON_K_OTHER && p->head.version >= 2)
+            e->tgt = id - (p->head.max_files + p->head.max_dirs) + 1;
         p->ents[id] = e;
         p->nents++;
     }
@@ -122,6 +126,12 @@ int mr_feed(mr_proc *p, const mon_rec *r, char *err, size_t errlen)
         p->head = r->u.head;
         p->have_head = 1;
         p->limit = p->head.max_files + p->head.max_dirs + 1;
+        if (p->head.version >= 2) {
+            p->limit += p->head.max_targets;
+            p->tgts = calloc((size_t)p->head.max_targets + 1, sizeof *p->tgts);
+            if (!p->tgts)
+                return fail(err, errlen, -1, "out of memory for %u targets", p->head.max_targets + 1);
+        }
         return 0;
     }
     if (!p->have_head)
@@ -142,6 +152,16 @@ int mr_feed(mr_proc *p, const mon_rec *r, char *err, size_t errlen)
         memcpy(e->name + n->offset, n->seg, n->len);
         return 0;
     }
+    if (r->type == MON_T_TGT) {
+        const mon_tgt *t = &r->u.tgt;
+        if (!p->tgts || t->id > p->head.max_targets)
+            return fail(err, errlen, -1, "target record %u past the log's %u targets", t->id,
+                        p->tgts ? p->head.max_targets + 1 : 0);
+        if (p->tgts[t->id].name[0] && strcmp(p->tgts[t->id].name, t->name))
+            return fail(err, errlen, -1, "target %u named twice (%s, then %s)", t->id, p->tgts[t->id].name, t->name);
+        p->tgts[t->id] = *t;
+        return 0;
+    }
     if (r->type == MON_T_FILE) {
         const mon_filerec *f = &r->u.file;
         mr_entry *e = entry(p, f->id, err, errlen);
@@ -149,6 +169,14 @@ int mr_feed(mr_proc *p, const mon_rec *r, char *err, size_t errlen)
             return -1;
         if (f->kind != e->kind)
             return fail(err, errlen, -1, "record %u: kind %u where the budget says %u", f->id, f->kind, e->kind);
+        if (p->tgts ? (f->tgt == 0 || f->tgt > p->head.max_targets + 1 || !p->tgts[f->tgt - 1].name[0]) : f->tgt != 0)
+            return fail(err, errlen, -1, "record %u: storage target %u not declared before it", f->id, f->tgt);
+        if (e->kind == MON_K_OTHER && e->tgt && f->tgt != e->tgt)
+            return fail(err, errlen, -1, "record %u: an \"(other)\" aggregate of target %u names target %u", f->id,
+                        e->tgt - 1, f->tgt - 1);
+        if (e->have && e->tgt && f->tgt != e->tgt)
+            return fail(err, errlen, -1, "record %u: target %u, earlier %u", f->id, f->tgt - 1, e->tgt - 1);
+        e->tgt = f->tgt;
         if (!e->have || f->snap >= e->snap) {
             memcpy(e->c, f->c, sizeof e->c);
             e->snap = f->snap;

@@ -13,7 +13,8 @@ typedef struct mr_entry {
     int have; /* a FILE record was seen */
     uint64_t snap;
     uint64_t c[MC_N];
-    char *name; /* NULL until its NAME records arrived */
+    uint32_t tgt; /* storage target id + 1 (0: none: a version 1 log) */
+    char *name;   /* NULL until its NAME records arrived */
     uint32_t name_total;
 } mr_entry;
 
@@ -26,6 +27,7 @@ typedef struct mr_proc {
     uint64_t snaps, records;
     int final;     /* its last snapshot was the final one (clean end) */
     int recovered; /* closed by sheaf_recover before reading */
+    mon_tgt *tgts; /* by id, max_targets + 1 of them (NULL: a version 1 log); kind 0 and name "": not seen */
 } mr_proc;
 
 struct sheaf_monitor_job {
@@ -37,6 +39,10 @@ struct sheaf_monitor_job {
 /* feed one unpacked record to p; 0 or -1 with a message */
 int mr_feed(mr_proc *p, const mon_rec *r, char *err, size_t errlen);
 void mr_proc_free(mr_proc *p);
+
+/* per storage target (summary_tgt.c): the job's targets merged by name over
+ * processes, printed as text or as the JSON array "targets" */
+void mr_print_targets(const sheaf_monitor_job *job, FILE *o, int json);
 mr_proc *mr_job_add(sheaf_monitor_job *job);
 
 #endif

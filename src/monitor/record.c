@@ -122,6 +122,7 @@ void mon_rec_pack(const mon_rec *r, unsigned char *out)
         put64(&p, h->align);
         putb(&p, h->host, MON_HOST_MAX);
         putb(&p, h->exe, MON_EXE_MAX);
+        put32(&p, h->max_targets);
         break;
     }
     case MON_T_NAME: {
@@ -140,6 +141,15 @@ void mon_rec_pack(const mon_rec *r, unsigned char *out)
         put64(&p, f->snap);
         for (int i = 0; i < MC_N; i++)
             put64(&p, f->c[i]);
+        put32(&p, f->tgt);
+        break;
+    }
+    case MON_T_TGT: {
+        const mon_tgt *t = &r->u.tgt;
+        put32(&p, t->id);
+        put32(&p, t->kind);
+        putb(&p, t->fstype, MON_FSTYPE_MAX);
+        putb(&p, t->name, MON_TGT_NAME);
         break;
     }
     case MON_T_SNAP:
@@ -155,6 +165,18 @@ void mon_rec_pack(const mon_rec *r, unsigned char *out)
 
 #define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 
+static int unpack_tgt(const unsigned char *p, mon_tgt *t, char *err, size_t errlen)
+{
+    t->id = get32(&p);
+    t->kind = get32(&p);
+    getb(&p, t->fstype, MON_FSTYPE_MAX);
+    getb(&p, t->name, MON_TGT_NAME);
+    if (t->id > MON_TGT_MAX || (t->kind >= 64 && t->kind != MON_TGT_UNKNOWN) || !memchr(t->fstype, 0, MON_FSTYPE_MAX) ||
+        !memchr(t->name, 0, MON_TGT_NAME) || !t->name[0])
+        return BAD("target record: id %u kind %u, or its names not terminated", t->id, t->kind);
+    return 0;
+}
+
 int mon_rec_unpack(const unsigned char *in, mon_rec *r, char *err, size_t errlen)
 {
     const unsigned char *p = in;
@@ -168,8 +190,8 @@ int mon_rec_unpack(const unsigned char *in, mon_rec *r, char *err, size_t errlen
     case MON_T_HEAD: {
         mon_head *h = &r->u.head;
         h->version = get32(&p);
-        if (h->version != MON_VERSION)
-            return BAD("log version %u, this reader knows %d", h->version, MON_VERSION);
+        if (h->version < MON_VERSION_MIN || h->version > MON_VERSION)
+            return BAD("log version %u, this reader knows %d to %d", h->version, MON_VERSION_MIN, MON_VERSION);
         h->rank = (int32_t)get32(&p);
         h->max_files = get32(&p);
         h->max_dirs = get32(&p);
@@ -185,6 +207,9 @@ int mon_rec_unpack(const unsigned char *in, mon_rec *r, char *err, size_t errlen
         getb(&p, h->exe, MON_EXE_MAX);
         h->host[MON_HOST_MAX - 1] = 0;
         h->exe[MON_EXE_MAX - 1] = 0;
+        h->max_targets = h->version >= 2 ? get32(&p) : 0;
+        if (h->max_targets > MON_TGT_MAX)
+            return BAD("head record: %u storage targets is past the limit %d", h->max_targets, MON_TGT_MAX);
         return 0;
     }
     case MON_T_NAME: {
@@ -208,8 +233,13 @@ int mon_rec_unpack(const unsigned char *in, mon_rec *r, char *err, size_t errlen
             return BAD("file record: id %u kind %u out of bounds", f->id, f->kind);
         for (int i = 0; i < MC_N; i++)
             f->c[i] = get64(&p);
+        f->tgt = get32(&p);
+        if (f->tgt > MON_TGT_MAX + 1)
+            return BAD("file record %u: storage target %u out of bounds", f->id, f->tgt);
         return 0;
     }
+    case MON_T_TGT:
+        return unpack_tgt(p, &r->u.tgt, err, errlen);
     case MON_T_SNAP:
         r->u.snap.snap = get64(&p);
         r->u.snap.time_ns = get64(&p);

@@ -9,7 +9,9 @@
  *         aggregate), in segments of up to MON_NAME_SEG bytes;
  *   FILE  one record's cumulative counters at a snapshot (the reader keeps
  *         the latest per id);
- *   SNAP  closes a snapshot: its number, time, and how many FILE records it had.
+ *   SNAP  closes a snapshot: its number, time, and how many FILE records it had;
+ *   TGT   (version 2) a storage target's id, file-system kind and type and
+ *         global name (FGFS), before the first FILE record naming it.
  * The writer flushes (sion_flush) only after a SNAP record. */
 #ifndef MON_RECORD_H
 #define MON_RECORD_H
@@ -19,15 +21,21 @@
 
 #define MON_REC_SIZE 512
 #define MON_MAGIC 0x4e4f4d53u /* "SMON" little-endian */
-#define MON_VERSION 1
+#define MON_VERSION 2
+/* the oldest log version this reader reads (version 1: no storage targets) */
+#define MON_VERSION_MIN 1
 #define MON_NAME_SEG 480
 #define MON_NAME_MAX 4096
 #define MON_HOST_MAX 64
 #define MON_EXE_MAX 128
 /* the most record ids a reader accepts in one log (the writer's budget is capped below) */
 #define MON_IDS_MAX (1u << 20)
+/* storage targets: at most this many per process (+1, the fold of the rest) */
+#define MON_TGT_MAX 4096
+#define MON_TGT_NAME 440
+#define MON_FSTYPE_MAX 32
 
-enum mon_rec_type { MON_T_HEAD = 1, MON_T_NAME = 2, MON_T_FILE = 3, MON_T_SNAP = 4 };
+enum mon_rec_type { MON_T_HEAD = 1, MON_T_NAME = 2, MON_T_FILE = 3, MON_T_SNAP = 4, MON_T_TGT = 5 };
 
 /* what a FILE record describes */
 enum mon_kind {
@@ -80,6 +88,7 @@ typedef struct mon_head {
     uint64_t start_ns;    /* CLOCK_REALTIME */
     uint64_t interval_ns; /* snapshot interval */
     uint64_t align;       /* file alignment the counters use */
+    uint32_t max_targets; /* storage targets of the writer (version 2; 0 in version 1) */
     char host[MON_HOST_MAX];
     char exe[MON_EXE_MAX];
 } mon_head;
@@ -93,7 +102,19 @@ typedef struct mon_file {
     uint32_t id, kind;
     uint64_t snap;
     uint64_t c[MC_N];
+    uint32_t tgt; /* storage target id + 1 (0: none, version 1) */
 } mon_filerec;
+
+/* a storage target: the file system a record's files are on (FGFS global name
+ * of its mount: nfs://SERVER:/EXPORT, lustre://NIDS/FSNAME, gpfs://DEVICE,
+ * fuse.TYPE://FSNAME, file://HOST/MOUNTPOINT, ...) */
+typedef struct mon_tgt {
+    uint32_t id;   /* 0 .. max_targets (max_targets: "(other targets)", the fold) */
+    uint32_t kind; /* sheaf_fgfs_kind, or MON_TGT_UNKNOWN */
+    char fstype[MON_FSTYPE_MAX];
+    char name[MON_TGT_NAME];
+} mon_tgt;
+#define MON_TGT_UNKNOWN 255
 
 typedef struct mon_snap {
     uint64_t snap, time_ns, nfile, final;
@@ -106,6 +127,7 @@ typedef struct mon_rec {
         mon_name name;
         mon_filerec file;
         mon_snap snap;
+        mon_tgt tgt;
     } u;
 } mon_rec;
 

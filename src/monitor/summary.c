@@ -146,7 +146,9 @@ static void print_json(const sheaf_monitor_job *job, FILE *o, const agg *a, size
             "\"totals\":",
             job->nprocs, (unsigned long long)nfiles, (unsigned long long)nfolded, (unsigned long long)nagg);
     json_counters(o, tot);
-    fputs(",\"files\":[", o);
+    fputc(',', o);
+    mr_print_targets(job, o, 1);
+    fputs("\"files\":[", o);
     int first = 1;
     for (size_t i = 0; i < na; i++) {
         if (a[i].kind != MON_K_FILE)
@@ -205,6 +207,7 @@ static void print_text(const sheaf_monitor_job *job, FILE *o, const agg *a, size
     fprintf(o, "%-40s %8s %8s %8s %14s %14s %10s\n", "", "opens", "reads", "writes", "bytes read", "bytes written",
             "io time s");
     text_line(o, "total", tot);
+    mr_print_targets(job, o, 0);
     fprintf(o, "\nper file (by bytes moved):\n");
     size_t shown = 0, files = 0;
     for (size_t i = 0; i < na; i++) {

@@ -17,17 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-mon_state mon_g = {.sid = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
-mon_fd mon_fds[MON_FD_MAX];
-__thread int mon_busy __attribute__((tls_model("initial-exec")));
-
-uint64_t mon_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static uint64_t env_u64(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
 {
     const char *s = getenv(name);
@@ -65,34 +54,43 @@ void mon_init(void)
     mon_g.interval_ns = env_u64("SHEAF_MONITOR_INTERVAL_MS", 10000, 10, 86400000) * 1000000u;
     mon_g.align = env_u64("SHEAF_MONITOR_ALIGN", 4096, 1, 1u << 30);
     mon_g.align_mask = (mon_g.align & (mon_g.align - 1)) ? 0 : mon_g.align - 1;
-    size_t nrec = (size_t)mon_g.max_files + mon_g.max_dirs + 1;
+    mon_g.max_targets = (uint32_t)env_u64("SHEAF_MONITOR_MAX_TARGETS", 64, 1, MON_TGT_MAX);
+    size_t nrec = mon_nrec();
     uint32_t hs = 16;
     while (hs < 2 * nrec)
         hs *= 2;
     mon_g.recs = calloc(nrec, sizeof *mon_g.recs);
     mon_g.hash = calloc(hs, sizeof *mon_g.hash);
-    if (!mon_g.recs || !mon_g.hash) {
+    if (!mon_g.recs || !mon_g.hash || mon_targets_init() != 0) {
         dprintf(2, "sheaf monitor: no memory for %zu file records: monitoring off\n", nrec);
         free(mon_g.recs);
         free(mon_g.hash);
+        free(mon_g.targets);
         return;
     }
     mon_g.hashsize = hs;
-    mon_frec *other = &mon_g.recs[nrec - 1];
-    other->id = (uint32_t)(nrec - 1);
-    other->kind = MON_K_OTHER;
-    other->name = "(other)";
+    /* one "(other)" aggregate per storage target (the fold's included) */
+    for (uint32_t t = 0; t <= mon_g.max_targets; t++) {
+        mon_frec *other = &mon_g.recs[mon_g.max_files + mon_g.max_dirs + t];
+        other->id = mon_g.max_files + mon_g.max_dirs + t;
+        other->kind = MON_K_OTHER;
+        other->tgt = t;
+        other->name = "(other)";
+    }
     if (!getcwd(mon_g.cwd, sizeof mon_g.cwd))
         mon_g.cwd[0] = 0;
     mon_g.start_ns = mon_g.last_snap_ns = mon_now_ns();
     mon_g.pid = (int)getpid();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     mon_g.on = 1;
+    mon_live_init();
 }
 
 void mon_reset(void)
 {
-    size_t nrec = (size_t)mon_g.max_files + mon_g.max_dirs + 1;
+    size_t nrec = mon_nrec();
+    for (uint32_t t = 0; t <= mon_g.max_targets; t++)
+        mon_g.targets[t].named = 0;
     for (size_t i = 0; i < nrec; i++) {
         mon_frec *r = &mon_g.recs[i];
         memset(r->c, 0, sizeof r->c);
@@ -106,34 +104,39 @@ void mon_reset(void)
     mon_g.start_ns = mon_g.last_snap_ns = mon_now_ns();
 }
 
-static uint32_t hash_name(uint32_t kind, const char *s)
+static uint32_t hash_name(uint32_t kind, uint32_t tgt, const char *s)
 {
-    uint32_t h = 2166136261u ^ kind;
+    uint32_t h = (2166136261u ^ kind) + tgt * 16777619u;
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 16777619u;
     return h;
 }
 
-/* the record of (kind, name), created when there is room; NULL otherwise. Under the lock. */
-static mon_frec *find_or_add(uint32_t kind, const char *name, uint32_t first, uint32_t *used, uint32_t limit)
+/* the record of (kind, name) (a directory aggregate: and target tgt), created when there is
+ * room (a file's target resolved then); NULL otherwise. Under the lock. */
+static mon_frec *find_or_add(uint32_t kind, uint32_t tgt, const char *name, uint32_t first, uint32_t *used,
+                             uint32_t limit)
 {
-    uint32_t mask = mon_g.hashsize - 1, h = hash_name(kind, name) & mask;
+    uint32_t mask = mon_g.hashsize - 1, h = hash_name(kind, tgt, name) & mask;
     for (;; h = (h + 1) & mask) {
         uint32_t e = mon_g.hash[h];
         if (!e)
             break;
         mon_frec *r = &mon_g.recs[e - 1];
-        if (r->kind == kind && !strcmp(r->name, name))
+        if (r->kind == kind && (kind == MON_K_FILE || r->tgt == tgt) && !strcmp(r->name, name))
             return r;
     }
     if (*used >= limit)
         return NULL;
+    if (kind == MON_K_FILE)
+        tgt = mon_target_of(name);
     char *copy = strdup(name);
     if (!copy)
         return NULL;
     mon_frec *r = &mon_g.recs[first + *used];
     r->id = first + *used;
     r->kind = kind;
+    r->tgt = tgt;
     r->name = copy;
     (*used)++;
     mon_g.hash[h] = r->id + 1;
@@ -155,19 +158,30 @@ mon_frec *mon_lookup(const char *path, int dirfd)
     if (n < 0 || n >= (int)sizeof full)
         full[sizeof full - 1] = 0;
     pthread_mutex_lock(&mon_g.lock);
-    mon_frec *r = find_or_add(MON_K_FILE, full, 0, &mon_g.nfiles, mon_g.max_files);
+    mon_busy++;
+    /* a file's record: keyed by its name (its target is resolved when it is made) */
+    mon_frec *r = find_or_add(MON_K_FILE, 0, full, 0, &mon_g.nfiles, mon_g.max_files);
     if (r) {
         r->c[MC_FILES] = 1;
     } else {
+        /* past the budget: the aggregate of (directory, target); the directory's target is
+         * cached for the next file folded from the same directory */
+        static char last_dir[MON_NAME_MAX];
+        static uint32_t last_tgt;
         char *slash = strrchr(full, '/');
         if (slash && slash != full)
             *slash = 0;
         else
             strcpy(full, "/");
-        r = find_or_add(MON_K_DIR, full, mon_g.max_files, &mon_g.ndirs, mon_g.max_dirs);
+        if (strcmp(last_dir, full)) {
+            last_tgt = mon_target_of(full);
+            strcpy(last_dir, full);
+        }
+        r = find_or_add(MON_K_DIR, last_tgt, full, mon_g.max_files, &mon_g.ndirs, mon_g.max_dirs);
         if (!r)
-            r = &mon_g.recs[mon_g.max_files + mon_g.max_dirs];
+            r = &mon_g.recs[mon_g.max_files + mon_g.max_dirs + last_tgt];
     }
+    mon_busy--;
     pthread_mutex_unlock(&mon_g.lock);
     return r;
 }

@@ -3,16 +3,47 @@
  * summary.c printing what was accepted) through the public
  * sheaf_monitor_parse / sheaf_monitor_print of include/sheaf_monitor.h.
  * Any input must give 0 or SHEAF_E_FORMAT, never a crash, a leak or
- * unbounded memory. Seeds: tests/fuzz/corpus/monlog-*.bin (record streams
- * extracted from real logs with `sheaf cat`). */
+ * unbounded memory. Property: the bytes written per storage target (the
+ * JSON "targets") add up to the job's total whenever targets are listed
+ * (every record of a version 2 log belongs to exactly one target). Seeds:
+ * tests/fuzz/corpus/monlog-*.bin (record streams extracted from real logs
+ * with `sheaf cat`; monlog-targets-*: version 2, folded files and targets). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sheaf.h"
 #include "sheaf_monitor.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* the targets' bytes_written add up to the total's (JSON as summary.c prints it) */
+static void check_targets(const sheaf_monitor_job *job)
+{
+    char *out = NULL, err[256];
+    size_t len = 0;
+    FILE *o = open_memstream(&out, &len);
+    if (!o)
+        return;
+    if (sheaf_monitor_print(job, o, 1, err, sizeof err) != 0)
+        abort();
+    fclose(o);
+    const char *tot = strstr(out, "\"totals\":{"), *tg = strstr(out, "\"targets\":["),
+               *files = strstr(out, "],\"files\":[");
+    if (!tot || !tg || !files || files < tg)
+        abort();
+    const char *bw = strstr(tot, "\"bytes_written\":");
+    if (!bw || bw > tg)
+        abort();
+    unsigned long long total = strtoull(bw + 16, NULL, 10), sum = 0;
+    int any = 0;
+    for (const char *p = tg; (p = strstr(p, "\"bytes_written\":")) && p < files; p += 16, any = 1)
+        sum += strtoull(p + 16, NULL, 10);
+    if (any && sum != total)
+        abort();
+    free(out);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -28,6 +59,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (job && sink && sheaf_monitor_print(job, sink, (int)(size & 1), err, sizeof err) != 0)
         abort();
+    if (job)
+        check_targets(job);
     sheaf_monitor_free(job);
     return 0;
 }

@@ -67,8 +67,9 @@ LAYERS = {
     "src/ckpt":   {"rank": 6, "may": None, "forbid": [], "acyclic": True},
     "src/mpiio":  {"rank": 6, "may": None, "forbid": [], "acyclic": True},
     "src/loader": {"rank": 6, "may": None, "forbid": []},
-    # job I/O monitoring: the containers' public API only (its log is a sheaf
-    # container); it never includes the parts it observes
+    # job I/O monitoring: the containers' public API (its log is a sheaf
+    # container) and FGFS's (sheaf_fgfs.h: storage targets); it never includes
+    # the parts it observes
     "src/monitor": {"rank": 7, "may": [], "forbid": ["mpi.h", "omp.h"]},
     # programs and bindings to other languages: the public API only
     "tools":      {"rank": 9, "may": [], "forbid": []},
