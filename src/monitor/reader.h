@@ -7,6 +7,7 @@
 
 #include "record.h"
 #include "sheaf_monitor.h"
+#include "sheaf_monitor_data.h"
 
 typedef struct mr_entry {
     uint32_t id, kind;
@@ -26,6 +27,10 @@ typedef struct mr_proc {
     uint64_t snaps, records;
     int final;     /* its last snapshot was the final one (clean end) */
     int recovered; /* closed by sheaf_recover before reading */
+    /* time segments (timeline.c): bytes between two instants, from consecutive snapshots */
+    sheaf_monitor_seg *segs;
+    size_t nsegs, segcap, pending; /* segs[pending..] with t1 0 wait for their snapshot's time */
+    uint64_t last_snap_ns;
 } mr_proc;
 
 struct sheaf_monitor_job {
@@ -37,6 +42,10 @@ struct sheaf_monitor_job {
 /* feed one unpacked record to p; 0 or -1 with a message */
 int mr_feed(mr_proc *p, const mon_rec *r, char *err, size_t errlen);
 void mr_proc_free(mr_proc *p);
+/* timeline.c: the bytes a FILE record adds to its entry e (called before e takes
+ * the record's counters), and the time of a snapshot (fills the pending segments) */
+int mr_timeline_file(mr_proc *p, const mr_entry *e, const mon_filerec *f, char *err, size_t errlen);
+void mr_timeline_snap(mr_proc *p, uint64_t time_ns);
 mr_proc *mr_job_add(sheaf_monitor_job *job);
 
 #endif
