@@ -58,7 +58,7 @@ static void export_csv(FILE *o, const sm_job *m)
         csv_counters(o, m, w->c);
     }
     size_t io = 0;
-    for (size_t r = 0; r < m->nrows; r++)
+    for (size_t r = 0; r < m->nstat; r++)
         io += sm_bytes(m->rows[r].c) != 0;
     fprintf(o, "total,,,,,%zu,%zu", m->nprocs, io);
     csv_counters(o, m, m->tot);
@@ -70,7 +70,7 @@ static void export_llview(FILE *o, const sm_job *m)
     if (!jobid)
         jobid = getenv("PBS_JOBID");
     uint64_t worst = 0, io = 0;
-    for (size_t r = 0; r < m->nrows; r++) {
+    for (size_t r = 0; r < m->nstat; r++) {
         worst = sm_bytes(m->rows[r].c) > worst ? sm_bytes(m->rows[r].c) : worst;
         io += sm_bytes(m->rows[r].c) != 0;
     }
@@ -90,7 +90,7 @@ static void export_llview(FILE *o, const sm_job *m)
             "\"nfiles\":%llu,\"bytes_read\":%llu,\"bytes_written\":%llu,\"mb_read\":%.3f,\"mb_written\":%.3f,"
             "\"reads\":%llu,\"writes\":%llu,\"opens\":%llu,\"stats\":%llu,\"read_s\":%.6f,\"write_s\":%.6f,"
             "\"meta_s\":%.6f,\"worst_rank_bytes\":%llu,\"ranks\":[",
-            (double)m->t0 / 1e9, (double)m->t1 / 1e9, m->nprocs, m->nrows, (unsigned long long)io,
+            (double)m->t0 / 1e9, (double)m->t1 / 1e9, m->nprocs, m->nstat, (unsigned long long)io,
             (unsigned long long)m->own_files, (unsigned long long)t[sm_ix[SM_BYTES_READ]],
             (unsigned long long)t[sm_ix[SM_BYTES_WRITTEN]], (double)t[sm_ix[SM_BYTES_READ]] / 1e6,
             (double)t[sm_ix[SM_BYTES_WRITTEN]] / 1e6, (unsigned long long)t[sm_ix[SM_READS]],

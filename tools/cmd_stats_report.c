@@ -144,29 +144,29 @@ static int cmp_u64(const void *a, const void *b)
 /* the busiest rank against the mean; ranks far slower than the median */
 static void find_ranks(FILE *o, const sm_job *m, int *n)
 {
-    if (m->nrows < 2)
+    if (m->nstat < 2)
         return;
     size_t worst = 0, slow = 0, nslow = 0;
-    uint64_t *ns = malloc(m->nrows * sizeof *ns);
+    uint64_t *ns = malloc(m->nstat * sizeof *ns);
     if (!ns)
         return;
-    for (size_t r = 0; r < m->nrows; r++) {
+    for (size_t r = 0; r < m->nstat; r++) {
         worst = sm_bytes(m->rows[r].c) > sm_bytes(m->rows[worst].c) ? r : worst;
         ns[r] = row_ns(&m->rows[r]);
     }
-    qsort(ns, m->nrows, sizeof *ns, cmp_u64);
-    uint64_t median = ns[m->nrows / 2];
+    qsort(ns, m->nstat, sizeof *ns, cmp_u64);
+    uint64_t median = ns[m->nstat / 2];
     free(ns);
     char t[512], ev[1024], lbl[48];
-    double mean = (double)sm_bytes(m->tot) / (double)m->nrows;
+    double mean = (double)m->stat_bytes / (double)m->nstat;
     if (mean > 0 && (double)sm_bytes(m->rows[worst].c) > SR_IMBALANCE * mean) {
         sm_row_label(&m->rows[worst], lbl, sizeof lbl);
         snprintf(t, sizeof t, "Load imbalance: %s moved %llu bytes, %.2fx the mean of %.0f bytes per rank", lbl,
                  (unsigned long long)sm_bytes(m->rows[worst].c), (double)sm_bytes(m->rows[worst].c) / mean, mean);
-        snprintf(ev, sizeof ev, "%zu ranks; threshold: the busiest rank over %.1fx the mean.", m->nrows, SR_IMBALANCE);
+        snprintf(ev, sizeof ev, "%zu ranks; threshold: the busiest rank over %.1fx the mean.", m->nstat, SR_IMBALANCE);
         finding(o, n, "warn", "imbalance", t, ev);
     }
-    for (size_t r = 0; r < m->nrows; r++) {
+    for (size_t r = 0; r < m->nstat; r++) {
         uint64_t v = row_ns(&m->rows[r]);
         if (v > SR_STRAGGLER_NS && (double)v > SR_STRAGGLER * (double)median) {
             slow = !nslow || v > row_ns(&m->rows[slow]) ? r : slow;
@@ -211,7 +211,8 @@ static void totals(FILE *o, const sm_job *m, const char *log)
     sr_html_text(o, log);
     fputs("</h1>\n<table id=\"totals\">\n", o);
     fprintf(o, "<tr><th class=\"n\">processes</th><td id=\"t-procs\">%zu</td></tr>\n", m->nprocs);
-    fprintf(o, "<tr><th class=\"n\">ranks</th><td id=\"t-ranks\">%zu</td></tr>\n", m->nrows);
+    fprintf(o, "<tr><th class=\"n\">ranks</th><td id=\"t-ranks\">%zu</td><td>%s</td></tr>\n", m->nstat,
+            m->nstat < m->nrows ? "and processes without a rank (launchers, shells): a row each" : "");
     fprintf(o, "<tr><th class=\"n\">files</th><td id=\"t-files\">%llu</td></tr>\n", (unsigned long long)m->own_files);
     fprintf(o, "<tr><th class=\"n\">bytes read</th><td id=\"t-read\">%llu</td><td>%s</td></tr>\n",
             (unsigned long long)m->tot[sm_ix[SM_BYTES_READ]], sr_human(m->tot[sm_ix[SM_BYTES_READ]], h1, sizeof h1));
@@ -235,20 +236,21 @@ static void totals(FILE *o, const sm_job *m, const char *log)
 static void ranks(FILE *o, const sm_job *m)
 {
     size_t worst = 0, with_io = 0;
-    for (size_t r = 0; r < m->nrows; r++) {
+    for (size_t r = 0; r < m->nstat; r++) {
         worst = sm_bytes(m->rows[r].c) > sm_bytes(m->rows[worst].c) ? r : worst;
         with_io += sm_bytes(m->rows[r].c) != 0;
     }
     char lbl[48] = "-";
-    if (m->nrows)
+    if (m->nstat)
         sm_row_label(&m->rows[worst], lbl, sizeof lbl);
-    double mean = m->nrows ? (double)sm_bytes(m->tot) / (double)m->nrows : 0;
+    double mean = m->nstat ? (double)m->stat_bytes / (double)m->nstat : 0;
     fputs("<h2>Bytes per rank</h2>\n", o);
     fprintf(o,
-            "<p id=\"rank-stats\">Ranks with non-zero I/O: <b id=\"ranks-io\">%zu</b> of %zu. Worst rank: <b "
+            "<p id=\"rank-stats\">%s with non-zero I/O: <b id=\"ranks-io\">%zu</b> of %zu. Worst rank: <b "
             "id=\"worst-rank\">%s</b> with <b id=\"worst-bytes\">%llu</b> bytes; mean %.0f bytes; imbalance "
             "(max/mean) <b id=\"imbalance\">%.2f</b>.</p>\n",
-            with_io, m->nrows, lbl, m->nrows ? (unsigned long long)sm_bytes(m->rows[worst].c) : 0ull, mean,
+            m->nstat < m->nrows ? "Ranks (processes with a rank)" : "Ranks", with_io, m->nstat, lbl,
+            m->nstat ? (unsigned long long)sm_bytes(m->rows[worst].c) : 0ull, mean,
             mean > 0 ? (double)sm_bytes(m->rows[worst].c) / mean : 0.0);
     fputs("<p class=\"key\"><span class=\"rd\" style=\"background:#4a90d9\"></span>read<span "
           "style=\"background:#e8893a\"></span>written</p>\n",

@@ -92,8 +92,9 @@ static int build_rows(sm_job *m)
     qsort(m->rows, m->nprocs, sizeof *m->rows, cmp_row);
     size_t n = 0;
     for (size_t i = 0; i < m->nprocs; i++)
-        if (n == 0 || m->rows[i].rank < 0 || m->rows[i].rank != m->rows[n - 1].rank)
-            m->rows[n++] = m->rows[i];
+        if (n == 0 || m->rows[i].rank != m->rows[n - 1].rank ||
+            (m->rows[i].rank < 0 && m->rows[i].pid != m->rows[n - 1].pid))
+            m->rows[n++] = m->rows[i]; /* a rank's processes, or one pid's images (exec), share a row */
     m->nrows = n;
     for (size_t p = 0; p < m->nprocs; p++) {
         sheaf_monitor_proc_info pi;
@@ -227,6 +228,12 @@ int sm_load(const char *log, int flags, sm_job *m, char *err, size_t errlen)
         return -1;
     }
     span(m);
+    while (m->nstat < m->nrows && m->rows[m->nstat].rank >= 0)
+        m->nstat++;
+    if (!m->nstat)
+        m->nstat = m->nrows;
+    for (size_t r = 0; r < m->nstat; r++)
+        m->stat_bytes += sm_bytes(m->rows[r].c);
     return 0;
 }
 

@@ -61,8 +61,14 @@ typedef struct sm_job {
     int nc;
     sm_file *files; /* by bytes moved, most first */
     size_t nfiles;
-    sm_row *rows; /* by rank, then pid */
+    sm_row *rows; /* by rank, then pid: the ranked rows first */
     size_t nrows;
+    /* the rows the per-rank statistics (worst, imbalance, ranks with I/O,
+     * stragglers) are over: the ranked ones, rows[0..nstat), when the job has
+     * any (a launcher or a shell without a rank does not count), else all;
+     * stat_bytes: their bytes */
+    size_t nstat;
+    uint64_t stat_bytes;
     size_t *proc_row; /* the row of each process */
     size_t nprocs;
     uint64_t tot[SM_NC_MAX];

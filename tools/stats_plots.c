@@ -51,7 +51,7 @@ const char *sr_human(uint64_t b, char *buf, size_t n)
 /* spread b bytes over [t0, t1] into bins of [s, s + w * SR_BINS): exact sum */
 static void spread(uint64_t *bins, uint64_t s, uint64_t w, uint64_t t0, uint64_t t1, uint64_t b)
 {
-    uint64_t end = s + w * SR_BINS;
+    uint64_t end = s + w * SR_BINS < s ? UINT64_MAX : s + w * SR_BINS;
     if (t0 < s)
         t0 = s;
     if (t1 >= end)
@@ -72,6 +72,8 @@ static void spread(uint64_t *bins, uint64_t s, uint64_t w, uint64_t t0, uint64_t
     for (size_t i = a; i < z; i++) {
         uint64_t lo = s + i * w > t0 ? s + i * w : t0, hi = s + (i + 1) * w;
         uint64_t part = (uint64_t)(left * (long double)(hi - lo) / len);
+        if (part > b - given) /* hostile times: never more than the segment's bytes */
+            part = b - given;
         bins[i] += part;
         given += part;
     }

@@ -274,8 +274,11 @@ def _tables(procs: List[_Proc]) -> Tuple[List[Dict[str, Any]], List[Dict[str, An
     for r in rrows:
         r["ranks_with_io"] = int(r["c"][9] + r["c"][10] != 0)
     totals = dict(zip(COUNTERS, tot))
-    totals.update(processes_count=len(procs), ranks_count=len(rrows),
-                  ranks_with_io=sum(r["ranks_with_io"] for r in rrows),
+    # per-rank statistics are over the processes with a rank when the job has any (a launcher
+    # or shell without one does not count), as in `sheaf stats report|export`
+    ranked = [r for r in rrows if r["rank"] >= 0] or rrows
+    totals.update(processes_count=len(procs), ranks_count=len(ranked),
+                  ranks_with_io=sum(r["ranks_with_io"] for r in ranked),
                   files_count=sum(1 for f in frows if f["kind"] == "file"),
                   folded_opens=sum(f["c"][26] for f in frows if f["kind"] != "file"))
     return frows, rrows, prows, totals
