@@ -254,7 +254,9 @@ def _tables(procs: List[_Proc]) -> Tuple[List[Dict[str, Any]], List[Dict[str, An
         pc = [0] * _NC
         for rid, (_snap, c) in sorted(p.counters.items()):
             kind = _KINDS[_kind_of(p, rid)]
-            nm = bytes(p.names[rid]).decode("utf-8", "replace") if rid in p.names else "(unnamed)"
+            # a name ends at its first NUL (segments missing from a cut log leave zeros), as in C
+            nm = bytes(p.names[rid]).split(b"\0", 1)[0].decode("utf-8", "replace") if rid in p.names \
+                else "(unnamed)"
             f = files.setdefault((kind, nm), {"kind": kind, "name": nm, "processes": 0, "c": [0] * _NC})
             f["processes"] += 1
             _merge(f["c"], c)
