@@ -17,7 +17,8 @@
 #      and under sheaf-launch; root and /dev/fuse), a Fortran particle checkpoint
 #      by 4 ranks restarted by 3 (examples/mp2c), the checkpoint strategies (coio
 #      vs rbio, sheaf ckpt), the checkpoint job under job I/O monitoring (sheaf
-#      stats run, then sheaf stats summary), the container read from Python (bindings/python)
+#      stats run, then sheaf stats summary and sheaf stats report), the container read
+#      from Python (bindings/python)
 # Works from any directory. Files go to $SHEAF_BUILD/demo (kept for a look).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -315,12 +316,15 @@ if [ -n "$sheaf" ] && [ -f "$SHEAF_BUILD/src/monitor/libsheaf_monitor_preload.so
         mon_cmd=(sh -c "mkdir -p '$work/mon' && seq 100000 > '$work/mon/a' && sort -n '$work/mon/a' > '$work/mon/b'")
         mon_what="sh -c 'seq 100000 > a && sort -n a > b'"
     fi
-    part_title "job I/O monitoring: a job under sheaf stats run, then sheaf stats summary" \
-        "sheaf stats run -o stats.mon -- $mon_what; sheaf stats summary stats.mon"
+    part_title "job I/O monitoring: a job under sheaf stats run, then sheaf stats summary and report" \
+        "sheaf stats run -o stats.mon -- $mon_what; sheaf stats summary stats.mon; sheaf stats report stats.mon -o stats.html"
     monitor_demo() {
         "$sheaf" stats run -o "$work/stats.mon" -- "${mon_cmd[@]}" >/dev/null &&
             "$sheaf" stats summary "$work/stats.mon" >"$work/stats.txt" &&
-            sed -n '1,9p' "$work/stats.txt" && echo "..." && sed -n '/^per process/,$p' "$work/stats.txt"
+            sed -n '1,9p' "$work/stats.txt" && echo "..." && sed -n '/^per process/,$p' "$work/stats.txt" &&
+            "$sheaf" stats report "$work/stats.mon" -o "$work/stats.html" &&
+            echo "report: $work/stats.html (one self-contained page; findings:" \
+                "$(grep -o 'data-finding="[a-z-]*"' "$work/stats.html" | sed 's/data-finding=//; s/"//g' | tr '\n' ' '))"
     }
     part_run "job I/O monitoring" monitor_demo || :
 fi

@@ -50,13 +50,16 @@
 #   libsodium-dev                                 the loader's overlay across nodes (src/loader):
 #                                                 HMAC (crypto_auth) of the servers' handshake and
 #                                                 random nonces; without it the loader is not built
+#   chromium                                      tests/monitor (monitor.export.report): the HTML page
+#                                                 of `sheaf stats report` opened in a real headless
+#                                                 browser (--dump-dom, --screenshot)
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
           clang libclang-rt-14-dev clang-format mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
           libxxhash-dev fio python3-matplotlib strace
           libfuse3-dev fuse3 python3-dev gfortran python3-venv python3-numpy python3-pytest python3-meshio
-          libhdf5-mpich-dev libhdf5-openmpi-dev hdf5-tools libsodium-dev)
+          libhdf5-mpich-dev libhdf5-openmpi-dev hdf5-tools libsodium-dev chromium)
 
 sudo=()
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then

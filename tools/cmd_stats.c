@@ -3,6 +3,7 @@
  *   sheaf stats env [-o LOG] [--max-files N] [--interval-ms MS]
  *   sheaf stats summary [--json] [--recover] LOG
  *   sheaf stats top ...   (cmd_stats_top.c)   sheaf stats node ...  (cmd_stats_node.c)
+ *   sheaf stats report ... / export ...  (cmd_stats_report.c, cmd_stats_export.c)
  * Uses only the public API (sheaf_monitor.h). Exit: run gives the command's
  * status (128 + signal if it was killed); env and summary 0, 1 failure, 2 usage. */
 #include "common.h"
@@ -18,6 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+int cmd_stats_report(int argc, char **argv);
+int cmd_stats_export(int argc, char **argv);
+
 static void usage(FILE *o)
 {
     fprintf(o, "usage: sheaf stats run [-o LOG] [--max-files N] [--interval-ms MS] -- COMMAND [ARG...]\n"
@@ -25,6 +29,8 @@ static void usage(FILE *o)
                "       sheaf stats summary [--json] [--recover] LOG\n"
                "       sheaf stats top [--once] [--json] [--group G] LOG    (sheaf stats top --help)\n"
                "       sheaf stats node [-o FILE] [--textfile F] [--interval S] [--count N]  (--help)\n"
+               "       sheaf stats report [--recover] [--top N] LOG -o OUT.html\n"
+               "       sheaf stats export --format csv|llview|parquet [--recover] LOG [-o OUT]\n"
                "  run      run COMMAND (and every process it starts, e.g. under mpiexec) with its POSIX and\n"
                "           stdio I/O counted per file; each process appends snapshots to LOG/<host>.<pid>...smon\n"
                "           (default LOG: sheaf-stats.<date>.<pid>)\n"
@@ -33,6 +39,8 @@ static void usage(FILE *o)
                "  summary  totals per file, per process and for the files folded past the budget\n"
                "           --json     one JSON object\n"
                "           --recover  close the logs of killed processes first (never while the job runs)\n"
+               "  report   one self-contained HTML page: findings, heat map, bytes per rank, access sizes, files\n"
+               "  export   the tables as CSV, LLview JSON or Parquet (Parquet: python3 -m sheaf.stats, pyarrow)\n"
                "  --max-files N     file records per process (SHEAF_MONITOR_MAX_FILES, default 4096)\n"
                "  --interval-ms MS  snapshot interval (SHEAF_MONITOR_INTERVAL_MS, default 10000)\n"
                "  SHEAF_MONITOR_PRELOAD_LIB names the interposition library if it is not found beside sheaf.\n");
@@ -258,6 +266,10 @@ int cmd_stats(int argc, char **argv)
         return cmd_stats_top(argc - 1, argv + 1);
     if (!strcmp(sub, "node"))
         return cmd_stats_node(argc - 1, argv + 1);
+    if (!strcmp(sub, "report"))
+        return cmd_stats_report(argc - 1, argv + 1);
+    if (!strcmp(sub, "export"))
+        return cmd_stats_export(argc - 1, argv + 1);
     tool_err("unknown stats command '%s'", sub);
     usage(stderr);
     return TOOL_USAGE;

@@ -64,6 +64,7 @@ void mr_proc_free(mr_proc *p)
     free(p->ents);
     free(p->log);
     free(p->tgts);
+    free(p->segs);
 }
 
 void sheaf_monitor_free(sheaf_monitor_job *job)
@@ -178,6 +179,8 @@ int mr_feed(mr_proc *p, const mon_rec *r, char *err, size_t errlen)
             return fail(err, errlen, -1, "record %u: target %u, earlier %u", f->id, f->tgt - 1, e->tgt - 1);
         e->tgt = f->tgt;
         if (!e->have || f->snap >= e->snap) {
+            if (mr_timeline_file(p, e, f, err, errlen))
+                return -1;
             memcpy(e->c, f->c, sizeof e->c);
             e->snap = f->snap;
             e->have = 1;
@@ -189,6 +192,7 @@ int mr_feed(mr_proc *p, const mon_rec *r, char *err, size_t errlen)
         return fail(err, errlen, -1, "snapshot %llu claims %llu records, the budget is %u",
                     (unsigned long long)r->u.snap.snap, (unsigned long long)r->u.snap.nfile, p->limit);
     p->snaps++;
+    mr_timeline_snap(p, r->u.snap.time_ns);
     p->final = r->u.snap.final != 0;
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "record.h"
 #include "sheaf_monitor.h"
+#include "sheaf_monitor_data.h"
 
 typedef struct mr_entry {
     uint32_t id, kind;
@@ -28,6 +29,10 @@ typedef struct mr_proc {
     int final;     /* its last snapshot was the final one (clean end) */
     int recovered; /* closed by sheaf_recover before reading */
     mon_tgt *tgts; /* by id, max_targets + 1 of them (NULL: a version 1 log); kind 0 and name "": not seen */
+    /* time segments (timeline.c): bytes between two instants, from consecutive snapshots */
+    sheaf_monitor_seg *segs;
+    size_t nsegs, segcap, pending; /* segs[pending..] with t1 0 wait for their snapshot's time */
+    uint64_t last_snap_ns;
 } mr_proc;
 
 struct sheaf_monitor_job {
@@ -43,6 +48,10 @@ void mr_proc_free(mr_proc *p);
 /* per storage target (summary_tgt.c): the job's targets merged by name over
  * processes, printed as text or as the JSON array "targets" */
 void mr_print_targets(const sheaf_monitor_job *job, FILE *o, int json);
+/* timeline.c: the bytes a FILE record adds to its entry e (called before e takes
+ * the record's counters), and the time of a snapshot (fills the pending segments) */
+int mr_timeline_file(mr_proc *p, const mr_entry *e, const mon_filerec *f, char *err, size_t errlen);
+void mr_timeline_snap(mr_proc *p, uint64_t time_ns);
 mr_proc *mr_job_add(sheaf_monitor_job *job);
 
 #endif

@@ -1,7 +1,9 @@
 /* fuzz_monlog.c - libFuzzer target for the monitor log reader (src/monitor:
  * record.c unpacking, reader.c's bounds on ids, names and snapshots,
- * summary.c printing what was accepted) through the public
- * sheaf_monitor_parse / sheaf_monitor_print of include/sheaf_monitor.h.
+ * summary.c printing what was accepted, timeline.c's segments) through the
+ * public sheaf_monitor_parse / sheaf_monitor_print of include/sheaf_monitor.h
+ * and the table accessors of include/sheaf_monitor_data.h (every slot and
+ * segment read back, t0 <= t1, indices past the end refused).
  * Any input must give 0 or SHEAF_E_FORMAT, never a crash, a leak or
  * unbounded memory. Property: the bytes written per storage target (the
  * JSON "targets") add up to the job's total whenever targets are listed
@@ -15,6 +17,7 @@
 
 #include "sheaf.h"
 #include "sheaf_monitor.h"
+#include "sheaf_monitor_data.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -43,6 +46,29 @@ static void check_targets(const sheaf_monitor_job *job)
     if (any && sum != total)
         abort();
     free(out);
+/* every table entry of an accepted job */
+static void walk(const sheaf_monitor_job *job)
+{
+    for (size_t p = 0; p < sheaf_monitor_nprocs(job); p++) {
+        sheaf_monitor_proc_info pi;
+        if (sheaf_monitor_proc(job, p, &pi) != 0)
+            abort();
+        for (size_t s = 0; s < pi.nslots; s++) {
+            sheaf_monitor_record_info ri;
+            int rc = sheaf_monitor_record(job, p, s, &ri);
+            if (rc != 0 && rc != 1)
+                abort();
+        }
+        for (size_t i = 0; i < pi.nsegments; i++) {
+            sheaf_monitor_seg sg;
+            if (sheaf_monitor_segment(job, p, i, &sg) != 0 || sg.t0_ns > sg.t1_ns)
+                abort();
+        }
+        sheaf_monitor_seg sg;
+        sheaf_monitor_record_info ri;
+        if (sheaf_monitor_segment(job, p, pi.nsegments, &sg) == 0 || sheaf_monitor_record(job, p, pi.nslots, &ri) == 0)
+            abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -61,6 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (job)
         check_targets(job);
+        walk(job);
     sheaf_monitor_free(job);
     return 0;
 }

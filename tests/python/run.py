@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run one Python test with the interpreter python.env made (see setup_env.py).
 
-usage: run.py ENVDIR [--need mpi4py|skbuild]... -- ARGS...
+usage: run.py ENVDIR [--need mpi4py|skbuild|mypy|pyarrow|pandas]... -- ARGS...
 
 ARGS are run with the env's python substituted for the word PYTHON (e.g.
 `-- PYTHON -m pytest x.py`, or an MPI launcher line `-- mpiexec -n 2 PYTHON

@@ -12,7 +12,8 @@ Debian's numpy is used without a download) goes to ENVDIR/venv; what is missing
 is pip-installed into it from the package registry: numpy/pytest only if the
 base lacks them; mpi4py (the PyPI wheel works with MPICH and Open MPI, chosen
 by MPI4PY_MPIABI) for the MPI tests; scikit-build-core for the install test;
-mypy for python.mypy; mkdocs for docs.site.
+mypy for python.mypy; mkdocs for docs.site; pyarrow and pandas for sheaf.stats
+(monitor.pyreader, monitor.export.parquet).
 A failed pip install is recorded (the tests that need it skip, saying why). An
 existing venv is reused. Exit 0 unless no usable interpreter could be made."""
 import json
@@ -105,10 +106,23 @@ def main():
             if not ok:
                 info["notes"].append(f"mkdocs: pip failed: {msg}")
         info["mkdocs"] = version(py, "mkdocs")
+    # sheaf.stats: Parquet export through Apache Arrow, tables as pandas DataFrames. numpy stays the
+    # one the venv has (pinned): the other tests run on it. pyarrow 21 on refuses numpy 1.x at import
+    # (Debian 12 has 1.24), pandas 2.3 on needs numpy 1.26.
+    if not info.get("pyarrow") or not info.get("pandas"):
+        npv = version(py, "numpy") or ""
+        old = npv.split(".")[0].isdigit() and int(npv.split(".")[0]) < 2
+        want = ["pyarrow<21", "pandas<2.3"] if old else ["pyarrow", "pandas"]
+        if not has(py, ["pyarrow", "pandas"]):
+            ok, msg = pip(py, *want, *([f"numpy=={npv}"] if npv else []))
+            if not ok:
+                info["notes"].append(f"pyarrow/pandas: pip failed: {msg}")
+        info["pyarrow"] = version(py, "pyarrow")
+        info["pandas"] = version(py, "pandas")
     json.dump(info, open(info_path, "w"), indent=1)
     print(f"python.env: {py} (base {base}); numpy {version(py, 'numpy')}, pytest {version(py, 'pytest')}, "
           f"mpi4py {info['mpi4py']}, scikit-build-core {info['skbuild']}, mypy {info['mypy']}, "
-          f"mkdocs {info.get('mkdocs')}; "
+          f"pyarrow {info.get('pyarrow')}, pandas {info.get('pandas')}, mkdocs {info.get('mkdocs')}; "
           + "; ".join(info["notes"]))
     return 0
 
