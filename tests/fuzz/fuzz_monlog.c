@@ -46,6 +46,8 @@ static void check_targets(const sheaf_monitor_job *job)
     if (any && sum != total)
         abort();
     free(out);
+}
+
 /* every table entry of an accepted job */
 static void walk(const sheaf_monitor_job *job)
 {
@@ -85,9 +87,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     if (job && sink && sheaf_monitor_print(job, sink, (int)(size & 1), err, sizeof err) != 0)
         abort();
-    if (job)
+    if (job) {
         check_targets(job);
         walk(job);
+    }
     sheaf_monitor_free(job);
     return 0;
 }
