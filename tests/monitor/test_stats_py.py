@@ -55,7 +55,14 @@ def test_numpy_tables(log):
         (MiB, sum(WRITTEN), 1096, 16, 305, 300)
     assert (tot["processes_count"], tot["ranks_count"], tot["ranks_with_io"], tot["files_count"],
             tot["folded_opens"]) == (4, 4, 3, 5, 0)
-    assert t.targets is None
+    # storage targets (log version 2): every byte and open of the job lands on one, each named
+    # by its FGFS global name (scheme://...), counted by the processes that used it
+    tg = t.targets
+    assert tg is not None and len(tg) >= 1
+    assert sum(int(x) for x in tg["bytes_written"]) == sum(WRITTEN)
+    assert sum(int(x) for x in tg["bytes_read"]) == MiB
+    assert sum(int(x) for x in tg["opens"]) == 305
+    assert all("://" in str(n) for n in tg["target"]) and all(1 <= int(x) <= 4 for x in tg["processes"])
 
 
 def test_pandas_tables(log):

@@ -62,7 +62,10 @@ _MAX = {"max_byte_read", "max_byte_written", "last_ns"}
 _MIN = {"first_ns"}
 _REC = 512
 _MAGIC = 0x4E4F4D53
-_VERSION = 1
+_VERSION = 2
+_VERSION_MIN = 1  # version 1: no storage targets
+_TGT_MAX = 4096
+_TGT_KINDS = ("local", "pseudo", "nfs", "cifs", "lustre", "gpfs", "beegfs", "ceph", "fuse", "image", "panfs")
 _NAME_SEG = 480
 _NAME_MAX = 4096
 _IDS_MAX = 1 << 20
@@ -89,6 +92,10 @@ class _Proc:
     clean_end: bool = False
     names: Dict[int, bytearray] = field(default_factory=dict)
     counters: Dict[int, Tuple[int, List[int]]] = field(default_factory=dict)  # id -> (snap, counters)
+    max_targets: int = 0
+    version: int = 0
+    targets: Dict[int, Tuple[str, str, str]] = field(default_factory=dict)  # id -> (name, fstype, kind)
+    file_tgt: Dict[int, int] = field(default_factory=dict)  # record id -> target id + 1
 
 
 @dataclass
@@ -108,8 +115,12 @@ def _kind_of(p: _Proc, rid: int) -> int:
 
 def _head(p: _Proc, rec: bytes) -> None:
     version, rank, mf, md, pid, ppid, start, _interval, _align = struct.unpack_from("<IiIIQQQQQ", rec, 8)
-    if version != _VERSION:
-        raise ValueError(f"log version {version}, this reader knows {_VERSION}")
+    if not _VERSION_MIN <= version <= _VERSION:
+        raise ValueError(f"log version {version}, this reader knows {_VERSION_MIN} to {_VERSION}")
+    p.version = version
+    p.max_targets = struct.unpack_from("<I", rec, 256)[0] if version >= 2 else 0
+    if p.max_targets > _TGT_MAX:
+        raise ValueError(f"head record: {p.max_targets} storage targets is past the limit {_TGT_MAX}")
     if mf >= _IDS_MAX or md >= _IDS_MAX:
         raise ValueError(f"head record: budget {mf} files / {md} dirs is past the limit {_IDS_MAX}")
     p.rank, p.pid, p.ppid, p.start_ns, p.max_files, p.max_dirs = rank, pid, ppid, start, mf, md
@@ -138,9 +149,26 @@ def _file(p: _Proc, rec: bytes) -> None:
         raise ValueError(f"record id {rid} past the log's budget of {p.limit} records")
     if kind != _kind_of(p, rid):
         raise ValueError(f"record {rid}: kind {kind} where the budget says {_kind_of(p, rid)}")
+    tgt = struct.unpack_from("<I", rec, 24 + 8 * _NC)[0] if p.version >= 2 else 0
+    if p.version >= 2 and (tgt == 0 or tgt > p.max_targets + 1 or tgt - 1 not in p.targets):
+        raise ValueError(f"record {rid}: storage target {tgt} not declared before it")
+    if p.file_tgt.get(rid, tgt) != tgt:
+        raise ValueError(f"record {rid}: target {tgt - 1}, earlier {p.file_tgt[rid] - 1}")
+    p.file_tgt[rid] = tgt
     old = p.counters.get(rid)
     if old is None or snap >= old[0]:
         p.counters[rid] = (snap, list(struct.unpack_from(f"<{_NC}Q", rec, 24)))
+
+
+def _tgt(p: _Proc, rec: bytes) -> None:
+    tid, kind = struct.unpack_from("<II", rec, 8)
+    fstype, name = rec[16:48], rec[48:488]
+    if tid > p.max_targets or (kind >= 64 and kind != 255) or b"\0" not in fstype or b"\0" not in name \
+            or name[:1] == b"\0":
+        raise ValueError(f"target record: id {tid} kind {kind}, or its names not terminated")
+    p.targets[tid] = (name.split(b"\0", 1)[0].decode("utf-8", "replace"),
+                      fstype.split(b"\0", 1)[0].decode("utf-8", "replace"),
+                      _TGT_KINDS[kind] if kind < len(_TGT_KINDS) else "unknown")
 
 
 def _parse(p: _Proc, data: bytes) -> None:
@@ -158,7 +186,7 @@ def _parse(p: _Proc, data: bytes) -> None:
                     raise ValueError("a second head record")
                 _head(p, rec)
                 have_head = True
-            elif typ not in (2, 3, 4):
+            elif typ not in (2, 3, 4, 5) or (typ == 5 and p.version < 2):
                 raise ValueError(f"unknown record type {typ}")
             elif not have_head:
                 raise ValueError("the log does not start with a head record")
@@ -166,6 +194,8 @@ def _parse(p: _Proc, data: bytes) -> None:
                 _name(p, rec)
             elif typ == 3:
                 _file(p, rec)
+            elif typ == 5:
+                _tgt(p, rec)
             else:
                 _snap, _time, nfile, final = struct.unpack_from("<QQQQ", rec, 8)
                 if nfile > p.limit:
@@ -241,12 +271,15 @@ def _table(rows: List[Dict[str, Any]], cols: List[Tuple[str, str]], pandas: Opti
     return arr
 
 
-def _tables(procs: List[_Proc]) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], List[Dict[str, Any]],
-                                         Dict[str, int]]:
+_Rows = List[Dict[str, Any]]
+
+
+def _tables(procs: List[_Proc]) -> Tuple[_Rows, _Rows, _Rows, Dict[str, int], _Rows]:
     files: Dict[Tuple[str, str], Dict[str, Any]] = {}
     ranks: Dict[Tuple[int, int, int], Dict[str, Any]] = {}
     per_file_rank: Dict[Tuple[str, str], Dict[Tuple[int, int, int], int]] = {}
     prows: List[Dict[str, Any]] = []
+    tgts: Dict[str, Dict[str, Any]] = {}
     for p in procs:
         key = _row_key(p)
         rr = ranks.setdefault(key, {"rank": p.rank, "pid": p.pid, "processes": 0, "c": [0] * _NC})
@@ -265,6 +298,14 @@ def _tables(procs: List[_Proc]) -> Tuple[List[Dict[str, Any]], List[Dict[str, An
             moved = c[9] + c[10]
             fr = per_file_rank.setdefault((kind, nm), {})
             fr[key] = fr.get(key, 0) + moved
+            tid1 = p.file_tgt.get(rid, 0)
+            if tid1:
+                tn, tf, tk = p.targets[tid1 - 1]
+                tr = tgts.setdefault(tn, {"target": tn, "fstype": tf, "fskind": tk, "procset": set(), "records": 0,
+                                          "c": [0] * _NC})
+                tr["procset"].add(id(p))
+                tr["records"] += 1
+                _merge(tr["c"], c)
         prows.append({"rank": p.rank, "pid": p.pid, "ppid": p.ppid, "host": p.host, "exe": p.exe, "log": p.log,
                       "snapshots": p.snapshots, "clean_end": p.clean_end, "c": pc})
     tot = [0] * _NC
@@ -283,7 +324,10 @@ def _tables(procs: List[_Proc]) -> Tuple[List[Dict[str, Any]], List[Dict[str, An
                   ranks_with_io=sum(r["ranks_with_io"] for r in ranked),
                   files_count=sum(1 for f in frows if f["kind"] == "file"),
                   folded_opens=sum(f["c"][26] for f in frows if f["kind"] != "file"))
-    return frows, rrows, prows, totals
+    trows = sorted(tgts.values(), key=lambda t: (-(t["c"][9] + t["c"][10]), t["target"]))
+    for t in trows:
+        t["processes"] = len(t.pop("procset"))
+    return frows, rrows, prows, totals, trows
 
 
 def _flat(rows: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -310,7 +354,9 @@ def read(log: "str | os.PathLike[str]", *, pandas: Optional[bool] = None) -> Sta
         :class:`StatsTables`: ``files`` (kind, name, processes, ranks_with_io and the
         counters), ``ranks`` (rank, pid of its first process, processes, ranks_with_io,
         counters), ``processes`` (rank, pid, ppid, host, exe, log, snapshots,
-        clean_end, counters), ``totals`` (a dict), ``targets`` (None).
+        clean_end, counters), ``totals`` (a dict), ``targets`` (target: the storage
+        target's global name, fstype, fskind, processes, records and the counters,
+        summed by name over the processes; None for version 1 logs, which have none).
 
     Raises:
         LogError: a truncated or malformed log (names the file and the record).
@@ -318,19 +364,21 @@ def read(log: "str | os.PathLike[str]", *, pandas: Optional[bool] = None) -> Sta
         FileNotFoundError: no such path.
     """
     procs = _procs(os.fspath(log))
-    frows, rrows, prows, totals = _tables(procs)
+    frows, rrows, prows, totals, trows = _tables(procs)
     files = _table(_flat(frows), [("kind", "U"), ("name", "U"), ("processes", "u4"), ("ranks_with_io", "u4")] + _CC,
                    pandas)
     ranks = _table(_flat(rrows), [("rank", "i4"), ("pid", "u8"), ("processes", "u4"), ("ranks_with_io", "u4")]
                    + _CC, pandas)
     processes = _table(_flat(prows), [("rank", "i4"), ("pid", "u8"), ("ppid", "u8"), ("host", "U"), ("exe", "U"),
                                       ("log", "U"), ("snapshots", "u8"), ("clean_end", "?")] + _CC, pandas)
-    return StatsTables(files=files, ranks=ranks, processes=processes, totals=totals)
+    targets = _table(_flat(trows), [("target", "U"), ("fstype", "U"), ("fskind", "U"), ("processes", "u4"),
+                                    ("records", "u8")] + _CC, pandas) if trows else None
+    return StatsTables(files=files, ranks=ranks, processes=processes, totals=totals, targets=targets)
 
 
 def _export_rows(log: str) -> List[Dict[str, Any]]:
     """The rows of ``sheaf stats export --format csv``: level file, rank, total."""
-    frows, rrows, prows, totals = _tables(_procs(log))
+    frows, rrows, prows, totals, _trows = _tables(_procs(log))
     rows: List[Dict[str, Any]] = []
     for f in frows:
         rows.append({"level": "file", "rank": None, "pid": None, "kind": f["kind"], "name": f["name"],
