@@ -82,30 +82,17 @@ def main():
                 json.dump(info, open(info_path, "w"))
                 return 1
         info["python"] = py
-    if not info.get("mpi4py"):
-        if not has(py, ["mpi4py"]):
-            ok, msg = pip(py, "mpi4py")
-            if not ok:
-                info["notes"].append(f"mpi4py: pip failed: {msg}")
-        info["mpi4py"] = version(py, "mpi4py")
-    if not info.get("skbuild"):
-        if not has(py, ["scikit_build_core"]):
-            ok, msg = pip(py, "scikit-build-core")
-            if not ok:
-                info["notes"].append(f"scikit-build-core: pip failed: {msg}")
-        info["skbuild"] = version(py, "scikit_build_core")
-    if not info.get("mypy"):
-        if not has(py, ["mypy"]):
-            ok, msg = pip(py, "mypy")
-            if not ok:
-                info["notes"].append(f"mypy: pip failed: {msg}")
-        info["mypy"] = version(py, "mypy.version")
-    if not info.get("mkdocs"):
-        if not has(py, ["mkdocs"]):
-            ok, msg = pip(py, "mkdocs")
-            if not ok:
-                info["notes"].append(f"mkdocs: pip failed: {msg}")
-        info["mkdocs"] = version(py, "mkdocs")
+    # the optional tools: (info key, module to import, pip name, module holding __version__)
+    for key, mod, pkg, vmod in (("mpi4py", "mpi4py", "mpi4py", "mpi4py"),
+                                ("skbuild", "scikit_build_core", "scikit-build-core", "scikit_build_core"),
+                                ("mypy", "mypy", "mypy", "mypy.version"),
+                                ("mkdocs", "mkdocs", "mkdocs", "mkdocs")):
+        if not info.get(key):
+            if not has(py, [mod]):
+                ok, msg = pip(py, pkg)
+                if not ok:
+                    info["notes"].append(f"{pkg}: pip failed: {msg}")
+            info[key] = version(py, vmod)
     # sheaf.stats: Parquet export through Apache Arrow, tables as pandas DataFrames. numpy stays the
     # one the venv has (pinned): the other tests run on it. pyarrow 21 on refuses numpy 1.x at import
     # (Debian 12 has 1.24), pandas 2.3 on needs numpy 1.26.
