@@ -136,6 +136,8 @@ int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoheren
             fh->indep_policy = MIO_INDEP_REFUSE;
         else if (!strcmp(v, "sync"))
             fh->indep_policy = MIO_INDEP_SYNC;
+        else if (!strcmp(v, "serve"))
+            fh->indep_policy = MIO_INDEP_SERVE;
         else
             return bad(err, errlen, "sheaf_independent", v);
     }
@@ -164,6 +166,10 @@ int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoheren
         else
             return bad(err, errlen, "sheaf_write_through", v);
     }
+    /* served independent I/O reads other realms in the file: collective
+     * writes must leave no dirty bytes in the owners' caches (io.c) */
+    if (fh->indep_policy == MIO_INDEP_SERVE)
+        fh->write_through = 1;
     if (mio_hint_get(info, "sheaf_audit_log", v, sizeof v))
         snprintf(audit, auditlen, "%s", v);
     if (fh->cache_bytes < fh->page)
