@@ -76,6 +76,9 @@ typedef struct sheaf_mpiio_stats {
     int is_aggregator;                      /* this rank is one */
     uint64_t cache_remote_hits;             /* dache: hits in another rank's cache (in cache_hits) */
     uint64_t cache_evictions;               /* dache: pages this rank evicted */
+    /* pfr with sheaf_independent=serve: bytes of independent calls served by
+     * this rank's realm cache (its own realm) and straight in the file */
+    uint64_t indep_cached_bytes, indep_direct_bytes;
 } sheaf_mpiio_stats;
 
 SHEAF_API int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, sheaf_file *fh);

@@ -22,6 +22,10 @@ static int pages_write(mio_cache *c, mio_backend *b, const void *buf, int64_t le
 }
 static int pages_flush(mio_cache *c, mio_backend *b) { return mio_pc_flush(c->priv, b, 0); }
 static void pages_invalidate(mio_cache *c) { mio_pc_drop(c->priv); /* callers flush first */ }
+static int pages_drop_range(mio_cache *c, mio_backend *b, int64_t off, int64_t len)
+{
+    return mio_pc_drop_range(c->priv, b, off, len);
+}
 static void pages_destroy(mio_cache *c)
 {
     if (c->priv)
@@ -30,8 +34,8 @@ static void pages_destroy(mio_cache *c)
     c->priv = NULL;
 }
 
-static const mio_cache_ops pages_ops = {"pfr-pages",      pages_read,    pages_write, pages_flush,
-                                        pages_invalidate, pages_destroy, NULL,        NULL};
+static const mio_cache_ops pages_ops = {"pfr-pages",   pages_read, pages_write, pages_flush,     pages_invalidate,
+                                        pages_destroy, NULL,       NULL,        pages_drop_range};
 
 int mio_cache_pages_create(mio_cache *c, int64_t page, int64_t max_bytes)
 {

@@ -384,7 +384,7 @@ static int realms_for_call(sheaf_file fh, int64_t lo, int64_t hi, int64_t fsize,
  * access ranges, the file size (for the file-size realm policy), the first
  * error and whether anyone wrote behind the layer */
 typedef struct call_info {
-    int64_t lo, hi, fsize, ext;
+    int64_t lo, hi, fsize, ext_lo, ext_hi;
 } call_info;
 
 /* one agreement (sheaf_comm_agree over fh->coll: one MPI_Allreduce over
@@ -394,7 +394,7 @@ typedef struct call_info {
  * own error or SHEAF_MPIIO_EREMOTE naming the first failing rank. */
 static int agree_ranges(sheaf_file fh, const mio_seg *segs, size_t nseg, int local_err, call_info *ci)
 {
-    int64_t v[4] = {INT64_MAX, 0, 0, -(int64_t)(fh->external_write != 0)};
+    int64_t v[5] = {INT64_MAX, 0, 0, fh->ext_lo, -fh->ext_hi};
     if (nseg > 0) {
         v[0] = segs[0].off;
         v[1] = -(segs[nseg - 1].off + segs[nseg - 1].len);
@@ -405,24 +405,40 @@ static int agree_ranges(sheaf_file fh, const mio_seg *segs, size_t nseg, int loc
         rc = fh->be.ops->get_size(&fh->be, &sz);
         v[2] = -sz;
     }
-    rc = mio_agree_vals(fh, rc, v, 4);
+    rc = mio_agree_vals(fh, rc, v, 5);
     fh->external_write = 0;
-    *ci = (call_info){.lo = v[0], .hi = -v[1], .fsize = -v[2], .ext = -v[3]};
+    fh->ext_lo = INT64_MAX, fh->ext_hi = 0;
+    *ci = (call_info){.lo = v[0], .hi = -v[1], .fsize = -v[2], .ext_lo = v[3], .ext_hi = -v[4]};
     return rc;
 }
 
-/* someone wrote behind the layer: this rank's realm pages and the backend's
- * client cache may be stale */
-static int drop_after_external(sheaf_file fh)
+/* someone wrote [lo, hi) behind the layer or the realms' owners: this rank's
+ * realm pages there and the backend's client cache may be stale */
+int mio_drop_external(sheaf_file fh, int64_t lo, int64_t hi)
 {
     int err = 0;
     if (fh->have_cache) {
-        err = fh->cache.ops->flush(&fh->cache, &fh->be);
-        fh->cache.ops->invalidate(&fh->cache);
+        if (hi != INT64_MAX && fh->cache.ops->drop_range) {
+            err = fh->cache.ops->drop_range(&fh->cache, &fh->be, lo, hi - lo);
+        } else {
+            err = fh->cache.ops->flush(&fh->cache, &fh->be);
+            fh->cache.ops->invalidate(&fh->cache);
+        }
     }
     if (!err)
         err = fh->be.ops->invalidate(&fh->be);
     return err;
+}
+
+int mio_agree_external(sheaf_file fh, int rc)
+{
+    int64_t v[2] = {fh->ext_lo, -fh->ext_hi};
+    rc = mio_agree_vals(fh, rc, v, 2);
+    fh->external_write = 0;
+    fh->ext_lo = INT64_MAX, fh->ext_hi = 0;
+    if (rc || v[0] >= -v[1])
+        return rc;
+    return mio_agree(fh, mio_drop_external(fh, v[0], -v[1]));
 }
 
 /* the memory of one call's rounds, allocated before the ranges are agreed so
@@ -508,7 +524,7 @@ int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, c
         rounds_free(&m);
         return rc;
     }
-    int err = ci.ext ? drop_after_external(fh) : 0;
+    int err = ci.ext_lo < ci.ext_hi ? mio_drop_external(fh, ci.ext_lo, ci.ext_hi) : 0;
     fh->stats.coll_calls++;
     fh->stats.rounds_last = 0;
     if (ci.lo >= ci.hi) {
@@ -530,6 +546,10 @@ int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, c
         err = fh->be.ops->sync(&fh->be);
     if (!err && is_write && fh->write_through && fh->have_cache)
         err = fh->cache.ops->flush(&fh->cache, &fh->be);
+    /* served independent reads of other realms go to the file: a backend with
+     * a client cache pushes what the write-through left there */
+    if (!err && is_write && fh->indep_policy == MIO_INDEP_SERVE && fh->be.ops->drop_range)
+        err = fh->be.ops->sync(&fh->be);
     if (err && !fh->err[0])
         mio_set_err(fh, err, "%s: collective %s failed", fh->path, is_write ? "write" : "read");
     return mio_agree(fh, err);

@@ -49,8 +49,8 @@ static void c_destroy(mio_cache *c)
     c->priv = NULL;
 }
 static int64_t *c_shared_word(mio_cache *c) { return dc_shared_word(((dache *)c->priv)->coll); }
-static const mio_cache_ops dache_ops = {"dache",      c_read,    c_write, c_flush,
-                                        c_invalidate, c_destroy, c_sync,  c_shared_word};
+static const mio_cache_ops dache_ops = {"dache",   c_read, c_write,       c_flush, c_invalidate,
+                                        c_destroy, c_sync, c_shared_word, NULL};
 
 /* this rank's own memory: the LRU stamps and the page -> slot map */
 static int setup_local(dache *d)

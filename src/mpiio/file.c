@@ -106,6 +106,7 @@ int sheaf_file_open(MPI_Comm comm, const char *path, int amode, MPI_Info info, s
         fh->comm = MPI_COMM_NULL;
         fh->sh_win = MPI_WIN_NULL;
         fh->tc_type = MPI_DATATYPE_NULL;
+        fh->ext_lo = INT64_MAX;
         fh->be.fd = -1;
         fh->be.audit_fd = -1;
         fh->path = strdup(path);
@@ -184,7 +185,10 @@ static int sync_agreed(sheaf_file fh)
 {
     if (fh->have_cache && fh->cache.ops->sync)
         return fh->cache.ops->sync(&fh->cache, &fh->be);
-    return mio_agree(fh, flush_all(fh));
+    /* bytes written behind the realms' owners (served independent writes)
+     * are dropped from their caches here: sync-barrier-sync makes them
+     * visible to every rank's later accesses */
+    return mio_agree_external(fh, flush_all(fh));
 }
 
 int sheaf_file_sync(sheaf_file fh)
@@ -364,6 +368,7 @@ int sheaf_file_note_external_write(sheaf_file fh)
     if (!fh)
         return SHEAF_MPIIO_EARG;
     fh->external_write = 1;
+    fh->ext_lo = 0, fh->ext_hi = INT64_MAX;
     return 0;
 }
 

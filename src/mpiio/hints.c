@@ -89,6 +89,17 @@ static int parse_sizes(sheaf_file fh, MPI_Info info, int64_t *fixture_page, char
     return 0;
 }
 
+/* sheaf_independent: refuse, sync, serve (0), else -1 */
+static int parse_indep(sheaf_file fh, const char *v)
+{
+    static const char *const names[] = {"refuse", "sync", "serve"};
+    static const int policy[] = {MIO_INDEP_REFUSE, MIO_INDEP_SYNC, MIO_INDEP_SERVE};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(v, names[i]))
+            return fh->indep_policy = policy[i], 0;
+    return -1;
+}
+
 /* fills the mode fields of fh (defaults first); cb_nodes and backend choice out */
 int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoherent, int64_t *fixture_page, char *audit,
                     size_t auditlen, char *err, size_t errlen)
@@ -131,14 +142,8 @@ int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoheren
         else
             return bad(err, errlen, "sheaf_pfr_size", v);
     }
-    if (mio_hint_get(info, "sheaf_independent", v, sizeof v)) {
-        if (!strcmp(v, "refuse"))
-            fh->indep_policy = MIO_INDEP_REFUSE;
-        else if (!strcmp(v, "sync"))
-            fh->indep_policy = MIO_INDEP_SYNC;
-        else
-            return bad(err, errlen, "sheaf_independent", v);
-    }
+    if (mio_hint_get(info, "sheaf_independent", v, sizeof v) && parse_indep(fh, v))
+        return bad(err, errlen, "sheaf_independent", v);
     if (parse_sizes(fh, info, fixture_page, err, errlen))
         return SHEAF_MPIIO_EARG;
     if (mio_hint_get(info, "cb_nodes", v, sizeof v)) {
@@ -164,6 +169,10 @@ int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoheren
         else
             return bad(err, errlen, "sheaf_write_through", v);
     }
+    /* served independent I/O reads other realms in the file: collective
+     * writes must leave no dirty bytes in the owners' caches (io.c) */
+    if (fh->indep_policy == MIO_INDEP_SERVE)
+        fh->write_through = 1;
     if (mio_hint_get(info, "sheaf_audit_log", v, sizeof v))
         snprintf(audit, auditlen, "%s", v);
     if (fh->cache_bytes < fh->page)

@@ -133,7 +133,7 @@ static int indep_guard(sheaf_file fh, int before, int is_write)
     if (fh->cache_mode == MIO_CACHE_PFR && fh->indep_policy == MIO_INDEP_REFUSE)
         return mio_set_err(fh, SHEAF_MPIIO_EMODE,
                            "%s: independent I/O on a Persistent File Realms handle "
-                           "(hint sheaf_independent=sync allows it with sync+invalidate)",
+                           "(hint sheaf_independent=serve or sync allows it)",
                            fh->path);
     int rc = 0;
     if (before) {
@@ -149,6 +149,78 @@ static int indep_guard(sheaf_file fh, int before, int is_write)
     return rc;
 }
 
+/* served: bytes of another rank's realm straight to the file. A read first
+ * drops the backend's client copy of the range (NFS-like caches: the owner's
+ * write-back is in the file, not in this rank's client cache); a write is
+ * pushed to the file the same way and joins the hull of bytes written behind
+ * the owners, whose cached copies are dropped at the next collective call or
+ * sync (the agreement that call makes anyway) */
+static int direct_io(sheaf_file fh, int is_write, char *p, int64_t len, int64_t off)
+{
+    int rc = 0;
+    if (!is_write && fh->be.ops->drop_range)
+        rc = fh->be.ops->drop_range(&fh->be, off, len);
+    if (!rc)
+        rc = is_write ? mio_fs_write(&fh->be, p, len, off) : mio_fs_read(&fh->be, p, len, off);
+    if (!rc && is_write && fh->be.ops->drop_range)
+        rc = fh->be.ops->drop_range(&fh->be, off, len);
+    if (!rc && is_write) {
+        if (off < fh->ext_lo)
+            fh->ext_lo = off;
+        if (off + len > fh->ext_hi)
+            fh->ext_hi = off + len;
+    }
+    return rc;
+}
+
+/* sheaf_independent=serve (doc/mpiio.md section 4): no communication, so no
+ * rank waits for another. Once the persistent realms are fixed, the pieces in
+ * this rank's own realm go through its realm cache (the only rank that
+ * caches them), written through when the handle writes through (serve
+ * implies it: a collective write leaves no dirty bytes another rank's direct
+ * read could miss); every other piece is direct_io. Before the first
+ * collective call no rank caches anything: everything is direct. */
+static int served_io(sheaf_file fh, int is_write, req *r)
+{
+    int own_ok = fh->have_cache && fh->realms_fixed && fh->my_agg >= 0 && fh->pfr.fr > 0;
+    int rc = 0, cached = 0;
+    int64_t p = 0;
+    for (size_t i = 0; !rc && i < r->nseg; i++) {
+        int64_t off = r->segs[i].off, len = r->segs[i].len;
+        while (!rc && len > 0) {
+            int64_t n = len;
+            int own = 0;
+            if (own_ok) {
+                int64_t g = (off - fh->pfr.base) / fh->pfr.fr, end = fh->pfr.base + (g + 1) * fh->pfr.fr;
+                if (end - off < n)
+                    n = end - off;
+                own = (int)(g % fh->naggs) == fh->my_agg;
+            }
+            if (own) {
+                rc = is_write ? fh->cache.ops->write(&fh->cache, &fh->be, r->data + p, n, off)
+                              : fh->cache.ops->read(&fh->cache, &fh->be, r->data + p, n, off);
+                cached |= is_write;
+                fh->stats.indep_cached_bytes += (uint64_t)n;
+            } else {
+                rc = direct_io(fh, is_write, r->data + p, n, off);
+                fh->stats.indep_direct_bytes += (uint64_t)n;
+            }
+            off += n, len -= n, p += n;
+        }
+    }
+    if (!rc && cached && fh->write_through) {
+        rc = fh->cache.ops->flush(&fh->cache, &fh->be);
+        if (!rc && fh->be.ops->drop_range)
+            rc = fh->be.ops->sync(&fh->be);
+    }
+    if (!rc && is_write && r->nseg > 0) {
+        int64_t e = r->segs[r->nseg - 1].off + r->segs[r->nseg - 1].len;
+        if (e > fh->known_end)
+            fh->known_end = e;
+    }
+    return rc;
+}
+
 static int indep_io(sheaf_file fh, int64_t off, void *buf, int count, MPI_Datatype t, int is_write)
 {
     if (!fh)
@@ -159,6 +231,11 @@ static int indep_io(sheaf_file fh, int64_t off, void *buf, int count, MPI_Dataty
     if (fh->cache_mode == MIO_CACHE_DACHE) {
         if (!rc)
             rc = mio_dache_io(fh, is_write, r.segs, r.nseg, r.data);
+        return finish(fh, &r, buf, count, t, is_write, rc);
+    }
+    if (fh->indep_policy == MIO_INDEP_SERVE) {
+        if (!rc && r.bytes > 0)
+            rc = served_io(fh, is_write, &r);
         return finish(fh, &r, buf, count, t, is_write, rc);
     }
     if (!rc && r.bytes > 0)

@@ -105,6 +105,9 @@ typedef struct mio_cache_ops {
    * processor atomics (DACHe in shared memory), initialized to 0 at the
    * cache's creation, for the shared file pointer; NULL: none */
     int64_t *(*shared_word)(mio_cache *c);
+    /* optional: write back and drop the cached pages meeting [off, off+len)
+   * (NULL: callers flush and invalidate everything) */
+    int (*drop_range)(mio_cache *c, mio_backend *b, int64_t off, int64_t len);
 } mio_cache_ops;
 struct mio_cache {
     const mio_cache_ops *ops;
@@ -115,7 +118,11 @@ int mio_cache_pages_create(mio_cache *c, int64_t page, int64_t max_bytes);
 
 /* ---- the file handle ---- */
 enum { MIO_CACHE_NONE = 0, MIO_CACHE_PFR = 1, MIO_CACHE_NOCACHE = 2, MIO_CACHE_DACHE = 3 };
-enum { MIO_INDEP_REFUSE = 0, MIO_INDEP_SYNC = 1 };
+/* independent I/O on a pfr handle: refuse; sync (write back and drop this
+ * rank's caches around it); serve (own realm through the realm cache, other
+ * realms straight to the file, their owners' copies dropped at the next
+ * collective call or sync: io.c served_io) */
+enum { MIO_INDEP_REFUSE = 0, MIO_INDEP_SYNC = 1, MIO_INDEP_SERVE = 2 };
 struct sheaf_file_s {
     MPI_Comm comm;
     /* the handle's collectives (agree.c): &coll_mpi.comm (sheaf_comm_mpi_ref of
@@ -143,6 +150,10 @@ struct sheaf_file_s {
     int delete_on_close;
     int write_through;  /* flush dirty realm pages after every collective write */
     int external_write; /* note_external_write since the last collective call */
+    /* hull of the file bytes this rank wrote behind the realms' owners (served
+   * independent writes to other realms; note_external_write: everything)
+   * since the last collective call or sync; ext_lo > ext_hi: none */
+    int64_t ext_lo, ext_hi;
     MPI_Datatype tc_type;
     int tc_size; /* last predefined memory type seen and its size (io.c) */
     /* shared file pointer (shared.c): an int64 of etypes on rank 0 */
@@ -163,6 +174,13 @@ int mio_set_err(sheaf_file fh, int code, const char *fmt, ...) /* agree.c */
 int mio_view_segments(sheaf_file fh, int64_t vpos, int64_t n, mio_seg **segs, size_t *nseg);
 /* the two-phase engine: segs in file order, data contiguous in buf */
 int mio_coll_io(sheaf_file fh, int is_write, const mio_seg *segs, size_t nseg, char *buf, int local_err);
+/* someone wrote file bytes [lo, hi) behind the realms' owners: write back and
+ * drop this rank's realm pages there (all of them when hi is INT64_MAX) and
+ * the backend's client cache (coll.c; callers agree on the result) */
+int mio_drop_external(sheaf_file fh, int64_t lo, int64_t hi);
+/* the hull of every rank's external writes, agreed with rc (one agreement),
+ * then dropped everywhere; the hull is reset (coll.c) */
+int mio_agree_external(sheaf_file fh, int rc);
 /* ---- agree.c: errors and the handle's collectives (the bottom of the folder) ---- */
 /* fh->coll = the MPI communicator of the handle (sheaf_comm_mpi_ref); returns it */
 sheaf_comm *mio_coll_mpi(sheaf_file fh);

@@ -262,7 +262,22 @@ int mio_pc_drop_range(mio_pc *pc, mio_backend *b, int64_t off, int64_t len)
 {
     if (len <= 0)
         return 0;
-    for (int64_t idx = off / pc->page; idx <= (off + len - 1) / pc->page; idx++)
+    int64_t first = off / pc->page, last = (off + len - 1) / pc->page;
+    if ((uint64_t)(last - first) >= (uint64_t)pc->npages + MIO_PC_BUCKETS) {
+        /* a range wider than the pages held: walk the pages instead */
+        for (size_t k = 0; k < MIO_PC_BUCKETS; k++)
+            for (mio_pc_page *p = pc->bucket[k], *nx; p; p = nx) {
+                nx = p->next;
+                if (p->idx < first || p->idx > last)
+                    continue;
+                int rc = writeback(pc, b, p);
+                if (rc)
+                    return rc;
+                unlink_free(pc, p);
+            }
+        return 0;
+    }
+    for (int64_t idx = first; idx <= last; idx++)
         for (mio_pc_page *p = pc->bucket[bucket_of(idx)]; p; p = p->next)
             if (p->idx == idx) {
                 int rc = writeback(pc, b, p);

@@ -8,24 +8,19 @@
  * sheaf_fallback=true (SHEAF_MPIIO_FALLBACK=1) the MPI library serves the
  * file and rank 0 prints a warning. The
  * real MPI-IO handle is opened too, with the same view kept on it, and is the
- * handle the program sees. Who answers which call (doc/mpiio.md section 6):
- *  - every taken-over file: open/close, set_view, seek, get_position, sync,
- *    get_size, set_size, preallocate and the blocking collective reads and
- *    writes (_all, _at_all, and their _c forms) go to the sheaf file;
- *  - a dache file (DACHe is coherent for every access): every data call goes
- *    to the sheaf file too - independent, nonblocking (done at the call, a
- *    completed generalized request handed back), split collectives (done at
- *    _begin, the status kept for _end), shared and ordered pointers (sheaf's
- *    own shared pointer: shared.c), so nothing reaches the file behind the
- *    cache (pmpi_req.c);
- *  - the other modes: independent, nonblocking, split and shared-pointer
- *    calls fall back to the real handle (independent ones would break a
- *    realm's single owner). For that to be right, such files write through
- *    (dirty realm pages reach the file at the end of every collective write;
- *    pages stay cached for reads), the individual pointer is copied to the
- *    real handle before a fallback and back after it, and a fallback that
- *    writes tells the layer (sheaf_file_note_external_write: every cache is
- *    dropped at the next collective call).
+ * handle the program sees. Sheaf serves every data call of a taken-over file
+ * (doc/mpiio.md section 6): open/close, set_view, seek, get_position, sync,
+ * get_size, set_size, preallocate, blocking collective and independent reads
+ * and writes here; nonblocking calls (done at the call, a completed
+ * generalized request handed back), split collectives (done at _begin, the
+ * status kept for _end), shared and ordered pointers (sheaf's own shared
+ * pointer: shared.c) in pmpi_req.c - so nothing reaches the file behind a
+ * cache. A dache file's independent calls go through DACHe; the other modes
+ * open with sheaf_independent=serve (independent calls through the realm
+ * cache of this rank's own realm, other realms straight to the file, their
+ * owners' cached copies dropped at the next collective call or sync: io.c),
+ * sheaf_write_through=true and sheaf_shared_fp=auto (unless given).
+ * SHEAF_MPIIO_VERBOSE: one line per call sheaf serves.
  * Counts beyond INT_MAX in a call sheaf serves are MPI_ERR_COUNT (on every
  * rank of a collective call). set_view with a data representation other than
  * "native" and set_atomicity(true) hand the file back to the real handle for
@@ -60,14 +55,15 @@ static entry *find(MPI_File f)
         e->served++;
     return e;
 }
-entry *pmpi_route(MPI_File f, int who, int *serve)
+entry *pmpi_route(MPI_File f, const char *call)
 {
     entry *e = pmpi_lookup(f);
-    *serve = e && (who == PMPI_ALL || e->dache);
-    if (e && *serve)
-        e->served++;
-    else if (e)
-        e->fellback++;
+    if (!e)
+        return NULL;
+    e->served++;
+    if (e->verbose)
+        fprintf(stderr, "sheaf-mpiio: rank %d: %s(%s): served by sheaf (%s)\n", e->rank, call, e->name,
+                e->dache ? "dache" : "realms");
     return e;
 }
 
@@ -200,8 +196,18 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
         MPI_Info_create(&mine);
     if (dache)
         MPI_Info_set(mine, "sheaf_cache", "dache");
-    else
+    else {
+        /* every data call is sheaf's (issue 30): independent ones through the
+         * realm cache of their realm's owner or straight to the file, the
+         * shared and ordered pointers sheaf's own */
         MPI_Info_set(mine, "sheaf_write_through", "true");
+        MPI_Info_set(mine, "sheaf_independent", "serve");
+        char sv[MPI_MAX_INFO_VAL + 1];
+        int has = 0;
+        MPI_Info_get(mine, "sheaf_shared_fp", MPI_MAX_INFO_VAL, sv, &has);
+        if (!has)
+            MPI_Info_set(mine, "sheaf_shared_fp", "auto");
+    }
     /* the real open created the file; delete-on-close is the real handle's */
     int samode = amode & ~(MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_DELETE_ON_CLOSE | MPI_MODE_UNIQUE_OPEN |
                            MPI_MODE_SEQUENTIAL);
@@ -215,21 +221,26 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     table[slot].dache = dache;
     MPI_Comm_rank(comm, &table[slot].rank);
     table[slot].served = 1, table[slot].fellback = 0, table[slot].split = 0;
+    table[slot].verbose = getenv("SHEAF_MPIIO_VERBOSE") != NULL;
     snprintf(table[slot].name, sizeof table[slot].name, "%s", filename);
     return MPI_SUCCESS;
 }
 
+/* SHEAF_MPIIO_REPORT=1: rank 0 (with SHEAF_MPIIO_VERBOSE every rank) reports
+ * the file at close */
 static void report(entry *e)
 {
-    if (e->rank != 0 || !getenv("SHEAF_MPIIO_REPORT"))
+    if ((e->rank != 0 && !e->verbose) || !getenv("SHEAF_MPIIO_REPORT"))
         return;
     sheaf_mpiio_stats st;
     sheaf_file_stats(e->sf, &st);
     fprintf(stderr,
             "sheaf-mpiio: %s served by sheaf (%llu collective calls, %llu rounds, %d aggregators; "
-            "rank 0's MPI_File calls: %lu served, %lu fell back)\n",
-            e->name, (unsigned long long)st.coll_calls, (unsigned long long)st.rounds_total, st.naggs, e->served,
-            e->fellback);
+            "rank %d's MPI_File calls: %lu served, %lu fell back; independent bytes: %llu through its realm "
+            "cache, %llu straight to the file)\n",
+            e->name, (unsigned long long)st.coll_calls, (unsigned long long)st.rounds_total, st.naggs, e->rank,
+            e->served, e->fellback, (unsigned long long)st.indep_cached_bytes,
+            (unsigned long long)st.indep_direct_bytes);
 }
 
 /* give the file back to the real handle for good (collective) */
@@ -326,14 +337,12 @@ int pmpi_ended(entry *e, MPI_Status *st)
     return MPI_SUCCESS;
 }
 
-/* blocking calls: collective ones through sheaf on every taken-over file;
- * independent ones through DACHe on a dache file, else the real handle (they
- * would break the single owner of a realm: the written bytes drop every cache
- * at the next collective call) */
-PMPI_RW_PTR(, _all, _all, ALL, 0, ST)
-PMPI_RW_AT(, _at_all, _at_all, ALL, ST)
-PMPI_RW_PTR(, , , DACHE, 1, ST)
-PMPI_RW_AT(, _at, _at, DACHE, ST)
+/* blocking calls: every one through sheaf (collective: the two-phase engine
+ * or DACHe; independent: DACHe, or sheaf_independent=serve) */
+PMPI_RW_PTR(, _all, _all, ST)
+PMPI_RW_AT(, _at_all, _at_all, ST)
+PMPI_RW_PTR(, , , ST)
+PMPI_RW_AT(, _at, _at, ST)
 
 int MPI_File_seek(MPI_File fh, MPI_Offset off, int whence)
 {
@@ -376,23 +385,4 @@ int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
     if (!e)
         return PMPI_File_preallocate(fh, size);
     return pmpi_to_mpi(e, sheaf_file_preallocate(e->sf, size));
-}
-
-/* ---- fallbacks: the real handle, with the individual pointer carried over ---- */
-void pmpi_ptr_to_real(entry *e, MPI_File fh)
-{
-    MPI_Offset p;
-    if (e && sheaf_file_get_position(e->sf, &p) == 0)
-        PMPI_File_seek(fh, p, MPI_SEEK_SET);
-}
-void pmpi_ptr_from_real(entry *e, MPI_File fh)
-{
-    MPI_Offset p;
-    if (e && PMPI_File_get_position(fh, &p) == MPI_SUCCESS)
-        sheaf_file_seek(e->sf, p, MPI_SEEK_SET);
-}
-void pmpi_wrote(entry *e)
-{
-    if (e)
-        sheaf_file_note_external_write(e->sf);
 }

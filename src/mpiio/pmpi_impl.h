@@ -8,10 +8,9 @@
  * or shared pointer: XFER_PTR; explicit offset: XFER_AT) and three kinds of
  * completion (KIND): ST (blocking, a status), REQ (nonblocking, a request
  * completed at the call), BEGIN (split collective begin; the status waits
- * for the _end call). WHO says which taken-over files sheaf serves: ALL
- * (every one) or DACHE (dache files; the others fall back to the real
- * handle, with the individual pointer carried over when CARRY is 1 and the
- * layer told of the write when W is 1). */
+ * for the _end call). Sheaf serves every data call of a taken-over file, in
+ * every mode (pfr, nocache, none: sheaf_independent=serve; dache); a file
+ * not taken over goes to the MPI library untouched. */
 #ifndef SHEAF_MPIIO_PMPI_IMPL_H
 #define SHEAF_MPIIO_PMPI_IMPL_H
 #include <limits.h>
@@ -21,22 +20,23 @@
 #define PMPI_HIDDEN __attribute__((visibility("hidden")))
 
 /* served: MPI_File_* calls sheaf answered; fellback: calls passed to the real
- * handle of a taken-over file (SHEAF_MPIIO_REPORT prints rank 0's) */
+ * handle of a taken-over file (none since issue 30: kept as the check that
+ * SHEAF_MPIIO_REPORT prints); verbose: SHEAF_MPIIO_VERBOSE was set at open
+ * (one log line per data call) */
 typedef struct pmpi_entry {
     MPI_File real;
     sheaf_file sf;
-    int rank, dache;
+    int rank, dache, verbose;
     char name[256];
     unsigned long served, fellback;
-    int split;             /* dache: a split collective is between _begin and _end */
+    int split;             /* a split collective is between _begin and _end */
     MPI_Count split_bytes; /* its byte count, for the _end's status */
 } pmpi_entry;
 
 PMPI_HIDDEN pmpi_entry *pmpi_lookup(MPI_File f);
-/* the entry of fh (NULL: not taken over); *serve: sheaf answers this call
- * (who: PMPI_ALL or PMPI_DACHE); counts it as served or fallen back */
-enum { PMPI_DACHE = 0, PMPI_ALL = 1 };
-PMPI_HIDDEN pmpi_entry *pmpi_route(MPI_File f, int who, int *serve);
+/* the entry of fh (NULL: not taken over: the caller passes the call to the
+ * MPI library); counts the call as served and, verbose, logs `call` */
+PMPI_HIDDEN pmpi_entry *pmpi_route(MPI_File f, const char *call);
 PMPI_HIDDEN int pmpi_to_mpi(pmpi_entry *e, int rc);
 /* the count sheaf gets: -1 (refused, on every rank of a collective) when it
  * does not fit an int or (begin) a split collective is already pending */
@@ -47,12 +47,6 @@ PMPI_HIDDEN int pmpi_done(pmpi_entry *e, int rc, MPI_Datatype t, MPI_Count count
 PMPI_HIDDEN int pmpi_done_req(pmpi_entry *e, int rc, MPI_Datatype t, MPI_Count count, MPI_Request *req);
 PMPI_HIDDEN int pmpi_begun(pmpi_entry *e, int rc, MPI_Datatype t, MPI_Count count);
 PMPI_HIDDEN int pmpi_ended(pmpi_entry *e, MPI_Status *st);
-/* fallbacks: the individual pointer to and from the real handle; a write
- * behind the layer's back */
-PMPI_HIDDEN void pmpi_ptr_to_real(pmpi_entry *e, MPI_File fh);
-PMPI_HIDDEN void pmpi_ptr_from_real(pmpi_entry *e, MPI_File fh);
-PMPI_HIDDEN void pmpi_wrote(pmpi_entry *e);
-
 #if MPI_VERSION >= 4
 #define PMPI_BOTH(M, ...) M(, int, __VA_ARGS__) M(_c, MPI_Count, __VA_ARGS__)
 #else
@@ -74,45 +68,31 @@ PMPI_HIDDEN void pmpi_wrote(pmpi_entry *e);
 #define PMPI_FIN_BEGIN(e, rc, t, count) pmpi_begun(e, rc, t, count)
 #define PMPI_BEGIN_BEGIN 1
 
-#define PMPI_FALLBACK(CARRY, W, CALL)                                                                                  \
-    if (CARRY)                                                                                                         \
-        pmpi_ptr_to_real(e, fh);                                                                                       \
-    int rc = CALL;                                                                                                     \
-    if (CARRY)                                                                                                         \
-        pmpi_ptr_from_real(e, fh);                                                                                     \
-    if (W)                                                                                                             \
-        pmpi_wrote(e);                                                                                                 \
-    return rc;
-
-#define XFER_PTR(SFX, COUNT_T, NAME, SHEAF, CONST, W, WHO, CARRY, KIND)                                                \
+#define XFER_PTR(SFX, COUNT_T, NAME, SHEAF, CONST, KIND)                                                               \
     int MPI_File_##NAME##SFX(MPI_File fh, CONST void *buf, COUNT_T count, MPI_Datatype t PMPI_DECL_##KIND)             \
     {                                                                                                                  \
-        int serve;                                                                                                     \
-        pmpi_entry *e = pmpi_route(fh, PMPI_##WHO, &serve);                                                            \
-        if (serve) {                                                                                                   \
-            int src = SHEAF(e->sf, buf, pmpi_count(e, count, PMPI_BEGIN_##KIND), t);                                   \
-            return PMPI_FIN_##KIND(e, src, t, count);                                                                  \
-        }                                                                                                              \
-        PMPI_FALLBACK(CARRY, W, PMPI_File_##NAME##SFX(fh, buf, count, t PMPI_ARG_##KIND))                              \
+        pmpi_entry *e = pmpi_route(fh, "MPI_File_" #NAME #SFX);                                                        \
+        if (!e)                                                                                                        \
+            return PMPI_File_##NAME##SFX(fh, buf, count, t PMPI_ARG_##KIND);                                           \
+        int src = SHEAF(e->sf, buf, pmpi_count(e, count, PMPI_BEGIN_##KIND), t);                                       \
+        return PMPI_FIN_##KIND(e, src, t, count);                                                                      \
     }
-#define XFER_AT(SFX, COUNT_T, NAME, SHEAF, CONST, W, WHO, KIND)                                                        \
+#define XFER_AT(SFX, COUNT_T, NAME, SHEAF, CONST, KIND)                                                                \
     int MPI_File_##NAME##SFX(MPI_File fh, MPI_Offset off, CONST void *buf, COUNT_T count,                              \
                              MPI_Datatype t PMPI_DECL_##KIND)                                                          \
     {                                                                                                                  \
-        int serve;                                                                                                     \
-        pmpi_entry *e = pmpi_route(fh, PMPI_##WHO, &serve);                                                            \
-        if (serve) {                                                                                                   \
-            int src = SHEAF(e->sf, off, buf, pmpi_count(e, count, PMPI_BEGIN_##KIND), t);                              \
-            return PMPI_FIN_##KIND(e, src, t, count);                                                                  \
-        }                                                                                                              \
-        PMPI_FALLBACK(0, W, PMPI_File_##NAME##SFX(fh, off, buf, count, t PMPI_ARG_##KIND))                             \
+        pmpi_entry *e = pmpi_route(fh, "MPI_File_" #NAME #SFX);                                                        \
+        if (!e)                                                                                                        \
+            return PMPI_File_##NAME##SFX(fh, off, buf, count, t PMPI_ARG_##KIND);                                      \
+        int src = SHEAF(e->sf, off, buf, pmpi_count(e, count, PMPI_BEGIN_##KIND), t);                                  \
+        return PMPI_FIN_##KIND(e, src, t, count);                                                                      \
     }
 /* the read and the write of one family: MPI_File_<P>read<S> and
  * MPI_File_<P>write<S> served by sheaf_file_read<FS> / sheaf_file_write<FS> */
-#define PMPI_RW_PTR(P, S, FS, WHO, CARRY, KIND)                                                                        \
-    PMPI_BOTH(XFER_PTR, P##read##S, sheaf_file_read##FS, PMPI_NOCONST, 0, WHO, CARRY, KIND)                            \
-    PMPI_BOTH(XFER_PTR, P##write##S, sheaf_file_write##FS, const, 1, WHO, CARRY, KIND)
-#define PMPI_RW_AT(P, S, FS, WHO, KIND)                                                                                \
-    PMPI_BOTH(XFER_AT, P##read##S, sheaf_file_read##FS, PMPI_NOCONST, 0, WHO, KIND)                                    \
-    PMPI_BOTH(XFER_AT, P##write##S, sheaf_file_write##FS, const, 1, WHO, KIND)
+#define PMPI_RW_PTR(P, S, FS, KIND)                                                                                    \
+    PMPI_BOTH(XFER_PTR, P##read##S, sheaf_file_read##FS, PMPI_NOCONST, KIND)                                           \
+    PMPI_BOTH(XFER_PTR, P##write##S, sheaf_file_write##FS, const, KIND)
+#define PMPI_RW_AT(P, S, FS, KIND)                                                                                     \
+    PMPI_BOTH(XFER_AT, P##read##S, sheaf_file_read##FS, PMPI_NOCONST, KIND)                                            \
+    PMPI_BOTH(XFER_AT, P##write##S, sheaf_file_write##FS, const, KIND)
 #endif

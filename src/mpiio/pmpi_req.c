@@ -2,18 +2,17 @@
  * shared-pointer and ordered calls (both int and _c forms from one macro,
  * pmpi_impl.h).
  *
- * On a dache file sheaf serves all of them, so no byte reaches the file
- * behind DACHe's cache and no read misses a dirty cached page:
- *  - nonblocking calls do their I/O at the call (blocking inside, through the
- *    cache) and hand back a generalized request that is already complete
- *    (MPI_Grequest_start + MPI_Grequest_complete); MPI_Wait/Test/Waitall
- *    return its status with the byte count. An error comes back at the call
- *    (the request is then MPI_REQUEST_NULL);
+ * Sheaf serves all of them on every taken-over file (a dache file through
+ * DACHe's cache, the other modes through the realms and sheaf_independent=
+ * serve), so no byte reaches the file behind a cache:
+ *  - nonblocking calls do their I/O at the call (blocking inside) and hand
+ *    back a generalized request that is already complete (MPI_Grequest_start
+ *    + MPI_Grequest_complete); MPI_Wait/Test/Waitall return its status with
+ *    the byte count. An error comes back at the call (the request is then
+ *    MPI_REQUEST_NULL);
  *  - split collectives do the collective at _begin and keep the count for
  *    _end's status (one at a time per handle, as MPI says);
- *  - shared and ordered calls use sheaf's shared file pointer (shared.c).
- * On the other taken-over files these calls go to the real handle, as in
- * pmpi.c's fallbacks. */
+ *  - shared and ordered calls use sheaf's shared file pointer (shared.c). */
 #include <stdlib.h>
 #include "pmpi_impl.h"
 
@@ -66,29 +65,27 @@ int pmpi_done_req(pmpi_entry *e, int rc, MPI_Datatype t, MPI_Count count, MPI_Re
 }
 
 /* nonblocking: individual pointer, explicit offset, collective or not */
-PMPI_RW_PTR(i, , , DACHE, 1, REQ)
-PMPI_RW_PTR(i, _all, _all, DACHE, 1, REQ)
-PMPI_RW_AT(i, _at, _at, DACHE, REQ)
-PMPI_RW_AT(i, _at_all, _at_all, DACHE, REQ)
+PMPI_RW_PTR(i, , , REQ)
+PMPI_RW_PTR(i, _all, _all, REQ)
+PMPI_RW_AT(i, _at, _at, REQ)
+PMPI_RW_AT(i, _at_all, _at_all, REQ)
 
-/* shared and ordered pointers: sheaf's own on a dache file, the real
- * handle's otherwise (the pointer is not carried over: it is shared) */
-PMPI_RW_PTR(, _shared, _shared, DACHE, 0, ST)
-PMPI_RW_PTR(i, _shared, _shared, DACHE, 0, REQ)
-PMPI_RW_PTR(, _ordered, _ordered, DACHE, 0, ST)
+/* shared and ordered pointers: sheaf's own (the real handle's is never used) */
+PMPI_RW_PTR(, _shared, _shared, ST)
+PMPI_RW_PTR(i, _shared, _shared, REQ)
+PMPI_RW_PTR(, _ordered, _ordered, ST)
 
 /* split collectives: done at _begin, the status kept for _end */
-PMPI_RW_PTR(, _all_begin, _all, DACHE, 1, BEGIN)
-PMPI_RW_AT(, _at_all_begin, _at_all, DACHE, BEGIN)
-PMPI_RW_PTR(, _ordered_begin, _ordered, DACHE, 0, BEGIN)
+PMPI_RW_PTR(, _all_begin, _all, BEGIN)
+PMPI_RW_AT(, _at_all_begin, _at_all, BEGIN)
+PMPI_RW_PTR(, _ordered_begin, _ordered, BEGIN)
 
 #define SPLIT_END(NAME, CONST)                                                                                         \
     int MPI_File_##NAME##_end(MPI_File fh, CONST void *buf, MPI_Status *st)                                            \
     {                                                                                                                  \
-        pmpi_entry *e = pmpi_lookup(fh);                                                                               \
-        if (!e || !e->dache)                                                                                           \
+        pmpi_entry *e = pmpi_route(fh, "MPI_File_" #NAME "_end");                                                      \
+        if (!e)                                                                                                        \
             return PMPI_File_##NAME##_end(fh, buf, st);                                                                \
-        e->served++;                                                                                                   \
         return pmpi_ended(e, st);                                                                                      \
     }
 #define SPLIT_END_RW(S) SPLIT_END(read##S, PMPI_NOCONST) SPLIT_END(write##S, const)
@@ -98,17 +95,15 @@ SPLIT_END_RW(_ordered)
 
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset off, int whence)
 {
-    int serve;
-    pmpi_entry *e = pmpi_route(fh, PMPI_DACHE, &serve);
-    if (!serve)
+    pmpi_entry *e = pmpi_route(fh, "MPI_File_seek_shared");
+    if (!e)
         return PMPI_File_seek_shared(fh, off, whence);
     return pmpi_to_mpi(e, sheaf_file_seek_shared(e->sf, off, whence));
 }
 int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *off)
 {
-    int serve;
-    pmpi_entry *e = pmpi_route(fh, PMPI_DACHE, &serve);
-    if (!serve)
+    pmpi_entry *e = pmpi_route(fh, "MPI_File_get_position_shared");
+    if (!e)
         return PMPI_File_get_position_shared(fh, off);
     return pmpi_to_mpi(e, sheaf_file_get_position_shared(e->sf, off));
 }

@@ -195,7 +195,7 @@ static int shared_io(sheaf_file fh, void *buf, int count, MPI_Datatype t, int is
     if (!rc && fh->cache_mode == MIO_CACHE_PFR && fh->indep_policy == MIO_INDEP_REFUSE)
         rc = mio_set_err(fh, SHEAF_MPIIO_EMODE,
                          "%s: shared-pointer (independent) I/O on a Persistent File Realms "
-                         "handle (hint sheaf_independent=sync allows it)",
+                         "handle (hint sheaf_independent=serve or sync allows it)",
                          fh->path);
     if (!rc)
         rc = sh_fetch_add(fh, n, &at);

@@ -24,7 +24,7 @@ endif()
 # call - nonblocking, split collective, shared and ordered pointers - goes
 # through the cache. mixed_io is an unmodified MPI-IO program (hints from its
 # command line): at 2 and 4 ranks the same bytes and the same values read as
-# the MPI library's MPI-IO (dache_mixed.sh; 4 ranks with the shared pointer
+# the MPI library's MPI-IO (mixed.sh; 4 ranks with the shared pointer
 # on MPI RMA); nbcoherence: writes of those kinds overwriting other ranks'
 # bytes, barriers only between epochs, tiny cache and pages over the
 # non-coherent fixture, every read against the model, the file equals the
@@ -41,12 +41,28 @@ if(TARGET sheaf_mpiio_pmpi)
     if(np EQUAL 4)
       set(_extra sheaf_shared_fp=rma)
     endif()
-    add_test(NAME mpiio.dache.mixed.np${np} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/dache_mixed.sh
-             ${SHEAF_MPIEXEC_WRAPPER} ${np} $<TARGET_FILE:mixed_io> $<TARGET_FILE:mixed_io_sheaf> ${_dir}/mixed${np}
-             ${_tiny} ${_extra})
+    add_test(NAME mpiio.dache.mixed.np${np} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mixed.sh
+             ${SHEAF_MPIEXEC_WRAPPER} ${np} dache $<TARGET_FILE:mixed_io> $<TARGET_FILE:mixed_io_sheaf>
+             ${_dir}/mixed${np} ${_tiny} ${_extra})
     set_tests_properties(mpiio.dache.mixed.np${np} PROPERTIES RESOURCE_LOCK mpi TIMEOUT 180 LABELS "mpi;mpiio")
     if(_env)
       set_tests_properties(mpiio.dache.mixed.np${np} PROPERTIES ENVIRONMENT "${_env}")
+    endif()
+  endforeach()
+  # pfr (issue 30): every data call of the same program served by sheaf at 1-4
+  # ranks (independent ones through the realm cache or straight to the file),
+  # 2 aggregators, 192-byte realms, a 4-page cache of 64-byte pages; nocache
+  # at 3 ranks
+  set(_pfr cb_nodes=2 sheaf_pfr_size=192 sheaf_page_size=64 sheaf_cache_size=256)
+  foreach(case pfr.1 pfr.2 pfr.3 pfr.4 nocache.3)
+    string(REPLACE "." ";" _c ${case})
+    list(GET _c 0 _m)
+    list(GET _c 1 np)
+    add_test(NAME mpiio.${_m}.mixed.np${np} COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/mixed.sh ${SHEAF_MPIEXEC_WRAPPER}
+             ${np} ${_m} $<TARGET_FILE:mixed_io> $<TARGET_FILE:mixed_io_sheaf> ${_dir}/${_m}mixed${np} ${_pfr})
+    set_tests_properties(mpiio.${_m}.mixed.np${np} PROPERTIES RESOURCE_LOCK mpi TIMEOUT 180 LABELS "mpi;mpiio")
+    if(_env)
+      set_tests_properties(mpiio.${_m}.mixed.np${np} PROPERTIES ENVIRONMENT "${_env}")
     endif()
   endforeach()
   set(_nc sheaf_cache=dache ${_tiny} sheaf_backend=noncoherent sheaf_fixture_page=256)
