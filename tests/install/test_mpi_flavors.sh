@@ -2,7 +2,8 @@
 # test_mpi_flavors.sh - sheaf's MPI libraries are built for one MPI flavour
 # (issue 27), and a downstream project of the other flavour is refused at
 # configure time, never linked. Run by ctest (test install.mpi_flavors):
-#   test_mpi_flavors.sh <build-dir> <source-dir>
+#   test_mpi_flavors.sh <build-dir> <source-dir> [extra compiler/linker flags]
+# (the extra flags: a sanitizer build's, which the consumers need too)
 # Environment: CMAKE_COMMAND; SHEAF_OTHER_MPI_BUILD=<a complete build tree of
 # the other MPI flavour> adds the side-by-side part (.ci/run sets it in its
 # Open MPI step, where both trees exist).
@@ -24,6 +25,10 @@ set -euo pipefail
 build=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 cmake=${CMAKE_COMMAND:-cmake}
+extra=${3:-}
+if [ -n "$extra" ]; then
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"   # MPI keeps memory until exit
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sheaf-mpi-flavors.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 step() { echo "--- $*"; }
@@ -54,14 +59,14 @@ consumers_ok() {
     step "$tag: CMake project, find_package(sheaf COMPONENTS mpi), MPI_C_COMPILER=mpicc.$fl, 2 ranks"
     "$cmake" -S "$src/tests/install/consumer_mpi" -B "$tmp/$tag-cmake" -DCMAKE_PREFIX_PATH="$prefix" \
         -DMPI_C_COMPILER="$(command -v "mpicc.$fl")" -DSHEAF_MPI_EXAMPLE="$src/examples/mpi/sion_mpi_example.c" \
-        >"$tmp/$tag-cmake.log" 2>&1 || { cat "$tmp/$tag-cmake.log" >&2; die "$tag: CMake consumer configure"; }
+        -DCMAKE_C_FLAGS="$extra" -DCMAKE_EXE_LINKER_FLAGS="$extra" >"$tmp/$tag-cmake.log" 2>&1 || { cat "$tmp/$tag-cmake.log" >&2; die "$tag: CMake consumer configure"; }
     grep -q "sheaf built with MPI flavour: $fl" "$tmp/$tag-cmake.log" || die "$tag: sheaf_MPI_FLAVOR is not $fl"
     "$cmake" --build "$tmp/$tag-cmake" >>"$tmp/$tag-cmake.log" 2>&1 || { cat "$tmp/$tag-cmake.log" >&2; die "$tag: CMake consumer build"; }
     run_ok "$tmp/$tag-cmake" "$launch" ./consumer_mpi c.sion
     step "$tag: Makefile + pkg-config (examples/mpi/Makefile), MPICC=mpicc.$fl, 2 ranks"
     mkdir -p "$tmp/$tag-make"
     PKG_CONFIG_PATH=$libdir/pkgconfig make -s -C "$tmp/$tag-make" -f "$src/examples/mpi/Makefile" \
-        MPICC="mpicc.$fl" >"$tmp/$tag-make.log" 2>&1 || { cat "$tmp/$tag-make.log" >&2; die "$tag: make"; }
+        MPICC="mpicc.$fl" CFLAGS="$extra" >"$tmp/$tag-make.log" 2>&1 || { cat "$tmp/$tag-make.log" >&2; die "$tag: make"; }
     run_ok "$tmp/$tag-make" "$launch" ./sion_mpi_example c.sion
     cmp "$tmp/$tag-cmake/c.sion" "$tmp/$tag-make/c.sion" || die "$tag: the two consumers wrote different containers"
     # the library really is built on that MPI

