@@ -378,14 +378,20 @@ int sion_get_sizeof(int sid, int *numbytes, int *numfds)
         *numbytes = SION_SIZE_NOT_VALID; /* as SIONlib, also on a bad sid */
     if (numfds)
         *numfds = SION_SIZE_NOT_VALID;
-    LOOKUP(sid, "sion_get_sizeof", SION_SIZE_NOT_VALID);
+    core_clear_error();
+    /* not LOOKUP: as SIONlib, also a mapped open's process that owns no task
+     * (its sid has only the set's state: no file open, numfds 0) */
+    core_container *c = api_lookup(sid, "sion_get_sizeof");
+    if (!c)
+        FAIL(SION_SIZE_NOT_VALID);
+    api_lock_ticks(1); /* SIONlib's second lookup (LOOKUP) */
     size_t n = sizeof *c + (size_t)c->nfiles * sizeof *c->files + (size_t)c->ntasks * sizeof *c->tasks;
     for (int32_t t = 0; t < c->ntasks; t++)
         n += (size_t)c->tasks[t].cap * 8;
     if (numbytes)
         *numbytes = n > INT32_MAX ? INT32_MAX : (int)n;
     if (numfds)
-        *numfds = c->nfiles;
+        *numfds = c->ntasks < 1 ? 0 : c->nfiles;
     return SION_SUCCESS;
 }
 

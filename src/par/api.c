@@ -64,6 +64,7 @@ int sion_generic_free_api(int aid)
         pthread_mutex_lock(&g_lock);                                                                                   \
         par_api *a_ = api_lookup_kind(aid, API_KIND_GENERIC_API, call);                                                \
         if (a_ && cb) {                                                                                                \
+            api_lock_ticks(1); /* SIONlib's second lookup of the api id */                                             \
             a_->field = cb;                                                                                            \
             ok = 1;                                                                                                    \
         }                                                                                                              \
@@ -128,7 +129,8 @@ int sion_generic_register_get_capability_cb(int aid, sion_generic_capability_cb 
 int par_api_set_lcg_agreed(int aid)
 {
     pthread_mutex_lock(&g_lock);
-    par_api *a = api_lookup_kind(aid, API_KIND_GENERIC_API, "par_api_set_lcg_agreed");
+    /* sheaf's own call (SIONlib makes none): no user lock callbacks */
+    par_api *a = api_lookup_internal(aid, API_KIND_GENERIC_API, "par_api_set_lcg_agreed");
     if (a)
         a->lcg_agreed = 1;
     pthread_mutex_unlock(&g_lock);

@@ -252,6 +252,7 @@ int sion_generic_parclose(int sid)
         return SION_ID_NOT_VALID;
     }
     par_state *p = c->par;
+    api_lock_ticks(5); /* SIONlib's close: 7 table operations per task, sheaf's 2 (open.c) */
     par_ctx x;
     par_ctx_init(&x, &p->api, p->fname, "sion_generic_parclose", p->gcomm, p->grank, p->gsize);
     if (p->write && p->nbuddy) /* the copies first; agreed below */

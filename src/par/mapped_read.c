@@ -280,6 +280,10 @@ static void attach_step(mropen *w)
         w->c->par = w->p;
         if ((w->sid = api_register(w->c)) < 0)
             par_ctx_take(x, w->sid);
+        else if (x->grank == 0) /* SIONlib's task 0 then opens file 0 serially with a sid of its own
+                                 * (freed again): use that number up, so that the sids a program
+                                 * sees next are SIONlib's (test_genapi_2's sion_dup: 1) */
+            api_skip_ids(1);
     }
     for (int i = 0; paths && i < n; i++)
         free(paths[i]);

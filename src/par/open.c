@@ -138,8 +138,15 @@ int sion_generic_paropen(int aid, const char *fname, const char *mode, sion_int6
      * failed tries no copy; a read whose options disagreed neither) */
     if (!mrc && md.buddy > 0 && agreed)
         sid = write ? open_buddies_write(&a, sid, chunk_req) : open_buddy_read(&a, sid);
-    if (sid >= 0)
+    if (sid >= 0) {
+        /* SIONlib's open takes and gives back internal handles through its
+         * sid table: its lock callbacks are called 6 times per task, and on
+         * task 0 2 (write) or 8 (read) more; sheaf's tables need 2 per task
+         * (task 0 of a read: 3). Measured with SIONlib 1.7.6's OpenMP layer
+         * (src/sid/README.md). */
+        api_lock_ticks(4 + (grank != 0 ? 0 : write ? 2 : 7));
         return sid;
+    }
 fail:
     core_report_error_rc(grank, SION_ID_UNDEF);
     return SION_ID_UNDEF;

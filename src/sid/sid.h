@@ -46,15 +46,21 @@ void api_hold_ids(int n, int kind, void *owner);
  * taken around every operation on the table of ids (as SIONlib's sid table). */
 int api_set_lock_callbacks(int (*lock)(void *), int (*unlock)(void *), void *data);
 int api_lock_callbacks_defined(void);
+/* Call the user's lock and unlock callbacks n times more (SIONlib's counts; sid.c). */
+void api_lock_ticks(int n);
 /* The same for any kind of object (generic API objects: src/par/api.c). */
 int api_register_kind(int kind, void *obj);
 void *api_lookup_kind(int id, int kind, const char *call);
+/* The same for a lookup SIONlib does not make (no user lock callbacks). */
+void *api_lookup_internal(int id, int kind, const char *call);
 void *api_release_kind(int id, int kind);
 /* Start of every sid-taking call: clear the thread's last error and bind
  * `core_container *c` to the sid, or report and return errval. */
 #define LOOKUP(sid, call, errval)                                                                                      \
     core_clear_error();                                                                                                \
     core_container *c = api_lookup((sid), (call));                                                                     \
+    if (c) /* SIONlib's second lookup of a valid sid (its type, then its object) */                                    \
+        api_lock_ticks(1);                                                                                             \
     if (c && c->ntasks < 1) /* a mapped open's process that owns no task */                                            \
         c = (core_fail(SHEAF_E_ARG,                                                                                    \
                        "%s: %s: this process owns no logical task of the mapped open (sid %d); "                       \

@@ -420,6 +420,10 @@ static void edge_task(tc_task *t)
         CHECK(sion_fwrite("x", 1, 1, sid) == 0 && strstr(sheaf_last_error(), "owns no logical task"),
               "sion_fwrite on a process without tasks: %s", sheaf_last_error());
         CHECK(sion_seek(sid, 0, 0, 0) != SION_SUCCESS, "sion_seek on a process without tasks accepted");
+        /* but sion_get_sizeof answers, as SIONlib (test_genapi_4, TEST H: 0 fds) */
+        int nb = -7, nfd = -7;
+        CHECK(sion_get_sizeof(sid, &nb, &nfd) == SION_SUCCESS && nb > 0 && nfd == 0,
+              "sion_get_sizeof on a process without tasks: rc, %d bytes, %d fds: %s", nb, nfd, sheaf_last_error());
     }
     c->sid[g] = sid;
     c->nl[g] = nl;

@@ -125,8 +125,15 @@ static void task(sim_task *t)
     int fnum = g / r->tpf, nf = r->nf, lrank = g % r->tpf;
     int lsize = P - fnum * r->tpf < r->tpf ? P - fnum * r->tpf : r->tpf;
     int role = g == 0 ? R_ROOT : lrank == 0 ? R_MASTER : R_OTHER;
-    unsigned char buf[4096];
-    int nb = r->bytes < (int)sizeof buf ? r->bytes : (int)sizeof buf;
+    /* the task's data on the heap (before the first phase: not in its
+     * phases' heap), not in two 4 KiB arrays on its stack, which made 8 of
+     * the 10.5 KiB every waiting task's stack held (doc/scale.md) */
+    int nb = r->bytes < 4096 ? r->bytes : 4096;
+    unsigned char *buf = malloc((size_t)nb * 2 + 2), *in = buf ? buf + nb + 1 : NULL;
+    if (!buf) {
+        fail(r, g, "out of memory for the task's data");
+        return;
+    }
     for (int i = 0; i < nb; i++)
         buf[i] = pat(g, i);
     t->cpu_time = role != R_OTHER; /* task 0 and the masters: CPU time (a system call per switch) */
@@ -175,7 +182,6 @@ static void task(sim_task *t)
     if (sid < 0) {
         fail(r, g, "read open");
     } else {
-        unsigned char in[4096];
         if (rf != fnum || rl != lrank || rs != lsize || rnf != nf)
             fail(r, g, "read open: file / local rank differ from the write");
         else if (sion_fread(in, 1, (size_t)nb, sid) != (size_t)nb || memcmp(in, buf, (size_t)nb))
@@ -191,6 +197,7 @@ static void task(sim_task *t)
     phase_end(r, t, PH_RCLOSE, role);
     r->tsync[4] = sim_sync(t, 0);
     r->csync[4] = sim_sync_cpu;
+    free(buf);
 }
 
 /* ---- running one configuration ---- */
@@ -646,6 +653,8 @@ int main(int argc, char **argv)
             g_oldest_first = 1;
         else if (!strcmp(a, "--trim"))
             sim_trim_stacks = 1;
+        else if (!strcmp(a, "--copy-stacks"))
+            sim_copy_stacks = 1;
         else if (!strcmp(a, "--keep"))
             o.keep = 1;
         else if (!strcmp(a, "-P") && v)
@@ -665,13 +674,15 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr,
                     "usage: %s [--check] [-P 1000,1e4] [-f 1,tpf1024] [--dir D] [--csv F] [--bytes N] "
-                    "[--fsblk N] [--stack KiB] [--trim] [--oldest-first] [--keep]\n",
+                    "[--fsblk N] [--stack KiB] [--trim] [--copy-stacks] [--oldest-first] [--keep]\n",
                     argv[0]);
             return 2;
         }
     }
     if (o.bytes < 0 || o.bytes > 4096)
         o.bytes = 16;
+    if (sim_copy_stacks && o.stack < (1 << 20)) /* one run stack: room for the deepest call */
+        o.stack = 1 << 20;
     if (chk)
         return check(&o, chk == 2);
     FILE *csv = NULL;

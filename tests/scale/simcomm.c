@@ -46,6 +46,11 @@ typedef struct tctx {
     int opens; /* local groups created so far (keys the registry) */
     int err_code, err_no;
     char *err_msg; /* saved error message (NULL: none) */
+    /* sim_copy_stacks: the task's stack while it waits (from its stack
+     * pointer to the top of the shared run stack), save_n bytes */
+    unsigned char *save;
+    size_t save_n;
+    int started;
 } tctx;
 
 struct inst {
@@ -593,6 +598,60 @@ static void suspended(tctx *t, unsigned char *base, size_t size, size_t pg)
     }
 }
 
+int sim_copy_stacks;
+
+static uintptr_t saved_sp(const tctx *t)
+{
+#if defined(__x86_64__)
+    return (uintptr_t)t->uc.uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+    return (uintptr_t)t->uc.uc_mcontext.sp;
+#else
+    return 0;
+#endif
+}
+
+/* sim_copy_stacks: every task runs on one run stack; a task that waits
+ * keeps only the bytes in use (stack pointer - SAVE_BELOW .. top) in a heap
+ * buffer of exactly that size, copied back before it runs again (to the same
+ * addresses, so pointers into its stack stay valid). The layer's cost, not
+ * the task's (charged to no account). */
+enum { SAVE_BELOW = 256 }; /* the x86-64 red zone (128 B) and more */
+static void save_stack(tctx *t, unsigned char *run, size_t run_bytes)
+{
+    uintptr_t sp = saved_sp(t), top = (uintptr_t)run + run_bytes;
+    if (!sp || sp < (uintptr_t)run + SAVE_BELOW || sp > top)
+        fatal("task %d: stack pointer %p outside the run stack", t->pub.rank, (void *)sp);
+    size_t n = (size_t)(top - (sp - SAVE_BELOW));
+    int64_t depth = (int64_t)(top - sp);
+    if (depth > g_depth_max)
+        g_depth_max = depth;
+    g_depth_sum += (double)depth;
+    g_depth_n++;
+    if (n != t->save_n) {
+        unsigned char *b = realloc(t->save, n);
+        if (!b)
+            fatal("out of memory saving the stack of task %d (%zu bytes)", t->pub.rank, n);
+        t->save = b;
+        t->save_n = n;
+    }
+    memcpy(t->save, (unsigned char *)top - n, n);
+}
+
+static void task_main(int i);
+/* The context of task i's first run on its stack (sim_copy_stacks: on the
+ * shared run stack, made just before it runs: no other task's frames are
+ * there then). */
+static __attribute__((noinline)) void first_context(tctx *t, int i, unsigned char *run, size_t run_bytes)
+{
+    getcontext(&t->uc);
+    t->uc.uc_stack.ss_sp = run;
+    t->uc.uc_stack.ss_size = run_bytes;
+    t->uc.uc_link = &S.sched;
+    makecontext(&t->uc, (void (*)(void))task_main, 1, i);
+    t->started = 1;
+}
+
 int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_run_info *info)
 {
     long pg = sysconf(_SC_PAGESIZE);
@@ -604,7 +663,7 @@ int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_ru
     S.q = malloc((size_t)P * sizeof *S.q);
     sim_handle *wh = malloc((size_t)P * sizeof *wh);
     S.world = calloc(1, sizeof *S.world);
-    size_t total = (size_t)P * stack_bytes;
+    size_t total = sim_copy_stacks ? stack_bytes : (size_t)P * stack_bytes;
     unsigned char *stacks =
         mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (!S.t || !S.q || !wh || !S.world || stacks == MAP_FAILED) {
@@ -631,11 +690,8 @@ int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_ru
         t->pub.rank = i;
         t->pub.size = P;
         t->pub.world = &wh[i];
-        getcontext(&t->uc);
-        t->uc.uc_stack.ss_sp = stacks + (size_t)i * stack_bytes;
-        t->uc.uc_stack.ss_size = stack_bytes;
-        t->uc.uc_link = &S.sched;
-        makecontext(&t->uc, (void (*)(void))task_main, 1, i);
+        if (!sim_copy_stacks) /* copying: made when it first runs (the run stack is shared) */
+            first_context(t, i, stacks + (size_t)i * stack_bytes, stack_bytes);
         push(i);
     }
     while (S.qn) {
@@ -647,12 +703,24 @@ int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_ru
         restore_err(t);
         sim_cur_acct = &t->pub.mem;
         int exact = t->pub.cpu_time;
+        if (sim_copy_stacks && !t->started) {
+            first_context(t, i, stacks, stack_bytes);
+        } else if (sim_copy_stacks) {
+            memcpy(stacks + stack_bytes - t->save_n, t->save, t->save_n);
+        }
         int64_t t0 = cpu_ns(exact);
         swapcontext(&S.sched, &t->uc);
         t->pub.st.busy_ns += cpu_ns(exact) - t0;
         sim_cur_acct = NULL;
-        if (t->state != T_DONE)
+        if (t->state != T_DONE && sim_copy_stacks) {
+            save_stack(t, stacks, stack_bytes);
+        } else if (sim_copy_stacks) {
+            free(t->save);
+            t->save = NULL;
+            t->save_n = 0;
+        } else if (t->state != T_DONE) {
             suspended(t, stacks + (size_t)i * stack_bytes, stack_bytes, (size_t)pg);
+        }
         S.cur = -1;
         save_err(t);
         S.switches++;
@@ -684,6 +752,12 @@ int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_ru
         size_t np = stack_bytes / (size_t)pg;
         unsigned char *vec = malloc(np);
         double sum = 0;
+        if (sim_copy_stacks) { /* a waiting task holds its saved bytes: the depth */
+            free(vec);
+            vec = NULL;
+            info->stack_max_touched = g_depth_max + SAVE_BELOW;
+            sum = g_depth_n ? (g_depth_sum / (double)g_depth_n + SAVE_BELOW) * P : 0;
+        }
         for (int i = 0; i < P && vec; i++) {
             if (mincore(stacks + (size_t)i * stack_bytes, stack_bytes, vec))
                 break;
@@ -698,8 +772,10 @@ int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_ru
         free(vec);
         info->stack_mean_touched = sum / P;
     }
-    for (int i = 0; i < P; i++)
+    for (int i = 0; i < P; i++) {
         free(S.t[i].err_msg);
+        free(S.t[i].save);
+    }
     for (int f = 0; f < S.nloc; f++)
         if (S.loc[f] && S.loc[f]->refs == 0)
             lfree(S.loc[f]);

@@ -105,6 +105,12 @@ int sim_run(int P, size_t stack_bytes, void (*fn)(sim_task *), void *arg, sim_ru
  * (madvise), so resident stack = depth at the wait, not the deepest call
  * ever made (for runs of 10^5+ tasks; costs one system call per switch). */
 extern int sim_trim_stacks;
+/* Nonzero: all tasks run on one run stack of stack_bytes; a waiting task
+ * keeps a heap copy of the bytes its stack uses (its depth + 256 B), so
+ * memory per task is its depth, not the pages its stack ever touched
+ * (10^6 tasks: doc/scale.md). stack_max/mean_touched then give the saved
+ * bytes. */
+extern int sim_copy_stacks;
 /* The running task (NULL in the scheduler). */
 sim_task *sim_self(void);
 
