@@ -3,20 +3,6 @@
 #include <getopt.h>
 #include <string.h>
 
-static void json_str(FILE *o, const char *s)
-{
-    fputc('"', o);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(o, "\\%c", *p);
-        else if (*p < 0x20 || *p >= 0x7f)
-            fprintf(o, "\\u%04x", *p); /* bytes >= 0x7f shown as code points: always valid JSON */
-        else
-            fputc(*p, o);
-    }
-    fputc('"', o);
-}
-
 static const char *kvname(int kv)
 {
     switch (kv) {
@@ -78,7 +64,7 @@ static int dump_json(tool_in *in, FILE *o)
     sheaf_file_info f0;
     int have0 = sheaf_get_file_info(in->sid, 0, &f0) == SION_SUCCESS;
     fprintf(o, "{\n  \"file\": ");
-    json_str(o, in->path);
+    tool_json_str(o, in->path);
     fprintf(o, ",\n  \"ntasks\": %d,\n  \"nfiles\": %d,\n  \"nfiles_open\": %d,\n  \"fsblksize\": %d,\n", in->ntasks,
             sion_get_number_of_files(in->sid), nf, (int)in->fsblksize);
     fprintf(o, "  \"globalskip\": %lld,\n  \"start_of_varheader\": %lld,\n  \"maxchunks\": %d,\n",
@@ -95,9 +81,9 @@ static int dump_json(tool_in *in, FILE *o)
         if (sheaf_get_file_info(in->sid, f, &fi) != SION_SUCCESS)
             continue;
         fprintf(o, "%s\n    {\"filenumber\": %d, \"name\": ", f ? "," : "", fi.filenumber);
-        json_str(o, fi.name);
+        tool_json_str(o, fi.name);
         fprintf(o, ", \"prefix\": ");
-        json_str(o, fi.prefix);
+        tool_json_str(o, fi.prefix);
         fprintf(o,
                 ", \"ntasks\": %d, \"fsblksize\": %d, \"maxchunks\": %d, \"globalskip\": %lld, "
                 "\"start_of_varheader\": %lld, \"header_size\": %lld, \"data_start\": %lld, "

@@ -349,20 +349,6 @@ static int build_view(top_proc *ps, size_t n, top_view *v)
     return 0;
 }
 
-static void json_str(FILE *o, const char *s)
-{
-    fputc('"', o);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(o, "\\%c", *p);
-        else if (*p < 0x20 || *p >= 0x7f)
-            fprintf(o, "\\u%04x", *p);
-        else
-            fputc(*p, o);
-    }
-    fputc('"', o);
-}
-
 /* ranks per group: the option, else groups of at most 16 lines */
 static int group_size(const top_view *v, int opt)
 {
@@ -438,9 +424,9 @@ static void print_json(FILE *o, const top_view *v, rank_agg **slow, size_t nslow
     for (size_t i = 0; i < v->ntgts; i++) {
         const tgt_agg *t = &v->tgts[i];
         fprintf(o, "%s{\"name\":", i ? "," : "");
-        json_str(o, t->t->name);
+        tool_json_str(o, t->t->name);
         fputs(",\"fstype\":", o);
-        json_str(o, t->t->fstype);
+        tool_json_str(o, t->t->fstype);
         fprintf(o, ",\"bytes_read\":%llu,\"bytes_written\":%llu,\"ops\":%llu,\"io_s\":%.6f,\"bytes_per_s\":%.1f}",
                 t->rb, t->wb, t->ops, (double)t->ns / 1e9, t->bps);
     }

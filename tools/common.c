@@ -209,3 +209,17 @@ int tool_open_output(tool_in *in, const char *out)
     }
     return fd;
 }
+
+void tool_json_str(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(o, "\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f)
+            fprintf(o, "\\u%04x", *p); /* bytes >= 0x7f shown as code points: always valid JSON */
+        else
+            fputc(*p, o);
+    }
+    fputc('"', o);
+}

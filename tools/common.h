@@ -27,6 +27,8 @@ typedef struct tool_in {
 extern const char *tool_prog;
 
 void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* s as a JSON string (quotes, backslashes escaped; control and non-ASCII bytes as \u00XX) */
+void tool_json_str(FILE *o, const char *s);
 /* Open `path` read-only ("rb,posix"); on failure print "<prog>: <cause>" and
  * return -1 (the library's message names the file and the cause). */
 int tool_open(const char *path, tool_in *in);

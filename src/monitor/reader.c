@@ -368,3 +368,18 @@ int sheaf_monitor_read(const char *path, int flags, sheaf_monitor_job **job, cha
     *job = j;
     return 0;
 }
+
+/* used by summary.c and summary_tgt.c (both above this file) */
+void mr_json_str(FILE *o, const char *s)
+{
+    fputc('"', o);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(o, "\\%c", *p);
+        else if (*p < 0x20 || *p >= 0x7f)
+            fprintf(o, "\\u%04x", *p);
+        else
+            fputc(*p, o);
+    }
+    fputc('"', o);
+}

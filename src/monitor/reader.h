@@ -48,6 +48,8 @@ void mr_proc_free(mr_proc *p);
 /* per storage target (summary_tgt.c): the job's targets merged by name over
  * processes, printed as text or as the JSON array "targets" */
 void mr_print_targets(const sheaf_monitor_job *job, FILE *o, int json);
+/* s as a JSON string (reader.c; for the printers above it) */
+void mr_json_str(FILE *o, const char *s);
 /* timeline.c: the bytes a FILE record adds to its entry e (called before e takes
  * the record's counters), and the time of a snapshot (fills the pending segments) */
 int mr_timeline_file(mr_proc *p, const mr_entry *e, const mon_filerec *f, char *err, size_t errlen);

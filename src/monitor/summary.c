@@ -47,20 +47,6 @@ static int cmp_bytes(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static void json_str(FILE *o, const char *s)
-{
-    fputc('"', o);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(o, "\\%c", *p);
-        else if (*p < 0x20 || *p >= 0x7f)
-            fprintf(o, "\\u%04x", *p);
-        else
-            fputc(*p, o);
-    }
-    fputc('"', o);
-}
-
 static void json_counters(FILE *o, const uint64_t *c)
 {
     fputc('{', o);
@@ -154,7 +140,7 @@ static void print_json(const sheaf_monitor_job *job, FILE *o, const agg *a, size
         if (a[i].kind != MON_K_FILE)
             continue;
         fprintf(o, "%s{\"name\":", first ? "" : ",");
-        json_str(o, a[i].name);
+        mr_json_str(o, a[i].name);
         fprintf(o, ",\"processes\":%u,\"counters\":", a[i].procs);
         json_counters(o, a[i].c);
         fputc('}', o);
@@ -166,7 +152,7 @@ static void print_json(const sheaf_monitor_job *job, FILE *o, const agg *a, size
         if (a[i].kind == MON_K_FILE)
             continue;
         fprintf(o, "%s{\"kind\":\"%s\",\"name\":", first ? "" : ",", kind_name(a[i].kind));
-        json_str(o, a[i].name);
+        mr_json_str(o, a[i].name);
         fprintf(o, ",\"processes\":%u,\"counters\":", a[i].procs);
         json_counters(o, a[i].c);
         fputc('}', o);
@@ -179,11 +165,11 @@ static void print_json(const sheaf_monitor_job *job, FILE *o, const agg *a, size
         proc_totals(p, c, &own, &folded);
         fprintf(o, "%s{\"rank\":%d,\"pid\":%llu,\"ppid\":%llu,\"host\":", i ? "," : "", p->head.rank,
                 (unsigned long long)p->head.pid, (unsigned long long)p->head.ppid);
-        json_str(o, p->head.host);
+        mr_json_str(o, p->head.host);
         fputs(",\"exe\":", o);
-        json_str(o, p->head.exe);
+        mr_json_str(o, p->head.exe);
         fputs(",\"log\":", o);
-        json_str(o, p->log);
+        mr_json_str(o, p->log);
         fprintf(o,
                 ",\"snapshots\":%llu,\"clean_end\":%s,\"recovered\":%s,\"max_files\":%u,\"files\":%llu,"
                 "\"folded_opens\":%llu,\"counters\":",
@@ -193,7 +179,7 @@ static void print_json(const sheaf_monitor_job *job, FILE *o, const agg *a, size
         fputc('}', o);
     }
     fputs("],\"notes\":", o);
-    json_str(o, job->notes);
+    mr_json_str(o, job->notes);
     fputs("}\n", o);
 }
 

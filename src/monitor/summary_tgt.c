@@ -88,20 +88,6 @@ static tagg *collect(const sheaf_monitor_job *job, size_t *n)
     return a;
 }
 
-static void json_str(FILE *o, const char *s)
-{
-    fputc('"', o);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(o, "\\%c", *p);
-        else if (*p < 0x20 || *p >= 0x7f)
-            fprintf(o, "\\u%04x", *p);
-        else
-            fputc(*p, o);
-    }
-    fputc('"', o);
-}
-
 void mr_print_targets(const sheaf_monitor_job *job, FILE *o, int json)
 {
     size_t n = 0;
@@ -110,9 +96,9 @@ void mr_print_targets(const sheaf_monitor_job *job, FILE *o, int json)
         fputs("\"targets\":[", o);
         for (size_t i = 0; i < n; i++) {
             fprintf(o, "%s{\"name\":", i ? "," : "");
-            json_str(o, a[i].t->name);
+            mr_json_str(o, a[i].t->name);
             fprintf(o, ",\"kind\":\"%s\",\"fstype\":", tkind(a[i].t->kind));
-            json_str(o, a[i].t->fstype);
+            mr_json_str(o, a[i].t->fstype);
             fprintf(o, ",\"processes\":%u,\"records\":%u,\"counters\":{", a[i].procs, a[i].records);
             for (int c = 0; c < MC_N; c++)
                 fprintf(o, "%s\"%s\":%llu", c ? "," : "", mon_counter_names[c], (unsigned long long)a[i].c[c]);
