@@ -40,6 +40,19 @@ int mon_counter_merge(int i)
     return 0;
 }
 
+void mon_counters_merge(uint64_t *dst, const uint64_t *src)
+{
+    for (int i = 0; i < MC_N; i++) {
+        int m = mon_counter_merge(i);
+        if (m == 1)
+            dst[i] = src[i] > dst[i] ? src[i] : dst[i];
+        else if (m == 2)
+            dst[i] = dst[i] == 0 || (src[i] && src[i] < dst[i]) ? src[i] : dst[i];
+        else
+            dst[i] += src[i];
+    }
+}
+
 int mon_hist_bucket(uint64_t n)
 {
     static const uint64_t lim[MON_HIST_N - 1] = {100,     1024,     10240,     102400,    1048576,

@@ -135,6 +135,8 @@ typedef struct mon_rec {
 extern const char *const mon_counter_names[MC_N];
 /* 1 if counter i is a max, 2 if a min, 0 if a sum */
 int mon_counter_merge(int i);
+/* dst[i] merged with src[i] for every counter by its rule (sum, max or the first non-zero min) */
+void mon_counters_merge(uint64_t *dst, const uint64_t *src);
 /* the histogram bucket of an access of n bytes */
 int mon_hist_bucket(uint64_t n);
 

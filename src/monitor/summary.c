@@ -17,19 +17,6 @@ typedef struct agg {
     uint32_t procs; /* processes with a record of it */
 } agg;
 
-static void merge(uint64_t *dst, const uint64_t *src)
-{
-    for (int i = 0; i < MC_N; i++) {
-        int m = mon_counter_merge(i);
-        if (m == 1)
-            dst[i] = src[i] > dst[i] ? src[i] : dst[i];
-        else if (m == 2)
-            dst[i] = dst[i] == 0 || (src[i] && src[i] < dst[i]) ? src[i] : dst[i];
-        else
-            dst[i] += src[i];
-    }
-}
-
 static int cmp_ent(const void *a, const void *b)
 {
     const mr_entry *x = *(mr_entry *const *)a, *y = *(mr_entry *const *)b;
@@ -86,7 +73,7 @@ static agg *aggregate(const sheaf_monitor_job *job, size_t *n)
             out[m].name = nm;
             m++;
         }
-        merge(out[m - 1].c, all[i]->c);
+        mon_counters_merge(out[m - 1].c, all[i]->c);
         out[m - 1].procs++;
     }
     free(all);
@@ -103,7 +90,7 @@ static void proc_totals(const mr_proc *p, uint64_t *c, uint64_t *own, uint64_t *
         const mr_entry *e = p->ents[id];
         if (!e || !e->have)
             continue;
-        merge(c, e->c);
+        mon_counters_merge(c, e->c);
         if (e->kind == MON_K_FILE)
             (*own)++;
         else
@@ -247,7 +234,7 @@ int sheaf_monitor_print(const sheaf_monitor_job *job, FILE *o, int json, char *e
     }
     uint64_t tot[MC_N] = {0}, nfiles = 0, nfolded = 0, nagg = 0;
     for (size_t i = 0; i < na; i++) {
-        merge(tot, a[i].c);
+        mon_counters_merge(tot, a[i].c);
         if (a[i].kind == MON_K_FILE)
             nfiles++;
         else {

@@ -32,19 +32,6 @@ static int cmp_tagg(const void *a, const void *b)
     return strcmp(x->t->name, y->t->name);
 }
 
-static void add(uint64_t *dst, const uint64_t *src)
-{
-    for (int i = 0; i < MC_N; i++) {
-        int m = mon_counter_merge(i);
-        if (m == 1)
-            dst[i] = src[i] > dst[i] ? src[i] : dst[i];
-        else if (m == 2)
-            dst[i] = dst[i] == 0 || (src[i] && src[i] < dst[i]) ? src[i] : dst[i];
-        else
-            dst[i] += src[i];
-    }
-}
-
 /* the targets of the job, merged by name; NULL when there are none (version 1 logs) or no memory */
 static tagg *collect(const sheaf_monitor_job *job, size_t *n)
 {
@@ -76,7 +63,7 @@ static tagg *collect(const sheaf_monitor_job *job, size_t *n)
                 a[k].t = t;
                 (*n)++;
             }
-            add(a[k].c, e->c);
+            mon_counters_merge(a[k].c, e->c);
             a[k].records++;
             if (a[k].last_proc != i + 1) {
                 a[k].procs++;
