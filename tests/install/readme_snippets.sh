@@ -22,15 +22,17 @@ cd "$work"
 # first 40 lines, then the table of parts; every relative link of the README
 # names an existing file (its directory is the source tree)
 top=$(dirname "$readme")
-qs=$(grep -n '^## Quick start$' "$readme" | head -n 1 | cut -d: -f1)
+qs=$(grep -m 1 -n '^## Quick start$' "$readme" | cut -d: -f1)
 [ -n "$qs" ] && [ "$qs" -le 40 ] || die "README.md: '## Quick start' is not within the first 40 lines (line ${qs:-none})"
-qsblock=$(tail -n +"$qs" "$readme" | awk '/^```sh$/ {on = 1; next} on && /^```$/ {exit} on {print}')
+# (one awk over the file: `tail | awk` with pipefail failed at random when awk
+# exited before tail had written everything - SIGPIPE, a silent set -e exit)
+qsblock=$(awk -v from="$qs" 'NR < from {next} /^```sh$/ {on = 1; next} on && /^```$/ {exit} on {print}' "$readme")
 for c in ./scripts/demo.sh ./scripts/test.sh; do
     grep -qF "$c " <<<"$qsblock" || die "README.md: the Quick start's first sh block lacks $c"
     [ -x "$top/$c" ] || die "README.md: $c is not an executable in the tree"
 done
 grep -q '^| part | what it is | docs | state |$' "$readme" || die "README.md: no table of the parts"
-parts=$(grep -n '^## Parts$' "$readme" | head -n 1 | cut -d: -f1)
+parts=$(grep -m 1 -n '^## Parts$' "$readme" | cut -d: -f1)
 [ -n "$parts" ] && [ "$parts" -gt "$qs" ] || die "README.md: no '## Parts' after the Quick start"
 for l in $(grep -o '](\([^)#:]*\))' "$readme" | sed 's/^](//; s/)$//' | sort -u); do
     [ -e "$top/$l" ] || die "README.md: link to $l: no such file"
