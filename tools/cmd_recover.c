@@ -4,11 +4,16 @@
 #include "common.h"
 #include <getopt.h>
 #include <string.h>
+#include <unistd.h>
 
+/* the report: one line per file and task on stdout (unless -q); each task
+ * done also advances the progress line (stderr, a terminal only) */
 static void line_out(void *ctx, const char *line)
 {
     if (!*(int *)ctx)
         printf("%s\n", line);
+    if (!strncmp(line, "  task ", 7))
+        progress_add(1);
 }
 
 static void usage(FILE *o)
@@ -59,7 +64,16 @@ int cmd_recover(int argc, char **argv)
     }
     sheaf_set_error_printing(0);
     sheaf_recover_summary s;
+    /* on a terminal the task lines are the progress; else (-q, or stdout
+     * redirected) a progress line counts the tasks done */
+    int show = quiet || !isatty(STDOUT_FILENO);
+    if (show) {
+        progress_start("recover", 0);
+        progress_unit("tasks checked");
+    }
     int rc = sheaf_recover(argv[optind], flags, line_out, &quiet, &s);
+    if (show)
+        progress_end();
     if (rc) {
         fprintf(stderr, "%s: %s\n", tool_prog, sheaf_last_error());
         return TOOL_FAIL;

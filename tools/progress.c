@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 static int active;
-static const char *label;
+static const char *label, *unit = "bytes";
 static sion_int64 total, done;
 static time_t last;
 
@@ -16,10 +16,10 @@ static void draw(int force)
         return;
     last = now;
     if (total > 0)
-        fprintf(stderr, "\r%s: %lld / %lld bytes (%3d%%)", label, (long long)done, (long long)total,
+        fprintf(stderr, "\r%s: %lld / %lld %s (%3d%%)", label, (long long)done, (long long)total, unit,
                 (int)(done * 100 / total));
     else
-        fprintf(stderr, "\r%s: %lld bytes", label, (long long)done);
+        fprintf(stderr, "\r%s: %lld %s", label, (long long)done, unit);
     fflush(stderr);
 }
 
@@ -27,6 +27,7 @@ void progress_start(const char *what, sion_int64 t)
 {
     active = isatty(STDERR_FILENO);
     label = what;
+    unit = "bytes";
     total = t;
     done = 0;
     last = 0;
@@ -49,3 +50,6 @@ void progress_end(void)
     }
     active = 0;
 }
+
+/* counted in u instead of bytes (after progress_start) */
+void progress_unit(const char *u) { unit = u; }

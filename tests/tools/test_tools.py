@@ -587,6 +587,43 @@ def test_split_defrag_reference(T, vdir, work):
             check(False, "%s %s %s differs from SIONlib's:\n%s" % (tool, " ".join(opts), vec, diff[:3000]))
 
 
+def read_pty(master):
+    data = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def test_recover_progress(T, vdir, manifest, work):
+    """sheaf recover -q (or with stdout redirected) counts the tasks it checked on a
+    terminal's stderr; on a non-terminal stderr nothing."""
+    v = manifest["vectors"]["unclosed4"]
+    path = os.path.join(work, "progress_unclosed4.sion")
+    shutil.copyfile(os.path.join(vdir, v["files"][0]), path)
+    os.chmod(path, 0o644)
+    p = T.run("sheaf", "recover", "--salvage", "--dry-run", "-q", path)
+    check(p.returncode == 0 and p.stderr == b"", "recover progress on a non-terminal stderr: %r" % p.stderr)
+    try:
+        import pty
+        master, slave = pty.openpty()
+    except (ImportError, OSError):
+        return
+    try:
+        p = subprocess.run([os.path.join(T.bindir, "sheaf"), "recover", "--salvage", "-q", path],
+                           stdout=subprocess.DEVNULL, stderr=slave, stdin=subprocess.DEVNULL, timeout=60)
+        os.close(slave)
+        data = read_pty(master)
+        check(p.returncode == 0 and b"recover: 4 tasks checked" in data, "no recover progress on a terminal: %r" % data)
+    finally:
+        os.close(master)
+
+
 def test_progress(T, vdir, work):
     """Progress goes to stderr only when it is a terminal."""
     path = os.path.join(vdir, "bigblk2.sion")
@@ -602,15 +639,7 @@ def test_progress(T, vdir, work):
         p = subprocess.run([os.path.join(T.bindir, "sheaf"), "cat", "-o", out, path], stdout=subprocess.DEVNULL,
                            stderr=slave, stdin=subprocess.DEVNULL, timeout=60)
         os.close(slave)
-        data = b""
-        while True:
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:
-                break
-            if not chunk:
-                break
-            data += chunk
+        data = read_pty(master)
         check(p.returncode == 0 and b"612345 / 612345 bytes (100%)" in data, "no progress on a terminal: %r" % data)
     finally:
         os.close(master)
@@ -811,6 +840,7 @@ def main():
     test_keyval_split(T, a.vectors, manifest, work)
     test_member_alone(T, a.vectors, manifest)
     test_progress(T, a.vectors, work)
+    test_recover_progress(T, a.vectors, manifest, work)
     test_damage(T, a.vectors, manifest, work)
     test_recover_unclosed4(T, a.vectors, manifest, work)
     test_fifo_inputs(T, work)
