@@ -67,10 +67,8 @@ int cmd_recover(int argc, char **argv)
     /* on a terminal the task lines are the progress; else (-q, or stdout
      * redirected) a progress line counts the tasks done */
     int show = quiet || !isatty(STDOUT_FILENO);
-    if (show) {
-        progress_start("recover", 0);
-        progress_unit("tasks checked");
-    }
+    if (show)
+        progress_start_in("recover", 0, "tasks checked");
     int rc = sheaf_recover(argv[optind], flags, line_out, &quiet, &s);
     if (show)
         progress_end();

@@ -69,7 +69,7 @@ int tool_parse_i64(const char *s, long long *out);
 void progress_start(const char *what, sion_int64 total);
 void progress_add(sion_int64 n);
 void progress_end(void);
-void progress_unit(const char *unit); /* what is counted (default bytes), after progress_start */
+void progress_start_in(const char *what, sion_int64 total, const char *unit); /* counting units, not bytes */
 
 /* Commands: argc/argv start at the command's own arguments (argv[0] = name). */
 int cmd_dump(int argc, char **argv);

@@ -23,17 +23,19 @@ static void draw(int force)
     fflush(stderr);
 }
 
-void progress_start(const char *what, sion_int64 t)
+void progress_start_in(const char *what, sion_int64 t, const char *u)
 {
     active = isatty(STDERR_FILENO);
     label = what;
-    unit = "bytes";
+    unit = u;
     total = t;
     done = 0;
     last = 0;
     if (active)
         draw(1);
 }
+
+void progress_start(const char *what, sion_int64 t) { progress_start_in(what, t, "bytes"); }
 
 void progress_add(sion_int64 n)
 {
@@ -50,6 +52,3 @@ void progress_end(void)
     }
     active = 0;
 }
-
-/* counted in u instead of bytes (after progress_start) */
-void progress_unit(const char *u) { unit = u; }
