@@ -147,8 +147,10 @@ int mio_parse_hints(sheaf_file fh, MPI_Info info, int *cb_nodes, int *noncoheren
     if (parse_sizes(fh, info, fixture_page, err, errlen))
         return SHEAF_MPIIO_EARG;
     if (mio_hint_get(info, "cb_nodes", v, sizeof v)) {
+        /* 0 is "unset" (one aggregator per node), as ROMIO ignores a cb_nodes
+         * that is not positive: programs set it to nprocs/2, 0 at 1 rank */
         int64_t x;
-        if (parse_size(v, &x) || x < 1 || x > (1 << 24))
+        if (parse_size(v, &x) || x < 0 || x > (1 << 24))
             return bad(err, errlen, "cb_nodes", v);
         *cb_nodes = (int)x;
     }

@@ -271,7 +271,7 @@ static int test_errors(const char *dir)
     CHECK(rc == (rank == nprocs - 1 || nprocs == 1 ? SHEAF_MPIIO_EARG : SHEAF_MPIIO_EREMOTE) && fh == NULL,
           "bad hint on one rank: rc %d (%s)", rc, sheaf_mpiio_open_errmsg());
     MPI_Info_free(&bad);
-    const char *badvals[] = {"cb_nodes=0",        "cb_buffer_size=-5",       "sheaf_pfr_size=12x",
+    const char *badvals[] = {"cb_nodes=-1",       "cb_buffer_size=-5",       "sheaf_pfr_size=12x",
                              "sheaf_backend=nfs", "sheaf_independent=maybe", "sheaf_realms=percall,sheaf_cache=pfr"};
     for (size_t i = 0; i < sizeof badvals / sizeof badvals[0]; i++) {
         MPI_Info bi = mkinfo(badvals[i]);
@@ -279,6 +279,14 @@ static int test_errors(const char *dir)
               "hint %s accepted", badvals[i]);
         MPI_Info_free(&bi);
     }
+    /* cb_nodes=0 (ROMIO's file_info sets nprocs/2, 0 at 1 rank) is "unset", as ROMIO takes it,
+     * also against ranks that leave the hint out */
+    MPI_Info zero = mkinfo(rank == 0 ? "cb_nodes=0" : "");
+    rc = sheaf_file_open(MPI_COMM_WORLD, p, MPI_MODE_CREATE | MPI_MODE_RDWR, zero, &fh);
+    CHECK(rc == 0 && fh != NULL, "cb_nodes=0 refused: rc %d (%s)", rc, sheaf_mpiio_open_errmsg());
+    if (fh)
+        CHECK(sheaf_file_close(&fh) == 0, "close after cb_nodes=0");
+    MPI_Info_free(&zero);
     char missing[600];
     snprintf(missing, sizeof missing, "%s/no/such/file", dir);
     rc = sheaf_file_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
