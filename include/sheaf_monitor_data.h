@@ -43,6 +43,9 @@ typedef struct sheaf_monitor_record_info {
     int kind;                 /* SHEAF_MONITOR_KIND_* */
     const char *name;         /* "(unnamed)" if its name records are missing */
     const uint64_t *counters; /* sheaf_monitor_counter_count() values, latest snapshot */
+    /* the storage target its files are on (doc/monitor.md "Storage targets"): the global
+     * name of their file system and its type; NULL in a version 1 log (none recorded) */
+    const char *target, *target_fstype;
 } sheaf_monitor_record_info;
 
 /* Bytes a process moved between two instants, as the reader derives them from

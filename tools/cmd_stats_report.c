@@ -315,6 +315,14 @@ static int write_page(FILE *o, const sm_job *m, const char *log, size_t top)
     if (sr_heatmap(o, m, &placed))
         return -1;
     ranks(o, m);
+    if (m->ntgts) {
+        fprintf(o,
+                "<h2>Bytes per storage target</h2>\n<p id=\"target-stats\">%zu storage target(s): the file "
+                "systems the job's files are on, by their global names (doc/monitor.md, \"Storage "
+                "targets\").</p>\n",
+                m->ntgts);
+        sr_target_bars(o, m);
+    }
     fputs("<h2>Access sizes</h2>\n", o);
     sr_histograms(o, m);
     file_table(o, m, top);

@@ -190,6 +190,56 @@ static int build_files(sm_job *m)
     return 0;
 }
 
+static int cmp_tgt_name(const void *a, const void *b)
+{
+    return strcmp(((const sm_tgt *)a)->name, ((const sm_tgt *)b)->name);
+}
+
+static int cmp_tgt_bytes(const void *a, const void *b)
+{
+    const sm_tgt *x = a, *y = b;
+    uint64_t bx = x->bytes_read + x->bytes_written, by = y->bytes_read + y->bytes_written;
+    return bx != by ? (bx > by ? -1 : 1) : strcmp(x->name, y->name);
+}
+
+/* every record with a target, then merged by name (sorted, adjacent ones summed) */
+static int build_targets(sm_job *m)
+{
+    size_t total = 0, k = 0;
+    for (size_t p = 0; p < m->nprocs; p++) {
+        sheaf_monitor_proc_info pi;
+        sheaf_monitor_proc(m->job, p, &pi);
+        total += pi.nslots;
+    }
+    sm_tgt *t = malloc((total ? total : 1) * sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t p = 0; p < m->nprocs; p++) {
+        sheaf_monitor_proc_info pi;
+        sheaf_monitor_proc(m->job, p, &pi);
+        for (size_t s = 0; s < pi.nslots; s++) {
+            sheaf_monitor_record_info ri;
+            if (sheaf_monitor_record(m->job, p, s, &ri) == 0 && ri.target)
+                t[k++] = (sm_tgt){ri.target, ri.target_fstype, ri.counters[sm_ix[SM_BYTES_READ]],
+                                  ri.counters[sm_ix[SM_BYTES_WRITTEN]], 1};
+        }
+    }
+    qsort(t, k, sizeof *t, cmp_tgt_name);
+    size_t n = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (n && !strcmp(t[n - 1].name, t[i].name)) {
+            t[n - 1].bytes_read += t[i].bytes_read;
+            t[n - 1].bytes_written += t[i].bytes_written;
+            t[n - 1].records++;
+        } else
+            t[n++] = t[i];
+    }
+    qsort(t, n, sizeof *t, cmp_tgt_bytes);
+    m->tgts = t;
+    m->ntgts = n;
+    return 0;
+}
+
 static void span(sm_job *m)
 {
     for (size_t p = 0; p < m->nprocs; p++) {
@@ -222,7 +272,7 @@ int sm_load(const char *log, int flags, sm_job *m, char *err, size_t errlen)
     if (sheaf_monitor_read(log, flags, &m->job, err, errlen))
         return -1;
     m->nprocs = sheaf_monitor_nprocs(m->job);
-    if (build_rows(m) || build_files(m)) {
+    if (build_rows(m) || build_files(m) || build_targets(m)) {
         snprintf(err, errlen, "%s: out of memory", log);
         sm_free(m);
         return -1;
@@ -240,6 +290,7 @@ int sm_load(const char *log, int flags, sm_job *m, char *err, size_t errlen)
 void sm_free(sm_job *m)
 {
     free(m->files);
+    free(m->tgts);
     free(m->rows);
     free(m->proc_row);
     sheaf_monitor_free(m->job);

@@ -56,6 +56,13 @@ typedef struct sm_row {
     uint64_t c[SM_NC_MAX];
 } sm_row;
 
+/* bytes per storage target, merged by its global name over processes */
+typedef struct sm_tgt {
+    const char *name, *fstype;
+    uint64_t bytes_read, bytes_written;
+    uint32_t records;
+} sm_tgt;
+
 typedef struct sm_job {
     sheaf_monitor_job *job;
     int nc;
@@ -74,6 +81,8 @@ typedef struct sm_job {
     uint64_t tot[SM_NC_MAX];
     uint64_t t0, t1; /* the span of the job's timed I/O (segments), 0 if none */
     uint64_t own_files, folded_opens, aggregates;
+    sm_tgt *tgts; /* by bytes moved, most first; none in version 1 logs */
+    size_t ntgts;
 } sm_job;
 
 /* read LOG (flags as sheaf_monitor_read) and build the tables; 0 or -1 with a message in err */

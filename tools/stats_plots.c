@@ -238,3 +238,46 @@ void sr_histograms(FILE *o, const sm_job *m)
     histogram(o, m, sm_ix[SM_HIST_WRITE], "hist-write", "write requests by size (bytes)");
     fputs("</div>\n", o);
 }
+
+void sr_target_bars(FILE *o, const sm_job *m)
+{
+    size_t shown = m->ntgts < SR_TGT_BARS ? m->ntgts : SR_TGT_BARS, bars = shown + (m->ntgts > shown);
+    uint64_t rest_r = 0, rest_w = 0, max = 0;
+    for (size_t i = shown; i < m->ntgts; i++) {
+        rest_r += m->tgts[i].bytes_read;
+        rest_w += m->tgts[i].bytes_written;
+    }
+    for (size_t i = 0; i < shown; i++) {
+        uint64_t b = m->tgts[i].bytes_read + m->tgts[i].bytes_written;
+        max = b > max ? b : max;
+    }
+    max = rest_r + rest_w > max ? rest_r + rest_w : max;
+    int bh = 16, x0 = 10, width = 520;
+    fprintf(o, "<svg id=\"targetbars\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%zu\">\n",
+            x0 + width + 120, bars * (2 * bh + 4) + 10);
+    for (size_t i = 0; i < bars; i++) {
+        const char *name = i < shown ? m->tgts[i].name : NULL;
+        uint64_t r = i < shown ? m->tgts[i].bytes_read : rest_r, w = i < shown ? m->tgts[i].bytes_written : rest_w;
+        int y = 5 + (int)i * (2 * bh + 4);
+        char h[32], more[64];
+        snprintf(more, sizeof more, "(%zu more targets)", m->ntgts - shown);
+        double fr = max ? (double)r / (double)max : 0, fw = max ? (double)w / (double)max : 0;
+        fputs("<g class=\"target-bar\" data-target=\"", o);
+        sr_html_text(o, name ? name : more);
+        fprintf(o, "\" data-bytes-read=\"%llu\" data-bytes-written=\"%llu\"><title>", (unsigned long long)r,
+                (unsigned long long)w);
+        sr_html_text(o, name ? name : more);
+        fprintf(o, " (%s): %llu bytes read, %llu written</title>", i < shown ? m->tgts[i].fstype : "folded",
+                (unsigned long long)r, (unsigned long long)w);
+        fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"lbl\">", x0, y + bh - 4);
+        sr_html_text(o, name ? name : more);
+        fputs("</text>", o);
+        fprintf(o, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" class=\"rd\"/>", x0, y + bh, fr * width,
+                bh - 2);
+        fprintf(o, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" class=\"wr\"/>", x0 + fr * width, y + bh,
+                fw * width, bh - 2);
+        fprintf(o, "<text x=\"%.1f\" y=\"%d\" class=\"lbl\">%s</text></g>\n", x0 + (fr + fw) * width + 4,
+                y + 2 * bh - 4, sr_human(r + w, h, sizeof h));
+    }
+    fputs("</svg>\n", o);
+}

@@ -17,6 +17,9 @@ const char *sr_human(uint64_t b, char *buf, size_t n);
 /* the heat map (bytes per time bin per rank group); *total gets the bytes placed */
 int sr_heatmap(FILE *o, const sm_job *m, uint64_t *total);
 void sr_rank_bars(FILE *o, const sm_job *m);
+/* bytes per storage target: the SR_TGT_BARS largest, the rest in one bar */
+#define SR_TGT_BARS 16
+void sr_target_bars(FILE *o, const sm_job *m);
 void sr_histograms(FILE *o, const sm_job *m);
 
 #endif

@@ -58,6 +58,10 @@ int sheaf_monitor_record(const sheaf_monitor_job *job, size_t proc, size_t slot,
     out->kind = (int)e->kind;
     out->name = e->name ? e->name : "(unnamed)";
     out->counters = e->c;
+    const mr_proc *p = &job->procs[proc];
+    const mon_tgt *t = p->tgts && e->tgt ? &p->tgts[e->tgt - 1] : NULL;
+    out->target = t && t->name[0] ? t->name : NULL;
+    out->target_fstype = out->target ? t->fstype : NULL;
     return 0;
 }
 

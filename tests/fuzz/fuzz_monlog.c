@@ -60,6 +60,8 @@ static void walk(const sheaf_monitor_job *job)
             int rc = sheaf_monitor_record(job, p, s, &ri);
             if (rc != 0 && rc != 1)
                 abort();
+            if (rc == 0 && ri.target && (!ri.target_fstype || !ri.target[0] || strlen(ri.target) >= 4096))
+                abort();
         }
         for (size_t i = 0; i < pi.nsegments; i++) {
             sheaf_monitor_seg sg;

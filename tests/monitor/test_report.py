@@ -135,6 +135,15 @@ def case_report(sheaf, bindir, work, _py):
     eq(dom.text.get("worst-rank"), "rank 3", "worst rank")
     eq(dom.text.get("worst-bytes"), str(4 * MiB), "worst rank's bytes")
     eq(dom.text.get("imbalance"), "%.2f" % (4 * MiB / (TOTAL / 4)), "imbalance")
+    # bytes per storage target (log version 2): every byte of the job on a target named by its
+    # global name, the bars' bytes add up to the job's, as `sheaf stats summary --json` says
+    tbars = dom.find("g", cls="target-bar")
+    check(len(tbars) >= 1, "target bars: %d" % len(tbars))
+    eq(sum(int(b["data-bytes-read"]) for b in tbars), MiB, "target bars' bytes read")
+    eq(sum(int(b["data-bytes-written"]) for b in tbars), sum(WRITTEN.values()), "target bars' bytes written")
+    sj = json.loads(run(sheaf, "stats", "summary", "--json", log).stdout)
+    eq(sorted(b["data-target"] for b in tbars), sorted(t["name"] for t in sj.get("targets", [])),
+       "target bars name the summary's targets")
     # access sizes: 1000 writes of 10 B, 96 of 64 KiB; 16 reads of 64 KiB
     hist = {(a.get("data-bucket"), a.get("data-count")) for a in dom.find("g", cls="hist-bar")}
     eq(len(dom.find("g", cls="hist-bar")), 20, "histogram bars")
