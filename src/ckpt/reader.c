@@ -201,12 +201,17 @@ static int rd_latest(const char *base, uint64_t *step)
         return rc;
     if (n == 0)
         return ckf_err(ENOENT, "%s: no complete checkpoint", base);
-    uint64_t *s = malloc(n * sizeof *s);
+    size_t cap = n;
+    uint64_t *s = malloc(cap * sizeof *s);
     if (!s)
         return ckf_err(ENOMEM, "%s: no memory", base);
-    rc = rd_list(base, s, n, &n);
-    if (!rc)
-        *step = s[n - 1];
+    /* a writer may commit (or remove) steps between the two listings: the
+     * second fills at most cap entries, whatever count it finds */
+    rc = rd_list(base, s, cap, &n);
+    if (!rc && n == 0)
+        rc = ckf_err(ENOENT, "%s: no complete checkpoint", base);
+    else if (!rc)
+        *step = s[(n < cap ? n : cap) - 1];
     free(s);
     return rc;
 }

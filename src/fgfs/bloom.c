@@ -147,7 +147,8 @@ static int hash_dir(int fd, const char *path, uint64_t *out)
     }
     closedir(d);
     if (!rc) {
-        qsort(v, n, sizeof *v, dent_cmp);
+        if (n) /* an empty directory has no array (qsort's base must not be NULL) */
+            qsort(v, n, sizeof *v, dent_cmp);
         XXH3_state_t *st = XXH3_createState();
         if (!st || XXH3_64bits_reset(st) != XXH_OK)
             rc = fgfs_err(SHEAF_FGFS_ENOMEM, "%s: out of memory for the directory digest", path);

@@ -90,15 +90,21 @@ int main(int argc, char **argv)
         FILE *fp = NULL;
         memset(buf, 'a', sizeof buf);
         STEP("first open, write", 6, 2 + 23, sid = sion_paropen_omp(fa, "bw", &cs, &fsb, &gr, &fp, &nf));
+        free(nf); /* the file name each open hands back (the caller frees it) */
+        nf = NULL;
         STEP("close, write", 7, 0, sion_parclose_omp(sid));
         cs = 112;
         fsb = 16;
         STEP("open, write", 6, 2, sid = sion_paropen_omp(fb, "bw", &cs, &fsb, &gr, &fp, &nf));
+        free(nf); /* the file name each open hands back (the caller frees it) */
+        nf = NULL;
         STEP("sion_ensure_free_space", 2, 0, sion_ensure_free_space(sid, 100));
         STEP("fwrite (no sion call)", 0, 0, fwrite(buf, 1, 100, fp));
         STEP("sion_get_bytes_written", 2, 0, sion_get_bytes_written(sid));
         STEP("close, write", 7, 0, sion_parclose_omp(sid));
         STEP("open, read", 6, 8, sid = sion_paropen_omp(fb, "br", &cs, &fsb, &gr, &fp, &nf));
+        free(nf); /* the file name each open hands back (the caller frees it) */
+        nf = NULL;
         if (sid < 0) {
 #pragma omp critical
             g_fail = 1;
